@@ -1,0 +1,121 @@
+import type { Kysely } from 'kysely';
+import type { Database, AppTable } from '../store/schema.js';
+import type { Clock } from '../infra/clock.js';
+import { newId } from '../infra/ids.js';
+import { parseDsl, type AppMode, type DslDocument } from './dsl.js';
+import { DslError } from './errors.js';
+import { inputVariables, type InputVariable } from './input-form.js';
+
+/** An app as services see it: its row plus the parsed DSL. */
+export interface App {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly name: string;
+  readonly mode: AppMode;
+  readonly description: string;
+  readonly icon: string;
+  readonly dsl: DslDocument;
+  readonly inputs: readonly InputVariable[];
+  readonly enableApi: boolean;
+  readonly status: string;
+  readonly maxActiveRequests: number | null;
+  readonly createdAt: number;
+}
+
+/**
+ * Checks a workflow graph's node semantics at import (the engine registers this); throws DslError
+ * naming the node id and type it cannot run.
+ */
+export type GraphValidator = (doc: DslDocument) => void;
+
+function toApp(row: AppTable): App {
+  const dsl = JSON.parse(row.dsl) as DslDocument;
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    mode: row.mode as AppMode,
+    description: row.description,
+    icon: row.icon,
+    dsl,
+    inputs: inputVariables(dsl),
+    enableApi: row.enable_api === 1,
+    status: row.status,
+    maxActiveRequests: row.max_active_requests,
+    createdAt: row.created_at,
+  };
+}
+
+export class AppService {
+  readonly #db: Kysely<Database>;
+  readonly #clock: Clock;
+  readonly #validators: GraphValidator[] = [];
+  readonly #cache = new Map<string, App>();
+
+  constructor(db: Kysely<Database>, clock: Clock) {
+    this.#db = db;
+    this.#clock = clock;
+  }
+
+  /** Adds a semantic check run on every imported workflow / chatflow graph. */
+  addGraphValidator(v: GraphValidator): void {
+    this.#validators.push(v);
+  }
+
+  /** The single workspace of this instance, created on first use. */
+  async workspaceId(): Promise<string> {
+    const row = await this.#db.selectFrom('workspaces').select('id').orderBy('created_at').limit(1).executeTakeFirst();
+    if (row) return row.id;
+    const id = newId();
+    await this.#db.insertInto('workspaces').values({ id, name: 'Default workspace', created_at: this.#clock.now() }).execute();
+    return id;
+  }
+
+  /** Parses, validates and stores a DSL document; throws DslError when it cannot be imported. */
+  async importDsl(yamlText: string): Promise<App> {
+    const doc = parseDsl(yamlText);
+    if (doc.workflow) for (const v of this.#validators) v(doc);
+    if (doc.app.mode === 'workflow' || doc.app.mode === 'advanced-chat') {
+      const nodes = doc.workflow!.graph.nodes;
+      const start = nodes.filter((n) => n.data.type === 'start');
+      if (start.length !== 1) throw new DslError(`workflow.graph must have exactly one start node, found ${start.length}`);
+    }
+    const now = this.#clock.now();
+    const row: AppTable = {
+      id: newId(),
+      workspace_id: await this.workspaceId(),
+      name: doc.app.name,
+      mode: doc.app.mode,
+      description: typeof doc.app.description === 'string' ? doc.app.description : '',
+      icon: typeof doc.app.icon === 'string' ? doc.app.icon : '',
+      dsl: JSON.stringify(doc),
+      enable_api: 1,
+      status: 'normal',
+      max_active_requests: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.#db.insertInto('apps').values(row).execute();
+    return toApp(row);
+  }
+
+  async find(id: string): Promise<App | undefined> {
+    const cached = this.#cache.get(id);
+    if (cached) return cached;
+    const row = await this.#db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return undefined;
+    const app = toApp(row);
+    this.#cache.set(id, app);
+    return app;
+  }
+
+  async list(): Promise<App[]> {
+    const rows = await this.#db.selectFrom('apps').selectAll().orderBy('created_at').execute();
+    return rows.map(toApp);
+  }
+
+  async count(): Promise<number> {
+    const r = await this.#db.selectFrom('apps').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+}

@@ -1,0 +1,108 @@
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { DslError } from './errors.js';
+
+export const APP_MODES = ['completion', 'chat', 'advanced-chat', 'workflow'] as const;
+export type AppMode = (typeof APP_MODES)[number];
+export function isAppMode(v: unknown): v is AppMode {
+  return typeof v === 'string' && (APP_MODES as readonly string[]).includes(v);
+}
+
+export interface DslNode {
+  readonly id: string;
+  readonly data: { readonly type: string; readonly title?: string; readonly [k: string]: unknown };
+  readonly [k: string]: unknown;
+}
+export interface DslEdge {
+  readonly id?: string;
+  readonly source: string;
+  readonly target: string;
+  readonly sourceHandle?: string;
+  readonly targetHandle?: string;
+  readonly [k: string]: unknown;
+}
+
+/** A structurally valid Dify DSL document (semantics of nodes are checked by the engine). */
+export interface DslDocument {
+  readonly app: {
+    readonly mode: AppMode;
+    readonly name: string;
+    readonly description?: string;
+    readonly icon?: string;
+    readonly [k: string]: unknown;
+  };
+  readonly kind?: string;
+  readonly version?: string;
+  readonly model_config?: Record<string, unknown>;
+  readonly workflow?: {
+    readonly graph: { readonly nodes: readonly DslNode[]; readonly edges: readonly DslEdge[] };
+    readonly features?: Record<string, unknown>;
+    readonly environment_variables?: readonly Record<string, unknown>[];
+    readonly conversation_variables?: readonly Record<string, unknown>[];
+    readonly [k: string]: unknown;
+  };
+  readonly [k: string]: unknown;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Parses and structurally validates DSL YAML; throws DslError naming what is wrong. */
+export function parseDsl(text: string): DslDocument {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    if (err instanceof YAMLParseError) {
+      const pos = err.linePos?.[0];
+      throw new DslError(`invalid YAML${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${err.message.split('\n')[0]}`);
+    }
+    throw err;
+  }
+  if (!isObject(doc)) throw new DslError('the DSL must be a YAML mapping with an `app` section');
+  if (doc.kind !== undefined && doc.kind !== 'app') throw new DslError(`kind must be "app", got "${String(doc.kind)}"`);
+  const app = doc.app;
+  if (!isObject(app)) throw new DslError('missing `app` section');
+  if (!isAppMode(app.mode)) {
+    throw new DslError(`app.mode must be one of ${APP_MODES.join(', ')}; got "${String(app.mode)}"`);
+  }
+  if (typeof app.name !== 'string' || app.name.trim() === '') throw new DslError('app.name must be a non-empty string');
+  if (app.mode === 'completion' || app.mode === 'chat') {
+    const mc = doc.model_config;
+    if (!isObject(mc)) throw new DslError(`model_config is required for ${app.mode} apps`);
+    const model = mc.model;
+    if (!isObject(model) || typeof model.provider !== 'string' || typeof model.name !== 'string') {
+      throw new DslError('model_config.model must have string `provider` and `name`');
+    }
+    if (mc.user_input_form !== undefined && !Array.isArray(mc.user_input_form)) {
+      throw new DslError('model_config.user_input_form must be a list');
+    }
+  } else {
+    const wf = doc.workflow;
+    if (!isObject(wf)) throw new DslError(`workflow is required for ${app.mode} apps`);
+    const graph = wf.graph;
+    if (!isObject(graph)) throw new DslError('workflow.graph is required');
+    if (!Array.isArray(graph.nodes) || graph.nodes.length === 0) throw new DslError('workflow.graph.nodes must be a non-empty list');
+    if (!Array.isArray(graph.edges)) throw new DslError('workflow.graph.edges must be a list');
+    const ids = new Set<string>();
+    graph.nodes.forEach((n: unknown, i: number) => {
+      if (!isObject(n) || typeof n.id !== 'string') throw new DslError(`workflow.graph.nodes[${i}].id must be a string`);
+      if (!isObject(n.data) || typeof n.data.type !== 'string') {
+        throw new DslError(`workflow.graph.nodes[${i}] (id ${n.id}): data.type must be a string`);
+      }
+      if (ids.has(n.id)) throw new DslError(`workflow.graph.nodes[${i}]: duplicate node id ${n.id}`);
+      ids.add(n.id);
+    });
+    graph.edges.forEach((e: unknown, i: number) => {
+      if (!isObject(e) || typeof e.source !== 'string' || typeof e.target !== 'string') {
+        throw new DslError(`workflow.graph.edges[${i}] must have string source and target`);
+      }
+      if (!ids.has(e.source)) throw new DslError(`workflow.graph.edges[${i}]: source ${e.source} is not a node`);
+      if (!ids.has(e.target)) throw new DslError(`workflow.graph.edges[${i}]: target ${e.target} is not a node`);
+    });
+    for (const key of ['environment_variables', 'conversation_variables'] as const) {
+      if (wf[key] !== undefined && !Array.isArray(wf[key])) throw new DslError(`workflow.${key} must be a list`);
+    }
+  }
+  return doc as unknown as DslDocument;
+}

@@ -1,0 +1,100 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { Clock } from '../infra/clock.js';
+import { newId, newSecret, sha256 } from '../infra/ids.js';
+
+export const KEY_TYPES = ['app', 'dataset'] as const;
+export type KeyType = (typeof KEY_TYPES)[number];
+
+export interface ApiKeyInfo {
+  readonly id: string;
+  readonly type: KeyType;
+  readonly appId: string | null;
+  readonly workspaceId: string;
+  readonly hint: string;
+  readonly createdAt: number;
+  readonly lastUsedAt: number | null;
+}
+
+/** A key found by its token; `undefined` when none matches. */
+export interface ResolvedKey {
+  readonly id: string;
+  readonly type: KeyType;
+  readonly appId: string | null;
+  readonly workspaceId: string;
+}
+
+const CACHE_TTL_MS = 60_000;
+
+/**
+ * API keys: random (192 bits), prefixed `app-` / `dataset-`, stored only as SHA-256 hashes and
+ * shown once. Lookups are cached for a minute; revocation clears the cache of this instance.
+ */
+export class KeyService {
+  readonly #db: Kysely<Database>;
+  readonly #clock: Clock;
+  readonly #cache = new Map<string, { key: ResolvedKey | undefined; at: number }>();
+
+  constructor(db: Kysely<Database>, clock: Clock) {
+    this.#db = db;
+    this.#clock = clock;
+  }
+
+  /** Creates a key and returns its plain text (the only time it exists). */
+  async create(type: KeyType, workspaceId: string, appId: string | null): Promise<{ id: string; apiKey: string }> {
+    const apiKey = `${type}-${newSecret(24)}`;
+    const id = newId();
+    await this.#db
+      .insertInto('api_keys')
+      .values({
+        id,
+        type,
+        app_id: appId,
+        workspace_id: workspaceId,
+        token_hash: sha256(apiKey),
+        hint: `${apiKey.slice(0, type.length + 5)}…`,
+        created_at: this.#clock.now(),
+        last_used_at: null,
+      })
+      .execute();
+    return { id, apiKey };
+  }
+
+  /** Finds the key of the given scope; a key of the other scope is not found. */
+  async resolve(token: string, scope: KeyType): Promise<ResolvedKey | undefined> {
+    const now = this.#clock.now();
+    const cacheKey = `${scope}:${sha256(token)}`;
+    const hit = this.#cache.get(cacheKey);
+    if (hit && now - hit.at < CACHE_TTL_MS) return hit.key;
+    const row = await this.#db
+      .selectFrom('api_keys')
+      .select(['id', 'type', 'app_id', 'workspace_id'])
+      .where('token_hash', '=', sha256(token))
+      .where('type', '=', scope)
+      .executeTakeFirst();
+    const key = row ? { id: row.id, type: row.type as KeyType, appId: row.app_id, workspaceId: row.workspace_id } : undefined;
+    this.#cache.set(cacheKey, { key, at: now });
+    if (key) await this.#db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', key.id).execute();
+    return key;
+  }
+
+  async list(): Promise<ApiKeyInfo[]> {
+    const rows = await this.#db.selectFrom('api_keys').selectAll().orderBy('created_at').execute();
+    return rows.map((r) => ({
+      id: r.id,
+      type: r.type as KeyType,
+      appId: r.app_id,
+      workspaceId: r.workspace_id,
+      hint: r.hint,
+      createdAt: r.created_at,
+      lastUsedAt: r.last_used_at,
+    }));
+  }
+
+  /** Deletes a key; returns false when no key has that id. */
+  async revoke(id: string): Promise<boolean> {
+    const res = await this.#db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+    this.#cache.clear();
+    return Number(res.numDeletedRows) > 0;
+  }
+}

@@ -1,0 +1,45 @@
+import type { UploadLimits } from '../config.js';
+import type { App } from './app-service.js';
+import { toUserInputForm } from './input-form.js';
+
+const MB = 1024 * 1024;
+
+function obj(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function enabled(v: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const o = obj(v);
+  return { ...extra, ...o, enabled: o.enabled === true };
+}
+
+/** `GET /v1/parameters`, from the app's DSL features (workflow) or model_config (completion/chat). */
+export function appParameters(app: App, limits: UploadLimits): Record<string, unknown> {
+  const f = app.dsl.workflow ? obj(app.dsl.workflow.features) : obj(app.dsl.model_config);
+  const upload = obj(f.file_upload);
+  return {
+    opening_statement: typeof f.opening_statement === 'string' ? f.opening_statement : '',
+    suggested_questions: Array.isArray(f.suggested_questions) ? f.suggested_questions : [],
+    suggested_questions_after_answer: enabled(f.suggested_questions_after_answer),
+    speech_to_text: enabled(f.speech_to_text),
+    text_to_speech: enabled(f.text_to_speech, { voice: '', language: '' }),
+    retriever_resource: enabled(f.retriever_resource),
+    annotation_reply: enabled(f.annotation_reply),
+    more_like_this: enabled(f.more_like_this),
+    sensitive_word_avoidance: enabled(f.sensitive_word_avoidance),
+    user_input_form: toUserInputForm(app.inputs),
+    file_upload: Object.keys(upload).length > 0 ? upload : { image: { enabled: false, number_limits: 3, detail: 'high', transfer_methods: ['remote_url', 'local_file'] } },
+    system_parameters: {
+      file_size_limit: limits.fileBytes / MB,
+      image_file_size_limit: limits.imageBytes / MB,
+      audio_file_size_limit: limits.audioBytes / MB,
+      video_file_size_limit: limits.videoBytes / MB,
+      workflow_file_upload_limit: 10,
+    },
+  };
+}
+
+/** `GET /v1/info`. */
+export function appInfo(app: App): Record<string, unknown> {
+  return { name: app.name, description: app.description, tags: [], mode: app.mode, author_name: 'Dovetail' };
+}

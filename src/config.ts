@@ -1,0 +1,145 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+/** Thrown at boot when a setting is malformed; the message names the setting. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface UploadLimits {
+  /** Bytes; default 15 MB (`UPLOAD_FILE_SIZE_LIMIT`, in MB). */
+  readonly fileBytes: number;
+  /** Bytes; default 10 MB (`UPLOAD_IMAGE_FILE_SIZE_LIMIT`). */
+  readonly imageBytes: number;
+  /** Bytes; default 100 MB (`UPLOAD_VIDEO_FILE_SIZE_LIMIT`). */
+  readonly videoBytes: number;
+  /** Bytes; default 50 MB (`UPLOAD_AUDIO_FILE_SIZE_LIMIT`). */
+  readonly audioBytes: number;
+  /** Lower-case extensions without the dot (`UPLOAD_FILE_EXTENSION_BLACKLIST`, comma separated). */
+  readonly extensionBlacklist: readonly string[];
+}
+
+export interface ModelPrice {
+  /** Decimal string, price per `unit` input tokens. */
+  readonly input: string;
+  /** Decimal string, price per `unit` output tokens. */
+  readonly output: string;
+  /** Decimal string, e.g. "0.001" meaning prices are per 1,000 tokens. */
+  readonly unit: string;
+  readonly currency: string;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** `postgres://…` switches storage to PostgreSQL; otherwise SQLite at `<dataDir>/dovetail.db`. */
+  readonly databaseUrl: string | undefined;
+  /** PostgreSQL schema to use (tests give each run its own); default `public`. */
+  readonly databaseSchema: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly logLevel: string;
+  readonly upload: UploadLimits;
+  /** Per-app concurrent generation limit; 0 = unlimited (`APP_MAX_ACTIVE_REQUESTS`). */
+  readonly maxActiveRequests: number;
+  /** Remote-URL fetches may reach these hosts even when they resolve to private addresses. */
+  readonly ssrfAllowHosts: readonly string[];
+  readonly providers: {
+    readonly openai: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
+    readonly anthropic: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
+  };
+  /** Price table keyed by model name. */
+  readonly prices: Readonly<Record<string, ModelPrice>>;
+  /** Import `examples/*.yml` and print their keys when the database has no apps. */
+  readonly seedExamples: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+const MB = 1024 * 1024;
+
+function int(env: Env, file: Record<string, unknown>, key: string, fallback: number, min = 0): number {
+  const raw = env[key] ?? (file[key] === undefined ? undefined : String(file[key]));
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${key} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min) throw new ConfigError(`${key} must be at least ${min}, got ${n}`);
+  return n;
+}
+
+function str(env: Env, file: Record<string, unknown>, key: string): string | undefined {
+  const v = env[key] ?? (file[key] === undefined ? undefined : String(file[key]));
+  return v === '' ? undefined : v;
+}
+
+function list(raw: string | undefined, fallback: readonly string[]): readonly string[] {
+  if (raw === undefined) return fallback;
+  return raw.split(',').map((s) => s.trim().replace(/^\./, '').toLowerCase()).filter(Boolean);
+}
+
+function readFileConfig(env: Env): Record<string, unknown> {
+  const file = env.DOVETAIL_CONFIG ?? 'dovetail.yaml';
+  if (!existsSync(file)) {
+    if (env.DOVETAIL_CONFIG) throw new ConfigError(`DOVETAIL_CONFIG: file not found: ${file}`);
+    return {};
+  }
+  const parsed: unknown = parseYaml(readFileSync(file, 'utf8'));
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${file}: top level must be a mapping`);
+  return parsed as Record<string, unknown>;
+}
+
+function readPrices(file: Record<string, unknown>): Record<string, ModelPrice> {
+  const raw = file.prices;
+  if (raw === undefined) return {};
+  if (typeof raw !== 'object' || raw === null) throw new ConfigError('prices must be a mapping of model name to price');
+  const out: Record<string, ModelPrice> = {};
+  for (const [model, p] of Object.entries(raw as Record<string, Record<string, unknown>>)) {
+    const dec = (k: string, d?: string): string => {
+      const v = p?.[k] ?? d;
+      if (v === undefined || !/^\d+(\.\d+)?$/.test(String(v))) throw new ConfigError(`prices.${model}.${k} must be a decimal string`);
+      return String(v);
+    };
+    out[model] = { input: dec('input'), output: dec('output'), unit: dec('unit', '0.000001'), currency: String(p?.currency ?? 'USD') };
+  }
+  return out;
+}
+
+/** Builds the one typed config from env (and an optional `dovetail.yaml`); throws ConfigError naming a bad key. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const file = readFileConfig(env);
+  const dataDir = path.resolve(str(env, file, 'DOVETAIL_DATA_DIR') ?? './data');
+  const databaseUrl = str(env, file, 'DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// URL (leave it unset for the embedded SQLite), got "${databaseUrl.replace(/\/\/[^@]*@/, '//***@')}"`);
+  }
+  const config: Config = {
+    port: int(env, file, 'PORT', 5001),
+    host: str(env, file, 'HOST') ?? '0.0.0.0',
+    dataDir,
+    databaseUrl,
+    databaseSchema: str(env, file, 'DATABASE_SCHEMA'),
+    redisUrl: str(env, file, 'REDIS_URL'),
+    logLevel: str(env, file, 'LOG_LEVEL') ?? 'info',
+    upload: {
+      fileBytes: int(env, file, 'UPLOAD_FILE_SIZE_LIMIT', 15, 1) * MB,
+      imageBytes: int(env, file, 'UPLOAD_IMAGE_FILE_SIZE_LIMIT', 10, 1) * MB,
+      videoBytes: int(env, file, 'UPLOAD_VIDEO_FILE_SIZE_LIMIT', 100, 1) * MB,
+      audioBytes: int(env, file, 'UPLOAD_AUDIO_FILE_SIZE_LIMIT', 50, 1) * MB,
+      extensionBlacklist: list(str(env, file, 'UPLOAD_FILE_EXTENSION_BLACKLIST'), [
+        'exe', 'bat', 'cmd', 'com', 'scr', 'vbs', 'ps1', 'msi', 'dll', 'sh', 'jar',
+      ]),
+    },
+    maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
+    ssrfAllowHosts: list(str(env, file, 'SSRF_ALLOW_HOSTS'), []),
+    providers: {
+      openai: { apiKey: str(env, file, 'OPENAI_API_KEY'), baseUrl: str(env, file, 'OPENAI_BASE_URL') },
+      anthropic: { apiKey: str(env, file, 'ANTHROPIC_API_KEY'), baseUrl: str(env, file, 'ANTHROPIC_BASE_URL') },
+    },
+    prices: readPrices(file),
+    seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,60 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { newId } from '../../infra/ids.js';
+import type { Blobs } from './blobs.js';
+
+/** Blobs as files under one directory; writes go to a temp file renamed into place. */
+export class DiskBlobs implements Blobs {
+  readonly #root: string;
+
+  constructor(root: string) {
+    this.#root = path.resolve(root);
+  }
+
+  #path(key: string): string {
+    const p = path.resolve(this.#root, key);
+    if (!p.startsWith(this.#root + path.sep)) throw new Error(`blob key escapes the store: ${key}`);
+    return p;
+  }
+
+  async put(key: string, body: Readable): Promise<number> {
+    const final = this.#path(key);
+    await mkdir(path.dirname(final), { recursive: true });
+    const tmp = path.join(this.#root, '.tmp', `${newId()}.part`);
+    await mkdir(path.dirname(tmp), { recursive: true });
+    try {
+      await pipeline(body, createWriteStream(tmp));
+      await rename(tmp, final);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return (await stat(final)).size;
+  }
+
+  async get(key: string): Promise<Readable | undefined> {
+    const p = this.#path(key);
+    try {
+      await stat(p);
+    } catch {
+      return undefined;
+    }
+    return createReadStream(p);
+  }
+
+  async read(key: string): Promise<Buffer | undefined> {
+    try {
+      return await readFile(this.#path(key));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.#path(key), { force: true });
+  }
+}

@@ -1,0 +1,16 @@
+import { defineError } from '../infra/errors.js';
+
+export const noFileUploaded = defineError('no_file_uploaded', 400, () => 'Please upload your file.');
+export const tooManyFiles = defineError('too_many_files', 400, () => 'Only one file is allowed.');
+export const filenameNotExists = defineError('filename_not_exists_error', 400, () => 'The specified filename does not exist.');
+export const unsupportedFileType = defineError(
+  'unsupported_file_type',
+  415,
+  (detail?: string) => `File type not allowed.${detail ? ` ${detail}` : ''}`,
+);
+export const fileTooLarge = defineError(
+  'file_too_large',
+  413,
+  (category: string, limitBytes: number) =>
+    `File size exceeded. ${category} files must be at most ${limitBytes / (1024 * 1024)} MB.`,
+);

@@ -1,0 +1,190 @@
+import { Transform, type Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { UploadLimits } from '../config.js';
+import type { Database, UploadFileTable } from '../store/schema.js';
+import type { Clock } from '../infra/clock.js';
+import { toSeconds } from '../infra/clock.js';
+import { newId } from '../infra/ids.js';
+import { invalidParam } from '../infra/errors.js';
+import type { Blobs } from './blobs/blobs.js';
+import { fileTooLarge } from './errors.js';
+import { extensionOf, sizeLimitFor } from './file-types.js';
+
+export interface ReceiveInput {
+  readonly filename: string;
+  readonly mimeType: string;
+  readonly body: Readable;
+}
+
+/** Bytes stored in the blob store but not yet recorded; `commit` or `abandon` it. */
+export interface PendingUpload {
+  readonly id: string;
+  readonly name: string;
+  readonly extension: string;
+  readonly mimeType: string;
+  readonly blobKey: string;
+  readonly size: number;
+}
+
+export interface CommitInput {
+  readonly workspaceId: string;
+  readonly appId: string | null;
+  /** End-user id (or an account name). */
+  readonly createdBy: string;
+  readonly createdByRole: 'end_user' | 'account';
+}
+
+export interface UploadedFile {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly appId: string | null;
+  readonly name: string;
+  readonly size: number;
+  readonly extension: string;
+  readonly mimeType: string;
+  readonly blobKey: string;
+  readonly createdBy: string;
+  readonly createdAt: number;
+}
+
+const MAX_NAME = 200;
+
+export function toUploadedFile(r: UploadFileTable): UploadedFile {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    appId: r.app_id,
+    name: r.name,
+    size: r.size,
+    extension: r.extension,
+    mimeType: r.mime_type,
+    blobKey: r.blob_key,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+  };
+}
+
+/** Dify's upload object (`FileResponse`). */
+export function fileResponse(f: UploadedFile): Record<string, unknown> {
+  return {
+    id: f.id,
+    reference: null,
+    name: f.name,
+    size: f.size,
+    extension: f.extension,
+    mime_type: f.mimeType,
+    created_by: f.createdBy,
+    created_at: toSeconds(f.createdAt),
+    preview_url: null,
+    source_url: null,
+    original_url: null,
+    user_id: null,
+    tenant_id: f.workspaceId,
+    conversation_id: null,
+    file_key: null,
+  };
+}
+
+/** Counts bytes through the stream and fails it as soon as it passes `limit`. */
+function limitBytes(limit: number, onTooLarge: () => Error): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      seen += chunk.length;
+      if (seen > limit) cb(onTooLarge());
+      else cb(null, chunk);
+    },
+  });
+}
+
+/** Streams uploads to the blob store under per-category size limits; a failed upload leaves nothing. */
+export class UploadService {
+  readonly #db: Kysely<Database>;
+  readonly #blobs: Blobs;
+  readonly #limits: UploadLimits;
+  readonly #clock: Clock;
+
+  constructor(db: Kysely<Database>, blobs: Blobs, limits: UploadLimits, clock: Clock) {
+    this.#db = db;
+    this.#blobs = blobs;
+    this.#limits = limits;
+    this.#clock = clock;
+  }
+
+  get limits(): UploadLimits {
+    return this.#limits;
+  }
+
+  /** Checks the name before any byte is read; throws invalid_param naming the problem. */
+  checkName(filename: string): { name: string; extension: string } {
+    if (/[/\\]/.test(filename)) throw invalidParam('Filename contains invalid characters');
+    const extension = extensionOf(filename);
+    if (extension && this.#limits.extensionBlacklist.includes(extension)) {
+      throw invalidParam(`File extension '.${extension}' is not allowed for security reasons`);
+    }
+    const name = filename.length > MAX_NAME ? filename.slice(0, MAX_NAME - extension.length - 1) + (extension ? `.${extension}` : '') : filename;
+    return { name, extension };
+  }
+
+  /** Streams the bytes to the blob store under the size limit of the file's category. */
+  async receive(input: ReceiveInput): Promise<PendingUpload> {
+    const { name, extension } = this.checkName(input.filename);
+    const { category, bytes } = sizeLimitFor(extension, this.#limits);
+    const id = newId();
+    const blobKey = `uploads/${id.slice(0, 2)}/${id}${extension ? `.${extension}` : ''}`;
+    const limiter = limitBytes(bytes, () => fileTooLarge(category, bytes));
+    // A client that aborts mid-upload errors the source; the blob store then discards the partial file.
+    input.body.on('error', (err) => limiter.destroy(err));
+    try {
+      const size = await this.#blobs.put(blobKey, input.body.pipe(limiter));
+      return { id, name, extension, mimeType: input.mimeType, blobKey, size };
+    } catch (err) {
+      input.body.unpipe(limiter);
+      input.body.resume();
+      throw err;
+    }
+  }
+
+  /** Records a received file; on failure the blob is removed. */
+  async commit(pending: PendingUpload, owner: CommitInput): Promise<UploadedFile> {
+    const row: UploadFileTable = {
+      id: pending.id,
+      workspace_id: owner.workspaceId,
+      app_id: owner.appId,
+      name: pending.name,
+      size: pending.size,
+      extension: pending.extension,
+      mime_type: pending.mimeType,
+      blob_key: pending.blobKey,
+      created_by: owner.createdBy,
+      created_by_role: owner.createdByRole,
+      created_at: this.#clock.now(),
+    };
+    try {
+      await this.#db.insertInto('upload_files').values(row).execute();
+    } catch (err) {
+      await this.abandon(pending);
+      throw err;
+    }
+    return toUploadedFile(row);
+  }
+
+  /** Drops a received file that will not be committed. */
+  async abandon(pending: PendingUpload): Promise<void> {
+    await this.#blobs.delete(pending.blobKey);
+  }
+
+  /** Receives and commits in one step (CLI and knowledge uploads). */
+  async upload(input: ReceiveInput & CommitInput): Promise<UploadedFile> {
+    return this.commit(await this.receive(input), input);
+  }
+
+  async find(id: string): Promise<UploadedFile | undefined> {
+    const row = await this.#db.selectFrom('upload_files').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toUploadedFile(row) : undefined;
+  }
+
+  async read(file: UploadedFile): Promise<Buffer | undefined> {
+    return this.#blobs.read(file.blobKey);
+  }
+}

@@ -1,0 +1,93 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import cors from '@fastify/cors';
+import multipart from '@fastify/multipart';
+import FindMyWay from 'find-my-way';
+import type { Runtime } from '../runtime.js';
+import { newId } from '../infra/ids.js';
+import { methodNotAllowed, notFound } from '../infra/errors.js';
+import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
+import { errorHandler } from './errors.js';
+import { appInfoRoutes } from './routes/app-info.js';
+import { fileRoutes } from './routes/files.js';
+
+type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
+
+/** Route plugins that take an app key (`Authorization: Bearer app-…`). */
+const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes];
+/** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
+const DATASET_ROUTES: readonly RoutePlugin[] = [];
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Builds the Fastify app (not listening). Everything is registered before the first request. */
+export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: runtime.logger as unknown as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: 'x-request-id',
+    genReqId: () => newId(),
+    bodyLimit: 16 * 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+  });
+  declareAuthDecorations(app);
+  app.setErrorHandler(errorHandler);
+
+  // A second router that only knows paths, to answer 405 instead of 404 for a known path.
+  const paths = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const m of methods) {
+      if (m === 'HEAD' || m === 'OPTIONS') continue;
+      try {
+        paths.on(m as 'GET', route.url, () => undefined);
+      } catch {
+        // the same path registered twice by Fastify for a trailing slash
+      }
+    }
+  });
+  app.setNotFoundHandler(async (request) => {
+    const url = request.url.split('?')[0]!;
+    if (METHODS.some((m) => m !== request.method && paths.find(m, url))) throw methodNotAllowed();
+    throw notFound('The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.');
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'PATCH'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code'],
+  });
+  await app.register(multipart, {
+    limits: { fields: 20, fieldSize: 1024 * 1024, parts: 30, fileSize: Number.MAX_SAFE_INTEGER },
+    throwFileSizeLimit: false,
+    preservePath: true,
+  });
+
+  app.get('/health', async () => ({ status: 'ok' }));
+
+  await app.register(
+    async (v1) => {
+      await v1.register(async (scope) => {
+        scope.addHook('onRequest', appAuth(runtime));
+        for (const plugin of APP_ROUTES) await scope.register(plugin, { runtime });
+      });
+      await v1.register(async (scope) => {
+        scope.addHook('onRequest', datasetAuth(runtime));
+        for (const plugin of DATASET_ROUTES) await scope.register(plugin, { runtime });
+      });
+    },
+    { prefix: '/v1' },
+  );
+  await app.ready();
+  return app;
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/(\/form\/human_input\/)[^/?]+/, '$1[redacted]');
+}

@@ -1,0 +1,73 @@
+import type { FastifyReply } from 'fastify';
+
+/** Keep-alive interval for every stream (Dify: 10 s). */
+export const PING_INTERVAL_MS = 10_000;
+
+export interface SseStream {
+  /** Writes `data: <compact json>\n\n`. Returns false once the client has gone. */
+  send(payload: object): boolean;
+  /** Writes the keep-alive frame `event: ping\n\n`. */
+  ping(): void;
+  /** Ends the response (idempotent). */
+  end(): void;
+  /** Aborted when the client disconnects or the stream ends. */
+  readonly signal: AbortSignal;
+  readonly closed: boolean;
+}
+
+export interface SseOptions {
+  /** Send a ping as the very first frame (Dify's pub/sub streams do). */
+  readonly leadingPing?: boolean;
+  readonly pingIntervalMs?: number;
+  /** Extra response headers. */
+  readonly headers?: Record<string, string>;
+}
+
+/**
+ * Takes over the reply and opens a `text/event-stream` with Dify's framing: JSON frames as
+ * `data: {…}\n\n` and keep-alive as `event: ping\n\n` (no data line, no `id:`/`retry:`).
+ */
+export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
+  reply.hijack();
+  const res = reply.raw;
+  const controller = new AbortController();
+  const headers: Record<string, string | number | string[]> = {};
+  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = v as string;
+  res.writeHead(200, {
+    ...headers,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...opts.headers,
+  });
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(timer);
+    controller.abort();
+  };
+  res.on('close', close);
+  const write = (frame: string): boolean => {
+    if (closed || res.destroyed) return false;
+    res.write(frame);
+    return true;
+  };
+  const timer = setInterval(() => write('event: ping\n\n'), opts.pingIntervalMs ?? PING_INTERVAL_MS);
+  timer.unref();
+  if (opts.leadingPing) write('event: ping\n\n');
+  else res.flushHeaders();
+  return {
+    send: (payload) => write(`data: ${JSON.stringify(payload)}\n\n`),
+    ping: () => void write('event: ping\n\n'),
+    end: () => {
+      if (!closed && !res.destroyed) res.end();
+      close();
+    },
+    signal: controller.signal,
+    get closed() {
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * A failure the API reports with Dify's envelope `{code, message, status}`. Domain modules declare
+ * their errors with `defineError` in `src/<domain>/errors.ts`; only `src/http/errors.ts` turns
+ * them into a response.
+ */
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+const registry = new Map<string, number>();
+
+/** All codes declared with `defineError`, with their HTTP status. */
+export function declaredErrorCodes(): ReadonlyMap<string, number> {
+  return registry;
+}
+
+/**
+ * Declares a coded error. The factory's arguments fill the message, so each message names the
+ * field or limit involved.
+ */
+export function defineError<A extends unknown[]>(
+  code: string,
+  status: number,
+  message: (...args: A) => string,
+  headers?: (...args: A) => Record<string, string>,
+): (...args: A) => ServiceError {
+  registry.set(code, status);
+  return (...args: A) => new ServiceError(code, status, message(...args), headers?.(...args));
+}
+
+/** Errors every layer uses. */
+export const invalidParam = defineError('invalid_param', 400, (message: string) => message);
+export const notFound = defineError('not_found', 404, (message: string) => message);
+export const forbidden = defineError('forbidden', 403, (message: string) => message);
+export const badRequest = defineError('bad_request', 400, (message: string) => message);
+export const unauthorized = defineError(
+  'unauthorized',
+  401,
+  (message: string) => message,
+  () => ({ 'www-authenticate': 'Bearer realm="api"' }),
+);
+export const unsupportedMediaType = defineError('unsupported_media_type', 415, (message: string) => message);
+export const methodNotAllowed = defineError(
+  'method_not_allowed',
+  405,
+  () => 'The method is not allowed for the requested URL.',
+);
+export const internalServerError = defineError(
+  'internal_server_error',
+  500,
+  () =>
+    'The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.',
+);
+export const tooManyRequests = defineError(
+  'too_many_requests',
+  429,
+  (appId: string, limit: number) =>
+    `Too many requests. Please try again later. The current maximum concurrent requests allowed for ${appId} is ${limit}.`,
+  () => ({ 'retry-after': '1' }),
+);

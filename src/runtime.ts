@@ -1,0 +1,59 @@
+import path from 'node:path';
+import type { Config } from './config.js';
+import { openStore, type Store } from './store/db.js';
+import { AppService } from './apps/app-service.js';
+import { KeyService } from './apps/key-service.js';
+import { EndUserService } from './apps/end-users.js';
+import { DiskBlobs } from './files/blobs/disk-blobs.js';
+import type { Blobs } from './files/blobs/blobs.js';
+import { UploadService } from './files/upload-service.js';
+import { systemClock, type Clock } from './infra/clock.js';
+import { createLogger, type Logger } from './infra/logger.js';
+
+/** Everything the HTTP layer and the CLI use, built once from config. */
+export interface Runtime {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly store: Store;
+  readonly blobs: Blobs;
+  readonly apps: AppService;
+  readonly keys: KeyService;
+  readonly endUsers: EndUserService;
+  readonly uploads: UploadService;
+  /** Stops background work and closes connections. */
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+}
+
+/** Composition root: picks implementations from config and wires the services. */
+export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const clock = opts.clock ?? systemClock;
+  const store = await openStore(config);
+  const blobs = new DiskBlobs(path.join(config.dataDir, 'files'));
+  const apps = new AppService(store.db, clock);
+  const keys = new KeyService(store.db, clock);
+  const endUsers = new EndUserService(store.db, clock);
+  const uploads = new UploadService(store.db, blobs, config.upload, clock);
+  const closers: (() => Promise<void>)[] = [];
+  return {
+    config,
+    logger,
+    clock,
+    store,
+    blobs,
+    apps,
+    keys,
+    endUsers,
+    uploads,
+    async close() {
+      for (const c of closers.reverse()) await c();
+      await store.destroy();
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { migrations } from './migrations/index.js';
+
+/** What differs between the two storage engines, as capabilities rather than identities. */
+export interface StoreCaps {
+  /** `postgres` uses tsvector + pgvector; `sqlite` uses FTS5 + sqlite-vec. */
+  readonly engine: 'sqlite' | 'postgres';
+  /** Row locks (`SELECT … FOR UPDATE`) exist; SQLite serializes writers instead. */
+  readonly rowLocks: boolean;
+}
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly caps: StoreCaps;
+  /** The raw better-sqlite3 handle, when on SQLite (for FTS5 / sqlite-vec setup). */
+  readonly sqlite: SQLite.Database | undefined;
+  destroy(): Promise<void>;
+}
+
+export interface StoreOptions {
+  readonly databaseUrl: string | undefined;
+  readonly databaseSchema: string | undefined;
+  readonly dataDir: string;
+}
+
+// int8 (bigint) columns hold epoch milliseconds and counters, well inside Number's exact range.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+/** Opens the database named by the options and runs every pending migration. */
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  let store: Store;
+  if (opts.databaseUrl) {
+    const schema = opts.databaseSchema;
+    if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) {
+      throw new Error(`DATABASE_SCHEMA must be a lower-case SQL identifier, got "${schema}"`);
+    }
+    if (schema) {
+      const admin = new pg.Client({ connectionString: opts.databaseUrl });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      } finally {
+        await admin.end();
+      }
+    }
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: 10,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    store = { db, caps: { engine: 'postgres', rowLocks: true }, sqlite: undefined, destroy: () => db.destroy() };
+  } else {
+    mkdirSync(opts.dataDir, { recursive: true });
+    const handle = new SQLite(path.join(opts.dataDir, 'dovetail.db'));
+    handle.pragma('journal_mode = WAL');
+    handle.pragma('synchronous = NORMAL');
+    handle.pragma('busy_timeout = 5000');
+    handle.pragma('foreign_keys = ON');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, destroy: () => db.destroy() };
+  }
+  await migrate(store.db);
+  return store;
+}
+
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Drops a PostgreSQL schema (tests). */
+export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export { sql };

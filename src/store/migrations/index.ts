@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as m001 from './001-foundation.js';
+
+/**
+ * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
+ * (`NNN-<domain>.ts`) and one line here.
+ */
+export const migrations: Record<string, Migration> = {
+  '001-foundation': m001,
+};

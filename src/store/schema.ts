@@ -1,0 +1,77 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Row types of every table. Timestamps are epoch milliseconds (integer / bigint), booleans are
+ * 0/1 integers and JSON columns are text, so one migration set serves SQLite and PostgreSQL.
+ */
+export interface Database {
+  workspaces: WorkspaceTable;
+  apps: AppTable;
+  api_keys: ApiKeyTable;
+  end_users: EndUserTable;
+  upload_files: UploadFileTable;
+}
+
+export interface WorkspaceTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface AppTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** completion | chat | advanced-chat | workflow */
+  mode: string;
+  description: string;
+  icon: string;
+  /** Parsed DSL document as JSON text. */
+  dsl: string;
+  enable_api: number;
+  status: string;
+  /** Per-app concurrent request limit; null = the instance default. */
+  max_active_requests: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  /** app | dataset */
+  type: string;
+  app_id: string | null;
+  workspace_id: string;
+  /** SHA-256 hex of the whole key; the key itself is never stored. */
+  token_hash: string;
+  /** First characters of the key, for `key list`. */
+  hint: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface EndUserTable {
+  id: string;
+  app_id: string;
+  /** The caller's `user` string. */
+  session_id: string;
+  created_at: number;
+}
+
+export interface UploadFileTable {
+  id: string;
+  workspace_id: string;
+  app_id: string | null;
+  name: string;
+  size: number;
+  extension: string;
+  mime_type: string;
+  blob_key: string;
+  /** End-user id (or account name for CLI/dataset uploads). */
+  created_by: string;
+  /** end_user | account */
+  created_by_role: string;
+  created_at: number;
+}
+
+export type Seq = Generated<number>;

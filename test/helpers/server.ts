@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { buildServer } from '../../src/http/server.js';
+import { dropSchema } from '../../src/store/db.js';
+import { createLogger } from '../../src/infra/logger.js';
+
+export interface TestServer {
+  readonly url: string;
+  /** `url` + `/v1`. */
+  readonly api: string;
+  readonly runtime: Runtime;
+  readonly app: FastifyInstance;
+  readonly dataDir: string;
+  readonly config: Config;
+  /** Imports DSL YAML and returns the app id and a fresh app key. */
+  importApp(yaml: string): Promise<{ appId: string; apiKey: string }>;
+  datasetKey(): Promise<string>;
+  /** Stops the server but keeps its data (for restart tests). */
+  stop(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Which storage this run uses: PostgreSQL when TEST_DATABASE_URL is set, SQLite otherwise. */
+export const TEST_DIALECT: 'postgres' | 'sqlite' = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+export interface StartOptions {
+  readonly env?: Record<string, string>;
+  /** Reuse the data dir / schema of an earlier server (restart tests). */
+  readonly reuse?: { dataDir: string; schema: string | undefined };
+  readonly overrides?: Partial<Config>;
+}
+
+/** Starts the real server on a free port with its own SQLite file or PostgreSQL schema. */
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dovetail-test-'));
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  const schema = opts.reuse?.schema ?? (pgUrl ? `t_${Math.random().toString(36).slice(2, 12)}` : undefined);
+  const config = loadConfig(
+    {
+      DOVETAIL_DATA_DIR: dataDir,
+      DOVETAIL_CONFIG: undefined as unknown as string,
+      ...(pgUrl ? { DATABASE_URL: pgUrl, DATABASE_SCHEMA: schema } : {}),
+      ...opts.env,
+    },
+    { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },
+  );
+  const runtime = await createRuntime(config, { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  const app = await buildServer(runtime);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const url = `http://127.0.0.1:${port}`;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await app.close();
+    await runtime.close();
+  };
+  return {
+    url,
+    api: `${url}/v1`,
+    runtime,
+    app,
+    dataDir,
+    config,
+    async importApp(yaml) {
+      const a = await runtime.apps.importDsl(yaml);
+      const { apiKey } = await runtime.keys.create('app', a.workspaceId, a.id);
+      return { appId: a.id, apiKey };
+    },
+    async datasetKey() {
+      return (await runtime.keys.create('dataset', await runtime.apps.workspaceId(), null)).apiKey;
+    },
+    stop,
+    async close() {
+      await stop();
+      if (pgUrl && schema) await dropSchema(pgUrl, schema);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Restarts a stopped server on the same data. */
+export async function restartServer(prev: TestServer, opts: Omit<StartOptions, 'reuse'> = {}): Promise<TestServer> {
+  await prev.stop();
+  return startServer({ ...opts, reuse: { dataDir: prev.dataDir, schema: prev.config.databaseSchema } });
+}
