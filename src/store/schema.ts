@@ -10,6 +10,8 @@ export interface Database {
   api_keys: ApiKeyTable;
   end_users: EndUserTable;
   upload_files: UploadFileTable;
+  conversations: ConversationTable;
+  messages: MessageTable;
 }
 
 export interface WorkspaceTable {
@@ -72,6 +74,55 @@ export interface UploadFileTable {
   /** end_user | account */
   created_by_role: string;
   created_at: number;
+}
+
+export interface ConversationTable {
+  id: string;
+  app_id: string;
+  end_user_id: string;
+  name: string;
+  /** JSON object of the inputs the conversation started with. */
+  inputs: string;
+  /** normal | deleted */
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One exchange of a completion, chat or chatflow app. */
+export interface MessageTable {
+  id: string;
+  app_id: string;
+  /** null for completion apps. */
+  conversation_id: string | null;
+  end_user_id: string;
+  task_id: string;
+  /** Set for chatflow (advanced-chat) messages. */
+  workflow_run_id: string | null;
+  /** completion | chat | advanced-chat */
+  mode: string;
+  /** JSON object. */
+  inputs: string;
+  query: string;
+  answer: string;
+  /** JSON array of file references sent with the message. */
+  files: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** JSON of the full `metadata.usage` object. */
+  usage: string;
+  /** Decimal string. */
+  total_price: string;
+  currency: string;
+  /** Seconds. */
+  latency: number;
+  /** normal | error | stopped | running */
+  status: string;
+  error: string | null;
+  /** api | console */
+  from_source: string;
+  created_at: number;
+  updated_at: number;
 }
 
 export type Seq = Generated<number>;

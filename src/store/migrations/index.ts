@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as m001 from './001-foundation.js';
+import * as m002 from './002-messages.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -7,4 +8,5 @@ import * as m001 from './001-foundation.js';
  */
 export const migrations: Record<string, Migration> = {
   '001-foundation': m001,
+  '002-messages': m002,
 };
