@@ -1,0 +1,167 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** How the fake upstream answers the next requests. */
+export interface FakeBehaviour {
+  /** The answer text; default: `echo: <last user message>`. A function gets the request body. */
+  reply?: string | ((body: Record<string, unknown>) => string);
+  /** Split the answer into chunks of this many characters (default 4). */
+  chunkSize?: number;
+  /** Delay between streamed chunks in ms (default 0). */
+  delayMs?: number;
+  /** Answer with this HTTP status and an OpenAI error body instead. */
+  failStatus?: number;
+  failMessage?: string;
+  /** Break the stream (destroy the socket) after this many chunks. */
+  breakAfterChunks?: number;
+  /** Accept the request and never answer. */
+  hang?: boolean;
+  /** Report usage in the final chunk (default true). */
+  usage?: boolean;
+}
+
+export interface RecordedRequest {
+  readonly path: string;
+  readonly body: Record<string, unknown>;
+  readonly headers: http.IncomingHttpHeaders;
+  /** Set when the client closed the connection before the response finished. */
+  aborted: boolean;
+  finished: boolean;
+}
+
+export interface FakeOpenAI {
+  /** Base URL including `/v1`, for `OPENAI_BASE_URL`. */
+  readonly baseUrl: string;
+  readonly requests: RecordedRequest[];
+  behaviour: FakeBehaviour;
+  /** Resolves when a request has been aborted by the client. */
+  waitForAbort(timeoutMs?: number): Promise<RecordedRequest>;
+  close(): Promise<void>;
+}
+
+function lastUserText(body: Record<string, unknown>): string {
+  if (typeof body.prompt === 'string') return body.prompt;
+  const msgs = Array.isArray(body.messages) ? (body.messages as { role: string; content: unknown }[]) : [];
+  const last = [...msgs].reverse().find((m) => m.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  if (Array.isArray(last.content)) return last.content.map((p: { text?: string }) => p.text ?? '').join('');
+  return '';
+}
+
+/**
+ * A local OpenAI-compatible server speaking the real protocol: `/v1/chat/completions` and
+ * `/v1/completions` (streaming SSE or JSON) and `/v1/embeddings`. Tests point providers at it.
+ */
+export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<FakeOpenAI> {
+  const requests: RecordedRequest[] = [];
+  const abortWaiters: ((r: RecordedRequest) => void)[] = [];
+  const state = { behaviour: initial };
+
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString()));
+    req.on('end', () => void handle(req, res, raw));
+  });
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
+    const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
+    const rec: RecordedRequest = { path: req.url ?? '', body, headers: req.headers, aborted: false, finished: false };
+    requests.push(rec);
+    res.on('close', () => {
+      if (!rec.finished) {
+        rec.aborted = true;
+        for (const w of abortWaiters.splice(0)) w(rec);
+      }
+    });
+    const b = state.behaviour;
+    if (req.url?.endsWith('/embeddings')) {
+      const inputs = Array.isArray(body.input) ? (body.input as string[]) : [String(body.input)];
+      const data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) }));
+      rec.finished = true;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+      return;
+    }
+    if (b.hang) return;
+    if (b.failStatus) {
+      rec.finished = true;
+      res.writeHead(b.failStatus, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ error: { message: b.failMessage ?? 'upstream failure', type: 'server_error', code: null } }),
+      );
+      return;
+    }
+    const text = typeof b.reply === 'function' ? b.reply(body) : (b.reply ?? `echo: ${lastUserText(body)}`);
+    const size = b.chunkSize ?? 4;
+    const chunks: string[] = [];
+    for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
+    const legacy = req.url?.endsWith('/completions') && !req.url.endsWith('/chat/completions');
+    const usage = { prompt_tokens: Math.max(1, Math.ceil(lastUserText(body).length / 4)), completion_tokens: chunks.length, total_tokens: 0 };
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
+    const created = Math.floor(Date.now() / 1000);
+    if (!body.stream) {
+      rec.finished = true;
+      const choice = legacy
+        ? { index: 0, text, finish_reason: 'stop', logprobs: null }
+        : { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ id, object: legacy ? 'text_completion' : 'chat.completion', created, model: body.model, choices: [choice], usage }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let n = 0;
+    for (const c of chunks) {
+      if (res.destroyed) return;
+      if (b.breakAfterChunks !== undefined && n >= b.breakAfterChunks) {
+        res.destroy();
+        return;
+      }
+      const choice = legacy ? { index: 0, text: c, finish_reason: null } : { index: 0, delta: { content: c }, finish_reason: null };
+      res.write(`data: ${JSON.stringify({ id, object: legacy ? 'text_completion' : 'chat.completion.chunk', created, model: body.model, choices: [choice] })}\n\n`);
+      n++;
+      if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
+    }
+    if (res.destroyed) return;
+    const last = legacy ? { index: 0, text: '', finish_reason: 'stop' } : { index: 0, delta: {}, finish_reason: 'stop' };
+    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [last], ...(b.usage === false ? {} : { usage }) })}\n\n`);
+    rec.finished = true;
+    res.end('data: [DONE]\n\n');
+  }
+
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    get behaviour() {
+      return state.behaviour;
+    },
+    set behaviour(b: FakeBehaviour) {
+      state.behaviour = b;
+    },
+    waitForAbort(timeoutMs = 5000) {
+      const done = requests.find((r) => r.aborted);
+      if (done) return Promise.resolve(done);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('upstream saw no abort')), timeoutMs);
+        abortWaiters.push((r) => {
+          clearTimeout(t);
+          resolve(r);
+        });
+      });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** A deterministic 8-d bag-of-characters embedding, enough for ranking tests. */
+function embed(text: string): number[] {
+  const v = new Array(8).fill(0) as number[];
+  for (const ch of text.toLowerCase()) v[ch.charCodeAt(0) % 8]! += 1;
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
