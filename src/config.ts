@@ -53,6 +53,15 @@ export interface Config {
   readonly prices: Readonly<Record<string, ModelPrice>>;
   /** Import `examples/*.yml` and print their keys when the database has no apps. */
   readonly seedExamples: boolean;
+  /** Workflow run limits and recovery. */
+  readonly runs: {
+    /** Nodes one run may execute (`WORKFLOW_MAX_EXECUTION_STEPS`, default 500). */
+    readonly maxSteps: number;
+    /** Wall time of one run in ms (`WORKFLOW_MAX_EXECUTION_TIME`, seconds, default 1200). */
+    readonly maxTimeMs: number;
+    /** A running run without heartbeat for this long is recovered as failed (`RUN_ORPHAN_AFTER_MS`, default 30000). */
+    readonly orphanAfterMs: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -139,6 +148,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     prices: readPrices(file),
     seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',
+    runs: {
+      maxSteps: int(env, file, 'WORKFLOW_MAX_EXECUTION_STEPS', 500, 1),
+      maxTimeMs: int(env, file, 'WORKFLOW_MAX_EXECUTION_TIME', 1200, 1) * 1000,
+      orphanAfterMs: int(env, file, 'RUN_ORPHAN_AFTER_MS', 30_000, 100),
+    },
     ...overrides,
   };
   return Object.freeze(config);

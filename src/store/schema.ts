@@ -12,6 +12,10 @@ export interface Database {
   upload_files: UploadFileTable;
   conversations: ConversationTable;
   messages: MessageTable;
+  workflow_runs: WorkflowRunTable;
+  workflow_run_events: WorkflowRunEventTable;
+  workflow_run_snapshots: WorkflowRunSnapshotTable;
+  workflow_node_executions: WorkflowNodeExecutionTable;
 }
 
 export interface WorkspaceTable {
@@ -126,3 +130,68 @@ export interface MessageTable {
 }
 
 export type Seq = Generated<number>;
+
+/** One workflow or chatflow run. */
+export interface WorkflowRunTable {
+  id: string;
+  app_id: string;
+  /** The id `…/stop` takes; kept across resumes. */
+  task_id: string;
+  /** workflow | advanced-chat */
+  mode: string;
+  end_user_id: string;
+  conversation_id: string | null;
+  message_id: string | null;
+  /** running | succeeded | failed | stopped | partial-succeeded | paused */
+  status: string;
+  /** JSON object of the run inputs. */
+  inputs: string;
+  /** JSON object, null until the run ends. */
+  outputs: string | null;
+  error: string | null;
+  total_steps: number;
+  total_tokens: number;
+  exceptions_count: number;
+  elapsed_ms: number;
+  /** 1 once a stop was requested (the durable stop signal). */
+  stop_requested: number;
+  /** Sequence number of the last event appended to the run's log. */
+  last_seq: number;
+  /** Refreshed by the process running it; a stale one marks an orphan. */
+  heartbeat_at: number;
+  created_at: number;
+  finished_at: number | null;
+}
+
+/** The per-run event log: the exact wire payloads, in order. */
+export interface WorkflowRunEventTable {
+  run_id: string;
+  seq: number;
+  event: string;
+  /** The JSON payload as sent in `data:` frames. */
+  payload: string;
+  created_at: number;
+}
+
+/** The latest persisted engine state of a run (plain versioned JSON). */
+export interface WorkflowRunSnapshotTable {
+  run_id: string;
+  version: number;
+  state: string;
+  updated_at: number;
+}
+
+export interface WorkflowNodeExecutionTable {
+  id: string;
+  run_id: string;
+  node_id: string;
+  node_type: string;
+  title: string;
+  idx: number;
+  status: string;
+  error: string | null;
+  outputs: string | null;
+  elapsed_ms: number;
+  created_at: number;
+  finished_at: number | null;
+}

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { buildServer } from '../../src/http/server.js';
 import { dropSchema } from '../../src/store/db.js';
 import { createLogger } from '../../src/infra/logger.js';
@@ -32,6 +32,8 @@ export interface StartOptions {
   /** Reuse the data dir / schema of an earlier server (restart tests). */
   readonly reuse?: { dataDir: string; schema: string | undefined };
   readonly overrides?: Partial<Config>;
+  /** Ports handed to the runtime (model providers, Human Input gateway). */
+  readonly runtime?: Omit<RuntimeOptions, 'logger'>;
 }
 
 /** Starts the real server on a free port with its own SQLite file or PostgreSQL schema. */
@@ -48,7 +50,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
     { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },
   );
-  const runtime = await createRuntime(config, { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  const runtime = await createRuntime(config, { ...opts.runtime, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
   const app = await buildServer(runtime);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();

@@ -1,0 +1,21 @@
+import type { NodeHandler, NodeType } from '../types.js';
+import { answerNode } from './answer.js';
+import { endNode } from './end.js';
+import { humanInputNode } from './human-input.js';
+import { ifElseNode } from './if-else.js';
+import { llmNode } from './llm.js';
+import { startNode } from './start.js';
+import { templateTransformNode } from './template-transform.js';
+import { variableAggregatorNode } from './variable-aggregator.js';
+
+/** Every node type's handler; adding a type means one file in this folder and one line here. */
+export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
+  start: startNode,
+  end: endNode,
+  answer: answerNode,
+  llm: llmNode,
+  'template-transform': templateTransformNode,
+  'if-else': ifElseNode,
+  'variable-aggregator': variableAggregatorNode,
+  'human-input': humanInputNode,
+};

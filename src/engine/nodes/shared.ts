@@ -1,0 +1,22 @@
+/** Small helpers shared by node files. */
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A selector from DSL (`['node', 'var', …]`) or undefined when malformed. */
+export function selectorOf(v: unknown): string[] | undefined {
+  return Array.isArray(v) && v.length >= 2 && v.every((x) => typeof x === 'string' || typeof x === 'number') ? v.map(String) : undefined;
+}
+
+/** `[{variable, value_selector}]` lists (end outputs, template variables). */
+export function variableList(v: unknown, field: string): { variable: string; selector: string[] }[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new Error(`${field} must be a list`);
+  return v.map((item, i) => {
+    if (!isObject(item) || typeof item.variable !== 'string') throw new Error(`${field}[${i}].variable must be a string`);
+    const selector = selectorOf(item.value_selector);
+    if (!selector) throw new Error(`${field}[${i}].value_selector must be a list of at least 2 names`);
+    return { variable: item.variable, selector };
+  });
+}

@@ -1,0 +1,104 @@
+import type { Graph, GraphEdge } from './types.js';
+import type { PoolData } from './variable-pool.js';
+import type { HumanInputRequired } from '../forms/human-input-port.js';
+
+/** Snapshot format version; bump when the shape changes (old snapshots keep their `v`). */
+export const RUN_STATE_VERSION = 1;
+
+export type EdgeState = 'unknown' | 'taken' | 'skipped';
+export type NodeState = 'unknown' | 'done' | 'skipped';
+
+/**
+ * Everything needed to continue a run in another process: plain JSON, versioned. Node and edge
+ * states drive readiness; `pending` are the nodes to start when the run continues.
+ */
+export interface RunState {
+  readonly v: typeof RUN_STATE_VERSION;
+  pool: PoolData;
+  nodes: Record<string, NodeState>;
+  edges: Record<string, EdgeState>;
+  /** Ready nodes not yet started, with the node that made each ready. */
+  pending: { node: string; from: string | null }[];
+  /** Human-input reasons of the current pause. */
+  paused: HumanInputRequired[];
+  steps: number;
+  tokens: number;
+  exceptions: number;
+  /** Execution index counter (node_started.index). */
+  index: number;
+  outputs: Record<string, unknown>;
+  /** Chatflow: the answer streamed so far. */
+  answer: string;
+  /** Milliseconds already spent running before the current resume. */
+  elapsedMs: number;
+}
+
+export function initialState(graph: Graph, pool: PoolData): RunState {
+  const nodes: Record<string, NodeState> = {};
+  for (const id of graph.nodes.keys()) nodes[id] = 'unknown';
+  const edges: Record<string, EdgeState> = {};
+  for (const e of graph.edges) edges[e.id] = 'unknown';
+  return {
+    v: RUN_STATE_VERSION,
+    pool,
+    nodes,
+    edges,
+    pending: [{ node: graph.startId, from: null }],
+    paused: [],
+    steps: 0,
+    tokens: 0,
+    exceptions: 0,
+    index: 0,
+    outputs: {},
+    answer: '',
+    elapsedMs: 0,
+  };
+}
+
+/** Checks a stored snapshot's version; throws for one this code cannot read. */
+export function readState(raw: unknown): RunState {
+  const s = raw as RunState;
+  if (!s || s.v !== RUN_STATE_VERSION) throw new Error(`run snapshot version ${String(s?.v)} is not supported (expected ${RUN_STATE_VERSION})`);
+  return s;
+}
+
+/**
+ * Marks a node finished and its outgoing edges taken or skipped (`take` picks the edges to take;
+ * default all), propagates skips downstream, and returns the nodes that became ready.
+ */
+export function completeNode(
+  graph: Graph,
+  state: RunState,
+  nodeId: string,
+  take: (e: GraphEdge) => boolean = () => true,
+): string[] {
+  state.nodes[nodeId] = 'done';
+  const ready: string[] = [];
+  const touched: string[] = [];
+  for (const e of graph.outgoing.get(nodeId) ?? []) {
+    state.edges[e.id] = take(e) ? 'taken' : 'skipped';
+    touched.push(e.target);
+  }
+  settle(graph, state, touched, ready);
+  return ready;
+}
+
+/** Decides readiness of the targets whose incoming edges changed; skips spread downstream. */
+function settle(graph: Graph, state: RunState, targets: string[], ready: string[]): void {
+  const queue = [...new Set(targets)];
+  while (queue.length) {
+    const id = queue.shift()!;
+    if (state.nodes[id] !== 'unknown') continue;
+    const inc = graph.incoming.get(id) ?? [];
+    if (inc.some((e) => state.edges[e.id] === 'unknown')) continue;
+    if (inc.some((e) => state.edges[e.id] === 'taken')) {
+      if (!ready.includes(id)) ready.push(id);
+      continue;
+    }
+    state.nodes[id] = 'skipped';
+    for (const e of graph.outgoing.get(id) ?? []) {
+      state.edges[e.id] = 'skipped';
+      queue.push(e.target);
+    }
+  }
+}

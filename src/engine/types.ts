@@ -1,0 +1,137 @@
+import type { ModelProviders, ChatMessage } from '../llm/model-provider.js';
+import type { HumanInputGateway, HumanInputRequired } from '../forms/human-input-port.js';
+import type { VariablePool } from './variable-pool.js';
+
+/** The node types the engine runs; a DSL node of any other type is refused at import. */
+export const NODE_TYPES = [
+  'start',
+  'end',
+  'answer',
+  'llm',
+  'template-transform',
+  'if-else',
+  'variable-aggregator',
+  'human-input',
+] as const;
+export type NodeType = (typeof NODE_TYPES)[number];
+export function isNodeType(v: unknown): v is NodeType {
+  return typeof v === 'string' && (NODE_TYPES as readonly string[]).includes(v);
+}
+
+export interface GraphNode {
+  readonly id: string;
+  readonly type: NodeType;
+  readonly title: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export interface GraphEdge {
+  readonly id: string;
+  readonly source: string;
+  readonly target: string;
+  /** `source` unless the DSL names a branch handle. */
+  readonly handle: string;
+}
+
+/** A validated, immutable graph compiled from DSL. */
+export interface Graph {
+  readonly nodes: ReadonlyMap<string, GraphNode>;
+  readonly edges: readonly GraphEdge[];
+  readonly outgoing: ReadonlyMap<string, readonly GraphEdge[]>;
+  readonly incoming: ReadonlyMap<string, readonly GraphEdge[]>;
+  readonly startId: string;
+  /** Environment variables (`env.*`) by name. */
+  readonly environment: Readonly<Record<string, unknown>>;
+  /** Conversation variable defaults (`conversation.*`) by name. */
+  readonly conversationDefaults: Readonly<Record<string, unknown>>;
+}
+
+/** Conversation history for chatflow LLM memory. */
+export interface ConversationMemory {
+  /** The last `window` exchanges of a conversation, oldest first, as user/assistant messages. */
+  history(conversationId: string, window: number): Promise<ChatMessage[]>;
+}
+
+/** Everything a node may touch outside the pool; injected by the run loop. */
+export interface EnginePorts {
+  readonly providers: ModelProviders | undefined;
+  readonly humanInput: HumanInputGateway | undefined;
+  readonly memory: ConversationMemory | undefined;
+  now(): number;
+  newId(): string;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+export type AppKind = 'workflow' | 'advanced-chat';
+
+/** Events a node emits while it runs (besides its start and finish). */
+export type NodeStreamEvent =
+  | { readonly type: 'text'; readonly text: string; readonly selector: readonly string[] }
+  | { readonly type: 'answer'; readonly text: string }
+  | { readonly type: 'human_input_form_filled'; readonly data: Readonly<Record<string, unknown>> }
+  | { readonly type: 'human_input_form_timeout'; readonly data: Readonly<Record<string, unknown>> };
+
+export interface NodeContext {
+  readonly node: GraphNode;
+  readonly graph: Graph;
+  readonly pool: VariablePool;
+  readonly kind: AppKind;
+  readonly runId: string;
+  readonly appId: string;
+  readonly endUserId: string;
+  readonly conversationId: string | null;
+  readonly ports: EnginePorts;
+  readonly signal: AbortSignal;
+  emit(e: NodeStreamEvent): void;
+}
+
+export interface NodeUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+export type NodeOutcome =
+  | {
+      readonly type: 'succeeded';
+      readonly outputs: Record<string, unknown>;
+      readonly inputs?: Record<string, unknown> | null;
+      readonly processData?: Record<string, unknown> | null;
+      /** Branch nodes: the sourceHandle to follow; others follow every edge. */
+      readonly handle?: string;
+      readonly usage?: NodeUsage;
+    }
+  | { readonly type: 'pause'; readonly required: HumanInputRequired };
+
+/** One node type: import-time checks and the run itself. */
+export interface NodeHandler {
+  /** Throws a message (without the node id) when the node's data cannot run. */
+  validate?(node: GraphNode): void;
+  /** Branch nodes pick one handle and skip the rest. */
+  readonly branch?: boolean;
+  run(ctx: NodeContext): Promise<NodeOutcome>;
+}
+
+/** A node failure: `retryable` failures are retried per `retry_config`. */
+export class NodeFailure extends Error {
+  override name = 'NodeFailure';
+  constructor(
+    message: string,
+    readonly type: string = 'NodeError',
+    readonly retryable = true,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The run was stopped; never reported as a failure. */
+export class StopSignal extends Error {
+  override name = 'StopSignal';
+}
+
+/** True when `err` (or any of its causes) is a stop, or the abort of a stopped run. */
+export function isStop(err: unknown, signal?: AbortSignal): boolean {
+  if (signal?.aborted) return true;
+  for (let e = err; e; e = (e as { cause?: unknown }).cause) if (e instanceof StopSignal) return true;
+  return false;
+}

@@ -1,0 +1,93 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Runtime } from '../../runtime.js';
+import { notWorkflowApp } from '../../apps/errors.js';
+import { validateInputs } from '../../apps/input-form.js';
+import { invalidParam } from '../../infra/errors.js';
+import { workflowRunNotFound } from '../../runs/errors.js';
+import type { RunRow } from '../../runs/run-service.js';
+import { requireApp } from '../auth.js';
+import { requireJson } from '../json-body.js';
+import { streamRun } from '../run-stream.js';
+
+const RunBody = Type.Object({
+  inputs: Type.Object({}, { additionalProperties: true }),
+  response_mode: Type.Optional(Type.Union([Type.Literal('blocking'), Type.Literal('streaming'), Type.Null()])),
+  user: Type.Optional(Type.Unknown()),
+  files: Type.Optional(Type.Union([Type.Array(Type.Unknown()), Type.Null()])),
+});
+const StopBody = Type.Object({ user: Type.Optional(Type.Unknown()) });
+const RunParams = Type.Object({ workflow_run_id: Type.String() });
+const TaskParams = Type.Object({ task_id: Type.String() });
+
+/** Dify reads `user` from the body and stringifies non-strings; absent or empty is a 400. */
+export function requireUser(user: unknown): string {
+  if (user === undefined || user === null || user === '') throw invalidParam('user is required (Arg user must be provided.)');
+  return typeof user === 'string' ? user : JSON.stringify(user);
+}
+
+const sec = (ms: number | null) => (ms === null ? null : Math.floor(Number(ms) / 1000));
+
+/** The `data` of a blocking response and the body of `GET /workflows/run/{id}`'s siblings. */
+function blockingData(run: RunRow): Record<string, unknown> {
+  return {
+    id: run.id,
+    workflow_id: run.app_id,
+    status: run.status,
+    outputs: run.outputs ? JSON.parse(run.outputs) : run.status === 'failed' ? null : {},
+    error: run.error,
+    elapsed_time: Number(run.elapsed_ms) / 1000,
+    total_tokens: Number(run.total_tokens),
+    total_steps: Number(run.total_steps),
+    created_at: sec(run.created_at),
+    finished_at: sec(run.finished_at),
+  };
+}
+
+/** `POST /workflows/run`, `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`. */
+export const workflowRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+  app.post<{ Body: Static<typeof RunBody> }>('/workflows/run', { preValidation: requireJson, schema: { body: RunBody } }, async (request, reply) => {
+    const a = requireApp(request);
+    const user = requireUser(request.body.user);
+    if (a.mode !== 'workflow') throw notWorkflowApp();
+    const inputs = validateInputs(a.inputs, request.body.inputs);
+    const endUser = await runtime.endUsers.getOrCreate(a.id, user);
+    const started = await runtime.runs.start({ app: a, endUserId: endUser.id, user, inputs, files: request.body.files ?? [] });
+    if (request.body.response_mode === 'streaming') return streamRun(reply, runtime, started.runId, { afterSeq: 0 });
+    await started.done;
+    const run = (await runtime.runs.find(started.runId))!;
+    return reply.type('application/json').send({ task_id: started.taskId, workflow_run_id: run.id, data: blockingData(run) });
+  });
+
+  app.get<{ Params: Static<typeof RunParams> }>('/workflows/run/:workflow_run_id', { schema: { params: RunParams } }, async (request) => {
+    const a = requireApp(request);
+    if (a.mode !== 'workflow' && a.mode !== 'advanced-chat') throw notWorkflowApp();
+    const run = await runtime.runs.findForApp(a.id, request.params.workflow_run_id);
+    if (!run) throw workflowRunNotFound();
+    return {
+      id: run.id,
+      workflow_id: run.app_id,
+      status: run.status,
+      inputs: run.inputs,
+      outputs: run.outputs ? JSON.parse(run.outputs) : {},
+      error: run.error,
+      total_steps: Number(run.total_steps),
+      total_tokens: Number(run.total_tokens),
+      created_at: sec(run.created_at),
+      finished_at: sec(run.finished_at),
+      elapsed_time: Number(run.elapsed_ms) / 1000,
+    };
+  });
+
+  app.post<{ Params: Static<typeof TaskParams>; Body: Static<typeof StopBody> }>(
+    '/workflows/tasks/:task_id/stop',
+    { preValidation: requireJson, schema: { params: TaskParams, body: StopBody } },
+    async (request) => {
+      const a = requireApp(request);
+      requireUser(request.body.user);
+      if (a.mode !== 'workflow') throw notWorkflowApp();
+      await runtime.runs.stopTask(a.id, request.params.task_id);
+      return { result: 'success' };
+    },
+  );
+};

@@ -1,0 +1,49 @@
+import type { FastifyReply } from 'fastify';
+import type { Runtime } from '../runtime.js';
+import { openSse } from './sse.js';
+
+export interface RunStreamOptions {
+  /** Replay the log after this sequence number, then tail it. */
+  readonly afterSeq: number;
+  /** Keep the stream open across `workflow_paused`. */
+  readonly continueOnPause?: boolean;
+  /** A `workflow_paused` below this sequence number was already resumed: not terminal. */
+  readonly replayUntil?: number;
+  readonly headers?: Record<string, string>;
+}
+
+/** Whether an event ends a run stream (Dify: `workflow_finished`, `workflow_paused`, `error`). */
+function isTerminal(payload: Record<string, unknown>, seq: number, opts: RunStreamOptions): boolean {
+  switch (payload.event) {
+    case 'error':
+      return true;
+    case 'workflow_finished': {
+      // a failed chatflow run still sends its `error` event after `workflow_finished`
+      const chat = 'conversation_id' in payload;
+      const status = (payload.data as { status?: string } | undefined)?.status;
+      return !(chat && status === 'failed');
+    }
+    case 'workflow_paused':
+      return !opts.continueOnPause && seq >= (opts.replayUntil ?? 0);
+    default:
+      return false;
+  }
+}
+
+/**
+ * Serves a run as SSE: a leading ping, then "replay the log from the cursor, then tail" until a
+ * terminal event. A client that goes away only ends its own stream, never the run.
+ */
+export async function streamRun(reply: FastifyReply, runtime: Runtime, runId: string, opts: RunStreamOptions): Promise<void> {
+  const sse = openSse(reply, { leadingPing: true, ...(opts.headers ? { headers: opts.headers } : {}) });
+  try {
+    for await (const e of runtime.runs.events(runId, opts.afterSeq, sse.signal)) {
+      if (!sse.send(e.payload)) break;
+      if (isTerminal(e.payload, e.seq, opts)) break;
+    }
+  } catch (err) {
+    reply.log.warn({ err, runId }, 'run stream failed');
+  } finally {
+    sse.end();
+  }
+}

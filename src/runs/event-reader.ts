@@ -1,0 +1,66 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { Bus } from '../infra/bus/bus.js';
+import { runChannel } from './journal.js';
+
+export interface LoggedEvent {
+  readonly seq: number;
+  readonly payload: Record<string, unknown> & { event: string };
+}
+
+/** How long a reader waits for the doorbell before looking at the log anyway. */
+const POLL_MS = 1000;
+
+/**
+ * Replays a run's event log after `afterSeq`, then tails it: waits for the bus doorbell (or a
+ * poll, in case a ring was missed) and reads again. Ends when `signal` aborts; the caller stops
+ * iterating at its own terminal event.
+ */
+export async function* readRunEvents(
+  db: Kysely<Database>,
+  bus: Bus,
+  runId: string,
+  afterSeq: number,
+  signal: AbortSignal,
+): AsyncGenerator<LoggedEvent> {
+  let cursor = afterSeq;
+  let rang = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = await bus.subscribe(runChannel(runId), () => {
+    rang = true;
+    wake?.();
+  });
+  const onAbort = () => wake?.();
+  signal.addEventListener('abort', onAbort);
+  try {
+    while (!signal.aborted) {
+      rang = false;
+      const rows = await db
+        .selectFrom('workflow_run_events')
+        .select(['seq', 'payload'])
+        .where('run_id', '=', runId)
+        .where('seq', '>', cursor)
+        .orderBy('seq')
+        .limit(500)
+        .execute();
+      for (const r of rows) {
+        cursor = Number(r.seq);
+        yield { seq: cursor, payload: JSON.parse(r.payload) as LoggedEvent['payload'] };
+        if (signal.aborted) return;
+      }
+      if (rows.length === 500 || rang) continue;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, POLL_MS);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+        if (rang || signal.aborted) wake();
+      });
+      wake = undefined;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await unsubscribe();
+  }
+}

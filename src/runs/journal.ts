@@ -1,0 +1,123 @@
+import type { Kysely } from 'kysely';
+import type { Database, WorkflowNodeExecutionTable, WorkflowRunTable } from '../store/schema.js';
+import type { Bus } from '../infra/bus/bus.js';
+import type { Clock } from '../infra/clock.js';
+
+/** The bus channel that rings when a run's log grows. */
+export const runChannel = (runId: string) => `run:${runId}`;
+
+type RunPatch = Partial<Omit<WorkflowRunTable, 'id' | 'last_seq'>>;
+
+/**
+ * Appends a run's events to its log with sequence numbers, group-committed: everything appended
+ * before the next flush (one transaction with the latest snapshot and run-row changes) is
+ * written together, and only then is the doorbell rung, so no reader sees an event the database
+ * does not hold.
+ */
+export class RunJournal {
+  readonly #db: Kysely<Database>;
+  readonly #bus: Bus;
+  readonly #clock: Clock;
+  readonly #runId: string;
+  #seq: number;
+  #events: { run_id: string; seq: number; event: string; payload: string; created_at: number }[] = [];
+  #nodes: WorkflowNodeExecutionTable[] = [];
+  #patch: RunPatch = {};
+  #snapshot: (() => string) | undefined;
+  #scheduled = false;
+  #flushing: Promise<void> = Promise.resolve();
+  #error: unknown;
+
+  constructor(db: Kysely<Database>, bus: Bus, clock: Clock, runId: string, lastSeq: number) {
+    this.#db = db;
+    this.#bus = bus;
+    this.#clock = clock;
+    this.#runId = runId;
+    this.#seq = lastSeq;
+  }
+
+  get lastSeq(): number {
+    return this.#seq;
+  }
+
+  /** Queues one wire payload (it must have an `event` key); returns its sequence number. */
+  append(payload: { event: string; [k: string]: unknown }): number {
+    this.#seq += 1;
+    this.#events.push({ run_id: this.#runId, seq: this.#seq, event: payload.event, payload: JSON.stringify(payload), created_at: this.#clock.now() });
+    this.#schedule();
+    return this.#seq;
+  }
+
+  /** Updates the run row with the next flush. */
+  patchRun(patch: RunPatch): void {
+    Object.assign(this.#patch, patch);
+    this.#schedule();
+  }
+
+  /** Records a finished node execution with the next flush. */
+  recordNode(row: WorkflowNodeExecutionTable): void {
+    this.#nodes.push(row);
+    this.#schedule();
+  }
+
+  /** Saves the run state with the next flush (serialized then, so it is the latest state). */
+  saveSnapshot(serialize: () => string): void {
+    this.#snapshot = serialize;
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.flush().catch(() => undefined);
+    });
+  }
+
+  /** Writes everything queued so far; resolves once it is durable. Throws the last write error. */
+  flush(): Promise<void> {
+    const next = this.#flushing.then(() => this.#write());
+    this.#flushing = next.catch((err) => {
+      this.#error = err;
+    });
+    return next;
+  }
+
+  async #write(): Promise<void> {
+    const events = this.#events;
+    const nodes = this.#nodes;
+    const patch = this.#patch;
+    const snapshot = this.#snapshot;
+    if (events.length === 0 && nodes.length === 0 && Object.keys(patch).length === 0 && !snapshot) return;
+    this.#events = [];
+    this.#nodes = [];
+    this.#patch = {};
+    this.#snapshot = undefined;
+    const now = this.#clock.now();
+    const lastSeq = events.length ? events[events.length - 1]!.seq : undefined;
+    await this.#db.transaction().execute(async (trx) => {
+      for (let i = 0; i < events.length; i += 500) await trx.insertInto('workflow_run_events').values(events.slice(i, i + 500)).execute();
+      for (let i = 0; i < nodes.length; i += 200) await trx.insertInto('workflow_node_executions').values(nodes.slice(i, i + 200)).execute();
+      if (snapshot) {
+        const state = snapshot();
+        await trx
+          .insertInto('workflow_run_snapshots')
+          .values({ run_id: this.#runId, version: 1, state, updated_at: now })
+          .onConflict((oc) => oc.column('run_id').doUpdateSet({ state, updated_at: now }))
+          .execute();
+      }
+      await trx
+        .updateTable('workflow_runs')
+        .set({ ...patch, heartbeat_at: now, ...(lastSeq !== undefined ? { last_seq: lastSeq } : {}) })
+        .where('id', '=', this.#runId)
+        .execute();
+    });
+    if (lastSeq !== undefined) await this.#bus.publish(runChannel(this.#runId), String(lastSeq)).catch(() => undefined);
+  }
+
+  /** The error of a failed background flush, if any. */
+  get error(): unknown {
+    return this.#error;
+  }
+}

@@ -1,0 +1,429 @@
+import type { HumanInputRequired } from '../forms/human-input-port.js';
+import { executeNode, type NodeResult } from '../engine/execute-node.js';
+import { completeNode, type RunState } from '../engine/run-state.js';
+import { VariablePool } from '../engine/variable-pool.js';
+import type { AppKind, EnginePorts, Graph, NodeStreamEvent } from '../engine/types.js';
+import type { RunJournal } from './journal.js';
+
+/** Terminal and paused statuses a run loop ends with. */
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'stopped', 'partial-succeeded', 'paused'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The identity of a run, fixed for its whole life (across resumes). */
+export interface RunMeta {
+  readonly id: string;
+  readonly taskId: string;
+  readonly appId: string;
+  readonly workflowId: string;
+  readonly mode: AppKind;
+  readonly endUserId: string;
+  /** The caller's `user` string. */
+  readonly user: string;
+  readonly conversationId: string | null;
+  readonly messageId: string | null;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  readonly inputs: Readonly<Record<string, unknown>>;
+}
+
+export interface RunLimits {
+  readonly maxSteps: number;
+  readonly maxTimeMs: number;
+}
+
+export interface RunEnd {
+  readonly status: Exclude<RunStatus, 'running'>;
+  readonly outputs: Record<string, unknown>;
+  readonly error: string | null;
+  readonly state: RunState;
+  readonly elapsedMs: number;
+  readonly finishedAt: number | null;
+}
+
+export const STOPPED_BY_USER = 'Stopped by user.';
+
+const sec = (ms: number) => Math.floor(ms / 1000);
+
+interface Flight {
+  readonly nodeId: string;
+  readonly execId: string;
+  readonly from: string | null;
+  readonly index: number;
+  readonly startedAt: number;
+  readonly started: Record<string, unknown>;
+}
+
+/**
+ * Runs a graph from a state: starts ready nodes (parallel branches run concurrently), and between
+ * nodes appends events to the journal, saves the snapshot and checks the stop flag. Pausing
+ * drains in-flight nodes, defers ready ones and persists the state; nothing is kept in memory.
+ */
+export class RunLoop {
+  readonly #meta: RunMeta;
+  readonly #graph: Graph;
+  readonly #state: RunState;
+  readonly #pool: VariablePool;
+  readonly #ports: EnginePorts;
+  readonly #journal: RunJournal;
+  readonly #limits: RunLimits;
+  readonly #abort = new AbortController();
+  readonly #beforeFinish: ((end: RunEnd) => Promise<void>) | undefined;
+  #stopReason: string | undefined;
+  #failure: string | undefined;
+
+  constructor(opts: {
+    meta: RunMeta;
+    graph: Graph;
+    state: RunState;
+    ports: EnginePorts;
+    journal: RunJournal;
+    limits: RunLimits;
+    beforeFinish?: (end: RunEnd) => Promise<void>;
+  }) {
+    this.#meta = opts.meta;
+    this.#graph = opts.graph;
+    this.#state = opts.state;
+    this.#pool = new VariablePool(opts.state.pool);
+    this.#ports = opts.ports;
+    this.#journal = opts.journal;
+    this.#limits = opts.limits;
+    this.#beforeFinish = opts.beforeFinish;
+  }
+
+  /** Stops before the next node and aborts in-flight model calls (idempotent). */
+  requestStop(reason = STOPPED_BY_USER): void {
+    if (this.#stopReason !== undefined) return;
+    this.#stopReason = reason;
+    this.#abort.abort();
+  }
+
+  #frame(event: string, data: Record<string, unknown>): { event: string; [k: string]: unknown } {
+    const m = this.#meta;
+    if (m.mode === 'workflow') return { event, workflow_run_id: m.id, task_id: m.taskId, data };
+    return { event, conversation_id: m.conversationId, message_id: m.messageId, created_at: sec(m.createdAt), task_id: m.taskId, workflow_run_id: m.id, data };
+  }
+
+  #emit(event: string, data: Record<string, unknown>): void {
+    this.#journal.append(this.#frame(event, data));
+  }
+
+  #onNodeEvent(e: NodeStreamEvent): void {
+    const m = this.#meta;
+    switch (e.type) {
+      case 'text':
+        if (m.mode === 'workflow') this.#emit('text_chunk', { text: e.text, from_variable_selector: [...e.selector] });
+        return;
+      case 'answer':
+        this.#state.answer += e.text;
+        this.#journal.append({
+          event: 'message',
+          conversation_id: m.conversationId,
+          message_id: m.messageId,
+          created_at: sec(m.createdAt),
+          task_id: m.taskId,
+          id: m.messageId,
+          answer: e.text,
+        });
+        return;
+      case 'human_input_form_filled':
+      case 'human_input_form_timeout':
+        this.#emit(e.type, { ...e.data });
+        return;
+    }
+  }
+
+  /** Runs until the graph ends, fails, stops or pauses. */
+  async run(reason: 'initial' | 'resumption'): Promise<RunEnd> {
+    const startedAt = this.#ports.now();
+    const elapsed = () => this.#state.elapsedMs + (this.#ports.now() - startedAt);
+    const m = this.#meta;
+    this.#emit('workflow_started', { id: m.id, workflow_id: m.workflowId, inputs: m.inputs, created_at: sec(m.createdAt), reason });
+    const remaining = this.#limits.maxTimeMs - this.#state.elapsedMs;
+    const timer = setTimeout(() => {
+      this.#failure ??= `Max execution time ${Math.round(this.#limits.maxTimeMs / 1000)}s reached.`;
+      this.#abort.abort();
+    }, Math.max(0, remaining));
+    timer.unref?.();
+    const inflight = new Map<string, Promise<{ flight: Flight; result: NodeResult }>>();
+    const pausedNodes: string[] = [];
+    const reasons: HumanInputRequired[] = [];
+    const deferred: { node: string; from: string | null }[] = [];
+    try {
+      for (;;) {
+        const halted = this.#stopReason !== undefined || this.#failure !== undefined;
+        while (!halted && this.#state.pending.length > 0) {
+          const next = this.#state.pending.shift()!;
+          if (pausedNodes.length > 0) {
+            deferred.push(next);
+            continue;
+          }
+          if (this.#state.steps >= this.#limits.maxSteps) {
+            this.#failure = `Max steps ${this.#limits.maxSteps} reached.`;
+            this.#state.pending.unshift(next);
+            break;
+          }
+          const flight = this.#start(next.node, next.from);
+          inflight.set(flight.execId, this.#exec(flight));
+        }
+        if (inflight.size === 0) break;
+        const { flight, result } = await Promise.race(inflight.values());
+        inflight.delete(flight.execId);
+        this.#apply(flight, result, pausedNodes, reasons);
+        this.#journal.saveSnapshot(() => JSON.stringify(this.#state));
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+
+    let end: RunEnd;
+    if (this.#stopReason !== undefined) {
+      end = this.#end('stopped', this.#stopReason, elapsed());
+    } else if (this.#failure !== undefined) {
+      end = this.#end('failed', this.#failure, elapsed());
+    } else if (pausedNodes.length > 0) {
+      this.#state.pending = [...this.#state.pending, ...deferred];
+      this.#state.paused = reasons;
+      this.#state.elapsedMs = elapsed();
+      for (const r of reasons) this.#emit('human_input_required', { ...r });
+      this.#emit('workflow_paused', {
+        workflow_run_id: m.id,
+        paused_nodes: pausedNodes,
+        outputs: this.#state.outputs,
+        reasons: reasons.map((r) => ({ TYPE: 'human_input_required', ...r })),
+        status: 'paused',
+        created_at: sec(m.createdAt),
+        elapsed_time: this.#state.elapsedMs / 1000,
+        total_tokens: this.#state.tokens,
+        total_steps: this.#state.steps,
+      });
+      this.#journal.patchRun({
+        status: 'paused',
+        elapsed_ms: this.#state.elapsedMs,
+        total_steps: this.#state.steps,
+        total_tokens: this.#state.tokens,
+        exceptions_count: this.#state.exceptions,
+        outputs: JSON.stringify(this.#state.outputs),
+      });
+      this.#journal.saveSnapshot(() => JSON.stringify(this.#state));
+      await this.#journal.flush();
+      return { status: 'paused', outputs: this.#state.outputs, error: null, state: this.#state, elapsedMs: this.#state.elapsedMs, finishedAt: null };
+    } else {
+      end = this.#end(this.#state.exceptions > 0 ? 'partial-succeeded' : 'succeeded', null, elapsed());
+    }
+    return this.#finish(end);
+  }
+
+  #end(status: RunEnd['status'], error: string | null, elapsedMs: number): RunEnd {
+    const outputs = this.#meta.mode === 'advanced-chat' ? { answer: this.#state.answer, ...this.#state.outputs } : this.#state.outputs;
+    this.#state.elapsedMs = elapsedMs;
+    return { status, outputs: status === 'failed' ? {} : outputs, error, state: this.#state, elapsedMs, finishedAt: this.#ports.now() };
+  }
+
+  async #finish(end: RunEnd): Promise<RunEnd> {
+    const m = this.#meta;
+    if (this.#beforeFinish) await this.#beforeFinish(end);
+    if (m.mode === 'advanced-chat' && (end.status === 'succeeded' || end.status === 'partial-succeeded')) {
+      this.#journal.append({
+        event: 'message_end',
+        conversation_id: m.conversationId,
+        message_id: m.messageId,
+        created_at: sec(m.createdAt),
+        task_id: m.taskId,
+        id: m.messageId,
+        metadata: { usage: usageOf(this.#state.tokens, end.elapsedMs), retriever_resources: [] },
+        files: [],
+      });
+    }
+    this.#emit('workflow_finished', {
+      id: m.id,
+      workflow_id: m.workflowId,
+      status: end.status,
+      outputs: end.status === 'failed' ? null : end.outputs,
+      error: end.error,
+      elapsed_time: end.elapsedMs / 1000,
+      total_tokens: this.#state.tokens,
+      total_steps: this.#state.steps,
+      created_by: { id: m.endUserId, user: m.user },
+      created_at: sec(m.createdAt),
+      finished_at: sec(end.finishedAt!),
+      exceptions_count: this.#state.exceptions,
+      files: [],
+    });
+    if (m.mode === 'advanced-chat' && end.status === 'failed') {
+      this.#journal.append({
+        event: 'error',
+        conversation_id: m.conversationId,
+        message_id: m.messageId,
+        created_at: sec(m.createdAt),
+        code: 'completion_request_error',
+        status: 400,
+        message: end.error ?? 'failed',
+      });
+    }
+    this.#journal.patchRun({
+      status: end.status,
+      outputs: end.status === 'failed' ? null : JSON.stringify(end.outputs),
+      error: end.error,
+      total_steps: this.#state.steps,
+      total_tokens: this.#state.tokens,
+      exceptions_count: this.#state.exceptions,
+      elapsed_ms: end.elapsedMs,
+      finished_at: end.finishedAt,
+    });
+    this.#journal.saveSnapshot(() => JSON.stringify(this.#state));
+    await this.#journal.flush();
+    return end;
+  }
+
+  #start(nodeId: string, from: string | null): Flight {
+    const node = this.#graph.nodes.get(nodeId)!;
+    this.#state.steps += 1;
+    this.#state.index += 1;
+    const now = this.#ports.now();
+    const started = {
+      id: this.#ports.newId(),
+      node_id: node.id,
+      node_type: node.type,
+      title: node.title,
+      index: this.#state.index,
+      predecessor_node_id: from,
+      inputs: null,
+      inputs_truncated: false,
+      created_at: sec(now),
+      extras: {},
+      iteration_id: null,
+      loop_id: null,
+    };
+    this.#emit('node_started', started);
+    return { nodeId, execId: started.id, from, index: this.#state.index, startedAt: now, started };
+  }
+
+  async #exec(flight: Flight): Promise<{ flight: Flight; result: NodeResult }> {
+    const node = this.#graph.nodes.get(flight.nodeId)!;
+    const m = this.#meta;
+    try {
+      const result = await executeNode(
+        {
+          node,
+          graph: this.#graph,
+          pool: this.#pool,
+          kind: m.mode,
+          runId: m.id,
+          appId: m.appId,
+          endUserId: m.endUserId,
+          conversationId: m.conversationId,
+          ports: this.#ports,
+          signal: this.#abort.signal,
+          emit: (e) => this.#onNodeEvent(e),
+        },
+        (retryIndex, error) => this.#emit('node_retry', this.#finished(flight, 'retry', error, null, null, null, null, { retry_index: retryIndex })),
+      );
+      return { flight, result };
+    } catch (err) {
+      return { flight, result: { type: 'failed', error: (err as Error).message } };
+    }
+  }
+
+  #finished(
+    flight: Flight,
+    status: string,
+    error: string | null,
+    inputs: Record<string, unknown> | null,
+    outputs: Record<string, unknown> | null,
+    processData: Record<string, unknown> | null,
+    metadata: Record<string, unknown> | null,
+    extra: Record<string, unknown> = {},
+  ): Record<string, unknown> {
+    const now = this.#ports.now();
+    return {
+      ...flight.started,
+      inputs,
+      process_data: processData,
+      process_data_truncated: false,
+      outputs,
+      outputs_truncated: false,
+      status,
+      error,
+      elapsed_time: (now - flight.startedAt) / 1000,
+      execution_metadata: metadata,
+      finished_at: sec(now),
+      files: [],
+      ...extra,
+    };
+  }
+
+  #apply(flight: Flight, result: NodeResult, pausedNodes: string[], reasons: HumanInputRequired[]): void {
+    const node = this.#graph.nodes.get(flight.nodeId)!;
+    const record = (status: string, error: string | null, outputs: Record<string, unknown> | null) =>
+      this.#journal.recordNode({
+        id: flight.execId,
+        run_id: this.#meta.id,
+        node_id: node.id,
+        node_type: node.type,
+        title: node.title,
+        idx: flight.index,
+        status,
+        error,
+        outputs: outputs ? JSON.stringify(outputs) : null,
+        elapsed_ms: this.#ports.now() - flight.startedAt,
+        created_at: flight.startedAt,
+        finished_at: this.#ports.now(),
+      });
+    switch (result.type) {
+      case 'succeeded':
+      case 'exception': {
+        this.#pool.setAll(node.id, result.outputs);
+        const tokens = result.usage ? result.usage.promptTokens + result.usage.completionTokens : 0;
+        this.#state.tokens += tokens;
+        if (result.type === 'exception') this.#state.exceptions += 1;
+        const meta: Record<string, unknown> | null =
+          result.usage || result.errorStrategy
+            ? {
+                ...(result.usage ? { total_tokens: tokens, total_price: '0', currency: 'USD' } : {}),
+                ...(result.errorStrategy ? { error_strategy: result.errorStrategy } : {}),
+              }
+            : null;
+        this.#emit('node_finished', this.#finished(flight, result.type, result.error, result.inputs, result.outputs, result.processData, meta));
+        record(result.type, result.error, result.outputs);
+        if (node.type === 'end') Object.assign(this.#state.outputs, result.outputs);
+        for (const next of completeNode(this.#graph, this.#state, node.id, result.take)) this.#state.pending.push({ node: next, from: node.id });
+        return;
+      }
+      case 'pause':
+        pausedNodes.push(node.id);
+        reasons.push(result.required);
+        this.#state.pending.push({ node: node.id, from: flight.from });
+        record('paused', null, null);
+        return;
+      case 'stopped': {
+        const error = this.#stopReason ?? this.#failure ?? STOPPED_BY_USER;
+        this.#emit('node_finished', this.#finished(flight, this.#stopReason !== undefined ? 'stopped' : 'failed', error, null, null, null, null));
+        record('stopped', error, null);
+        return;
+      }
+      case 'failed':
+        this.#failure ??= result.error;
+        this.#abort.abort();
+        this.#emit('node_finished', this.#finished(flight, 'failed', result.error, null, null, null, null));
+        record('failed', result.error, null);
+        return;
+    }
+  }
+}
+
+function usageOf(tokens: number, elapsedMs: number): Record<string, unknown> {
+  return {
+    prompt_tokens: 0,
+    prompt_unit_price: '0',
+    prompt_price_unit: '0',
+    prompt_price: '0',
+    completion_tokens: 0,
+    completion_unit_price: '0',
+    completion_price_unit: '0',
+    completion_price: '0',
+    total_tokens: tokens,
+    total_price: '0',
+    currency: 'USD',
+    latency: elapsedMs / 1000,
+  };
+}

@@ -1,0 +1,473 @@
+import type { Kysely } from 'kysely';
+import type { Database, WorkflowRunTable } from '../store/schema.js';
+import type { App } from '../apps/app-service.js';
+import type { Bus } from '../infra/bus/bus.js';
+import type { Clock } from '../infra/clock.js';
+import type { Logger } from '../infra/logger.js';
+import { newId } from '../infra/ids.js';
+import type { ModelProviders } from '../llm/model-provider.js';
+import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
+import { compileGraph } from '../engine/graph.js';
+import { initialState, readState, type RunState } from '../engine/run-state.js';
+import type { AppKind, EnginePorts, Graph } from '../engine/types.js';
+import { VariablePool } from '../engine/variable-pool.js';
+import { RunJournal } from './journal.js';
+import { readRunEvents, type LoggedEvent } from './event-reader.js';
+import { RunLoop, STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta } from './run-loop.js';
+import { DbConversationMemory } from './conversation-memory.js';
+
+export interface RunServiceConfig extends RunLimits {
+  /** A `running` run whose heartbeat is older than this is an orphan (its process died). */
+  readonly orphanAfterMs: number;
+}
+
+export interface StartRun {
+  readonly app: App;
+  readonly endUserId: string;
+  readonly user: string;
+  readonly inputs: Record<string, unknown>;
+  readonly files?: readonly unknown[];
+  /** Chatflow only. */
+  readonly query?: string;
+  readonly conversationId?: string | null;
+  readonly messageId?: string | null;
+  readonly dialogueCount?: number;
+}
+
+export interface StartedRun {
+  readonly runId: string;
+  readonly taskId: string;
+  /** Settles when the run ends or pauses (never rejects). */
+  readonly done: Promise<RunEnd | undefined>;
+}
+
+export type RunRow = WorkflowRunTable;
+
+const STOP_CHANNEL = (runId: string) => `stop:${runId}`;
+
+/**
+ * The run lifecycle: start, stop, pause, resume and recovery. Runs execute in the background of
+ * the process that starts or resumes them; streams read the event log, never the run itself.
+ */
+export class RunService implements RunResumer {
+  readonly #db: Kysely<Database>;
+  readonly #bus: Bus;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #config: RunServiceConfig;
+  readonly #providers: () => ModelProviders | undefined;
+  #humanInput: HumanInputGateway | undefined;
+  readonly #graphs = new WeakMap<App, Graph>();
+  readonly #active = new Map<string, { loop: RunLoop; done: Promise<RunEnd | undefined> }>();
+  readonly #memory: DbConversationMemory;
+  readonly #findApp: (id: string) => Promise<App | undefined>;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(deps: {
+    db: Kysely<Database>;
+    bus: Bus;
+    clock: Clock;
+    logger: Logger;
+    config: RunServiceConfig;
+    providers: () => ModelProviders | undefined;
+    findApp: (id: string) => Promise<App | undefined>;
+    humanInput?: HumanInputGateway;
+  }) {
+    this.#db = deps.db;
+    this.#bus = deps.bus;
+    this.#clock = deps.clock;
+    this.#logger = deps.logger;
+    this.#config = deps.config;
+    this.#providers = deps.providers;
+    this.#findApp = deps.findApp;
+    this.#humanInput = deps.humanInput;
+    this.#memory = new DbConversationMemory(deps.db);
+  }
+
+  /** Plugs the Human Input form store in (the lead's `src/forms`); tests plug an in-memory one. */
+  setHumanInputGateway(gateway: HumanInputGateway | undefined): void {
+    this.#humanInput = gateway;
+  }
+
+  get humanInput(): HumanInputGateway | undefined {
+    return this.#humanInput;
+  }
+
+  /** Recovers orphans now and then every `orphanAfterMs / 2`; refreshes heartbeats of own runs. */
+  async startBackground(): Promise<void> {
+    await this.recoverOrphans();
+    const every = Math.max(50, Math.floor(this.#config.orphanAfterMs / 3));
+    this.#timer = setInterval(() => void this.#tick().catch((err) => this.#logger.warn({ err }, 'run heartbeat failed')), every);
+    this.#timer.unref();
+  }
+
+  async #tick(): Promise<void> {
+    const ids = [...this.#active.keys()];
+    if (ids.length > 0) {
+      await this.#db.updateTable('workflow_runs').set({ heartbeat_at: this.#clock.now() }).where('id', 'in', ids).where('status', '=', 'running').execute();
+      // the durable stop flag, for stops sent by an instance whose bus message did not reach us
+      const stopped = await this.#db.selectFrom('workflow_runs').select('id').where('id', 'in', ids).where('stop_requested', '=', 1).execute();
+      for (const r of stopped) this.#active.get(r.id)?.loop.requestStop();
+    }
+    await this.recoverOrphans();
+  }
+
+  #graph(app: App): Graph {
+    let g = this.#graphs.get(app);
+    if (!g) {
+      g = compileGraph(app.dsl);
+      this.#graphs.set(app, g);
+    }
+    return g;
+  }
+
+  #ports(): EnginePorts {
+    return {
+      providers: this.#providers(),
+      humanInput: this.#humanInput,
+      memory: this.#memory,
+      now: () => this.#clock.now(),
+      newId,
+      sleep: (ms, signal) =>
+        new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, ms);
+          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+        }),
+    };
+  }
+
+  /** Creates the run row and starts the run in the background. */
+  async start(input: StartRun): Promise<StartedRun> {
+    const app = input.app;
+    const mode: AppKind = app.mode === 'advanced-chat' ? 'advanced-chat' : 'workflow';
+    const graph = this.#graph(app);
+    const now = this.#clock.now();
+    const meta: RunMeta = {
+      id: newId(),
+      taskId: newId(),
+      appId: app.id,
+      workflowId: app.id,
+      mode,
+      endUserId: input.endUserId,
+      user: input.user,
+      conversationId: input.conversationId ?? null,
+      messageId: input.messageId ?? null,
+      createdAt: now,
+      inputs: input.inputs,
+    };
+    const sys: Record<string, unknown> = {
+      files: input.files ?? [],
+      user_id: input.user,
+      app_id: app.id,
+      workflow_id: app.id,
+      workflow_run_id: meta.id,
+      workflow_execution_id: meta.id,
+    };
+    if (mode === 'advanced-chat') {
+      Object.assign(sys, { query: input.query ?? '', conversation_id: meta.conversationId, dialogue_count: input.dialogueCount ?? 1 });
+    }
+    const state = initialState(graph, {
+      sys,
+      env: { ...graph.environment },
+      conversation: { ...graph.conversationDefaults },
+      [graph.startId]: { ...input.inputs, ...(mode === 'advanced-chat' ? { 'sys.query': input.query ?? '' } : {}) },
+    });
+    await this.#db
+      .insertInto('workflow_runs')
+      .values({
+        id: meta.id,
+        app_id: app.id,
+        task_id: meta.taskId,
+        mode,
+        end_user_id: meta.endUserId,
+        conversation_id: meta.conversationId,
+        message_id: meta.messageId,
+        status: 'running',
+        inputs: JSON.stringify(input.inputs),
+        outputs: null,
+        error: null,
+        total_steps: 0,
+        total_tokens: 0,
+        exceptions_count: 0,
+        elapsed_ms: 0,
+        stop_requested: 0,
+        last_seq: 0,
+        heartbeat_at: now,
+        created_at: now,
+        finished_at: null,
+      })
+      .execute();
+    const done = this.#launch(meta, graph, state, 0, 'initial');
+    return { runId: meta.id, taskId: meta.taskId, done };
+  }
+
+  #launch(meta: RunMeta, graph: Graph, state: RunState, lastSeq: number, reason: 'initial' | 'resumption'): Promise<RunEnd | undefined> {
+    const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq);
+    const loop = new RunLoop({
+      meta,
+      graph,
+      state,
+      ports: this.#ports(),
+      journal,
+      limits: this.#config,
+      beforeFinish: meta.mode === 'advanced-chat' && meta.messageId ? (end) => this.#finishMessage(meta, end) : undefined,
+    });
+    const done = (async () => {
+      const unsubscribe = await this.#bus.subscribe(STOP_CHANNEL(meta.id), (r) => loop.requestStop(r || STOPPED_BY_USER));
+      try {
+        const end = await loop.run(reason);
+        if (end.status === 'paused') await this.#recheckPaused(meta.id, graph, end.state);
+        else if (end.status === 'stopped' || end.status === 'failed') await this.#humanInput?.closeForms(meta.id).catch(() => undefined);
+        return end;
+      } catch (err) {
+        this.#logger.error({ err, runId: meta.id }, 'run loop crashed');
+        await this.#failRun(meta.id, `internal error: ${(err as Error).message}`).catch(() => undefined);
+        return undefined;
+      } finally {
+        await unsubscribe();
+        if (this.#active.get(meta.id)?.loop === loop) this.#active.delete(meta.id);
+      }
+    })();
+    this.#active.set(meta.id, { loop, done });
+    return done;
+  }
+
+  async #finishMessage(meta: RunMeta, end: RunEnd): Promise<void> {
+    const status = end.status === 'succeeded' || end.status === 'partial-succeeded' ? 'normal' : end.status === 'stopped' ? 'stopped' : 'error';
+    await this.#db
+      .updateTable('messages')
+      .set({
+        answer: end.state.answer,
+        status,
+        error: end.error,
+        latency: end.elapsedMs / 1000,
+        updated_at: this.#clock.now(),
+      })
+      .where('id', '=', meta.messageId!)
+      .execute();
+    if (meta.conversationId) await this.#db.updateTable('conversations').set({ updated_at: this.#clock.now() }).where('id', '=', meta.conversationId).execute();
+  }
+
+  /**
+   * After a pause is persisted, asks the gateway again for each paused node: a form submitted
+   * (or timed out) while the run was pausing would otherwise leave it paused for ever (Dify #42103).
+   */
+  async #recheckPaused(runId: string, graph: Graph, state: RunState): Promise<void> {
+    const gateway = this.#humanInput;
+    if (!gateway) return;
+    const run = await this.find(runId);
+    if (!run || run.status !== 'paused') return;
+    const pool = new VariablePool(state.pool);
+    for (const r of state.paused) {
+      const node = graph.nodes.get(r.node_id);
+      const d = await gateway
+        .decide({
+          runId,
+          appId: run.app_id,
+          endUserId: run.end_user_id,
+          nodeId: r.node_id,
+          nodeTitle: r.node_title,
+          data: node?.data ?? {},
+          resolve: (selector) => pool.get(selector),
+          render: (t) => pool.render(t),
+          now: this.#clock.now(),
+        })
+        .catch(() => undefined);
+      if (d && d.type !== 'pause') {
+        await this.resume(runId);
+        return;
+      }
+    }
+  }
+
+  async find(runId: string): Promise<RunRow | undefined> {
+    return this.#db.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirst();
+  }
+
+  /** A run of this app, or undefined. */
+  async findForApp(appId: string, runId: string): Promise<RunRow | undefined> {
+    const row = await this.find(runId);
+    return row && row.app_id === appId ? row : undefined;
+  }
+
+  /** Waits for a run started or resumed by this process (blocking responses). */
+  async wait(runId: string): Promise<void> {
+    await this.#active.get(runId)?.done;
+  }
+
+  /**
+   * Stops a task of this app: a running run stops before its next node (in-flight calls are
+   * aborted), a paused one ends `stopped` at once; unknown or finished tasks are left alone.
+   */
+  async stopTask(appId: string, taskId: string, reason = STOPPED_BY_USER): Promise<void> {
+    const runs = await this.#db
+      .selectFrom('workflow_runs')
+      .select(['id', 'status'])
+      .where('task_id', '=', taskId)
+      .where('app_id', '=', appId)
+      .execute();
+    for (const r of runs) {
+      if (r.status === 'paused') await this.stop(r.id, reason);
+      else if (r.status === 'running') {
+        await this.#db.updateTable('workflow_runs').set({ stop_requested: 1 }).where('id', '=', r.id).where('status', '=', 'running').execute();
+        this.#active.get(r.id)?.loop.requestStop(reason);
+        await this.#bus.publish(STOP_CHANNEL(r.id), reason).catch(() => undefined);
+      }
+    }
+  }
+
+  /** RunResumer: a paused run ends `stopped` (user stop or global timeout) and its forms close. */
+  async stop(runId: string, reason: string): Promise<void> {
+    const now = this.#clock.now();
+    const r = await this.#db
+      .updateTable('workflow_runs')
+      .set({ status: 'stopped', error: reason, finished_at: now, stop_requested: 1 })
+      .where('id', '=', runId)
+      .where('status', '=', 'paused')
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return;
+    const run = (await this.find(runId))!;
+    const app = await this.#findApp(run.app_id);
+    const user = await this.#db.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
+    const journal = new RunJournal(this.#db, this.#bus, this.#clock, runId, Number(run.last_seq));
+    const frame = finishedFrame(run, user?.session_id ?? '', app?.id ?? run.app_id);
+    journal.append(frame);
+    await journal.flush();
+    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'stopped', error: reason, updated_at: now }).where('id', '=', run.message_id).execute();
+    await this.#humanInput?.closeForms(runId).catch(() => undefined);
+  }
+
+  /**
+   * RunResumer: compare-and-set `paused → running`, clear the stale stop flag, load the snapshot
+   * and continue in the background. A run that is not paused is left alone (idempotent).
+   */
+  async resume(runId: string): Promise<void> {
+    if (this.#closed) return;
+    const r = await this.#db
+      .updateTable('workflow_runs')
+      .set({ status: 'running', stop_requested: 0, heartbeat_at: this.#clock.now() })
+      .where('id', '=', runId)
+      .where('status', '=', 'paused')
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return;
+    try {
+      const run = (await this.find(runId))!;
+      const app = await this.#findApp(run.app_id);
+      if (!app) throw new Error(`app ${run.app_id} no longer exists`);
+      const snap = await this.#db.selectFrom('workflow_run_snapshots').select('state').where('run_id', '=', runId).executeTakeFirst();
+      if (!snap) throw new Error('the run has no snapshot');
+      const state = readState(JSON.parse(snap.state));
+      state.paused = [];
+      const user = await this.#db.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
+      const meta: RunMeta = {
+        id: run.id,
+        taskId: run.task_id,
+        appId: run.app_id,
+        workflowId: run.app_id,
+        mode: run.mode === 'advanced-chat' ? 'advanced-chat' : 'workflow',
+        endUserId: run.end_user_id,
+        user: user?.session_id ?? '',
+        conversationId: run.conversation_id,
+        messageId: run.message_id,
+        createdAt: Number(run.created_at),
+        inputs: JSON.parse(run.inputs) as Record<string, unknown>,
+      };
+      void this.#launch(meta, this.#graph(app), state, Number(run.last_seq), 'resumption');
+    } catch (err) {
+      this.#logger.error({ err, runId }, 'resume failed');
+      await this.#failRun(runId, `resume failed: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Where a stream reopened without a snapshot starts: just after the latest `workflow_paused`
+   * (so a resumed run's events are never missed), or at the start when the run never paused.
+   */
+  async lastPauseSeq(runId: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom('workflow_run_events')
+      .select('seq')
+      .where('run_id', '=', runId)
+      .where('event', '=', 'workflow_paused')
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? Number(row.seq) : 0;
+  }
+
+  /** Replays a run's log after `afterSeq`, then tails it. */
+  events(runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<LoggedEvent> {
+    return readRunEvents(this.#db, this.#bus, runId, afterSeq, signal);
+  }
+
+  /** Marks `running` runs whose process died (stale heartbeat) as failed, ending their streams. */
+  async recoverOrphans(): Promise<number> {
+    const cutoff = this.#clock.now() - this.#config.orphanAfterMs;
+    const rows = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '<', cutoff).execute();
+    let n = 0;
+    for (const r of rows) {
+      if (this.#active.has(r.id)) continue;
+      if (await this.#failRun(r.id, 'The run was interrupted because the process executing it stopped; it was marked failed on recovery.')) n++;
+    }
+    return n;
+  }
+
+  async #failRun(runId: string, error: string): Promise<boolean> {
+    const now = this.#clock.now();
+    const res = await this.#db
+      .updateTable('workflow_runs')
+      .set({ status: 'failed', error, finished_at: now })
+      .where('id', '=', runId)
+      .where('status', 'in', ['running', 'paused'])
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) return false;
+    const run = (await this.find(runId))!;
+    const user = await this.#db.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
+    const journal = new RunJournal(this.#db, this.#bus, this.#clock, runId, Number(run.last_seq));
+    journal.append(finishedFrame(run, user?.session_id ?? '', run.app_id));
+    await journal.flush();
+    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'error', error, updated_at: now }).where('id', '=', run.message_id).execute();
+    this.#logger.warn({ runId, error }, 'run failed by recovery');
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    for (const { loop } of this.#active.values()) loop.requestStop('The server is shutting down.');
+    await Promise.all([...this.#active.values()].map((a) => a.done));
+  }
+}
+
+/** The `workflow_finished` frame of an ended run, built from its row (events endpoint, stop of a paused run). */
+export function finishedFrame(run: RunRow, user: string, workflowId: string): { event: string; [k: string]: unknown } {
+  const sec = (ms: number | null) => (ms === null ? null : Math.floor(Number(ms) / 1000));
+  const data = {
+    id: run.id,
+    workflow_id: workflowId,
+    status: run.status,
+    outputs: run.outputs ? (JSON.parse(run.outputs) as unknown) : null,
+    error: run.error,
+    elapsed_time: Number(run.elapsed_ms) / 1000,
+    total_tokens: Number(run.total_tokens),
+    total_steps: Number(run.total_steps),
+    created_by: { id: run.end_user_id, user },
+    created_at: sec(run.created_at),
+    finished_at: sec(run.finished_at),
+    exceptions_count: Number(run.exceptions_count),
+    files: [],
+  };
+  if (run.mode === 'advanced-chat') {
+    return {
+      event: 'workflow_finished',
+      conversation_id: run.conversation_id,
+      message_id: run.message_id,
+      created_at: sec(run.created_at),
+      task_id: run.task_id,
+      workflow_run_id: run.id,
+      data,
+    };
+  }
+  return { event: 'workflow_finished', workflow_run_id: run.id, task_id: run.task_id, data };
+}
