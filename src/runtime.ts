@@ -15,6 +15,7 @@ import { RedisBus } from './infra/bus/redis-bus.js';
 import type { ModelProviders } from './llm/model-provider.js';
 import type { HumanInputGateway } from './forms/human-input-port.js';
 import { RunService } from './runs/run-service.js';
+import { ChatflowService } from './runs/chatflow-service.js';
 import { validateGraph, GraphError } from './engine/graph.js';
 import { DslError } from './apps/errors.js';
 
@@ -33,6 +34,8 @@ export interface Runtime {
   readonly bus: Bus;
   /** Workflow / chatflow runs; also the `RunResumer` the Human Input form store calls. */
   readonly runs: RunService;
+  /** Chatflow messages and conversations. */
+  readonly chatflow: ChatflowService;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -81,6 +84,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   await runs.startBackground();
   closers.push(() => runs.close());
+  const chatflow = new ChatflowService(store.db, clock, runs);
   return {
     config,
     logger,
@@ -93,6 +97,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     uploads,
     bus,
     runs,
+    chatflow,
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

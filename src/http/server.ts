@@ -11,11 +11,13 @@ import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { workflowEventRoutes } from './routes/workflow-events.js';
+import { chatMessageRoutes } from './routes/chat-messages.js';
+import { conversationRoutes } from './routes/conversations.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
-const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes, workflowRoutes, workflowEventRoutes];
+const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes, workflowRoutes, workflowEventRoutes, chatMessageRoutes, conversationRoutes];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RoutePlugin[] = [];
 

@@ -1,7 +1,11 @@
-import { notFound } from '../infra/errors.js';
+import { defineError, notFound } from '../infra/errors.js';
 
 /** `GET /workflows/run/{id}` (with a period, as Dify). */
 export const workflowRunNotFound = () => notFound('Workflow run not found.');
 /** `GET /workflow/{id}/events` (no period, as Dify). */
 export const workflowRunEventsNotFound = () => notFound('Workflow run not found');
 export const conversationNotExists = () => notFound('Conversation Not Exists.');
+export const lastConversationNotExists = () => notFound('Last Conversation Not Exists.');
+export const firstMessageNotExists = () => notFound('First Message Not Exists.');
+/** A chatflow run that failed, answered in blocking mode. */
+export const completionRequestError = defineError('completion_request_error', 400, (message: string) => message || 'Completion request failed.');

@@ -32,6 +32,8 @@ export interface StartRun {
   readonly conversationId?: string | null;
   readonly messageId?: string | null;
   readonly dialogueCount?: number;
+  /** Runs after the run row exists and before the run starts (chatflow writes its message row). */
+  readonly beforeStart?: (ids: { runId: string; taskId: string }) => Promise<void>;
 }
 
 export interface StartedRun {
@@ -198,6 +200,7 @@ export class RunService implements RunResumer {
         finished_at: null,
       })
       .execute();
+    if (input.beforeStart) await input.beforeStart({ runId: meta.id, taskId: meta.taskId });
     const done = this.#launch(meta, graph, state, 0, 'initial');
     return { runId: meta.id, taskId: meta.taskId, done };
   }
@@ -300,13 +303,11 @@ export class RunService implements RunResumer {
    * Stops a task of this app: a running run stops before its next node (in-flight calls are
    * aborted), a paused one ends `stopped` at once; unknown or finished tasks are left alone.
    */
-  async stopTask(appId: string, taskId: string, reason = STOPPED_BY_USER): Promise<void> {
-    const runs = await this.#db
-      .selectFrom('workflow_runs')
-      .select(['id', 'status'])
-      .where('task_id', '=', taskId)
-      .where('app_id', '=', appId)
-      .execute();
+  async stopTask(appId: string, taskId: string, opts: { reason?: string; endUserId?: string } = {}): Promise<void> {
+    const reason = opts.reason ?? STOPPED_BY_USER;
+    let q = this.#db.selectFrom('workflow_runs').select(['id', 'status']).where('task_id', '=', taskId).where('app_id', '=', appId);
+    if (opts.endUserId) q = q.where('end_user_id', '=', opts.endUserId);
+    const runs = await q.execute();
     for (const r of runs) {
       if (r.status === 'paused') await this.stop(r.id, reason);
       else if (r.status === 'running') {

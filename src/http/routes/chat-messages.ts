@@ -1,0 +1,77 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Runtime } from '../../runtime.js';
+import { notChatApp } from '../../apps/errors.js';
+import { validateInputs } from '../../apps/input-form.js';
+import { completionRequestError } from '../../runs/errors.js';
+import { requireApp } from '../auth.js';
+import { requireJson } from '../json-body.js';
+import { streamRun } from '../run-stream.js';
+import { requireUser } from './workflows.js';
+
+const ChatBody = Type.Object({
+  query: Type.String(),
+  inputs: Type.Object({}, { additionalProperties: true }),
+  response_mode: Type.Optional(Type.Union([Type.Literal('blocking'), Type.Literal('streaming'), Type.Null()])),
+  conversation_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  user: Type.Optional(Type.Unknown()),
+  files: Type.Optional(Type.Union([Type.Array(Type.Unknown()), Type.Null()])),
+  auto_generate_name: Type.Optional(Type.Boolean()),
+});
+const StopBody = Type.Object({ user: Type.Optional(Type.Unknown()) });
+const TaskParams = Type.Object({ task_id: Type.String() });
+
+const CHAT_MODES = new Set(['chat', 'agent-chat', 'advanced-chat']);
+
+/** `POST /chat-messages` and `POST /chat-messages/{task_id}/stop` for chatflow (advanced-chat) apps. */
+export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+  app.post<{ Body: Static<typeof ChatBody> }>('/chat-messages', { preValidation: requireJson, schema: { body: ChatBody } }, async (request, reply) => {
+    const a = requireApp(request);
+    const user = requireUser(request.body.user);
+    if (a.mode !== 'advanced-chat') throw notChatApp();
+    const inputs = validateInputs(a.inputs, request.body.inputs);
+    const endUser = await runtime.endUsers.getOrCreate(a.id, user);
+    const m = await runtime.chatflow.send({
+      app: a,
+      endUserId: endUser.id,
+      user,
+      query: request.body.query,
+      inputs,
+      conversationId: request.body.conversation_id ?? undefined,
+      files: request.body.files ?? [],
+    });
+    if (request.body.response_mode === 'streaming') return streamRun(reply, runtime, m.run.runId, { afterSeq: 0 });
+    await m.run.done;
+    const msg = (await runtime.chatflow.message(m.messageId))!;
+    const run = (await runtime.runs.find(m.run.runId))!;
+    if (run.status === 'failed') throw completionRequestError(run.error ?? '');
+    return reply.type('application/json').send({
+      event: 'message',
+      task_id: m.run.taskId,
+      id: m.messageId,
+      message_id: m.messageId,
+      conversation_id: m.conversationId,
+      mode: 'advanced-chat',
+      answer: msg.answer,
+      metadata: {
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: Number(run.total_tokens), total_price: '0', currency: 'USD', latency: Number(run.elapsed_ms) / 1000 },
+        retriever_resources: [],
+      },
+      created_at: Math.floor(m.createdAt / 1000),
+    });
+  });
+
+  app.post<{ Params: Static<typeof TaskParams>; Body: Static<typeof StopBody> }>(
+    '/chat-messages/:task_id/stop',
+    { preValidation: requireJson, schema: { params: TaskParams, body: StopBody } },
+    async (request) => {
+      const a = requireApp(request);
+      const user = requireUser(request.body.user);
+      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
+      const endUser = await runtime.endUsers.find(a.id, user);
+      // Dify: only the user who started the task can stop it; anyone else silently gets success
+      if (endUser) await runtime.runs.stopTask(a.id, request.params.task_id, { endUserId: endUser.id });
+      return { result: 'success' };
+    },
+  );
+};

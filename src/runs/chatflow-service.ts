@@ -1,0 +1,194 @@
+import type { Kysely } from 'kysely';
+import type { Database, ConversationTable, MessageTable } from '../store/schema.js';
+import type { App } from '../apps/app-service.js';
+import type { Clock } from '../infra/clock.js';
+import { newId } from '../infra/ids.js';
+import { invalidParam } from '../infra/errors.js';
+import { conversationNotExists, firstMessageNotExists, lastConversationNotExists } from './errors.js';
+import type { RunService, StartedRun } from './run-service.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ChatflowMessage {
+  readonly run: StartedRun;
+  readonly messageId: string;
+  readonly conversationId: string;
+  readonly createdAt: number;
+}
+
+export interface Page<T> {
+  readonly limit: number;
+  readonly has_more: boolean;
+  readonly data: T[];
+}
+
+export const CONVERSATION_SORTS = ['created_at', '-created_at', 'updated_at', '-updated_at'] as const;
+export type ConversationSort = (typeof CONVERSATION_SORTS)[number];
+
+/**
+ * Chatflow (advanced-chat) messages over the shared conversations / messages tables: starting a
+ * message runs the graph; listing reads the tables.
+ */
+export class ChatflowService {
+  readonly #db: Kysely<Database>;
+  readonly #clock: Clock;
+  readonly #runs: RunService;
+
+  constructor(db: Kysely<Database>, clock: Clock, runs: RunService) {
+    this.#db = db;
+    this.#clock = clock;
+    this.#runs = runs;
+  }
+
+  /** The caller's conversation, or 404 "Conversation Not Exists.". */
+  async conversation(appId: string, endUserId: string, id: string): Promise<ConversationTable> {
+    if (!UUID.test(id)) throw invalidParam(`conversation_id must be a valid UUID, got "${id}"`);
+    const row = await this.#db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('app_id', '=', appId)
+      .where('end_user_id', '=', endUserId)
+      .where('status', '=', 'normal')
+      .executeTakeFirst();
+    if (!row) throw conversationNotExists();
+    return row;
+  }
+
+  /** Creates or continues a conversation and starts the chatflow run for one query. */
+  async send(input: {
+    app: App;
+    endUserId: string;
+    user: string;
+    query: string;
+    inputs: Record<string, unknown>;
+    conversationId: string | undefined;
+    files: readonly unknown[];
+  }): Promise<ChatflowMessage> {
+    const now = this.#clock.now();
+    let conversationId: string;
+    let inputs = input.inputs;
+    let dialogueCount = 1;
+    if (input.conversationId && input.conversationId.trim() !== '') {
+      const conv = await this.conversation(input.app.id, input.endUserId, input.conversationId.trim());
+      conversationId = conv.id;
+      inputs = { ...(JSON.parse(conv.inputs) as Record<string, unknown>), ...input.inputs };
+      const n = await this.#db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('conversation_id', '=', conv.id)
+        .executeTakeFirstOrThrow();
+      dialogueCount = Number(n.n) + 1;
+    } else {
+      conversationId = newId();
+      const name = input.query.split('\n')[0]!.trim().slice(0, 50) || 'New conversation';
+      await this.#db
+        .insertInto('conversations')
+        .values({ id: conversationId, app_id: input.app.id, end_user_id: input.endUserId, name, inputs: JSON.stringify(inputs), status: 'normal', created_at: now, updated_at: now })
+        .execute();
+    }
+    const messageId = newId();
+    const run = await this.#runs.start({
+      app: input.app,
+      endUserId: input.endUserId,
+      user: input.user,
+      inputs,
+      files: input.files,
+      query: input.query,
+      conversationId,
+      messageId,
+      dialogueCount,
+      beforeStart: async ({ runId, taskId }) => {
+        const row: MessageTable = {
+          id: messageId,
+          app_id: input.app.id,
+          conversation_id: conversationId,
+          end_user_id: input.endUserId,
+          task_id: taskId,
+          workflow_run_id: runId,
+          mode: 'advanced-chat',
+          inputs: JSON.stringify(inputs),
+          query: input.query,
+          answer: '',
+          files: JSON.stringify(input.files),
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          usage: '{}',
+          total_price: '0',
+          currency: 'USD',
+          latency: 0,
+          status: 'running',
+          error: null,
+          from_source: 'api',
+          created_at: now,
+          updated_at: now,
+        };
+        await this.#db.insertInto('messages').values(row).execute();
+      },
+    });
+    return { run, messageId, conversationId, createdAt: now };
+  }
+
+  async message(id: string): Promise<MessageTable | undefined> {
+    return this.#db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** A page of a conversation's messages, oldest first, before `firstId` (Dify's pagination). */
+  async messages(appId: string, endUserId: string, conversationId: string, firstId: string | undefined, limit: number): Promise<Page<Record<string, unknown>>> {
+    const conv = await this.conversation(appId, endUserId, conversationId);
+    let q = this.#db.selectFrom('messages').selectAll().where('conversation_id', '=', conv.id);
+    if (firstId) {
+      const first = await this.#db.selectFrom('messages').select(['created_at', 'id']).where('id', '=', firstId).where('conversation_id', '=', conv.id).executeTakeFirst();
+      if (!first) throw firstMessageNotExists();
+      q = q.where((eb) => eb.or([eb('created_at', '<', first.created_at), eb.and([eb('created_at', '=', first.created_at), eb('id', '<', first.id)])]));
+    }
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const has_more = rows.length > limit;
+    const data = rows.slice(0, limit).reverse().map((m) => ({
+      id: m.id,
+      conversation_id: m.conversation_id,
+      parent_message_id: null,
+      inputs: JSON.parse(m.inputs) as unknown,
+      query: m.query,
+      answer: m.answer,
+      message_files: [],
+      feedback: null,
+      retriever_resources: [],
+      agent_thoughts: [],
+      created_at: Math.floor(Number(m.created_at) / 1000),
+      status: m.status,
+      error: m.error,
+      extra_contents: [],
+    }));
+    return { limit, has_more, data };
+  }
+
+  /** A page of the caller's conversations after `lastId` in `sort` order. */
+  async conversations(appId: string, endUserId: string, lastId: string | undefined, limit: number, sort: ConversationSort): Promise<Page<Record<string, unknown>>> {
+    const field = sort.replace('-', '') as 'created_at' | 'updated_at';
+    const desc = sort.startsWith('-');
+    let q = this.#db.selectFrom('conversations').selectAll().where('app_id', '=', appId).where('end_user_id', '=', endUserId).where('status', '=', 'normal');
+    if (lastId) {
+      const last = await this.#db.selectFrom('conversations').selectAll().where('id', '=', lastId).where('app_id', '=', appId).where('end_user_id', '=', endUserId).executeTakeFirst();
+      if (!last) throw lastConversationNotExists();
+      const v = last[field];
+      q = q.where((eb) =>
+        eb.or([eb(field, desc ? '<' : '>', v), eb.and([eb(field, '=', v), eb('id', desc ? '<' : '>', last.id)])]),
+      );
+    }
+    const rows = await q.orderBy(field, desc ? 'desc' : 'asc').orderBy('id', desc ? 'desc' : 'asc').limit(limit + 1).execute();
+    return {
+      limit,
+      has_more: rows.length > limit,
+      data: rows.slice(0, limit).map((c) => ({
+        id: c.id,
+        name: c.name,
+        inputs: JSON.parse(c.inputs) as unknown,
+        status: c.status,
+        introduction: '',
+        created_at: Math.floor(Number(c.created_at) / 1000),
+        updated_at: Math.floor(Number(c.updated_at) / 1000),
+      })),
+    };
+  }
+}

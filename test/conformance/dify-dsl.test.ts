@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
+import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
+import { dataFrames, parseSse } from '../helpers/sse.js';
+
+/** Dify's own DSL fixtures (see ../shared/conformance/README.md), read unchanged. */
+const DIR = path.resolve(PROJECT_ROOT, '..', 'shared', 'conformance', 'dify-dsl');
+const present = existsSync(DIR);
+if (!present) process.stdout.write(`[conformance] NOTICE: ${DIR} is absent; the Dify DSL conformance walk is skipped.\n`);
+
+/** Files with a node type this engine does not cover, and the node the import must name. */
+const REFUSED: Record<string, RegExp> = {
+  'conditional_parallel_code_execution_workflow.yml': /node \S+ has type "code"/,
+  'http_request_with_json_tool_workflow.yml': /node \S+ has type "(http-request|tool)"/,
+  'increment_loop_with_break_condition_workflow.yml': /node \S+ has type "(loop|assigner|loop-start)"/,
+  'array_iteration_formatting_workflow.yml': /node \S+ has type "(code|iteration|iteration-start)"/,
+  'iteration_flatten_output_enabled_workflow.yml': /node \S+ has type "(code|iteration|iteration-start)"/,
+};
+
+let s: TestServer;
+let fake: FakeOpenAI;
+const keys = new Map<string, string>();
+
+beforeAll(async () => {
+  if (!present) return;
+  fake = await startFakeOpenAI();
+  s = await startServer({ runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
+});
+afterAll(async () => {
+  await s?.close();
+  await fake?.close();
+});
+
+const read = (f: string) => readFileSync(path.join(DIR, f), 'utf8');
+const headers = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+
+async function key(file: string): Promise<string> {
+  let k = keys.get(file);
+  if (!k) {
+    k = (await s.importApp(read(file))).apiKey;
+    keys.set(file, k);
+  }
+  return k;
+}
+
+async function runWorkflow(file: string, inputs: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(await key(file)), body: JSON.stringify({ inputs, user: 'conformance' }) });
+  expect(r.status).toBe(200);
+  return (await r.json()).data;
+}
+
+async function chat(file: string, query: string): Promise<{ answer: string; events: Record<string, unknown>[] }> {
+  const r = await fetch(`${s.api}/chat-messages`, {
+    method: 'POST',
+    headers: headers(await key(file)),
+    body: JSON.stringify({ inputs: {}, query, response_mode: 'streaming', user: 'conformance' }),
+  });
+  expect(r.status).toBe(200);
+  const events = dataFrames(parseSse(await r.text()));
+  const answer = events.filter((e) => e.event === 'message').map((e) => e.answer).join('');
+  return { answer, events };
+}
+
+describe.skipIf(!present)('Dify DSL conformance (../shared/conformance/dify-dsl)', () => {
+  const files = present ? readdirSync(DIR).filter((f) => f.endsWith('.yml')).sort() : [];
+
+  it('walks every file: supported ones import unchanged, the others are refused naming the node', async () => {
+    expect(files.length).toBeGreaterThanOrEqual(12);
+    for (const f of files) {
+      if (REFUSED[f]) await expect(s.importApp(read(f)), f).rejects.toThrow(REFUSED[f]);
+      else await expect(key(f), f).resolves.toMatch(/^app-/);
+    }
+  });
+
+  it('simple_passthrough_workflow: outputs exactly {query} for any string', async () => {
+    for (const q of ['hello', '   ', '🦊 emoji', 'Привет мир 你好', 'x'.repeat(5000)]) {
+      const d = await runWorkflow('simple_passthrough_workflow.yml', { query: q });
+      expect(d.status).toBe('succeeded');
+      expect(d.outputs).toEqual({ query: q });
+    }
+  });
+
+  it('conditional_hello_branching_workflow: case-sensitive contains "hello"', async () => {
+    for (const q of ['hello world', 'hellohello', ' hello ', 'hello!@#']) expect((await runWorkflow('conditional_hello_branching_workflow.yml', { query: q })).outputs).toEqual({ true: q });
+    for (const q of ['Hello world', 'HELLO', 'helo']) expect((await runWorkflow('conditional_hello_branching_workflow.yml', { query: q })).outputs).toEqual({ false: q });
+  });
+
+  it('dual_switch_variable_aggregator_workflow: the four switch combinations', async () => {
+    for (const [a, b] of [[0, 0], [0, 1], [1, 0], [1, 1]] as const) {
+      const d = await runWorkflow('dual_switch_variable_aggregator_workflow.yml', { switch1: a, switch2: b });
+      expect(d.outputs).toEqual({ group1: `switch 1 ${a ? 'on' : 'off'}`, group2: `switch 2 ${b ? 'on' : 'off'}` });
+    }
+  });
+
+  it('basic_llm_chat_workflow: the End output is the LLM text; a failing LLM fails the run', async () => {
+    fake.behaviour = { reply: 'mocked answer' };
+    const d = await runWorkflow('basic_llm_chat_workflow.yml', { query: 'What is 2+2?' });
+    expect(d).toMatchObject({ status: 'succeeded', outputs: { answer: 'mocked answer' } });
+    expect(fake.requests.at(-1)!.body.messages).toEqual([
+      { role: 'system', content: 'You are a helpful assistant.' },
+      { role: 'user', content: 'What is 2+2?' },
+    ]);
+    fake.behaviour = { failStatus: 500 };
+    const failed = await runWorkflow('basic_llm_chat_workflow.yml', { query: 'x' });
+    expect(failed.status).toBe('failed');
+    expect(failed.outputs).toBeNull();
+    fake.behaviour = {};
+  });
+
+  it('basic_chatflow: the answer is the LLM text, with the node events in order', async () => {
+    fake.behaviour = { reply: 'mocked llm response' };
+    const { answer, events } = await chat('basic_chatflow.yml', 'hi');
+    expect(answer).toBe('mocked llm response');
+    const seq = events.filter((e) => String(e.event).startsWith('node_')).map((e) => `${e.event}:${(e.data as { node_id: string }).node_id}`);
+    expect(seq).toEqual(['node_started:1755189262236', 'node_finished:1755189262236', 'node_started:llm', 'node_finished:llm', 'node_started:answer', 'node_finished:answer']);
+    expect(events.map((e) => e.event).slice(-2)).toEqual(['message_end', 'workflow_finished']);
+  });
+
+  it('test-answer-order: both answers in graph order', async () => {
+    fake.behaviour = { reply: 'mocked llm text' };
+    const { answer } = await chat('test-answer-order.yml', '');
+    expect(answer).toBe('--- answer 1 ---\n\nfoo\n--- answer 2 ---\n\nmocked llm text\n');
+  });
+
+  it('test_complex_branch: if-else and LLM in parallel, answers joined', async () => {
+    fake.behaviour = { reply: 'Mocked response for greeting' };
+    const yes = await chat('test_complex_branch.yml', 'hello there');
+    expect(yes.answer).toBe("contains 'hello'Mocked response for greeting");
+    const started = yes.events.filter((e) => e.event === 'node_started').map((e) => (e.data as { node_type: string }).node_type);
+    expect(started).toContain('if-else');
+    expect(started).toContain('llm');
+    const no = await chat('test_complex_branch.yml', 'good morning');
+    expect(no.answer).toBe('Mocked response for greeting');
+  });
+});
