@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { compare } from '../../src/engine/conditions.js';
+import { compileGraph, GraphError } from '../../src/engine/graph.js';
+import { completeNode, initialState, readState } from '../../src/engine/run-state.js';
+import { VariablePool, templateSegments } from '../../src/engine/variable-pool.js';
+import type { DslDocument } from '../../src/apps/dsl.js';
+import { endNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
+
+const doc = (yaml: string) => parse(yaml) as DslDocument;
+
+describe('variable pool and templates', () => {
+  it('reads selectors with paths and renders {{#…#}} references', () => {
+    const pool = new VariablePool({ n: { obj: { a: [1, 2] }, s: 'x' }, sys: { query: 'q' } });
+    expect(pool.get(['n', 'obj', 'a'])).toEqual([1, 2]);
+    expect(pool.get(['n', 'missing', 'a'])).toBeUndefined();
+    expect(pool.render('{{#n.s#}}-{{#sys.query#}}-{{#n.obj#}}-{{#n.none#}}-{{#$output.f#}}')).toBe('x-q-{"a":[1,2]}--{{#$output.f#}}');
+    expect(templateSegments('a{{#n.s#}}b')).toEqual([{ text: 'a' }, { selector: ['n', 's'] }, { text: 'b' }]);
+  });
+});
+
+describe('comparison operators', () => {
+  const cases: [Parameters<typeof compare>[0], unknown, unknown, boolean][] = [
+    ['contains', 'hello world', 'hello', true],
+    ['contains', 'Hello', 'hello', false],
+    ['not contains', ['a', 'b'], 'c', true],
+    ['start with', 'abc', 'ab', true],
+    ['end with', 'abc', 'bc', true],
+    ['is', 'x', 'x', true],
+    ['is not', 'x', 'y', true],
+    ['empty', '', undefined, true],
+    ['not empty', [1], undefined, true],
+    ['in', 'b', ['a', 'b'], true],
+    ['not in', 'c', ['a', 'b'], true],
+    ['all of', ['a', 'b', 'c'], ['a', 'c'], true],
+    ['=', 1, '1', true],
+    ['≠', 1, '2', true],
+    ['>', 3, '2', true],
+    ['<', 1, '2', true],
+    ['≥', 5, '5', true],
+    ['≤', 6, '5', false],
+    ['null', null, undefined, true],
+    ['not null', 0, undefined, true],
+    ['exists', 'x', undefined, true],
+    ['not exists', undefined, undefined, true],
+  ];
+  for (const [op, actual, expected, result] of cases) {
+    it(`${JSON.stringify(actual)} ${op} ${JSON.stringify(expected)} → ${result}`, () => expect(compare(op, actual, expected)).toBe(result));
+  }
+});
+
+describe('graph compile and readiness', () => {
+  it('refuses an unsupported node naming id and type', () => {
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'knowledge-retrieval' }], [['start', 'k']])))).toThrow(GraphError);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'knowledge-retrieval' }], [['start', 'k']])))).toThrow(/node k has type "knowledge-retrieval"/);
+  });
+
+  it('a branch skip propagates until a join that has a taken edge', () => {
+    const g = compileGraph(
+      doc(
+        workflowDsl(
+          [startNode(), { id: 'if', type: 'if-else', cases: [{ case_id: 'c', conditions: [{ variable_selector: ['start', 'x'], comparison_operator: 'empty' }] }] }, templateNode('a', 'a'), templateNode('a2', 'a2'), templateNode('b', 'b'), templateNode('j', 'j'), endNode({})],
+          [['start', 'if'], ['if', 'a', 'c'], ['a', 'a2'], ['if', 'b', 'false'], ['a2', 'j'], ['b', 'j'], ['j', 'end']],
+        ),
+      ),
+    );
+    const st = initialState(g, {});
+    expect(completeNode(g, st, 'start')).toEqual(['if']);
+    const ready = completeNode(g, st, 'if', (e) => e.handle === 'false');
+    expect(ready).toEqual(['b']);
+    expect(st.nodes.a).toBe('skipped');
+    expect(st.nodes.a2).toBe('skipped');
+    expect(st.nodes.j).toBe('unknown');
+    expect(completeNode(g, st, 'b')).toEqual(['j']);
+  });
+
+  it('the state round-trips through JSON with its version', () => {
+    const g = compileGraph(doc(workflowDsl([startNode(), endNode({})], [['start', 'end']])));
+    const st = initialState(g, { start: { a: 1 } });
+    const back = readState(JSON.parse(JSON.stringify(st)));
+    expect(back).toEqual(st);
+    expect(() => readState({ ...st, v: 99 })).toThrow(/version 99/);
+  });
+});
