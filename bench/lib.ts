@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { loadConfig, type Config } from '../src/config.js';
-import { createRuntime, type Runtime } from '../src/runtime.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../src/runtime.js';
 import { buildServer } from '../src/http/server.js';
 import { createLogger } from '../src/infra/logger.js';
 import type { FastifyInstance } from 'fastify';
@@ -16,10 +16,10 @@ export interface BenchServer {
 }
 
 /** The real server on a free port over a fresh SQLite file (or DATABASE_URL when set). */
-export async function benchServer(env: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<BenchServer> {
+export async function benchServer(env: Record<string, string> = {}, overrides: Partial<Config> = {}, ports: Omit<RuntimeOptions, 'logger'> = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-'));
   const config = loadConfig({ DOVETAIL_DATA_DIR: dataDir, ...env }, { logLevel: 'silent', seedExamples: false, ...overrides });
-  const runtime = await createRuntime(config, { logger: createLogger('silent') });
+  const runtime = await createRuntime(config, { ...ports, logger: createLogger('silent') });
   const app = await buildServer(runtime);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();

@@ -332,3 +332,13 @@ describe('stop and disconnect', () => {
     expect(log.some((e) => e.event === 'node_started')).toBe(true);
   });
 });
+
+describe('examples', () => {
+  it('every examples/*.yml imports (they double as `npm start` seeds)', async () => {
+    const { readdirSync } = await import('node:fs');
+    const { PROJECT_ROOT } = await import('../helpers/fixtures.js');
+    const files = readdirSync(`${PROJECT_ROOT}/examples`).filter((f) => f.endsWith('.yml'));
+    expect(files.length).toBeGreaterThanOrEqual(5);
+    for (const f of files) await expect(s.importApp(example(f)), f).resolves.toHaveProperty('apiKey');
+  });
+});
