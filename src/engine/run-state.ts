@@ -29,6 +29,8 @@ export interface RunState {
   outputs: Record<string, unknown>;
   /** Chatflow: the answer streamed so far. */
   answer: string;
+  /** Chatflow: answer node id → template segments already streamed live by an LLM node. */
+  streamed?: Record<string, number>;
   /** Milliseconds already spent running before the current resume. */
   elapsedMs: number;
 }

@@ -82,6 +82,8 @@ export interface NodeContext {
   readonly conversationId: string | null;
   readonly ports: EnginePorts;
   readonly signal: AbortSignal;
+  /** Answer nodes: how many leading template segments were already streamed (by an LLM node). */
+  readonly streamedSegments: number;
   emit(e: NodeStreamEvent): void;
 }
 

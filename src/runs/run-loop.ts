@@ -3,6 +3,7 @@ import { executeNode, type NodeResult } from '../engine/execute-node.js';
 import { completeNode, type RunState } from '../engine/run-state.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import type { AppKind, EnginePorts, Graph, NodeStreamEvent } from '../engine/types.js';
+import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
 import type { RunJournal } from './journal.js';
 
 /** Terminal and paused statuses a run loop ends with. */
@@ -70,6 +71,7 @@ export class RunLoop {
   readonly #beforeFinish: ((end: RunEnd) => Promise<void>) | undefined;
   #stopReason: string | undefined;
   #failure: string | undefined;
+  readonly #streams: ReadonlyMap<string, AnswerStream>;
 
   constructor(opts: {
     meta: RunMeta;
@@ -88,6 +90,7 @@ export class RunLoop {
     this.#journal = opts.journal;
     this.#limits = opts.limits;
     this.#beforeFinish = opts.beforeFinish;
+    this.#streams = opts.meta.mode === 'advanced-chat' ? answerStreams(opts.graph) : new Map();
   }
 
   /** Stops before the next node and aborts in-flight model calls (idempotent). */
@@ -107,23 +110,32 @@ export class RunLoop {
     this.#journal.append(this.#frame(event, data));
   }
 
+  #message(text: string): void {
+    const m = this.#meta;
+    this.#state.answer += text;
+    this.#journal.append({ event: 'message', conversation_id: m.conversationId, message_id: m.messageId, created_at: sec(m.createdAt), task_id: m.taskId, id: m.messageId, answer: text });
+  }
+
   #onNodeEvent(e: NodeStreamEvent): void {
     const m = this.#meta;
     switch (e.type) {
-      case 'text':
-        if (m.mode === 'workflow') this.#emit('text_chunk', { text: e.text, from_variable_selector: [...e.selector] });
+      case 'text': {
+        if (m.mode === 'workflow') {
+          this.#emit('text_chunk', { text: e.text, from_variable_selector: [...e.selector] });
+          return;
+        }
+        const stream = this.#streams.get(e.selector[0]!);
+        if (!stream) return;
+        const streamed = (this.#state.streamed ??= {});
+        if (streamed[stream.answerId] === undefined) {
+          streamed[stream.answerId] = stream.consumed;
+          if (stream.prefix) this.#message(stream.prefix);
+        }
+        this.#message(e.text);
         return;
+      }
       case 'answer':
-        this.#state.answer += e.text;
-        this.#journal.append({
-          event: 'message',
-          conversation_id: m.conversationId,
-          message_id: m.messageId,
-          created_at: sec(m.createdAt),
-          task_id: m.taskId,
-          id: m.messageId,
-          answer: e.text,
-        });
+        this.#message(e.text);
         return;
       case 'human_input_form_filled':
       case 'human_input_form_timeout':
@@ -314,6 +326,7 @@ export class RunLoop {
           conversationId: m.conversationId,
           ports: this.#ports,
           signal: this.#abort.signal,
+          streamedSegments: this.#state.streamed?.[node.id] ?? 0,
           emit: (e) => this.#onNodeEvent(e),
         },
         (retryIndex, error) => this.#emit('node_retry', this.#finished(flight, 'retry', error, null, null, null, null, { retry_index: retryIndex })),

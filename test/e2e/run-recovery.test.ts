@@ -100,3 +100,17 @@ describe('two servers on one database', () => {
     }
   });
 });
+
+describe('global time limit', () => {
+  it('a run over WORKFLOW_MAX_EXECUTION_TIME fails with a message naming the limit, and its model call is aborted', async () => {
+    const s = await startServer({ env: { WORKFLOW_MAX_EXECUTION_TIME: '1' }, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
+    try {
+      const { apiKey } = await s.importApp(slow);
+      const body = await (await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, user: 'u' }) })).json();
+      expect(body.data).toMatchObject({ status: 'failed', error: 'Max execution time 1s reached.' });
+      await fake.waitForAbort();
+    } finally {
+      await s.close();
+    }
+  });
+});
