@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, WorkflowNodeExecutionTable, WorkflowRunTable } from '../store/schema.js';
+import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { Bus } from '../infra/bus/bus.js';
 import type { Clock } from '../infra/clock.js';
 
@@ -21,7 +21,6 @@ export class RunJournal {
   readonly #runId: string;
   #seq: number;
   #events: { run_id: string; seq: number; event: string; payload: string; created_at: number }[] = [];
-  #nodes: WorkflowNodeExecutionTable[] = [];
   #patch: RunPatch = {};
   #snapshot: (() => string) | undefined;
   #scheduled = false;
@@ -54,12 +53,6 @@ export class RunJournal {
     this.#schedule();
   }
 
-  /** Records a finished node execution with the next flush. */
-  recordNode(row: WorkflowNodeExecutionTable): void {
-    this.#nodes.push(row);
-    this.#schedule();
-  }
-
   /** Saves the run state with the next flush (serialized then, so it is the latest state). */
   saveSnapshot(serialize: () => string): void {
     this.#snapshot = serialize;
@@ -86,19 +79,16 @@ export class RunJournal {
 
   async #write(): Promise<void> {
     const events = this.#events;
-    const nodes = this.#nodes;
     const patch = this.#patch;
     const snapshot = this.#snapshot;
-    if (events.length === 0 && nodes.length === 0 && Object.keys(patch).length === 0 && !snapshot) return;
+    if (events.length === 0 && Object.keys(patch).length === 0 && !snapshot) return;
     this.#events = [];
-    this.#nodes = [];
     this.#patch = {};
     this.#snapshot = undefined;
     const now = this.#clock.now();
     const lastSeq = events.length ? events[events.length - 1]!.seq : undefined;
     await this.#db.transaction().execute(async (trx) => {
       for (let i = 0; i < events.length; i += 500) await trx.insertInto('workflow_run_events').values(events.slice(i, i + 500)).execute();
-      for (let i = 0; i < nodes.length; i += 200) await trx.insertInto('workflow_node_executions').values(nodes.slice(i, i + 200)).execute();
       if (snapshot) {
         const state = snapshot();
         await trx

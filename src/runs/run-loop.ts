@@ -51,7 +51,22 @@ interface Flight {
   readonly from: string | null;
   readonly index: number;
   readonly startedAt: number;
-  readonly started: Record<string, unknown>;
+  readonly started: NodeStarted;
+}
+
+interface NodeStarted {
+  readonly id: string;
+  readonly node_id: string;
+  readonly node_type: string;
+  readonly title: string;
+  readonly index: number;
+  readonly predecessor_node_id: string | null;
+  readonly inputs: null;
+  readonly inputs_truncated: false;
+  readonly created_at: number;
+  readonly extras: Record<string, never>;
+  readonly iteration_id: null;
+  readonly loop_id: null;
 }
 
 /**
@@ -292,7 +307,7 @@ export class RunLoop {
     this.#state.steps += 1;
     this.#state.index += 1;
     const now = this.#ports.now();
-    const started = {
+    const started: NodeStarted = {
       id: this.#ports.newId(),
       node_id: node.id,
       node_type: node.type,
@@ -306,7 +321,7 @@ export class RunLoop {
       iteration_id: null,
       loop_id: null,
     };
-    this.#emit('node_started', started);
+    this.#emit('node_started', { ...started });
     return { nodeId, execId: started.id, from, index: this.#state.index, startedAt: now, started };
   }
 
@@ -345,12 +360,23 @@ export class RunLoop {
     outputs: Record<string, unknown> | null,
     processData: Record<string, unknown> | null,
     metadata: Record<string, unknown> | null,
-    extra: Record<string, unknown> = {},
+    extra: { retry_index?: number } = {},
   ): Record<string, unknown> {
     const now = this.#ports.now();
+    const st = flight.started;
     return {
-      ...flight.started,
+      id: st.id,
+      node_id: st.node_id,
+      node_type: st.node_type,
+      title: st.title,
+      index: st.index,
+      predecessor_node_id: st.predecessor_node_id,
       inputs,
+      inputs_truncated: false,
+      created_at: st.created_at,
+      extras: st.extras,
+      iteration_id: null,
+      loop_id: null,
       process_data: processData,
       process_data_truncated: false,
       outputs,
@@ -361,27 +387,12 @@ export class RunLoop {
       execution_metadata: metadata,
       finished_at: sec(now),
       files: [],
-      ...extra,
+      ...(extra.retry_index !== undefined ? { retry_index: extra.retry_index } : {}),
     };
   }
 
   #apply(flight: Flight, result: NodeResult, pausedNodes: string[], reasons: HumanInputRequired[]): void {
     const node = this.#graph.nodes.get(flight.nodeId)!;
-    const record = (status: string, error: string | null, outputs: Record<string, unknown> | null) =>
-      this.#journal.recordNode({
-        id: flight.execId,
-        run_id: this.#meta.id,
-        node_id: node.id,
-        node_type: node.type,
-        title: node.title,
-        idx: flight.index,
-        status,
-        error,
-        outputs: outputs ? JSON.stringify(outputs) : null,
-        elapsed_ms: this.#ports.now() - flight.startedAt,
-        created_at: flight.startedAt,
-        finished_at: this.#ports.now(),
-      });
     switch (result.type) {
       case 'succeeded':
       case 'exception': {
@@ -397,7 +408,6 @@ export class RunLoop {
               }
             : null;
         this.#emit('node_finished', this.#finished(flight, result.type, result.error, result.inputs, result.outputs, result.processData, meta));
-        record(result.type, result.error, result.outputs);
         if (node.type === 'end') Object.assign(this.#state.outputs, result.outputs);
         for (const next of completeNode(this.#graph, this.#state, node.id, result.take)) this.#state.pending.push({ node: next, from: node.id });
         return;
@@ -406,19 +416,16 @@ export class RunLoop {
         pausedNodes.push(node.id);
         reasons.push(result.required);
         this.#state.pending.push({ node: node.id, from: flight.from });
-        record('paused', null, null);
         return;
       case 'stopped': {
         const error = this.#stopReason ?? this.#failure ?? STOPPED_BY_USER;
         this.#emit('node_finished', this.#finished(flight, this.#stopReason !== undefined ? 'stopped' : 'failed', error, null, null, null, null));
-        record('stopped', error, null);
         return;
       }
       case 'failed':
         this.#failure ??= result.error;
         this.#abort.abort();
         this.#emit('node_finished', this.#finished(flight, 'failed', result.error, null, null, null, null));
-        record('failed', result.error, null);
         return;
     }
   }

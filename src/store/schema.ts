@@ -15,7 +15,6 @@ export interface Database {
   workflow_runs: WorkflowRunTable;
   workflow_run_events: WorkflowRunEventTable;
   workflow_run_snapshots: WorkflowRunSnapshotTable;
-  workflow_node_executions: WorkflowNodeExecutionTable;
 }
 
 export interface WorkspaceTable {
@@ -179,19 +178,4 @@ export interface WorkflowRunSnapshotTable {
   version: number;
   state: string;
   updated_at: number;
-}
-
-export interface WorkflowNodeExecutionTable {
-  id: string;
-  run_id: string;
-  node_id: string;
-  node_type: string;
-  title: string;
-  idx: number;
-  status: string;
-  error: string | null;
-  outputs: string | null;
-  elapsed_ms: number;
-  created_at: number;
-  finished_at: number | null;
 }

@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely';
 
-/** Workflow / chatflow runs, their node executions, the per-run event log and run snapshots. */
+/**
+ * Workflow / chatflow runs (with their durable stop flag and heartbeat), the per-run event log and
+ * run snapshots. Node executions live in the log (`node_started` / `node_finished` payloads).
+ */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('workflow_runs')
@@ -43,20 +46,4 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('state', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createTable('workflow_node_executions')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('run_id', 'text', (c) => c.notNull())
-    .addColumn('node_id', 'text', (c) => c.notNull())
-    .addColumn('node_type', 'text', (c) => c.notNull())
-    .addColumn('title', 'text', (c) => c.notNull())
-    .addColumn('idx', 'integer', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull())
-    .addColumn('error', 'text')
-    .addColumn('outputs', 'text')
-    .addColumn('elapsed_ms', 'bigint', (c) => c.notNull())
-    .addColumn('created_at', 'bigint', (c) => c.notNull())
-    .addColumn('finished_at', 'bigint')
-    .execute();
-  await db.schema.createIndex('workflow_node_executions_run').on('workflow_node_executions').columns(['run_id', 'idx']).execute();
 }
