@@ -8,7 +8,8 @@ import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { benchServer, fmt, median } from './lib.js';
 
 const NODES = 200;
-const RUNS = 15;
+const RUNS = 30;
+const WARMUP = 20;
 const TEMPLATE = '{{ v | length }}:{{ i }}';
 
 /** A linear chain of `NODES` template-transform nodes between start and end. */
@@ -43,7 +44,7 @@ async function dovetail(): Promise<number[]> {
   const app = await s.runtime.apps.importDsl(chainDsl());
   const { apiKey } = await s.runtime.keys.create('app', app.workspaceId, app.id);
   const times: number[] = [];
-  for (let i = 0; i < RUNS + 3; i++) {
+  for (let i = 0; i < RUNS + WARMUP; i++) {
     const t0 = performance.now();
     const r = await fetch(`${s.url}/v1/workflows/run`, {
       method: 'POST',
@@ -52,10 +53,10 @@ async function dovetail(): Promise<number[]> {
     });
     const body = (await r.json()) as { data: { status: string; total_steps: number } };
     if (body.data.status !== 'succeeded' || body.data.total_steps !== NODES + 2) throw new Error(`run did not succeed: ${JSON.stringify(body)}`);
-    if (i >= 3) times.push(performance.now() - t0);
+    if (i >= WARMUP) times.push(performance.now() - t0);
   }
   const events = await s.runtime.store.db.selectFrom('workflow_run_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  if (Number(events.n) < (RUNS + 3) * (2 * (NODES + 2) + 2)) throw new Error('event log incomplete');
+  if (Number(events.n) < (RUNS + WARMUP) * (2 * (NODES + 2) + 2)) throw new Error('event log incomplete');
   await s.close();
   return times;
 }
@@ -74,10 +75,10 @@ async function langgraph(): Promise<number[]> {
   const saver = SqliteSaver.fromConnString(path.join(dir, 'checkpoints.db'));
   const compiled = g.compile({ checkpointer: saver });
   const times: number[] = [];
-  for (let i = 0; i < RUNS + 3; i++) {
+  for (let i = 0; i < RUNS + WARMUP; i++) {
     const t0 = performance.now();
     await compiled.invoke({ v: 'app', i: String(i) }, { configurable: { thread_id: `run-${i}` }, recursionLimit: NODES + 10 });
-    if (i >= 3) times.push(performance.now() - t0);
+    if (i >= WARMUP) times.push(performance.now() - t0);
   }
   rmSync(dir, { recursive: true, force: true });
   return times;
@@ -89,7 +90,7 @@ export async function run(): Promise<void> {
   const ours = median(await dovetail()) / NODES;
   process.stdout.write(
     [
-      `${NODES}-node template-transform chain, blocking, median of ${RUNS} runs`,
+      `${NODES}-node template-transform chain, blocking, median of ${RUNS} runs after ${WARMUP} warm-up runs`,
       `Dovetail (HTTP, SQLite event log + snapshot persisted)   ${fmt(ours, 4)} ms/node`,
       `LangGraph.js 1.7.3 (SqliteSaver checkpointer), baseline  ${fmt(lg, 4)} ms/node`,
       `ratio: Dovetail is ${fmt(lg / ours, 1)}x faster per node (target ≥ 10x)`,
