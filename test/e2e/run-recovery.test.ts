@@ -85,14 +85,24 @@ describe('two servers on one database', () => {
       const { apiKey } = await a.importApp(slow);
       const r = await fetch(`${a.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'u' }) });
       const events: Record<string, unknown>[] = [];
+      let mirror: Promise<Record<string, unknown>[]> | undefined;
       for await (const f of readSse(r)) {
         if (f.kind !== 'data') continue;
         events.push(f.data);
         if (f.data.event === 'text_chunk' && events.filter((e) => e.event === 'text_chunk').length === 1) {
+          // the other instance reads the same log: it can replay and tail the run too
+          const m = await fetch(`${b.api}/workflow/${f.data.workflow_run_id}/events?user=u&include_state_snapshot=true`, { headers: headers(apiKey) });
+          mirror = (async () => {
+            const got: Record<string, unknown>[] = [];
+            for await (const g of readSse(m)) if (g.kind === 'data') got.push(g.data);
+            return got;
+          })();
           await fetch(`${b.api}/workflows/tasks/${f.data.task_id}/stop`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ user: 'ops' }) });
         }
       }
       expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'stopped' } });
+      const mirrored = await mirror!;
+      expect(mirrored.map((e) => e.event)).toEqual(events.map((e) => e.event));
       expect(events.some((e) => (e.data as { node_id?: string })?.node_id === 'after')).toBe(false);
     } finally {
       await b.stop();
