@@ -11,7 +11,7 @@ import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
 import type { AppKind, EnginePorts, Graph } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
-import { RunJournal } from './journal.js';
+import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
 import { RunLoop, STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta } from './run-loop.js';
 import { DbConversationMemory } from './conversation-memory.js';
@@ -320,23 +320,38 @@ export class RunService implements RunResumer {
 
   /** RunResumer: a paused run ends `stopped` (user stop or global timeout) and its forms close. */
   async stop(runId: string, reason: string): Promise<void> {
-    const now = this.#clock.now();
-    const r = await this.#db
-      .updateTable('workflow_runs')
-      .set({ status: 'stopped', error: reason, finished_at: now, stop_requested: 1 })
-      .where('id', '=', runId)
-      .where('status', '=', 'paused')
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) return;
-    const run = (await this.find(runId))!;
-    const app = await this.#findApp(run.app_id);
-    const user = await this.#db.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
-    const journal = new RunJournal(this.#db, this.#bus, this.#clock, runId, Number(run.last_seq));
-    const frame = finishedFrame(run, user?.session_id ?? '', app?.id ?? run.app_id);
-    journal.append(frame);
-    await journal.flush();
-    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'stopped', error: reason, updated_at: now }).where('id', '=', run.message_id).execute();
+    const run = await this.#endWithFrame(runId, ['paused'], 'stopped', reason);
+    if (!run) return;
+    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'stopped', error: reason, updated_at: this.#clock.now() }).where('id', '=', run.message_id).execute();
     await this.#humanInput?.closeForms(runId).catch(() => undefined);
+  }
+
+  /**
+   * Ends a run that is not executing anywhere (paused, or orphaned): in one transaction a
+   * compare-and-set of its status and the append of its `workflow_finished` frame, then the
+   * doorbell. Returns the ended row, or undefined when the run was not in `from`.
+   */
+  async #endWithFrame(runId: string, from: string[], status: 'stopped' | 'failed', error: string): Promise<RunRow | undefined> {
+    const now = this.#clock.now();
+    const ended = await this.#db.transaction().execute(async (trx) => {
+      const res = await trx
+        .updateTable('workflow_runs')
+        .set((eb) => ({ status, error, finished_at: now, stop_requested: status === 'stopped' ? 1 : eb.ref('stop_requested'), last_seq: eb('last_seq', '+', 1) }))
+        .where('id', '=', runId)
+        .where('status', 'in', from)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return undefined;
+      const run = await trx.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
+      const user = await trx.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
+      const frame = finishedFrame(run, user?.session_id ?? '', run.app_id);
+      await trx
+        .insertInto('workflow_run_events')
+        .values({ run_id: runId, seq: Number(run.last_seq), event: 'workflow_finished', payload: JSON.stringify(frame), created_at: now })
+        .execute();
+      return run;
+    });
+    if (ended) await this.#bus.publish(runChannel(runId), String(ended.last_seq)).catch(() => undefined);
+    return ended;
   }
 
   /**
@@ -415,20 +430,9 @@ export class RunService implements RunResumer {
   }
 
   async #failRun(runId: string, error: string): Promise<boolean> {
-    const now = this.#clock.now();
-    const res = await this.#db
-      .updateTable('workflow_runs')
-      .set({ status: 'failed', error, finished_at: now })
-      .where('id', '=', runId)
-      .where('status', 'in', ['running', 'paused'])
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) return false;
-    const run = (await this.find(runId))!;
-    const user = await this.#db.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
-    const journal = new RunJournal(this.#db, this.#bus, this.#clock, runId, Number(run.last_seq));
-    journal.append(finishedFrame(run, user?.session_id ?? '', run.app_id));
-    await journal.flush();
-    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'error', error, updated_at: now }).where('id', '=', run.message_id).execute();
+    const run = await this.#endWithFrame(runId, ['running', 'paused'], 'failed', error);
+    if (!run) return false;
+    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'error', error, updated_at: this.#clock.now() }).where('id', '=', run.message_id).execute();
     this.#logger.warn({ runId, error }, 'run failed by recovery');
     return true;
   }
