@@ -5,69 +5,12 @@ import { VariablePool } from '../engine/variable-pool.js';
 import type { AppKind, EnginePorts, Graph, NodeStreamEvent } from '../engine/types.js';
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
 import type { RunJournal } from './journal.js';
+import { usageOf } from './frames.js';
+import { STOPPED_BY_USER, type Flight, type NodeStarted, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
 
-/** Terminal and paused statuses a run loop ends with. */
-export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'stopped', 'partial-succeeded', 'paused'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-/** The identity of a run, fixed for its whole life (across resumes). */
-export interface RunMeta {
-  readonly id: string;
-  readonly taskId: string;
-  readonly appId: string;
-  readonly workflowId: string;
-  readonly mode: AppKind;
-  readonly endUserId: string;
-  /** The caller's `user` string. */
-  readonly user: string;
-  readonly conversationId: string | null;
-  readonly messageId: string | null;
-  /** Epoch ms. */
-  readonly createdAt: number;
-  readonly inputs: Readonly<Record<string, unknown>>;
-}
-
-export interface RunLimits {
-  readonly maxSteps: number;
-  readonly maxTimeMs: number;
-}
-
-export interface RunEnd {
-  readonly status: Exclude<RunStatus, 'running'>;
-  readonly outputs: Record<string, unknown>;
-  readonly error: string | null;
-  readonly state: RunState;
-  readonly elapsedMs: number;
-  readonly finishedAt: number | null;
-}
-
-export const STOPPED_BY_USER = 'Stopped by user.';
+export { STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta };
 
 const sec = (ms: number) => Math.floor(ms / 1000);
-
-interface Flight {
-  readonly nodeId: string;
-  readonly execId: string;
-  readonly from: string | null;
-  readonly index: number;
-  readonly startedAt: number;
-  readonly started: NodeStarted;
-}
-
-interface NodeStarted {
-  readonly id: string;
-  readonly node_id: string;
-  readonly node_type: string;
-  readonly title: string;
-  readonly index: number;
-  readonly predecessor_node_id: string | null;
-  readonly inputs: null;
-  readonly inputs_truncated: false;
-  readonly created_at: number;
-  readonly extras: Record<string, never>;
-  readonly iteration_id: null;
-  readonly loop_id: null;
-}
 
 /**
  * Runs a graph from a state: starts ready nodes (parallel branches run concurrently), and between
@@ -429,21 +372,4 @@ export class RunLoop {
         return;
     }
   }
-}
-
-function usageOf(tokens: number, elapsedMs: number): Record<string, unknown> {
-  return {
-    prompt_tokens: 0,
-    prompt_unit_price: '0',
-    prompt_price_unit: '0',
-    prompt_price: '0',
-    completion_tokens: 0,
-    completion_unit_price: '0',
-    completion_price_unit: '0',
-    completion_price: '0',
-    total_tokens: tokens,
-    total_price: '0',
-    currency: 'USD',
-    latency: elapsedMs / 1000,
-  };
 }

@@ -15,6 +15,7 @@ import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
 import { RunLoop, STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta } from './run-loop.js';
 import { DbConversationMemory } from './conversation-memory.js';
+import { finishedFrame } from './frames.js';
 
 export interface RunServiceConfig extends RunLimits {
   /** A `running` run whose heartbeat is older than this is an orphan (its process died). */
@@ -44,6 +45,7 @@ export interface StartedRun {
 }
 
 export type RunRow = WorkflowRunTable;
+export { finishedFrame };
 
 const STOP_CHANNEL = (runId: string) => `stop:${runId}`;
 
@@ -443,36 +445,4 @@ export class RunService implements RunResumer {
     for (const { loop } of this.#active.values()) loop.requestStop('The server is shutting down.');
     await Promise.all([...this.#active.values()].map((a) => a.done));
   }
-}
-
-/** The `workflow_finished` frame of an ended run, built from its row (events endpoint, stop of a paused run). */
-export function finishedFrame(run: RunRow, user: string, workflowId: string): { event: string; [k: string]: unknown } {
-  const sec = (ms: number | null) => (ms === null ? null : Math.floor(Number(ms) / 1000));
-  const data = {
-    id: run.id,
-    workflow_id: workflowId,
-    status: run.status,
-    outputs: run.outputs ? (JSON.parse(run.outputs) as unknown) : null,
-    error: run.error,
-    elapsed_time: Number(run.elapsed_ms) / 1000,
-    total_tokens: Number(run.total_tokens),
-    total_steps: Number(run.total_steps),
-    created_by: { id: run.end_user_id, user },
-    created_at: sec(run.created_at),
-    finished_at: sec(run.finished_at),
-    exceptions_count: Number(run.exceptions_count),
-    files: [],
-  };
-  if (run.mode === 'advanced-chat') {
-    return {
-      event: 'workflow_finished',
-      conversation_id: run.conversation_id,
-      message_id: run.message_id,
-      created_at: sec(run.created_at),
-      task_id: run.task_id,
-      workflow_run_id: run.id,
-      data,
-    };
-  }
-  return { event: 'workflow_finished', workflow_run_id: run.id, task_id: run.task_id, data };
 }

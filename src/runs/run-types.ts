@@ -1,0 +1,65 @@
+import type { AppKind } from '../engine/types.js';
+import type { RunState } from '../engine/run-state.js';
+
+/** Terminal and paused statuses a run loop ends with. */
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'stopped', 'partial-succeeded', 'paused'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The identity of a run, fixed for its whole life (across resumes). */
+export interface RunMeta {
+  readonly id: string;
+  readonly taskId: string;
+  readonly appId: string;
+  readonly workflowId: string;
+  readonly mode: AppKind;
+  readonly endUserId: string;
+  /** The caller's `user` string. */
+  readonly user: string;
+  readonly conversationId: string | null;
+  readonly messageId: string | null;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  readonly inputs: Readonly<Record<string, unknown>>;
+}
+
+export interface RunLimits {
+  readonly maxSteps: number;
+  readonly maxTimeMs: number;
+}
+
+export interface RunEnd {
+  readonly status: Exclude<RunStatus, 'running'>;
+  readonly outputs: Record<string, unknown>;
+  readonly error: string | null;
+  readonly state: RunState;
+  readonly elapsedMs: number;
+  readonly finishedAt: number | null;
+}
+
+export const STOPPED_BY_USER = 'Stopped by user.';
+
+
+export interface Flight {
+  readonly nodeId: string;
+  readonly execId: string;
+  readonly from: string | null;
+  readonly index: number;
+  readonly startedAt: number;
+  readonly started: NodeStarted;
+}
+
+export interface NodeStarted {
+  readonly id: string;
+  readonly node_id: string;
+  readonly node_type: string;
+  readonly title: string;
+  readonly index: number;
+  readonly predecessor_node_id: string | null;
+  readonly inputs: null;
+  readonly inputs_truncated: false;
+  readonly created_at: number;
+  readonly extras: Record<string, never>;
+  readonly iteration_id: null;
+  readonly loop_id: null;
+}
+
