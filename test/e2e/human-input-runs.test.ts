@@ -249,3 +249,30 @@ describe('parallel human-input branches', () => {
     expect(st.status).toBe('succeeded');
   });
 });
+
+describe('durability', () => {
+  it('a run paused by one server is resumed by another process after a restart (no memory held)', async () => {
+    const gw = new MemoryHumanInput();
+    const first = await startServer({ runtime: { humanInput: gw } });
+    gw.resumer = first.runtime.runs;
+    const { apiKey } = await first.importApp(example('workflow-approval.yml'));
+    const r = await fetch(`${first.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: { draft: 'persisted' }, response_mode: 'streaming', user: 'dana' }) });
+    const ev = dataFrames(parseSse(await r.text())) as Ev[];
+    const runId = String(ev[0]!.workflow_run_id);
+    const token = String(ev.find((e) => e.event === 'human_input_required')!.data.form_token);
+    const { restartServer } = await import('../helpers/server.js');
+    const second = await restartServer(first, { runtime: { humanInput: gw } });
+    try {
+      gw.resumer = second.runtime.runs;
+      expect((await second.runtime.runs.find(runId))!.status).toBe('paused');
+      await gw.submit(token, 'reject', { comment: 'after restart' });
+      const res = await fetch(`${second.api}/workflow/${runId}/events?user=dana&include_state_snapshot=true`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const all = dataFrames(parseSse(await res.text())) as Ev[];
+      const last = all.at(-1)!;
+      expect(last.event).toBe('workflow_finished');
+      expect(last.data).toMatchObject({ status: 'succeeded', outputs: { decision: 'rejected: after restart' } });
+    } finally {
+      await second.close();
+    }
+  });
+});
