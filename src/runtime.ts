@@ -36,6 +36,11 @@ export interface Runtime {
   readonly runs: RunService;
   /** Chatflow messages and conversations. */
   readonly chatflow: ChatflowService;
+  /**
+   * The Human Input gateway the `human-input` node asks (src/forms plugs itself in here, or passes
+   * `humanInput` to `createRuntime`). Unset: runs reaching a human-input node fail with a clear error.
+   */
+  humanInput: HumanInputGateway | undefined;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -98,6 +103,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     bus,
     runs,
     chatflow,
+    get humanInput() {
+      return runs.humanInput;
+    },
+    set humanInput(gateway: HumanInputGateway | undefined) {
+      runs.setHumanInputGateway(gateway);
+    },
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

@@ -9,7 +9,9 @@ let s: TestServer;
 const gateway = new MemoryHumanInput();
 
 beforeAll(async () => {
-  s = await startServer({ runtime: { humanInput: gateway } });
+  s = await startServer();
+  // the plug point the form store uses
+  s.runtime.humanInput = gateway;
   gateway.resumer = s.runtime.runs;
 });
 afterAll(async () => s?.close());
