@@ -81,6 +81,12 @@ describe('human-input: pause, resume, branch (approval example)', () => {
     expect(state.pending).toEqual([{ node: 'review', from: 'start' }]);
   });
 
+  it('blocking mode answers with status paused', async () => {
+    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(key), body: JSON.stringify({ inputs: { draft: 'b' }, user: 'alice' }) });
+    const body = await r.json();
+    expect(body.data).toMatchObject({ status: 'paused', outputs: {}, finished_at: null, error: null });
+  });
+
   it('a submit resumes along the chosen action; the reopened stream starts with the resumption', async () => {
     const ev = await startStreaming(key, { draft: 'D' });
     const runId = String(ev[0]!.workflow_run_id);

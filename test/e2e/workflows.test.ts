@@ -153,6 +153,13 @@ describe('mode and import checks', () => {
     await expect(s.importApp(workflowDsl([startNode(), templateNode('t', '{% if %}'), endNode({})], [['start', 't'], ['t', 'end']]))).rejects.toThrow(/node t \(template-transform\): template is not valid Jinja/);
   });
 
+  it('without a Human Input gateway a human-input node fails the run with a clear error', async () => {
+    const { apiKey } = await s.importApp(example('workflow-approval.yml'));
+    const body = await (await run(apiKey, { draft: 'x' })).json();
+    expect(body.data.status).toBe('failed');
+    expect(body.data.error).toMatch(/Human Input forms are not available/);
+  });
+
   it('stop of an unknown task is 200 success with no effect', async () => {
     const { apiKey } = await s.importApp(example('workflow-branching.yml'));
     const r = await fetch(`${s.api}/workflows/tasks/nope/stop`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ user: 'bob' }) });
