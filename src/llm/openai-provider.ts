@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { completionRequestError } from './errors.js';
+import { readOpenAIStream } from './openai-stream.js';
 import { messagesText, type ChatMessage, type GenerateChunk, type GenerateRequest, type ModelProvider } from './model-provider.js';
 
 export interface OpenAIProviderOptions {
@@ -58,36 +59,32 @@ export class OpenAIProvider implements ModelProvider {
 
   async *stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {
     const params = pickParams(req.params);
+    // The SDK builds, authenticates and sends the request and maps HTTP errors; the body is read
+    // by `readOpenAIStream`, which is several times faster than the SDK's per-event iterator.
+    let body: ReadableStream<Uint8Array> | null;
     try {
-      if (req.mode === 'completion') {
-        const stream = await this.#client.completions.create(
-          { model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params },
-          { signal: req.signal },
-        );
-        for await (const chunk of stream) {
-          const text = chunk.choices?.[0]?.text;
-          if (text) yield { type: 'text', text };
-          if (chunk.usage) yield { type: 'usage', usage: { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens } };
-        }
-        return;
-      }
-      const stream = await this.#client.chat.completions.create(
-        {
-          model: req.model,
-          messages: toOpenAIMessages(req.messages) as OpenAI.Chat.ChatCompletionMessageParam[],
-          stream: true,
-          stream_options: { include_usage: true },
-          ...params,
-        },
-        { signal: req.signal },
-      );
-      for await (const chunk of stream) {
-        const text = chunk.choices?.[0]?.delta?.content;
-        if (text) yield { type: 'text', text };
-        if (chunk.usage) yield { type: 'usage', usage: { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens } };
-      }
+      const response =
+        req.mode === 'completion'
+          ? await this.#client.completions
+              .create({ model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, { signal: req.signal })
+              .asResponse()
+          : await this.#client.chat.completions
+              .create(
+                {
+                  model: req.model,
+                  messages: toOpenAIMessages(req.messages) as OpenAI.Chat.ChatCompletionMessageParam[],
+                  stream: true,
+                  stream_options: { include_usage: true },
+                  ...params,
+                },
+                { signal: req.signal },
+              )
+              .asResponse();
+      body = response.body;
     } catch (err) {
       throw upstreamError(err);
     }
+    if (!body) throw completionRequestError('the upstream answered without a body');
+    yield* readOpenAIStream(body, req.signal);
   }
 }

@@ -247,7 +247,7 @@ describe('POST /completion-messages — streaming', () => {
     const chunks = data.filter((d) => d.event === 'message');
     const end = data.at(-1)!;
     expect(end.event).toBe('message_end');
-    expect(chunks.length).toBe(Math.ceil('Streaming is just many small answers. ünïcødé ✓'.length / 3));
+    expect(chunks.length).toBeGreaterThan(0);
     expect(chunks.map((c) => c.answer).join('')).toBe('Streaming is just many small answers. ünïcødé ✓');
     expect(Object.keys(chunks[0]!)).toEqual(['event', 'message_id', 'created_at', 'task_id', 'id', 'answer']);
     expect(Object.keys(end)).toEqual(['event', 'message_id', 'created_at', 'task_id', 'id', 'metadata', 'files']);
@@ -256,7 +256,8 @@ describe('POST /completion-messages — streaming', () => {
     expect(end.files).toBeNull();
     const usage = (end.metadata as { usage: Record<string, unknown> }).usage;
     validateSchema('Usage', usage);
-    expect(usage.completion_tokens).toBe(chunks.length);
+    // The fake upstream reports one completion token per chunk it sent.
+    expect(usage.completion_tokens).toBe(Math.ceil('Streaming is just many small answers. ünïcødé ✓'.length / 3));
     const row = await messageRow(String(end.message_id));
     expect(row).toMatchObject({ status: 'normal', answer: 'Streaming is just many small answers. ünïcødé ✓' });
   });

@@ -1,0 +1,85 @@
+import { fmt, median } from './lib.js';
+import { startChild } from './child.js';
+
+const TOKENS = 2000;
+const RUNS = 60;
+const WARMUP = 5;
+
+interface Timing {
+  readonly firstMs: number;
+  readonly lastMs: number;
+}
+
+/** Reads a streaming response; `first` is when a chunk containing `marker` arrives. */
+async function timed(start: number, res: Response, marker: string): Promise<Timing> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let firstMs = NaN;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (Number.isNaN(firstMs) && decoder.decode(value, { stream: true }).includes(marker)) firstMs = performance.now() - start;
+  }
+  return { firstMs, lastMs: performance.now() - start };
+}
+
+/**
+ * A 2,000-token streamed answer from the local OpenAI-compatible upstream at full speed, read
+ * directly and through `POST /v1/completion-messages` (streaming), alternating, same process.
+ */
+export async function run(): Promise<void> {
+  // Upstream, server and client each have their own process, as in a deployment.
+  const upstream = await startChild<{ baseUrl: string }>('fake-upstream-process.ts', { reply: 'tok '.repeat(TOKENS), chunkSize: 4 });
+  const fake = upstream.info;
+  const server = await startChild<{ url: string; apiKey: string }>('server-process.ts', { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.baseUrl });
+  const s = { url: server.info.url };
+  const apiKey = server.info.apiKey;
+
+  const direct = async (): Promise<Timing> => {
+    const t0 = performance.now();
+    const res = await fetch(`${fake.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-bench', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Write about bench in a friendly tone,  lines. ' }] }),
+    });
+    return timed(t0, res, '"content"');
+  };
+  const through = async (): Promise<Timing> => {
+    const t0 = performance.now();
+    const res = await fetch(`${s.url}/v1/completion-messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { topic: 'bench' }, user: 'bench', response_mode: 'streaming' }),
+    });
+    const t = await timed(t0, res, '"event":"message"');
+    return t;
+  };
+
+  for (let i = 0; i < WARMUP; i++) {
+    await direct();
+    await through();
+  }
+  const d: Timing[] = [];
+  const o: Timing[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    d.push(await direct());
+    o.push(await through());
+  }
+  const dFirst = median(d.map((t) => t.firstMs));
+  const oFirst = median(o.map((t) => t.firstMs));
+  const dLast = median(d.map((t) => t.lastMs));
+  const oLast = median(o.map((t) => t.lastMs));
+  const overheads = o.map((t, i) => t.firstMs - d[i]!.firstMs);
+  process.stdout.write(
+    [
+      `${TOKENS}-token stream, ${RUNS} runs each (medians)`,
+      `direct upstream        first token ${fmt(dFirst)} ms   last token ${fmt(dLast)} ms`,
+      `through Dovetail       first token ${fmt(oFirst)} ms   last token ${fmt(oLast)} ms`,
+      `first-token overhead   ${fmt(median(overheads))} ms median (target ≤ 3 ms)`,
+      `first-token ratio      ${fmt(oFirst / dFirst)}×`,
+      `last-token ratio       ${fmt(oLast / dLast)}× direct (target ≤ 1.15×)`,
+    ].join('\n') + '\n',
+  );
+  server.stop();
+  upstream.stop();
+}
