@@ -53,6 +53,8 @@ export interface Config {
   };
   /** Longest a generation may run before it is aborted, in seconds (`APP_MAX_EXECUTION_TIME`, default 1200). */
   readonly appMaxExecutionSeconds: number;
+  /** Keep-alive interval of generation streams, ms (`SSE_PING_INTERVAL_MS`, default 10000 as Dify). */
+  readonly ssePingIntervalMs: number;
   /** Largest `limit` of `GET /app/feedbacks` (`FEEDBACK_LIST_MAX_LIMIT`, default 101 as Dify). */
   readonly feedbackListMaxLimit: number;
   /** Price table keyed by model name. */
@@ -145,6 +147,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       openaiCompatible: { apiKey: str(env, file, 'OPENAI_API_COMPATIBLE_API_KEY'), baseUrl: str(env, file, 'OPENAI_API_COMPATIBLE_BASE_URL') },
     },
     appMaxExecutionSeconds: int(env, file, 'APP_MAX_EXECUTION_TIME', 1200, 1),
+    ssePingIntervalMs: int(env, file, 'SSE_PING_INTERVAL_MS', 10_000, 10),
     feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),
     prices: readPrices(file),
     seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',

@@ -393,3 +393,40 @@ describe('per-app concurrency limit', () => {
     }
   });
 });
+
+describe('a hanging upstream', () => {
+  it('the owner can stop before the first token: the upstream sees the close, message_end has an empty answer', async () => {
+    fake.behaviour = { hang: true };
+    const r = await post({ inputs: { topic: 'x' }, user: 'hank', response_mode: 'streaming' });
+    expect(r.status).toBe(200);
+    // No frame carries the task id yet; the stored running message does.
+    const row = await s.runtime.store.db.selectFrom('messages').selectAll().where('status', '=', 'running').orderBy('created_at', 'desc').executeTakeFirst();
+    const stop = await post({ user: 'hank' }, key, `/completion-messages/${row!.task_id}/stop`);
+    expect(await stop.json()).toEqual({ result: 'success' });
+    await fake.waitForAbort();
+    const data = dataFrames(parseSse(await r.text()));
+    expect(data).toHaveLength(1);
+    expect(data[0]).toMatchObject({ event: 'message_end', task_id: row!.task_id, message_id: row!.id });
+    expect(await messageRow(row!.id)).toMatchObject({ status: 'stopped', answer: '' });
+  });
+
+  it('keep-alive pings while waiting, then APP_MAX_EXECUTION_TIME ends the run with an error event naming the limit', async () => {
+    const slow = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, SSE_PING_INTERVAL_MS: '50', APP_MAX_EXECUTION_TIME: '1' } });
+    try {
+      const app = await slow.importApp(completionApp());
+      fake.behaviour = { hang: true };
+      const r = await fetch(`${slow.api}/completion-messages`, { method: 'POST', headers: headers(app.apiKey), body: JSON.stringify({ inputs: { topic: 'x' }, user: 'u', response_mode: 'streaming' }) });
+      const raw = await r.text();
+      const frames = parseSse(raw);
+      const pings = frames.filter((f) => f.kind === 'event');
+      expect(pings.length).toBeGreaterThan(0);
+      for (const p of pings) expect(p.raw).toBe('event: ping');
+      const data = dataFrames(frames);
+      expect(data).toHaveLength(1);
+      expect(data[0]).toMatchObject({ event: 'error', code: 'completion_request_error', status: 400, message: 'generation exceeded APP_MAX_EXECUTION_TIME (1 s)' });
+      await fake.waitForAbort();
+    } finally {
+      await slow.close();
+    }
+  });
+});

@@ -76,7 +76,7 @@ export const completionRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async 
       if (ev.type === 'end') sse.end();
     };
     run = await runtime.completions.start(input, deliver);
-    sse = openSse(reply);
+    sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs });
     for (const ev of early.splice(0)) deliver(ev);
     await run.done;
   });
