@@ -399,8 +399,13 @@ describe('a hanging upstream', () => {
     fake.behaviour = { hang: true };
     const r = await post({ inputs: { topic: 'x' }, user: 'hank', response_mode: 'streaming' });
     expect(r.status).toBe(200);
-    // No frame carries the task id yet; the stored running message does.
-    const row = await s.runtime.store.db.selectFrom('messages').selectAll().where('status', '=', 'running').orderBy('created_at', 'desc').executeTakeFirst();
+    // No frame carries the task id yet; the running message (inserted alongside the upstream call) does.
+    const running = () => s.runtime.store.db.selectFrom('messages').selectAll().where('status', '=', 'running').where('end_user_id', 'in', s.runtime.store.db.selectFrom('end_users').select('id').where('session_id', '=', 'hank')).executeTakeFirst();
+    let row = await running();
+    for (let i = 0; i < 200 && !row; i++) {
+      await new Promise((res) => setTimeout(res, 10));
+      row = await running();
+    }
     const stop = await post({ user: 'hank' }, key, `/completion-messages/${row!.task_id}/stop`);
     expect(await stop.json()).toEqual({ result: 'success' });
     await fake.waitForAbort();
