@@ -10,18 +10,41 @@ interface Timing {
   readonly lastMs: number;
 }
 
-/** Reads a streaming response; `first` is when a chunk containing `marker` arrives. */
-async function timed(start: number, res: Response, marker: string): Promise<Timing> {
+/**
+ * Reads a streaming response as a client does: splits the event stream into `data:` lines and
+ * decodes each JSON event. `firstMs` is when the first token (`pick` returns text) is decoded,
+ * `lastMs` when the body ends. Both paths use this same reader.
+ */
+async function timed(start: number, res: Response, pick: (event: Record<string, unknown>) => string | undefined): Promise<Timing> {
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let firstMs = NaN;
+  let buf = '';
+  let tokens = '';
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (Number.isNaN(firstMs) && decoder.decode(value, { stream: true }).includes(marker)) firstMs = performance.now() - start;
+    buf += decoder.decode(value, { stream: true });
+    let start0 = 0;
+    let nl: number;
+    while ((nl = buf.indexOf('\n', start0)) >= 0) {
+      const line = buf.slice(start0, nl);
+      start0 = nl + 1;
+      if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+      const t = pick(JSON.parse(line.slice(6)) as Record<string, unknown>);
+      if (t) {
+        tokens += t;
+        if (Number.isNaN(firstMs)) firstMs = performance.now() - start;
+      }
+    }
+    buf = buf.slice(start0);
   }
+  if (tokens.length !== TOKENS * 4) throw new Error(`expected ${TOKENS * 4} characters, got ${tokens.length}`);
   return { firstMs, lastMs: performance.now() - start };
 }
+
+const openaiToken = (e: Record<string, unknown>) => (e.choices as { delta?: { content?: string } }[] | undefined)?.[0]?.delta?.content;
+const difyToken = (e: Record<string, unknown>) => (e.event === 'message' ? (e.answer as string) : undefined);
 
 /**
  * A 2,000-token streamed answer from the local OpenAI-compatible upstream at full speed, read
@@ -42,7 +65,7 @@ export async function run(): Promise<void> {
       headers: { authorization: 'Bearer sk-bench', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Write about bench in a friendly tone,  lines. ' }] }),
     });
-    return timed(t0, res, '"content"');
+    return timed(t0, res, openaiToken);
   };
   const through = async (): Promise<Timing> => {
     const t0 = performance.now();
@@ -51,8 +74,7 @@ export async function run(): Promise<void> {
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ inputs: { topic: 'bench' }, user: 'bench', response_mode: 'streaming' }),
     });
-    const t = await timed(t0, res, '"event":"message"');
-    return t;
+    return timed(t0, res, difyToken);
   };
 
   for (let i = 0; i < WARMUP; i++) {

@@ -11,7 +11,7 @@ export interface OpenAIProviderOptions {
 }
 
 /** `completion_params` keys forwarded to the upstream; others (Dify UI settings) are dropped. */
-const PASSED_PARAMS = ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequency_penalty', 'stop', 'seed', 'n'] as const;
+const PASSED_PARAMS = ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequency_penalty', 'stop', 'seed'] as const;
 
 function pickParams(params: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
