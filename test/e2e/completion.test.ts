@@ -328,7 +328,9 @@ describe('stop, disconnect', () => {
 
     // 2. The owner's stop aborts the upstream request.
     const stop = await post({ user: 'erin' }, key, `/completion-messages/${taskId}/stop`);
-    expect(await stop.json()).toEqual({ result: 'success' });
+    const stopped = await stop.json();
+    expect(stopped).toEqual({ result: 'success' });
+    validateResponse('/completion-messages/{task_id}/stop', 'post', 200, stopped);
     await fake.waitForAbort();
 
     // 3. The stream ends with message_end carrying the partial answer.

@@ -42,7 +42,9 @@ describe('POST /messages/{message_id}/feedbacks', () => {
 
     let r = await feedback(mid, { rating: 'like', content: 'great', user: 'alice' });
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ result: 'success' });
+    const ok = await r.json();
+    expect(ok).toEqual({ result: 'success' });
+    validateResponse('/messages/{message_id}/feedbacks', 'post', 200, ok);
     let items = (await list('?limit=101')).body.data.filter((f) => f.message_id === mid);
     expect(items).toHaveLength(1);
     const created = items[0]!;
