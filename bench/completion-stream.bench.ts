@@ -55,12 +55,13 @@ export async function run(): Promise<void> {
   const upstream = await startChild<{ baseUrl: string }>('fake-upstream-process.ts', { reply: 'tok '.repeat(TOKENS), chunkSize: 4 });
   const fake = upstream.info;
   const server = await startChild<{ url: string; apiKey: string }>('server-process.ts', { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.baseUrl });
+  const proxy = await startChild<{ baseUrl: string }>('pipe-proxy-process.ts', { upstream: fake.baseUrl });
   const s = { url: server.info.url };
   const apiKey = server.info.apiKey;
 
-  const direct = async (): Promise<Timing> => {
+  const direct = async (base = fake.baseUrl): Promise<Timing> => {
     const t0 = performance.now();
-    const res = await fetch(`${fake.baseUrl}/chat/completions`, {
+    const res = await fetch(`${base}/chat/completions`, {
       method: 'POST',
       headers: { authorization: 'Bearer sk-bench', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Write about bench in a friendly tone,  lines. ' }] }),
@@ -77,14 +78,18 @@ export async function run(): Promise<void> {
     return timed(t0, res, difyToken);
   };
 
+  const piped = () => direct(proxy.info.baseUrl);
   for (let i = 0; i < WARMUP; i++) {
     await direct();
+    await piped();
     await through();
   }
   const d: Timing[] = [];
+  const p: Timing[] = [];
   const o: Timing[] = [];
   for (let i = 0; i < RUNS; i++) {
     d.push(await direct());
+    p.push(await piped());
     o.push(await through());
   }
   const dFirst = median(d.map((t) => t.firstMs));
@@ -92,16 +97,21 @@ export async function run(): Promise<void> {
   const dLast = median(d.map((t) => t.lastMs));
   const oLast = median(o.map((t) => t.lastMs));
   const overheads = o.map((t, i) => t.firstMs - d[i]!.firstMs);
+  const pFirst = median(p.map((t) => t.firstMs));
+  const pLast = median(p.map((t) => t.lastMs));
   process.stdout.write(
     [
       `${TOKENS}-token stream, ${RUNS} runs each (medians)`,
       `direct upstream        first token ${fmt(dFirst)} ms   last token ${fmt(dLast)} ms`,
       `through Dovetail       first token ${fmt(oFirst)} ms   last token ${fmt(oLast)} ms`,
+      `bare pipe proxy        first token ${fmt(pFirst)} ms   last token ${fmt(pLast)} ms   (context: one extra process hop, no work)`,
       `first-token overhead   ${fmt(median(overheads))} ms median (target ≤ 3 ms)`,
       `first-token ratio      ${fmt(oFirst / dFirst)}×`,
       `last-token ratio       ${fmt(oLast / dLast)}× direct (target ≤ 1.15×)`,
+      `vs the bare proxy      first token +${fmt(median(o.map((t, i) => t.firstMs - p[i]!.firstMs)))} ms median, last token ${fmt(oLast / pLast)}×`,
     ].join('\n') + '\n',
   );
   server.stop();
+  proxy.stop();
   upstream.stop();
 }
