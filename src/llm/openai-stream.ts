@@ -10,7 +10,8 @@ interface StreamChunk {
 /**
  * Reads an OpenAI-protocol event stream (`data: {json}` lines, `data: [DONE]`) from a response
  * body. Everything that arrived in one network read is yielded as one text chunk, so a fast
- * upstream costs one downstream frame per read rather than per token. A body that breaks off
+ * upstream costs one downstream frame per read rather than per token (the first token is yielded
+ * on its own, as soon as it is decoded). A body that breaks off
  * throws `completion_request_error`; an aborted request rethrows the abort.
  */
 export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<GenerateChunk> {
@@ -18,6 +19,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
   const decoder = new TextDecoder();
   let buf = '';
   let finished = false;
+  let first = true;
   try {
     while (!finished) {
       let read: ReadableStreamReadResult<Uint8Array>;
@@ -53,6 +55,12 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
         const t = choice?.delta?.content ?? choice?.text;
         if (t) text += t;
         if (chunk.usage) usage = chunk.usage;
+        if (first && text) {
+          // The first token goes out at once; the rest of this read follows as one chunk.
+          first = false;
+          yield { type: 'text', text };
+          text = '';
+        }
       }
       buf = buf.slice(start);
       if (text) yield { type: 'text', text };

@@ -136,11 +136,12 @@ export class CompletionService {
       const messageId = newId();
       const controller = new AbortController();
       const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: endUser.id, controller });
-      const inserted = d.messages.insert(
+      // The row is written once the upstream request is on its way (it is awaited before the end).
+      const inserted = new Promise<void>((resolve) => setImmediate(resolve)).then(() => d.messages.insert(
         { id: messageId, appId: app.id, conversationId: messageId, endUserId: endUser.id, taskId, mode: 'completion', inputs, query: input.query, files: input.files ?? [], createdAt: startedAt },
         // Dify gives every completion message its own conversation; feedback items carry its id.
         { id: messageId, appId: app.id, endUserId: endUser.id, name: 'New conversation', inputs },
-      );
+      ));
       inserted.catch(() => undefined);
       const done = this.#generate({ provider, model, prompt, controller, startedAt, messageId, inserted, sink }).finally(() => {
         unregister();
