@@ -37,8 +37,8 @@ export type GenerateChunk =
   | { readonly type: 'usage'; readonly usage: ProviderUsage };
 
 export interface ModelProvider {
-  /** Provider name as resolved (`openai`, `anthropic`, `mock`, …). */
-  readonly name: string;
+  /** Provider name as resolved (`openai`, `anthropic`, `mock`, …); informational. */
+  readonly name?: string;
   /**
    * Streams the answer. Upstream failures throw `completion_request_error` (`ProviderError`, see
    * `errors.ts`); an aborted signal ends the iteration with the abort error.
