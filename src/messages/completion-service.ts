@@ -174,6 +174,14 @@ export class CompletionService {
   }): Promise<CompletionOutcome> {
     const d = this.#d;
     const { signal } = g.controller;
+    // A listener that throws (a broken socket, say) must not change the outcome or lose the message.
+    const emit = (ev: CompletionEvent) => {
+      try {
+        g.sink?.(ev);
+      } catch (err) {
+        d.logger.warn({ err, messageId: g.messageId }, 'stream listener failed');
+      }
+    };
     const limitS = d.config.appMaxExecutionSeconds;
     const timer = setTimeout(() => g.controller.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
     timer.unref();
@@ -186,7 +194,7 @@ export class CompletionService {
       for await (const chunk of chunks) {
         if (chunk.type === 'text') {
           answer += chunk.text;
-          g.sink?.({ type: 'message', text: chunk.text });
+          emit({ type: 'message', text: chunk.text });
         } else {
           reported = { ...reported, ...chunk.usage };
         }
@@ -234,7 +242,7 @@ export class CompletionService {
       error = internalServerError();
     }
     const outcome: CompletionOutcome = { status, answer, usage, error };
-    g.sink?.({ type: 'end', outcome });
+    emit({ type: 'end', outcome });
     return outcome;
   }
 }
