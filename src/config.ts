@@ -51,6 +51,10 @@ export interface Config {
   };
   /** Price table keyed by model name. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
+  /** Human Input global timeout in seconds; ≤ 0 disables it (`HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS`, default 7 days). */
+  readonly humanInputGlobalTimeoutSeconds: number;
+  /** How often waiting forms are checked for deadlines (`HUMAN_INPUT_TIMEOUT_SCAN_MS`, default 5000). */
+  readonly humanInputScanIntervalMs: number;
   /** Import `examples/*.yml` and print their keys when the database has no apps. */
   readonly seedExamples: boolean;
 }
@@ -138,6 +142,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       anthropic: { apiKey: str(env, file, 'ANTHROPIC_API_KEY'), baseUrl: str(env, file, 'ANTHROPIC_BASE_URL') },
     },
     prices: readPrices(file),
+    humanInputGlobalTimeoutSeconds: int(env, file, 'HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS', 604_800, -1),
+    humanInputScanIntervalMs: int(env, file, 'HUMAN_INPUT_TIMEOUT_SCAN_MS', 5000, 100),
     seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',
     ...overrides,
   };

@@ -9,6 +9,8 @@ import type { Blobs } from './files/blobs/blobs.js';
 import { UploadService } from './files/upload-service.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createLogger, type Logger } from './infra/logger.js';
+import { FormService } from './forms/form-service.js';
+import type { RunResumer } from './forms/human-input-port.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -21,6 +23,10 @@ export interface Runtime {
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
+  /** Human Input forms; also the engine's HumanInputGateway. */
+  readonly forms: FormService;
+  /** Binds the run side that forms resume (done by the composition root once runs exist). */
+  bindRunResumer(r: RunResumer): void;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -41,6 +47,22 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const closers: (() => Promise<void>)[] = [];
+  // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
+  const resumer: { current: RunResumer | undefined } = { current: undefined };
+  const forms = new FormService({
+    db: store.db,
+    clock,
+    logger,
+    config,
+    uploads,
+    endUsers,
+    resumer: () => {
+      if (!resumer.current) throw new Error('no run resumer is bound to the form service');
+      return resumer.current;
+    },
+  });
+  forms.start();
+  closers.push(async () => forms.stop());
   return {
     config,
     logger,
@@ -51,6 +73,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keys,
     endUsers,
     uploads,
+    forms,
+    bindRunResumer(r) {
+      resumer.current = r;
+    },
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

@@ -9,11 +9,12 @@ import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
 import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
+import { humanInputFormRoutes } from './routes/human-input-forms.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
-const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes];
+const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes, humanInputFormRoutes];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RoutePlugin[] = [];
 
