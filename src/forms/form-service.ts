@@ -58,7 +58,8 @@ export interface FormServiceDeps {
 export class FormService implements HumanInputGateway {
   readonly #d: FormServiceDeps;
   #timer: NodeJS.Timeout | undefined;
-  #scanning = false;
+  /** Scans run one after another; a caller waits for the scans before its own. */
+  #scans: Promise<unknown> = Promise.resolve();
 
   constructor(deps: FormServiceDeps) {
     this.#d = deps;
@@ -228,40 +229,40 @@ export class FormService implements HumanInputGateway {
    * One pass over waiting forms past a deadline: node timeout → `timeout` and resume along
    * `__timeout`; global timeout → `expired` and the run is stopped. Safe to run on every instance.
    */
-  async scanTimeouts(): Promise<number> {
-    if (this.#scanning) return 0;
-    this.#scanning = true;
-    try {
-      const { db, clock } = this.#d;
-      const now = clock.now();
-      const due = await db
-        .selectFrom('human_input_forms')
-        .selectAll()
-        .where('status', '=', 'waiting')
-        .where((eb) => eb.or([eb('expiration_time', '<=', now), eb('global_deadline', '<=', now)]))
-        .orderBy('expiration_time')
-        .limit(100)
-        .execute();
-      let n = 0;
-      for (const row of due) {
-        try {
-          if (row.global_deadline !== null && row.global_deadline <= now) {
-            if (await this.#transition(row.id, 'waiting', 'expired')) {
-              n++;
-              await this.#d.resumer().stop(row.workflow_run_id, `Human input global timeout at node ${row.node_id}`);
-            }
-          } else if (await this.#transition(row.id, 'waiting', 'timeout')) {
+  scanTimeouts(): Promise<number> {
+    const next = this.#scans.then(() => this.#scanOnce());
+    this.#scans = next.catch(() => undefined);
+    return next;
+  }
+
+  async #scanOnce(): Promise<number> {
+    const { db, clock } = this.#d;
+    const now = clock.now();
+    const due = await db
+      .selectFrom('human_input_forms')
+      .selectAll()
+      .where('status', '=', 'waiting')
+      .where((eb) => eb.or([eb('expiration_time', '<=', now), eb('global_deadline', '<=', now)]))
+      .orderBy('expiration_time')
+      .limit(100)
+      .execute();
+    let n = 0;
+    for (const row of due) {
+      try {
+        if (row.global_deadline !== null && row.global_deadline <= now) {
+          if (await this.#transition(row.id, 'waiting', 'expired')) {
             n++;
-            await this.#d.resumer().resume(row.workflow_run_id);
+            await this.#d.resumer().stop(row.workflow_run_id, `Human input global timeout at node ${row.node_id}`);
           }
-        } catch (err) {
-          this.#d.logger.error({ err, formId: row.id }, 'human input timeout handling failed');
+        } else if (await this.#transition(row.id, 'waiting', 'timeout')) {
+          n++;
+          await this.#d.resumer().resume(row.workflow_run_id);
         }
+      } catch (err) {
+        this.#d.logger.error({ err, formId: row.id }, 'human input timeout handling failed');
       }
-      return n;
-    } finally {
-      this.#scanning = false;
     }
+    return n;
   }
 
   /** Starts the periodic deadline scanner (config `HUMAN_INPUT_TIMEOUT_SCAN_MS`). */
