@@ -17,6 +17,8 @@ import { CompletionService } from './messages/completion-service.js';
 import { ActiveRequests } from './infra/active-requests.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
 import { FeedbackService } from './feedback/feedback-service.js';
+import { FormService } from './forms/form-service.js';
+import type { RunResumer } from './forms/human-input-port.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -39,6 +41,10 @@ export interface Runtime {
   readonly activeRequests: ActiveRequests;
   readonly completions: CompletionService;
   readonly feedback: FeedbackService;
+  /** Human Input forms; also the engine's HumanInputGateway. */
+  readonly forms: FormService;
+  /** Binds the run side that forms resume (done by the composition root once runs exist). */
+  bindRunResumer(r: RunResumer): void;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -65,6 +71,22 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const activeRequests = new ActiveRequests();
   const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests });
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
+  // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
+  const resumer: { current: RunResumer | undefined } = { current: undefined };
+  const forms = new FormService({
+    db: store.db,
+    clock,
+    logger,
+    config,
+    uploads,
+    endUsers,
+    resumer: () => {
+      if (!resumer.current) throw new Error('no run resumer is bound to the form service');
+      return resumer.current;
+    },
+  });
+  forms.start();
+  closers.push(async () => forms.stop());
   return {
     config,
     logger,
@@ -81,6 +103,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     activeRequests,
     completions,
     feedback,
+    forms,
+    bindRunResumer(r) {
+      resumer.current = r;
+    },
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

@@ -11,11 +11,12 @@ import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
 import { completionRoutes } from './routes/completion.js';
 import { feedbackRoutes } from './routes/feedbacks.js';
+import { humanInputFormRoutes } from './routes/human-input-forms.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
-const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes, completionRoutes, feedbackRoutes];
+const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes, completionRoutes, feedbackRoutes, humanInputFormRoutes];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RoutePlugin[] = [];
 

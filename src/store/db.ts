@@ -74,6 +74,8 @@ async function migrate(db: Kysely<Database>, schema: string | undefined): Promis
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    // Domains number their migrations independently; a later-numbered one may be applied first.
+    allowUnorderedMigrations: true,
     // Kysely looks for its bookkeeping tables in every schema unless told which one; without this a
     // second schema in the same database (tests, side-by-side installs) skips creating them.
     ...(schema ? { migrationTableSchema: schema } : {}),

@@ -15,6 +15,8 @@ export interface Database {
   message_feedbacks: MessageFeedbackTable;
   accounts: AccountTable;
   feedback_page_snapshots: FeedbackPageSnapshotTable;
+  human_input_forms: HumanInputFormTable;
+  human_input_deliveries: HumanInputDeliveryTable;
 }
 
 export interface WorkspaceTable {
@@ -126,6 +128,45 @@ export interface MessageTable {
   from_source: string;
   created_at: number;
   updated_at: number;
+}
+
+/** A Human Input form of a paused run (one per run and node). */
+export interface HumanInputFormTable {
+  id: string;
+  app_id: string;
+  workflow_run_id: string;
+  node_id: string;
+  /** The end user who started the run. */
+  end_user_id: string;
+  /** JSON of the FormDefinition (see src/forms/form-definition.ts). */
+  definition: string;
+  /** waiting | submitted | timeout | expired | closed */
+  status: string;
+  /** Web-app token (≥128 bits); null for email-only forms. */
+  token: string | null;
+  /** Node-level deadline, epoch ms. */
+  expiration_time: number;
+  /** Global deadline, epoch ms; null when the global timeout is disabled. */
+  global_deadline: number | null;
+  selected_action_id: string | null;
+  /** JSON of the validated submitted values. */
+  submitted_data: string | null;
+  submitted_at: number | null;
+  submission_end_user_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface HumanInputDeliveryTable {
+  id: string;
+  form_id: string;
+  /** webapp | email */
+  type: string;
+  /** JSON of the delivery method's config. */
+  config: string;
+  /** delivered (webapp) | pending (email: sending is not implemented yet) */
+  status: string;
+  created_at: number;
 }
 
 export type Seq = Generated<number>;
