@@ -48,9 +48,21 @@ export interface Config {
   readonly providers: {
     readonly openai: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
     readonly anthropic: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
+    /** DSL provider `openai_api_compatible` (vLLM, Ollama, llama.cpp, LM Studio); a key is optional. */
+    readonly openaiCompatible: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
   };
+  /** Longest a generation may run before it is aborted, in seconds (`APP_MAX_EXECUTION_TIME`, default 1200). */
+  readonly appMaxExecutionSeconds: number;
+  /** Keep-alive interval of generation streams, ms (`SSE_PING_INTERVAL_MS`, default 10000 as Dify). */
+  readonly ssePingIntervalMs: number;
+  /** Largest `limit` of `GET /app/feedbacks` (`FEEDBACK_LIST_MAX_LIMIT`, default 101 as Dify). */
+  readonly feedbackListMaxLimit: number;
   /** Price table keyed by model name. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
+  /** Human Input global timeout in seconds; ≤ 0 disables it (`HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS`, default 7 days). */
+  readonly humanInputGlobalTimeoutSeconds: number;
+  /** How often waiting forms are checked for deadlines (`HUMAN_INPUT_TIMEOUT_SCAN_MS`, default 5000). */
+  readonly humanInputScanIntervalMs: number;
   /** Import `examples/*.yml` and print their keys when the database has no apps. */
   readonly seedExamples: boolean;
   /** Workflow run limits and recovery. */
@@ -145,8 +157,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     providers: {
       openai: { apiKey: str(env, file, 'OPENAI_API_KEY'), baseUrl: str(env, file, 'OPENAI_BASE_URL') },
       anthropic: { apiKey: str(env, file, 'ANTHROPIC_API_KEY'), baseUrl: str(env, file, 'ANTHROPIC_BASE_URL') },
+      openaiCompatible: { apiKey: str(env, file, 'OPENAI_API_COMPATIBLE_API_KEY'), baseUrl: str(env, file, 'OPENAI_API_COMPATIBLE_BASE_URL') },
     },
+    appMaxExecutionSeconds: int(env, file, 'APP_MAX_EXECUTION_TIME', 1200, 1),
+    ssePingIntervalMs: int(env, file, 'SSE_PING_INTERVAL_MS', 10_000, 10),
+    feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),
     prices: readPrices(file),
+    humanInputGlobalTimeoutSeconds: int(env, file, 'HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS', 604_800, -1),
+    humanInputScanIntervalMs: int(env, file, 'HUMAN_INPUT_TIMEOUT_SCAN_MS', 5000, 100),
     seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',
     runs: {
       maxSteps: int(env, file, 'WORKFLOW_MAX_EXECUTION_STEPS', 500, 1),

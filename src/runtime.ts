@@ -12,12 +12,20 @@ import { createLogger, type Logger } from './infra/logger.js';
 import type { Bus } from './infra/bus/bus.js';
 import { MemoryBus } from './infra/bus/memory-bus.js';
 import { RedisBus } from './infra/bus/redis-bus.js';
-import type { ModelProviders } from './llm/model-provider.js';
-import type { HumanInputGateway } from './forms/human-input-port.js';
 import { RunService } from './runs/run-service.js';
 import { ChatflowService } from './runs/chatflow-service.js';
 import { validateGraph, GraphError } from './engine/graph.js';
 import { DslError } from './apps/errors.js';
+import type { ModelProviders } from './llm/model-provider.js';
+import { ProviderRegistry } from './llm/provider-registry.js';
+import { MessageStore } from './messages/message-store.js';
+import { TaskRegistry } from './messages/task-registry.js';
+import { CompletionService } from './messages/completion-service.js';
+import { ActiveRequests } from './infra/active-requests.js';
+import { FeedbackStore } from './feedback/feedback-store.js';
+import { FeedbackService } from './feedback/feedback-service.js';
+import { FormService } from './forms/form-service.js';
+import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -30,6 +38,20 @@ export interface Runtime {
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
+  /** Model providers by DSL provider name (openai, openai_api_compatible, anthropic, mock). */
+  readonly providers: ModelProviders;
+  /** Messages of completion, chat and chatflow apps. */
+  readonly messages: MessageStore;
+  /** Generations in flight, for stop. */
+  readonly tasks: TaskRegistry;
+  /** Per-app concurrent generation slots. */
+  readonly activeRequests: ActiveRequests;
+  readonly completions: CompletionService;
+  readonly feedback: FeedbackService;
+  /** Human Input forms; also the engine's HumanInputGateway. */
+  readonly forms: FormService;
+  /** Binds the run side that forms resume (done by the composition root once runs exist). */
+  bindRunResumer(r: RunResumer): void;
   /** Run events doorbell and stop signals (in-process, or Redis when `REDIS_URL` is set). */
   readonly bus: Bus;
   /** Workflow / chatflow runs; also the `RunResumer` the Human Input form store calls. */
@@ -48,9 +70,9 @@ export interface Runtime {
 export interface RuntimeOptions {
   readonly logger?: Logger;
   readonly clock?: Clock;
-  /** Model providers for `llm` nodes (until the provider registry is built from config). */
+  /** Replaces the provider registry built from config (tests point it at a local upstream). */
   readonly providers?: ModelProviders;
-  /** The Human Input gateway (src/forms); also settable later with `runtime.runs.setHumanInputGateway`. */
+  /** Replaces the Human Input gateway (default: the form service, `runtime.forms`); also settable as `runtime.humanInput`. */
   readonly humanInput?: HumanInputGateway;
   /** Overrides the bus chosen from config (tests). */
   readonly bus?: Bus;
@@ -67,6 +89,28 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const closers: (() => Promise<void>)[] = [];
+  const providers = new ProviderRegistry(config.providers);
+  const messages = new MessageStore(store.db);
+  const tasks = new TaskRegistry();
+  const activeRequests = new ActiveRequests();
+  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests });
+  const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
+  // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
+  const resumer: { current: RunResumer | undefined } = { current: undefined };
+  const forms = new FormService({
+    db: store.db,
+    clock,
+    logger,
+    config,
+    uploads,
+    endUsers,
+    resumer: () => {
+      if (!resumer.current) throw new Error('no run resumer is bound to the form service');
+      return resumer.current;
+    },
+  });
+  forms.start();
+  closers.push(async () => forms.stop());
   apps.addGraphValidator((doc) => {
     try {
       validateGraph(doc);
@@ -83,13 +127,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     clock,
     logger,
     config: config.runs,
-    providers: () => opts.providers,
+    providers: () => opts.providers ?? providers,
     findApp: (id) => apps.find(id),
-    humanInput: opts.humanInput,
+    humanInput: opts.humanInput ?? forms,
   });
   await runs.startBackground();
   closers.push(() => runs.close());
   const chatflow = new ChatflowService(store.db, clock, runs);
+  resumer.current = runs;
   return {
     config,
     logger,
@@ -100,6 +145,16 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keys,
     endUsers,
     uploads,
+    providers,
+    messages,
+    tasks,
+    activeRequests,
+    completions,
+    feedback,
+    forms,
+    bindRunResumer(r) {
+      resumer.current = r;
+    },
     bus,
     runs,
     chatflow,

@@ -9,6 +9,9 @@ import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
 import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
+import { completionRoutes } from './routes/completion.js';
+import { feedbackRoutes } from './routes/feedbacks.js';
+import { humanInputFormRoutes } from './routes/human-input-forms.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { workflowEventRoutes } from './routes/workflow-events.js';
 import { chatMessageRoutes } from './routes/chat-messages.js';
@@ -17,7 +20,17 @@ import { conversationRoutes } from './routes/conversations.js';
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
-const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes, workflowRoutes, workflowEventRoutes, chatMessageRoutes, conversationRoutes];
+const APP_ROUTES: readonly RoutePlugin[] = [
+  appInfoRoutes,
+  fileRoutes,
+  completionRoutes,
+  feedbackRoutes,
+  humanInputFormRoutes,
+  workflowRoutes,
+  workflowEventRoutes,
+  chatMessageRoutes,
+  conversationRoutes,
+];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RoutePlugin[] = [];
 

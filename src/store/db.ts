@@ -74,8 +74,10 @@ async function migrate(db: Kysely<Database>, schema: string | undefined): Promis
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
-    // Kysely looks for its lock table in every schema unless told which one; with several
-    // schemas in one database (tests, tenants) another schema's table would be taken for ours.
+    // Domains number their migrations independently; a later-numbered one may be applied first.
+    allowUnorderedMigrations: true,
+    // Kysely looks for its bookkeeping tables in every schema unless told which one; without this a
+    // second schema in the same database (tests, side-by-side installs) skips creating them.
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();

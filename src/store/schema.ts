@@ -15,6 +15,11 @@ export interface Database {
   workflow_runs: WorkflowRunTable;
   workflow_run_events: WorkflowRunEventTable;
   workflow_run_snapshots: WorkflowRunSnapshotTable;
+  message_feedbacks: MessageFeedbackTable;
+  accounts: AccountTable;
+  feedback_page_snapshots: FeedbackPageSnapshotTable;
+  human_input_forms: HumanInputFormTable;
+  human_input_deliveries: HumanInputDeliveryTable;
 }
 
 export interface WorkspaceTable {
@@ -128,6 +133,45 @@ export interface MessageTable {
   updated_at: number;
 }
 
+/** A Human Input form of a paused run (one per run and node). */
+export interface HumanInputFormTable {
+  id: string;
+  app_id: string;
+  workflow_run_id: string;
+  node_id: string;
+  /** The end user who started the run. */
+  end_user_id: string;
+  /** JSON of the FormDefinition (see src/forms/form-definition.ts). */
+  definition: string;
+  /** waiting | submitted | timeout | expired | closed */
+  status: string;
+  /** Web-app token (≥128 bits); null for email-only forms. */
+  token: string | null;
+  /** Node-level deadline, epoch ms. */
+  expiration_time: number;
+  /** Global deadline, epoch ms; null when the global timeout is disabled. */
+  global_deadline: number | null;
+  selected_action_id: string | null;
+  /** JSON of the validated submitted values. */
+  submitted_data: string | null;
+  submitted_at: number | null;
+  submission_end_user_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface HumanInputDeliveryTable {
+  id: string;
+  form_id: string;
+  /** webapp | email */
+  type: string;
+  /** JSON of the delivery method's config. */
+  config: string;
+  /** delivered (webapp) | pending (email: sending is not implemented yet) */
+  status: string;
+  created_at: number;
+}
+
 export type Seq = Generated<number>;
 
 /** One workflow or chatflow run. */
@@ -178,4 +222,37 @@ export interface WorkflowRunSnapshotTable {
   version: number;
   state: string;
   updated_at: number;
+}
+/** A like/dislike on a message: one per message from its end user, one from admins. */
+export interface MessageFeedbackTable {
+  /** Insert order; paging snapshots cut on it. */
+  seq: Seq;
+  id: string;
+  app_id: string;
+  conversation_id: string | null;
+  message_id: string;
+  /** like | dislike */
+  rating: string;
+  content: string | null;
+  /** user | admin */
+  from_source: string;
+  from_end_user_id: string | null;
+  from_account_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Console/CLI identities that leave admin feedback. */
+export interface AccountTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+/** The newest feedback `seq` a key's reader saw on page 1, per page size. */
+export interface FeedbackPageSnapshotTable {
+  api_key_id: string;
+  page_limit: number;
+  max_seq: number;
+  created_at: number;
 }

@@ -155,9 +155,15 @@ describe('mode and import checks', () => {
 
   it('without a Human Input gateway a human-input node fails the run with a clear error', async () => {
     const { apiKey } = await s.importApp(example('workflow-approval.yml'));
-    const body = await (await run(apiKey, { draft: 'x' })).json();
-    expect(body.data.status).toBe('failed');
-    expect(body.data.error).toMatch(/Human Input forms are not available/);
+    const gateway = s.runtime.humanInput;
+    s.runtime.humanInput = undefined;
+    try {
+      const body = await (await run(apiKey, { draft: 'x' })).json();
+      expect(body.data.status).toBe('failed');
+      expect(body.data.error).toMatch(/Human Input forms are not available/);
+    } finally {
+      s.runtime.humanInput = gateway;
+    }
   });
 
   it('stop of an unknown task is 200 success with no effect', async () => {

@@ -7,6 +7,7 @@ import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runt
 import { buildServer } from '../../src/http/server.js';
 import { dropSchema } from '../../src/store/db.js';
 import { createLogger } from '../../src/infra/logger.js';
+import type { Clock } from '../../src/infra/clock.js';
 
 export interface TestServer {
   readonly url: string;
@@ -34,6 +35,8 @@ export interface StartOptions {
   readonly overrides?: Partial<Config>;
   /** Ports handed to the runtime (model providers, Human Input gateway). */
   readonly runtime?: Omit<RuntimeOptions, 'logger'>;
+  /** A controllable clock (timeouts, deadlines). */
+  readonly clock?: Clock;
 }
 
 /** Starts the real server on a free port with its own SQLite file or PostgreSQL schema. */
@@ -50,7 +53,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
     { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },
   );
-  const runtime = await createRuntime(config, { ...opts.runtime, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  const runtime = await createRuntime(config, { ...opts.runtime, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), ...(opts.clock ? { clock: opts.clock } : {}) });
   const app = await buildServer(runtime);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();
@@ -91,4 +94,15 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
 export async function restartServer(prev: TestServer, opts: Omit<StartOptions, 'reuse'> = {}): Promise<TestServer> {
   await prev.stop();
   return startServer({ ...opts, reuse: { dataDir: prev.dataDir, schema: prev.config.databaseSchema } });
+}
+
+/** A clock tests move by hand; starts at the real time. */
+export class ManualClock implements Clock {
+  #t = Date.now();
+  now(): number {
+    return this.#t;
+  }
+  advance(ms: number): void {
+    this.#t += ms;
+  }
 }

@@ -42,7 +42,8 @@ export const workflowEventRoutes: FastifyPluginAsync<{ runtime: Runtime }> = asy
       await streamRun(reply, runtime, run.id, {
         afterSeq,
         continueOnPause: flag(request.query.continue_on_pause),
-        replayUntil: Number(run.last_seq),
+        // a pause already in the log is the current one only while the run is still paused
+        replayUntil: run.status === 'paused' ? Number(run.last_seq) : Number(run.last_seq) + 1,
       });
     },
   );

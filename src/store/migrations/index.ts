@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as m001 from './001-foundation.js';
 import * as m002 from './002-messages.js';
+import * as m003 from './003-completion.js';
 import * as m005 from './005-runs.js';
+import * as m006 from './006-forms.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -10,5 +12,7 @@ import * as m005 from './005-runs.js';
 export const migrations: Record<string, Migration> = {
   '001-foundation': m001,
   '002-messages': m002,
+  '003-completion': m003,
   '005-runs': m005,
+  '006-forms': m006,
 };

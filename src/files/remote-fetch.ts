@@ -1,0 +1,133 @@
+import { lookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import type { LookupFunction } from 'node:net';
+
+/** A remote fetch refused or failed; the message says why (it reaches the caller). */
+export class RemoteFetchError extends Error {
+  override name = 'RemoteFetchError';
+}
+
+export interface RemoteFetchOptions {
+  /** Largest body accepted, in bytes. */
+  readonly maxBytes: number;
+  /** Host names (or IPs) that may resolve to private or loopback addresses. */
+  readonly allowHosts: readonly string[];
+  readonly timeoutMs?: number;
+  readonly maxRedirects?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface RemoteFile {
+  readonly body: Buffer;
+  /** From Content-Type, without parameters ('' when absent). */
+  readonly mimeType: string;
+  /** From Content-Disposition or the last path segment ('' when neither gives one). */
+  readonly filename: string;
+  readonly url: string;
+}
+
+function ipv4Blocked(ip: string): boolean {
+  const [a, b] = ip.split('.').map(Number) as [number, number];
+  return (
+    a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
+  );
+}
+
+/** True for loopback, private, link-local, CGNAT, multicast, unspecified and their IPv6 forms. */
+export function isBlockedAddress(ip: string): boolean {
+  if (isIP(ip) === 4) return ipv4Blocked(ip);
+  const v6 = ip.toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(v6);
+  if (mapped) return ipv4Blocked(mapped[1]!);
+  return v6 === '::' || v6 === '::1' || /^f[cd]/.test(v6) || /^fe[89ab]/.test(v6) || /^ff/.test(v6);
+}
+
+/** Resolves a host and refuses private targets unless allow-listed; the result is pinned for the connection. */
+async function checkedAddress(host: string, allowHosts: readonly string[]): Promise<{ address: string; family: number }> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  const allowed = allowHosts.includes(bare.toLowerCase());
+  let addrs: { address: string; family: number }[];
+  try {
+    addrs = isIP(bare) ? [{ address: bare, family: isIP(bare) }] : await lookup(bare, { all: true });
+  } catch {
+    throw new RemoteFetchError(`cannot resolve host ${bare}`);
+  }
+  if (addrs.length === 0) throw new RemoteFetchError(`cannot resolve host ${bare}`);
+  if (!allowed && addrs.some((a) => isBlockedAddress(a.address))) {
+    throw new RemoteFetchError(`host ${bare} resolves to a private or loopback address, which is not allowed`);
+  }
+  return addrs[0]!;
+}
+
+function filenameFrom(res: http.IncomingMessage, url: URL): string {
+  const cd = res.headers['content-disposition'];
+  const m = cd ? /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(cd) : null;
+  if (m) return decodeURIComponent(m[1]!).split(/[\\/]/).pop() ?? '';
+  return decodeURIComponent(url.pathname.split('/').pop() ?? '');
+}
+
+/**
+ * Fetches an http(s) URL through the SSRF guard: only http/https, every hop's address checked and
+ * pinned (no DNS rebinding), at most `maxRedirects` redirects, the body capped at `maxBytes`.
+ */
+export async function fetchRemote(rawUrl: string, opts: RemoteFetchOptions): Promise<RemoteFile> {
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new RemoteFetchError(`invalid URL: ${rawUrl}`);
+  }
+  for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteFetchError(`only http and https URLs can be fetched, got ${url.protocol}`);
+    const pinned = await checkedAddress(url.hostname, opts.allowHosts);
+    const pinnedLookup: LookupFunction = (_h, o, cb) => {
+      if ((o as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
+      else cb(null, pinned.address, pinned.family);
+    };
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).get(url, { lookup: pinnedLookup, timeout: opts.timeoutMs ?? 10_000, signal: opts.signal }, resolve);
+      req.on('timeout', () => req.destroy(new RemoteFetchError(`timed out fetching ${url.href}`)));
+      req.on('error', (err) => reject(err instanceof RemoteFetchError ? err : new RemoteFetchError(`cannot fetch ${url.href}: ${err.message}`)));
+    });
+    const status = res.statusCode ?? 0;
+    if (status >= 300 && status < 400 && res.headers.location) {
+      res.resume();
+      url = new URL(res.headers.location, url);
+      continue;
+    }
+    if (status < 200 || status >= 300) {
+      res.resume();
+      throw new RemoteFetchError(`fetching ${url.href} failed with HTTP ${status}`);
+    }
+    const declared = Number(res.headers['content-length'] ?? NaN);
+    if (declared > opts.maxBytes) {
+      res.destroy();
+      throw new RemoteFetchError(`remote file is ${declared} bytes, over the limit of ${opts.maxBytes} bytes`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res) {
+        size += (chunk as Buffer).length;
+        if (size > opts.maxBytes) {
+          res.destroy();
+          throw new RemoteFetchError(`remote file is over the limit of ${opts.maxBytes} bytes`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (err instanceof RemoteFetchError) throw err;
+      throw new RemoteFetchError(`cannot fetch ${url.href}: ${(err as Error).message}`);
+    }
+    return {
+      body: Buffer.concat(chunks),
+      mimeType: String(res.headers['content-type'] ?? '').split(';')[0]!.trim(),
+      filename: filenameFrom(res, url),
+      url: url.href,
+    };
+  }
+  throw new RemoteFetchError(`too many redirects fetching ${rawUrl}`);
+}

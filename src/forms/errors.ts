@@ -1,0 +1,10 @@
+import { defineError, notFound } from '../infra/errors.js';
+
+export const formNotFound = () => notFound('Form not found');
+export const formSubmitted = defineError(
+  'human_input_form_submitted',
+  412,
+  (formId: string) => `This form has already been submitted by another user, form_id=${formId}`,
+);
+export const formExpired = defineError('human_input_form_expired', 412, (formId: string) => `This form has expired, form_id=${formId}`);
+export const invalidFormData = defineError('invalid_form_data', 400, (message: string) => message);

@@ -1,0 +1,280 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { Database, HumanInputFormTable } from '../store/schema.js';
+import type { Clock } from '../infra/clock.js';
+import type { Logger } from '../infra/logger.js';
+import { newId, newSecret } from '../infra/ids.js';
+import type { EndUserService } from '../apps/end-users.js';
+import type { UploadService } from '../files/upload-service.js';
+import { formExpired, formNotFound, formSubmitted } from './errors.js';
+import {
+  buildDefinition,
+  hasWebappDelivery,
+  renderSubmitted,
+  requiredPayload,
+  timeoutMs,
+  type FormDefinition,
+} from './form-definition.js';
+import { TIMEOUT_HANDLE, type HumanInputContext, type HumanInputDecision, type HumanInputGateway, type RunResumer } from './human-input-port.js';
+import { checkActionAndPresence, resolveValues } from './submission.js';
+
+export const FORM_STATUSES = ['waiting', 'submitted', 'timeout', 'expired', 'closed'] as const;
+export type FormStatus = (typeof FORM_STATUSES)[number];
+
+/** `GET /form/human_input/{token}` body. */
+export interface FormView {
+  readonly form_content: string;
+  readonly inputs: readonly Record<string, unknown>[];
+  readonly resolved_default_values: Readonly<Record<string, string>>;
+  readonly user_actions: readonly { id: string; title: string; button_style: string }[];
+  readonly expiration_time: number;
+}
+
+export interface SubmitInput {
+  readonly appId: string;
+  readonly workspaceId: string;
+  readonly token: string;
+  readonly action: string;
+  readonly inputs: Record<string, unknown>;
+  readonly user: string;
+}
+
+export interface FormServiceDeps {
+  readonly db: Kysely<Database>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly config: Config;
+  readonly uploads: UploadService;
+  readonly endUsers: EndUserService;
+  /** The run side; resolved lazily because runs and forms reference each other. */
+  readonly resumer: () => RunResumer;
+}
+
+/**
+ * Human Input forms: created when a run reaches the node, fetched and submitted by token, timed
+ * out by a scanner. Implements the engine's HumanInputGateway. Every state change is a
+ * compare-and-set on `status`, so concurrent submits, timeouts and stops have exactly one winner.
+ */
+export class FormService implements HumanInputGateway {
+  readonly #d: FormServiceDeps;
+  #timer: NodeJS.Timeout | undefined;
+  /** Scans run one after another; a caller waits for the scans before its own. */
+  #scans: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: FormServiceDeps) {
+    this.#d = deps;
+  }
+
+  async decide(ctx: HumanInputContext): Promise<HumanInputDecision> {
+    const { db } = this.#d;
+    let row = await db.selectFrom('human_input_forms').selectAll().where('workflow_run_id', '=', ctx.runId).where('node_id', '=', ctx.nodeId).executeTakeFirst();
+    if (!row) row = await this.#create(ctx);
+    const def = JSON.parse(row.definition) as FormDefinition;
+    const status = row.status as FormStatus;
+    if (status === 'submitted') {
+      const values = JSON.parse(row.submitted_data ?? '{}') as Record<string, unknown>;
+      const action = def.actions.find((a) => a.id === row.selected_action_id)!;
+      const rendered = renderSubmitted(def.formContent, values);
+      return {
+        type: 'completed',
+        handle: action.id,
+        inputs: values,
+        outputs: { ...values, __action_id: action.id, __action_value: action.title, __rendered_content: rendered },
+        filled: { node_id: ctx.nodeId, node_title: def.nodeTitle, rendered_content: rendered, action_id: action.id, action_text: action.title, submitted_data: values },
+      };
+    }
+    if (status === 'waiting' && ctx.now >= row.expiration_time) {
+      await this.#transition(row.id, 'waiting', 'timeout');
+      return this.#timeoutDecision(ctx.nodeId, def, row);
+    }
+    if (status === 'timeout') return this.#timeoutDecision(ctx.nodeId, def, row);
+    if (status === 'waiting') return { type: 'pause', required: requiredPayload(row.id, row.node_id, def, row.token, row.expiration_time) };
+    throw new Error(`Human input form ${row.id} is ${status}; the run cannot continue at node ${ctx.nodeId}`);
+  }
+
+  #timeoutDecision(nodeId: string, def: FormDefinition, row: HumanInputFormTable): HumanInputDecision {
+    const defaults: Record<string, unknown> = {};
+    for (const input of def.inputs) defaults[input.output_variable_name] = def.resolvedDefaults[input.output_variable_name] ?? (input.type === 'file-list' ? [] : input.type === 'file' ? null : '');
+    return {
+      type: 'timeout',
+      handle: TIMEOUT_HANDLE,
+      outputs: { ...defaults, __action_id: '', __action_value: '', __rendered_content: def.formContent },
+      timeout: { node_id: nodeId, node_title: def.nodeTitle, expiration_time: Math.floor(row.expiration_time / 1000) },
+    };
+  }
+
+  async #create(ctx: HumanInputContext): Promise<HumanInputFormTable> {
+    const { db, config } = this.#d;
+    const def = buildDefinition(ctx);
+    const now = ctx.now;
+    const globalMs = config.humanInputGlobalTimeoutSeconds * 1000;
+    const row: HumanInputFormTable = {
+      id: newId(),
+      app_id: ctx.appId,
+      workflow_run_id: ctx.runId,
+      node_id: ctx.nodeId,
+      end_user_id: ctx.endUserId,
+      definition: JSON.stringify(def),
+      status: 'waiting',
+      token: hasWebappDelivery(def) ? newSecret(24) : null,
+      expiration_time: now + timeoutMs(ctx.data),
+      global_deadline: globalMs > 0 ? now + globalMs : null,
+      selected_action_id: null,
+      submitted_data: null,
+      submitted_at: null,
+      submission_end_user_id: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('human_input_forms').values(row).onConflict((oc) => oc.columns(['workflow_run_id', 'node_id']).doNothing()).execute();
+      for (const m of def.deliveryMethods) {
+        await trx
+          .insertInto('human_input_deliveries')
+          .values({ id: newId(), form_id: row.id, type: m.type, config: JSON.stringify(m.config), status: m.type === 'webapp' ? 'delivered' : 'pending', created_at: now })
+          .execute();
+      }
+    });
+    // A concurrent creator may have won the unique (run, node) key: use the stored row.
+    return db.selectFrom('human_input_forms').selectAll().where('workflow_run_id', '=', ctx.runId).where('node_id', '=', ctx.nodeId).executeTakeFirstOrThrow();
+  }
+
+  /** Compare-and-set of a form's status; true when this caller made the change. */
+  async #transition(id: string, from: FormStatus, to: FormStatus, extra: Partial<HumanInputFormTable> = {}): Promise<boolean> {
+    const res = await this.#d.db
+      .updateTable('human_input_forms')
+      .set({ ...extra, status: to, updated_at: this.#d.clock.now() })
+      .where('id', '=', id)
+      .where('status', '=', from)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /** The form behind a token, checked like Dify: 404 unless it is this app's web-app form, then 412s. */
+  async #activeForm(appId: string, token: string): Promise<{ row: HumanInputFormTable; def: FormDefinition }> {
+    const row = await this.#d.db.selectFrom('human_input_forms').selectAll().where('token', '=', token).executeTakeFirst();
+    if (!row || row.app_id !== appId) throw formNotFound();
+    const def = JSON.parse(row.definition) as FormDefinition;
+    if (!hasWebappDelivery(def)) throw formNotFound();
+    const now = this.#d.clock.now();
+    if (row.status === 'submitted') throw formSubmitted(row.id);
+    const pastDeadline = now >= row.expiration_time || (row.global_deadline !== null && now >= row.global_deadline);
+    if (row.status !== 'waiting' || pastDeadline) {
+      if (row.status === 'waiting') void this.scanTimeouts();
+      throw formExpired(row.id);
+    }
+    return { row, def };
+  }
+
+  async getForm(appId: string, token: string): Promise<FormView> {
+    const { row, def } = await this.#activeForm(appId, token);
+    return {
+      form_content: def.formContent,
+      inputs: def.inputs,
+      resolved_default_values: def.resolvedDefaults,
+      user_actions: def.actions,
+      expiration_time: Math.floor(row.expiration_time / 1000),
+    };
+  }
+
+  /** Validates and records a submission, then resumes the run. Any rejection leaves the form open. */
+  async submit(input: SubmitInput): Promise<void> {
+    const { row, def } = await this.#activeForm(input.appId, input.token);
+    checkActionAndPresence(def.actions, def.inputs, input.action, input.inputs);
+    const endUser = await this.#d.endUsers.getOrCreate(input.appId, input.user);
+    const values = await resolveValues(def.inputs, input.inputs, {
+      workspaceId: input.workspaceId,
+      appId: input.appId,
+      endUserId: endUser.id,
+      uploads: this.#d.uploads,
+      limits: this.#d.config.upload,
+      allowHosts: this.#d.config.ssrfAllowHosts,
+    });
+    const won = await this.#transition(row.id, 'waiting', 'submitted', {
+      selected_action_id: input.action,
+      submitted_data: JSON.stringify(values),
+      submitted_at: this.#d.clock.now(),
+      submission_end_user_id: endUser.id,
+    });
+    if (!won) {
+      const now = await this.#d.db.selectFrom('human_input_forms').select('status').where('id', '=', row.id).executeTakeFirstOrThrow();
+      throw now.status === 'submitted' ? formSubmitted(row.id) : formExpired(row.id);
+    }
+    await this.#d.resumer().resume(row.workflow_run_id);
+  }
+
+  async closeForms(runId: string): Promise<void> {
+    await this.#d.db
+      .updateTable('human_input_forms')
+      .set({ status: 'closed', updated_at: this.#d.clock.now() })
+      .where('workflow_run_id', '=', runId)
+      .where('status', '=', 'waiting')
+      .execute();
+  }
+
+  /** Forms of a run that were resolved (submitted or timed out); the run side uses it to re-check after pausing. */
+  async hasResolvedForms(runId: string, nodeIds: readonly string[]): Promise<boolean> {
+    if (nodeIds.length === 0) return false;
+    const r = await this.#d.db
+      .selectFrom('human_input_forms')
+      .select('id')
+      .where('workflow_run_id', '=', runId)
+      .where('node_id', 'in', [...nodeIds])
+      .where('status', 'in', ['submitted', 'timeout'])
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
+  /**
+   * One pass over waiting forms past a deadline: node timeout → `timeout` and resume along
+   * `__timeout`; global timeout → `expired` and the run is stopped. Safe to run on every instance.
+   */
+  scanTimeouts(): Promise<number> {
+    const next = this.#scans.then(() => this.#scanOnce());
+    this.#scans = next.catch(() => undefined);
+    return next;
+  }
+
+  async #scanOnce(): Promise<number> {
+    const { db, clock } = this.#d;
+    const now = clock.now();
+    const due = await db
+      .selectFrom('human_input_forms')
+      .selectAll()
+      .where('status', '=', 'waiting')
+      .where((eb) => eb.or([eb('expiration_time', '<=', now), eb('global_deadline', '<=', now)]))
+      .orderBy('expiration_time')
+      .limit(100)
+      .execute();
+    let n = 0;
+    for (const row of due) {
+      try {
+        if (row.global_deadline !== null && row.global_deadline <= now) {
+          if (await this.#transition(row.id, 'waiting', 'expired')) {
+            n++;
+            await this.#d.resumer().stop(row.workflow_run_id, `Human input global timeout at node ${row.node_id}`);
+          }
+        } else if (await this.#transition(row.id, 'waiting', 'timeout')) {
+          n++;
+          await this.#d.resumer().resume(row.workflow_run_id);
+        }
+      } catch (err) {
+        this.#d.logger.error({ err, formId: row.id }, 'human input timeout handling failed');
+      }
+    }
+    return n;
+  }
+
+  /** Starts the periodic deadline scanner (config `HUMAN_INPUT_TIMEOUT_SCAN_MS`). */
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.scanTimeouts(), this.#d.config.humanInputScanIntervalMs);
+    this.#timer.unref();
+    void this.scanTimeouts();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}

@@ -1,0 +1,42 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Runtime } from '../../runtime.js';
+import { invalidParam } from '../../infra/errors.js';
+import { requireApp } from '../auth.js';
+import { requireJson } from '../json-body.js';
+import { requireUserArg } from '../user-arg.js';
+
+interface TokenParams {
+  form_token: string;
+}
+
+/** `GET|POST /form/human_input/{form_token}` — fetch and submit a paused run's form. */
+export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+  app.get<{ Params: TokenParams }>('/form/human_input/:form_token', async (request) => {
+    const a = requireApp(request);
+    return runtime.forms.getForm(a.id, request.params.form_token);
+  });
+
+  app.post<{ Params: TokenParams; Body: unknown }>(
+    '/form/human_input/:form_token',
+    { preValidation: requireJson },
+    async (request) => {
+      const a = requireApp(request);
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      if (typeof body !== 'object' || Array.isArray(body)) throw invalidParam('body must be a JSON object');
+      const user = requireUserArg(body.user);
+      if (body.inputs === undefined || body.inputs === null) throw invalidParam('inputs is required');
+      if (typeof body.inputs !== 'object' || Array.isArray(body.inputs)) throw invalidParam('inputs must be an object');
+      if (body.action === undefined || body.action === null) throw invalidParam('action is required');
+      if (typeof body.action !== 'string') throw invalidParam('action must be a string');
+      await runtime.forms.submit({
+        appId: a.id,
+        workspaceId: a.workspaceId,
+        token: request.params.form_token,
+        action: body.action,
+        inputs: body.inputs as Record<string, unknown>,
+        user,
+      });
+      return {};
+    },
+  );
+};

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
+import { declaredErrorCodes } from '../../src/infra/errors.js';
+
+function errorModules(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return errorModules(p);
+    return e.name === 'errors.ts' ? [p] : [];
+  });
+}
+
+describe('error registry', () => {
+  it('docs/errors.md lists exactly the declared codes with their statuses', async () => {
+    for (const f of errorModules(path.join(PROJECT_ROOT, 'src'))) await import(pathToFileURL(f).href);
+    const declared = [...declaredErrorCodes()].map(([code, status]) => `${code} ${status}`).sort();
+    const doc = readFileSync(path.join(PROJECT_ROOT, 'docs', 'errors.md'), 'utf8');
+    const documented = [...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => `${m[1]} ${m[2]}`).sort();
+    expect(documented).toEqual(declared);
+  });
+});
