@@ -346,7 +346,7 @@ export class RunLoop {
         const meta: Record<string, unknown> | null =
           result.usage || result.errorStrategy
             ? {
-                ...(result.usage ? { total_tokens: tokens, total_price: '0', currency: 'USD' } : {}),
+                ...(result.usage ? { total_tokens: tokens, total_price: 0, currency: 'USD' } : {}),
                 ...(result.errorStrategy ? { error_strategy: result.errorStrategy } : {}),
               }
             : null;
