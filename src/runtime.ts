@@ -9,6 +9,15 @@ import type { Blobs } from './files/blobs/blobs.js';
 import { UploadService } from './files/upload-service.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createLogger, type Logger } from './infra/logger.js';
+import type { Queue } from './infra/queue/queue.js';
+import { DbQueue } from './infra/queue/db-queue.js';
+import { createEmbedder, type Embedder } from './knowledge/embedder.js';
+import { KeywordIndex } from './knowledge/index/keyword-index.js';
+import { createVectorIndex } from './knowledge/index/vector-index.js';
+import { DatasetService } from './knowledge/datasets.js';
+import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents.js';
+import { Indexer } from './knowledge/indexer.js';
+import { RetrievalService } from './knowledge/retrieval.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -21,6 +30,13 @@ export interface Runtime {
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
+  /** Durable background jobs (see src/infra/queue/queue.ts). */
+  readonly queue: Queue;
+  readonly embedder: Embedder;
+  readonly datasets: DatasetService;
+  readonly documents: DocumentService;
+  /** `retrieve(datasetIds, query, retrievalModel)` for the API and the knowledge-retrieval node. */
+  readonly retrieval: RetrievalService;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -41,6 +57,41 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const closers: (() => Promise<void>)[] = [];
+  const queue = new DbQueue(store.db, clock, logger, config.queue);
+  closers.push(() => queue.close());
+  const embedder = createEmbedder(config.knowledge);
+  const keyword = new KeywordIndex(store.db, store.caps);
+  const vectors = createVectorIndex(store);
+  await keyword.init();
+  await vectors.init();
+  const datasets = new DatasetService(store.db, clock, embedder, config.knowledge.retrievalTopKMax);
+  const documents = new DocumentService({
+    db: store.db,
+    clock,
+    uploads,
+    datasets,
+    queue,
+    keyword,
+    vectors,
+    maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+  });
+  const indexer = new Indexer({
+    db: store.db,
+    clock,
+    logger,
+    uploads,
+    embedder,
+    keyword,
+    vectors,
+    embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
+    maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+  });
+  queue.register<IndexJobPayload>(INDEX_JOB, {
+    run: (p, ctx) => indexer.run(p.runId, ctx.signal),
+    onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
+  });
+  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors);
+  queue.start();
   return {
     config,
     logger,
@@ -51,6 +102,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keys,
     endUsers,
     uploads,
+    queue,
+    embedder,
+    datasets,
+    documents,
+    retrieval,
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

@@ -9,13 +9,15 @@ import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
 import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
+import { datasetRoutes } from './routes/datasets.js';
+import { documentRoutes } from './routes/documents.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
 const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
-const DATASET_ROUTES: readonly RoutePlugin[] = [];
+const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, documentRoutes];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m001 from './001-foundation.js';
 import * as m002 from './002-messages.js';
+import * as m004 from './004-knowledge.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -9,4 +10,5 @@ import * as m002 from './002-messages.js';
 export const migrations: Record<string, Migration> = {
   '001-foundation': m001,
   '002-messages': m002,
+  '004-knowledge': m004,
 };

@@ -1,0 +1,87 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../store/schema.js';
+import type { StoreCaps } from '../../store/db.js';
+
+export interface Hit {
+  readonly segmentId: string;
+  /** 0..1, higher is better. */
+  readonly score: number;
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** The words of a query: letters and digits only, so they are safe inside FTS5 / tsquery syntax. */
+export function queryTerms(query: string): string[] {
+  const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return [...new Set(words)].slice(0, 32);
+}
+
+/**
+ * Full-text index over segment content: SQLite FTS5 (porter stemming, BM25) or a PostgreSQL GIN
+ * expression index over `to_tsvector('english', content)` (ts_rank). Only segments of a
+ * document's active generation are ever returned.
+ */
+export class KeywordIndex {
+  readonly #db: Kysely<Database>;
+  readonly #engine: StoreCaps['engine'];
+
+  constructor(db: Kysely<Database>, caps: StoreCaps) {
+    this.#db = db;
+    this.#engine = caps.engine;
+  }
+
+  async init(): Promise<void> {
+    if (this.#engine === 'sqlite') {
+      await sql`CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5(content, segment_id UNINDEXED, dataset_id UNINDEXED, tokenize='porter unicode61 remove_diacritics 2')`.execute(this.#db);
+    } else {
+      await sql`CREATE INDEX IF NOT EXISTS segments_tsv ON segments USING GIN (to_tsvector('english', content))`.execute(this.#db);
+    }
+  }
+
+  /** Adds segments (already inserted in `segments`). PostgreSQL indexes them by itself. */
+  async add(db: Db, rows: readonly { id: string; datasetId: string; content: string }[]): Promise<void> {
+    if (this.#engine !== 'sqlite' || rows.length === 0) return;
+    for (let i = 0; i < rows.length; i += 200) {
+      const part = rows.slice(i, i + 200);
+      await sql`INSERT INTO segments_fts (content, segment_id, dataset_id) VALUES ${sql.join(part.map((r) => sql`(${r.content}, ${r.id}, ${r.datasetId})`))}`.execute(db);
+    }
+  }
+
+  async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+    if (this.#engine !== 'sqlite') return;
+    const gen = generation === undefined ? sql`` : sql` AND generation = ${generation}`;
+    await sql`DELETE FROM segments_fts WHERE segment_id IN (SELECT id FROM segments WHERE document_id = ${documentId}${gen})`.execute(db);
+  }
+
+  async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+    if (this.#engine !== 'sqlite') return;
+    await sql`DELETE FROM segments_fts WHERE segment_id IN (SELECT id FROM segments WHERE document_id = ${documentId} AND generation <> ${keep})`.execute(db);
+  }
+
+  async search(datasetIds: readonly string[], query: string, limit: number): Promise<Hit[]> {
+    const terms = queryTerms(query);
+    if (terms.length === 0 || datasetIds.length === 0) return [];
+    const ids = sql.join(datasetIds.map((d) => sql`${d}`));
+    if (this.#engine === 'sqlite') {
+      const match = terms.map((t) => `"${t}"`).join(' OR ');
+      const { rows } = await sql<{ id: string; rank: number }>`
+        SELECT s.id AS id, bm25(segments_fts) AS rank
+        FROM segments_fts f
+        JOIN segments s ON s.id = f.segment_id
+        JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0
+        WHERE segments_fts MATCH ${match} AND f.dataset_id IN (${ids})
+        ORDER BY rank LIMIT ${limit}`.execute(this.#db);
+      // bm25() is negative, lower is better; map it onto 0..1.
+      return rows.map((r) => ({ segmentId: r.id, score: -r.rank / (1 - r.rank) }));
+    }
+    const tsq = terms.join(' | ');
+    const { rows } = await sql<{ id: string; rank: number }>`
+      SELECT s.id AS id, ts_rank(to_tsvector('english', s.content), q, 32) AS rank
+      FROM segments s
+      JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0,
+      to_tsquery('english', ${tsq}) q
+      WHERE to_tsvector('english', s.content) @@ q AND s.dataset_id IN (${ids})
+      ORDER BY rank DESC LIMIT ${limit}`.execute(this.#db);
+    return rows.map((r) => ({ segmentId: r.id, score: Number(r.rank) }));
+  }
+}
