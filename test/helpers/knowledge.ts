@@ -68,7 +68,7 @@ export async function fixtures(): Promise<{ name: string; bytes: Buffer; mime: s
 
 /**
  * An OpenAI-compatible `/v1/embeddings` server the test controls: answers at once, holds requests
- * until `release()`, or fails with a status.
+ * of two or more texts (indexing batches) until `release()`, or fails with a status.
  */
 export interface EmbeddingsServer {
   readonly baseUrl: string;
@@ -106,7 +106,8 @@ export async function startEmbeddings(): Promise<EmbeddingsServer> {
       };
       if (state.mode === 'fail') {
         res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'embedding upstream is down' } }));
-      } else if (state.mode === 'hold') {
+      } else if (state.mode === 'hold' && body.input.length >= 2) {
+        // Indexing batches are held; single-text query embeddings pass, so retrieval keeps working.
         pending.push(answer);
         for (const w of waiters.splice(0)) w();
       } else answer();
