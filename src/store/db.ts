@@ -66,14 +66,17 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, destroy: () => db.destroy() };
   }
-  await migrate(store.db);
+  await migrate(store.db, opts.databaseUrl ? opts.databaseSchema : undefined);
   return store;
 }
 
-async function migrate(db: Kysely<Database>): Promise<void> {
+async function migrate(db: Kysely<Database>, schema: string | undefined): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    // Kysely looks for its bookkeeping tables in every schema unless told which one: without this,
+    // a second schema in the same PostgreSQL database (tests, tenants) skips creating its own.
+    ...(schema ? { migrationTableSchema: schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {

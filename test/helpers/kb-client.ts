@@ -12,7 +12,7 @@ export function kbClient(s: TestServer, key: string) {
   const form = async (method: string, path: string, file: { name: string; bytes: Buffer; mime?: string } | undefined, data?: unknown) => {
     const fd = new FormData();
     if (data !== undefined) fd.append('data', typeof data === 'string' ? data : JSON.stringify(data));
-    if (file) fd.append('file', new Blob([file.bytes], { type: file.mime ?? 'application/octet-stream' }), file.name);
+    if (file) fd.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.mime ?? 'application/octet-stream' }), file.name);
     const r = await fetch(`${s.api}${path}`, { method, headers: auth, body: fd });
     const text = await r.text();
     return { status: r.status, body: (text ? JSON.parse(text) : null) as Record<string, any> };
