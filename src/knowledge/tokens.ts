@@ -1,10 +1,6 @@
-import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 
-let enc: Tiktoken | undefined;
-
-/** Token count with the cl100k_base tokenizer (pure JS, ranks bundled, no network). */
+/** Token count with the cl100k_base tokenizer (gpt-tokenizer: pure JS, ranks bundled, no network). */
 export function countTokens(text: string): number {
-  if (text === '') return 0;
-  enc ??= getEncoding('cl100k_base');
-  return enc.encode(text).length;
+  return text === '' ? 0 : cl100k(text);
 }

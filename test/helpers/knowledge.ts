@@ -80,18 +80,19 @@ export interface EmbeddingsServer {
   close(): Promise<void>;
 }
 
-function vector(text: string): number[] {
-  const v = new Array(16).fill(0) as number[];
+function vector(text: string, dims: number): number[] {
+  const v = new Array(dims).fill(0) as number[];
   for (const w of text.toLowerCase().match(/[a-z]+/g) ?? []) {
     let h = 0;
     for (const ch of w) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-    v[h % 16]! += 1;
+    v[h % dims]! += 1;
   }
   const n = Math.hypot(...v) || 1;
   return v.map((x) => x / n);
 }
 
-export async function startEmbeddings(): Promise<EmbeddingsServer> {
+/** `dims`: size of the (word-hashing) vectors it answers with. */
+export async function startEmbeddings(dims = 16): Promise<EmbeddingsServer> {
   const pending: (() => void)[] = [];
   let waiters: (() => void)[] = [];
   const server = http.createServer((req, res) => {
@@ -101,7 +102,7 @@ export async function startEmbeddings(): Promise<EmbeddingsServer> {
       const body = JSON.parse(raw || '{}') as { input: string[]; model: string };
       const answer = () => {
         if (res.destroyed) return;
-        const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: vector(t) }));
+        const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: vector(t, dims) }));
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model }));
       };
       if (state.mode === 'fail') {

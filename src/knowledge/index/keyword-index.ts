@@ -10,10 +10,19 @@ export interface Hit {
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** The words of a query: letters and digits only, so they are safe inside FTS5 / tsquery syntax. */
+/** English function words, dropped from keyword queries (Dify extracts keywords the same way). */
+const STOPWORDS = new Set(
+  'a an and are as at be been but by can could did do does for from had has have he her his how i if in into is it its me my no not of on or our she so than that the their them then there these they this those to too us was we were what when where which who why will with would you your'.split(' '),
+);
+
+/**
+ * The words of a query: letters and digits only, so they are safe inside FTS5 / tsquery syntax;
+ * stop words are dropped unless the query has nothing else.
+ */
 export function queryTerms(query: string): string[] {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set(words)].slice(0, 32);
+  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+  const content = words.filter((w) => !STOPWORDS.has(w));
+  return (content.length > 0 ? content : words).slice(0, 32);
 }
 
 /**
