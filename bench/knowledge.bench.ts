@@ -4,16 +4,30 @@ import { cleanText, splitText } from '../src/knowledge/chunk.js';
 import { AUTOMATIC_RULE } from '../src/knowledge/process-rule.js';
 import { countTokens } from '../src/knowledge/tokens.js';
 
-/** Deterministic pseudo-random markdown (varied words, headings, paragraphs). */
+/**
+ * Deterministic pseudo-random markdown: headings and paragraphs of words drawn Zipf-style from a
+ * 5,000-word vocabulary (natural text has a long tail; a tiny vocabulary would make every query
+ * match every segment).
+ */
 function markdown(bytes: number, seed = 1): string {
   let x = seed;
   const rnd = () => ((x = (x * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-  const words = 'the of and to in is that for it as with was on be by this are or from at which have an not they but all were when we there can been has more if will one would so what out up their about into than them only other some time could these two may first then do any like my now over such our man me even most made after also did many before must through back years where much your way well down should because each just those people how too little state good very make world still own see men work long get here between both life being under never day same another know while last might us great old year off come since against go came right used take three'.split(' ');
+  const syll = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'se', 'di', 'pa', 'ge', 'zu', 'ho', 'bi', 'fe', 'wa'];
+  const vocab = Array.from({ length: 5000 }, (_, i) => {
+    let w = '';
+    let n = i + 1;
+    while (n > 0) {
+      w += syll[n % 16];
+      n = Math.floor(n / 16);
+    }
+    return w;
+  });
+  const word = () => vocab[Math.min(vocab.length - 1, Math.floor(Math.pow(rnd(), 2.5) * vocab.length))]!;
   const out: string[] = [];
   let size = 0;
   let n = 0;
   while (size < bytes) {
-    const para = n % 8 === 0 ? `## Section ${n}\n` : `${Array.from({ length: 20 + Math.floor(rnd() * 60) }, () => words[Math.floor(rnd() * words.length)]).join(' ')}.\n`;
+    const para = n % 8 === 0 ? `## Section ${n}\n` : `${Array.from({ length: 20 + Math.floor(rnd() * 60) }, word).join(' ')}.\n`;
     out.push(para);
     size += para.length;
     n++;

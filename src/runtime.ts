@@ -60,7 +60,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const queue = new DbQueue(store.db, clock, logger, config.queue);
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
-  const keyword = new KeywordIndex(store.db, store.caps);
+  const keyword = new KeywordIndex(store);
   const vectors = createVectorIndex(store);
   await keyword.init();
   await vectors.init();
@@ -77,6 +77,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   const indexer = new Indexer({
     db: store.db,
+    sqlite: store.sqlite,
     clock,
     logger,
     uploads,

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../store/schema.js';
-import type { StoreCaps } from '../../store/db.js';
+import type { Store } from '../../store/db.js';
+import type SQLite from 'better-sqlite3';
 
 export interface Hit {
   readonly segmentId: string;
@@ -32,11 +33,14 @@ export function queryTerms(query: string): string[] {
  */
 export class KeywordIndex {
   readonly #db: Kysely<Database>;
-  readonly #engine: StoreCaps['engine'];
+  readonly #engine: Store['caps']['engine'];
+  readonly #sqlite: SQLite.Database | undefined;
+  #insert: SQLite.Statement | undefined;
 
-  constructor(db: Kysely<Database>, caps: StoreCaps) {
-    this.#db = db;
-    this.#engine = caps.engine;
+  constructor(store: Store) {
+    this.#db = store.db;
+    this.#engine = store.caps.engine;
+    this.#sqlite = store.sqlite;
   }
 
   async init(): Promise<void> {
@@ -47,13 +51,15 @@ export class KeywordIndex {
     }
   }
 
-  /** Adds segments (already inserted in `segments`). PostgreSQL indexes them by itself. */
-  async add(db: Db, rows: readonly { id: string; datasetId: string; content: string }[]): Promise<void> {
-    if (this.#engine !== 'sqlite' || rows.length === 0) return;
-    for (let i = 0; i < rows.length; i += 200) {
-      const part = rows.slice(i, i + 200);
-      await sql`INSERT INTO segments_fts (content, segment_id, dataset_id) VALUES ${sql.join(part.map((r) => sql`(${r.content}, ${r.id}, ${r.datasetId})`))}`.execute(db);
-    }
+  /**
+   * Adds segments (already inserted in `segments`) inside the caller's transaction. PostgreSQL
+   * indexes them by itself; on SQLite a prepared statement on the one connection Kysely also uses
+   * (so it is part of the open transaction).
+   */
+  async add(_db: Db, rows: readonly { id: string; datasetId: string; content: string }[]): Promise<void> {
+    if (!this.#sqlite || rows.length === 0) return;
+    this.#insert ??= this.#sqlite.prepare('INSERT INTO segments_fts (content, segment_id, dataset_id) VALUES (?, ?, ?)');
+    for (const r of rows) this.#insert.run(r.content, r.id, r.datasetId);
   }
 
   async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
@@ -73,13 +79,14 @@ export class KeywordIndex {
     const ids = sql.join(datasetIds.map((d) => sql`${d}`));
     if (this.#engine === 'sqlite') {
       const match = terms.map((t) => `"${t}"`).join(' OR ');
+      // Rank inside FTS5 first (over-fetching), then keep active generations only: a document being
+      // re-indexed holds at most one extra copy of its segments.
       const { rows } = await sql<{ id: string; rank: number }>`
-        SELECT s.id AS id, bm25(segments_fts) AS rank
-        FROM segments_fts f
+        SELECT s.id AS id, f.rank AS rank
+        FROM (SELECT segment_id, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank LIMIT ${limit * 3 + 20}) f
         JOIN segments s ON s.id = f.segment_id
         JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0
-        WHERE segments_fts MATCH ${match} AND f.dataset_id IN (${ids})
-        ORDER BY rank LIMIT ${limit}`.execute(this.#db);
+        ORDER BY f.rank LIMIT ${limit}`.execute(this.#db);
       // bm25() is negative, lower is better; map it onto 0..1.
       return rows.map((r) => ({ segmentId: r.id, score: -r.rank / (1 - r.rank) }));
     }
