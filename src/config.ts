@@ -71,6 +71,8 @@ export interface KnowledgeConfig {
   readonly maxSegmentationTokens: number;
   /** Largest `top_k` accepted by retrieval (`RETRIEVAL_TOP_K_MAX`, default 100). */
   readonly retrievalTopKMax: number;
+  /** Longest retrieval query in characters (`RETRIEVAL_QUERY_MAX_CHARS`, default 250). */
+  readonly retrievalQueryMaxChars: number;
   /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
   readonly pageLimitMax: number;
 }
@@ -175,6 +177,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxSegmentationTokens: int(env, file, 'INDEXING_MAX_SEGMENTATION_TOKENS_LENGTH', 4000, 50),
       retrievalTopKMax: int(env, file, 'RETRIEVAL_TOP_K_MAX', 100, 1),
       pageLimitMax: int(env, file, 'KNOWLEDGE_PAGE_LIMIT_MAX', 100, 1),
+      retrievalQueryMaxChars: int(env, file, 'RETRIEVAL_QUERY_MAX_CHARS', 250, 1),
     },
     ...overrides,
   };

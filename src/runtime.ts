@@ -91,7 +91,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
-  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors);
+  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars);
   queue.start();
   return {
     config,

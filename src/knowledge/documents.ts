@@ -167,9 +167,10 @@ export class DocumentService {
       };
       await trx.insertInto('documents').values(row).execute();
       await trx.insertInto('indexing_runs').values(this.#run(row, 1, file.id, row.process_rule, ds.indexing_technique ?? checked.technique, batch, now)).execute();
+      await this.#queue.enqueue(INDEX_JOB, { runId: `${row.id}:1` } satisfies IndexJobPayload, { tx: trx });
       return row;
     });
-    await this.#queue.enqueue(INDEX_JOB, { runId: `${doc.id}:1` } satisfies IndexJobPayload);
+    this.#queue.notify();
     return { document: doc, batch };
   }
 
@@ -246,10 +247,11 @@ export class DocumentService {
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) return false;
       await trx.insertInto('indexing_runs').values(this.#run(doc, generation, fileId, rule, ds.indexing_technique ?? checked.technique, batch, now)).execute();
+      await this.#queue.enqueue(INDEX_JOB, { runId: `${doc.id}:${generation}` } satisfies IndexJobPayload, { tx: trx });
       return true;
     });
     if (!accepted) throw invalidParam('Document is not available');
-    await this.#queue.enqueue(INDEX_JOB, { runId: `${doc.id}:${generation}` } satisfies IndexJobPayload);
+    this.#queue.notify();
     return { document: { ...doc, ...set } as DocumentTable, batch };
   }
 

@@ -23,8 +23,6 @@ export interface RetrievedSegment {
   readonly score: number;
 }
 
-const MAX_QUERY = 250;
-
 /**
  * Searches knowledge bases. `keyword_search` / `full_text_search` use the keyword index,
  * `semantic_search` the vector index, `hybrid_search` both with weighted scores. Datasets indexed
@@ -36,9 +34,11 @@ export class RetrievalService {
   readonly #embedder: Embedder;
   readonly #keyword: KeywordIndex;
   readonly #vectors: VectorIndex;
+  readonly #maxQuery: number;
 
-  constructor(db: Kysely<Database>, embedder: Embedder, keyword: KeywordIndex, vectors: VectorIndex) {
+  constructor(db: Kysely<Database>, embedder: Embedder, keyword: KeywordIndex, vectors: VectorIndex, maxQueryChars: number) {
     this.#db = db;
+    this.#maxQuery = maxQueryChars;
     this.#embedder = embedder;
     this.#keyword = keyword;
     this.#vectors = vectors;
@@ -46,7 +46,7 @@ export class RetrievalService {
 
   async retrieve(datasetIds: readonly string[], query: string, model: RetrievalModel): Promise<RetrievedSegment[]> {
     if (typeof query !== 'string' || query.trim() === '') throw invalidParam('query is required.');
-    if (query.length > MAX_QUERY) throw invalidParam(`query must be at most ${MAX_QUERY} characters.`);
+    if (query.length > this.#maxQuery) throw invalidParam(`query must be at most ${this.#maxQuery} characters.`);
     if (datasetIds.length === 0) return [];
     const datasets = await this.#db.selectFrom('datasets').select(['id', 'indexing_technique']).where('id', 'in', datasetIds).execute();
     const semanticIds = datasets.filter((d) => d.indexing_technique === 'high_quality').map((d) => d.id);

@@ -230,6 +230,13 @@ describe('replacing a document file (PATCH)', () => {
     expect(badForm.body.message).toBe('Invalid doc_form.');
     const unknownBatch = await kb.call('GET', `/datasets/${ds}/documents/12345/indexing-status`);
     expect(unknownBatch.body).toEqual({ code: 'not_found', message: 'Documents not found.', status: 404 });
+    const longQuery = await kb.call('POST', `/datasets/${ds}/retrieve`, { query: 'q'.repeat(251) });
+    expect(longQuery.body).toEqual({ code: 'invalid_param', message: 'query must be at most 250 characters.', status: 400 });
+    expect((await kb.call('POST', `/datasets/${ds}/retrieve`, {})).body.message).toBe('query is required.');
+    const topK = await kb.call('POST', `/datasets/${ds}/retrieve`, { query: 'x', retrieval_model: { search_method: 'keyword_search', top_k: 1000 } });
+    expect(topK.body.message).toBe('retrieval_model.top_k must be an integer between 1 and 100.');
+    const method = await kb.call('POST', `/datasets/${ds}/retrieve`, { query: 'x', retrieval_model: { search_method: 'magic' } });
+    expect(method.body.message).toMatch(/^retrieval_model.search_method must be one of/);
     // Nothing above changed the document.
     expect(await kb.retrieve(ds, 'error cases')).toEqual(['error cases']);
   });

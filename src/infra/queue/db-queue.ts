@@ -44,7 +44,7 @@ export class DbQueue implements Queue {
   async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<string> {
     const id = newId();
     const now = this.#clock.now();
-    await this.#db
+    await (opts.tx ?? this.#db)
       .insertInto('jobs')
       .values({
         id,
@@ -61,8 +61,12 @@ export class DbQueue implements Queue {
         updated_at: now,
       })
       .execute();
-    this.#wake();
+    if (!opts.tx) this.#wake();
     return id;
+  }
+
+  notify(): void {
+    this.#wake();
   }
 
   start(): void {

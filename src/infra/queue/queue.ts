@@ -1,3 +1,6 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../../store/schema.js';
+
 /**
  * Durable background jobs: a port with one implementation per deployment (`db-queue.ts` keeps
  * jobs in the main database, so it works on SQLite and PostgreSQL alike).
@@ -31,6 +34,11 @@ export interface EnqueueOptions {
   readonly runAt?: number;
   /** Default: the queue's configured attempt limit. */
   readonly maxAttempts?: number;
+  /**
+   * Enqueue inside the caller's transaction, so the job exists exactly when the caller's writes
+   * do (no state left waiting for a job that was never written). Call `notify()` after commit.
+   */
+  readonly tx?: Transaction<Database>;
 }
 
 export interface Queue {
@@ -38,6 +46,8 @@ export interface Queue {
   register<P>(kind: string, handler: JobHandler<P>): void;
   /** Persists a job and wakes a local worker; returns the job id. */
   enqueue(kind: string, payload: unknown, opts?: EnqueueOptions): Promise<string>;
+  /** Wakes local workers now (after committing a transaction that enqueued jobs). */
+  notify(): void;
   /** Starts the worker loop (no-op when this process runs no worker). */
   start(): void;
   /** Stops claiming, aborts running handlers and hands their jobs back to the queue. */
