@@ -155,8 +155,8 @@ export class Indexer {
         };
       });
       await this.#db.transaction().execute(async (trx) => {
-        await this.#insertSegments(trx, rows);
-        await this.#keyword.add(trx, rows.map((r) => ({ id: r.id, datasetId: r.dataset_id, content: r.content })));
+        const rowids = await this.#insertSegments(trx, rows);
+        await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
         if (highQuality) {
           await this.#vectors.add(
             trx,
@@ -170,16 +170,19 @@ export class Indexer {
     await this.#swap(run, tokens, words);
   }
 
-  /** Inserts inside the caller's transaction (on SQLite the raw handle is that same connection). */
-  async #insertSegments(trx: Transaction<Database>, rows: readonly SegmentTable[]): Promise<void> {
+  /**
+   * Inserts inside the caller's transaction (on SQLite the raw handle is that same connection) and
+   * returns each row's SQLite rowid (0 on PostgreSQL), which the keyword index reuses.
+   */
+  async #insertSegments(trx: Transaction<Database>, rows: readonly SegmentTable[]): Promise<(number | bigint)[]> {
     if (!this.#sqlite) {
       await trx.insertInto('segments').values([...rows]).execute();
-      return;
+      return rows.map(() => 0);
     }
     this.#insertSegment ??= this.#sqlite.prepare(
       'INSERT INTO segments (id, dataset_id, document_id, generation, position, content, word_count, tokens, hash, status, hit_count, created_at, completed_at) VALUES (@id, @dataset_id, @document_id, @generation, @position, @content, @word_count, @tokens, @hash, @status, @hit_count, @created_at, @completed_at)',
     );
-    for (const r of rows) this.#insertSegment.run(r);
+    return rows.map((r) => this.#insertSegment!.run(r).lastInsertRowid);
   }
 
   /** Makes the new generation the served one and drops every other, in one transaction. */

@@ -54,23 +54,24 @@ export class KeywordIndex {
   /**
    * Adds segments (already inserted in `segments`) inside the caller's transaction. PostgreSQL
    * indexes them by itself; on SQLite a prepared statement on the one connection Kysely also uses
-   * (so it is part of the open transaction).
+   * (so it is part of the open transaction). The FTS row shares the segment row's rowid, so deletes
+   * and joins go by rowid instead of scanning the FTS table.
    */
-  async add(_db: Db, rows: readonly { id: string; datasetId: string; content: string }[]): Promise<void> {
+  async add(_db: Db, rows: readonly { rowid: number | bigint; id: string; datasetId: string; content: string }[]): Promise<void> {
     if (!this.#sqlite || rows.length === 0) return;
-    this.#insert ??= this.#sqlite.prepare('INSERT INTO segments_fts (content, segment_id, dataset_id) VALUES (?, ?, ?)');
-    for (const r of rows) this.#insert.run(r.content, r.id, r.datasetId);
+    this.#insert ??= this.#sqlite.prepare('INSERT INTO segments_fts (rowid, content, segment_id, dataset_id) VALUES (?, ?, ?, ?)');
+    for (const r of rows) this.#insert.run(r.rowid, r.content, r.id, r.datasetId);
   }
 
   async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
     if (this.#engine !== 'sqlite') return;
     const gen = generation === undefined ? sql`` : sql` AND generation = ${generation}`;
-    await sql`DELETE FROM segments_fts WHERE segment_id IN (SELECT id FROM segments WHERE document_id = ${documentId}${gen})`.execute(db);
+    await sql`DELETE FROM segments_fts WHERE rowid IN (SELECT rowid FROM segments WHERE document_id = ${documentId}${gen})`.execute(db);
   }
 
   async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
     if (this.#engine !== 'sqlite') return;
-    await sql`DELETE FROM segments_fts WHERE segment_id IN (SELECT id FROM segments WHERE document_id = ${documentId} AND generation <> ${keep})`.execute(db);
+    await sql`DELETE FROM segments_fts WHERE rowid IN (SELECT rowid FROM segments WHERE document_id = ${documentId} AND generation <> ${keep})`.execute(db);
   }
 
   async search(datasetIds: readonly string[], query: string, limit: number): Promise<Hit[]> {
@@ -83,8 +84,8 @@ export class KeywordIndex {
       // re-indexed holds at most one extra copy of its segments.
       const { rows } = await sql<{ id: string; rank: number }>`
         SELECT s.id AS id, f.rank AS rank
-        FROM (SELECT segment_id, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank LIMIT ${limit * 3 + 20}) f
-        JOIN segments s ON s.id = f.segment_id
+        FROM (SELECT rowid AS rid, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank LIMIT ${limit * 3 + 20}) f
+        JOIN segments s ON s.rowid = f.rid
         JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0
         ORDER BY f.rank LIMIT ${limit}`.execute(this.#db);
       // bm25() is negative, lower is better; map it onto 0..1.
