@@ -42,6 +42,13 @@ function checkPermission(v: unknown): string {
   return v;
 }
 
+export interface DatasetStats {
+  readonly documents: number;
+  readonly words: number;
+  /** Documents with indexed content being served. */
+  readonly available: number;
+}
+
 /** Knowledge bases of a workspace. */
 export class DatasetService {
   readonly #db: Kysely<Database>;
@@ -151,22 +158,27 @@ export class DatasetService {
     return parseRetrievalModel(JSON.parse(ds.retrieval_model), this.#topKMax, 'keyword_search');
   }
 
-  async stats(ids: readonly string[]): Promise<Map<string, { documents: number; words: number }>> {
-    const out = new Map<string, { documents: number; words: number }>();
+  async stats(ids: readonly string[]): Promise<Map<string, DatasetStats>> {
+    const out = new Map<string, DatasetStats>();
     if (ids.length === 0) return out;
     const rows = await this.#db
       .selectFrom('documents')
-      .select((eb) => ['dataset_id', eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('word_count').as('w')])
+      .select((eb) => [
+        'dataset_id',
+        eb.fn.countAll<number>().as('n'),
+        eb.fn.sum<number>('word_count').as('w'),
+        eb.fn.sum<number>(eb.case().when('active_generation', '>', 0).then(1).else(0).end()).as('a'),
+      ])
       .where('dataset_id', 'in', ids)
       .groupBy('dataset_id')
       .execute();
-    for (const r of rows) out.set(r.dataset_id, { documents: Number(r.n), words: Number(r.w ?? 0) });
+    for (const r of rows) out.set(r.dataset_id, { documents: Number(r.n), words: Number(r.w ?? 0), available: Number(r.a ?? 0) });
     return out;
   }
 }
 
 /** Dify's dataset object. */
-export function datasetToWire(ds: DatasetTable, stats: { documents: number; words: number } | undefined): Record<string, unknown> {
+export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined): Record<string, unknown> {
   return {
     id: ds.id,
     name: ds.name,
@@ -179,6 +191,7 @@ export function datasetToWire(ds: DatasetTable, stats: { documents: number; word
     document_count: stats?.documents ?? 0,
     word_count: stats?.words ?? 0,
     created_by: ds.created_by,
+    author_name: null,
     created_at: toSeconds(ds.created_at),
     updated_by: ds.created_by,
     updated_at: toSeconds(ds.updated_at),
@@ -186,11 +199,23 @@ export function datasetToWire(ds: DatasetTable, stats: { documents: number; word
     embedding_model_provider: ds.embedding_model_provider,
     embedding_available: true,
     retrieval_model_dict: JSON.parse(ds.retrieval_model) as unknown,
+    summary_index_setting: null,
     tags: [],
     doc_form: 'text_model',
     external_knowledge_info: null,
     external_retrieval_model: null,
     doc_metadata: [],
     built_in_field_enabled: false,
+    pipeline_id: null,
+    runtime_mode: 'general',
+    chunk_structure: null,
+    icon_info: null,
+    is_published: false,
+    total_documents: stats?.documents ?? 0,
+    total_available_documents: stats?.available ?? 0,
+    enable_api: true,
+    is_multimodal: false,
+    maintainer: null,
+    partial_member_list: [],
   };
 }

@@ -354,7 +354,6 @@ export function documentToWire(d: DocumentTable, file: UploadedFile | undefined)
     word_count: d.word_count,
     hit_count: d.hit_count,
     doc_form: d.doc_form,
-    doc_language: d.doc_language,
     doc_metadata: [],
     summary_index_status: null,
     need_summary: false,

@@ -3,6 +3,17 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { kbClient } from '../helpers/kb-client.js';
 import { fixtures } from '../helpers/knowledge.js';
 import { example } from '../helpers/fixtures.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
+
+/** Property names of a schema in Dify's OpenAPI document (shared/reference). */
+function openapiSchema(name: string): Record<string, unknown> {
+  const doc = JSON.parse(readFileSync(path.join(PROJECT_ROOT, '..', 'shared', 'reference', 'dify-openapi', 'openapi_service.json'), 'utf8')) as {
+    components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+  };
+  return doc.components.schemas[name]!.properties;
+}
 
 let s: TestServer;
 let kb: ReturnType<typeof kbClient>;
@@ -26,6 +37,7 @@ describe('datasets', () => {
     const c = await kb.call('POST', '/datasets', { name: 'Handbook', description: 'd', indexing_technique: 'economy', permission: 'only_me' });
     expect(c.status).toBe(200);
     expect(c.body).toMatchObject({ name: 'Handbook', description: 'd', indexing_technique: 'economy', permission: 'only_me', document_count: 0 });
+    for (const f of Object.keys(openapiSchema('Dataset'))) expect(c.body).toHaveProperty(f);
     const id = c.body.id as string;
     expect((await kb.call('GET', `/datasets/${id}`)).body.name).toBe('Handbook');
     const list = await kb.call('GET', '/datasets?page=1&limit=100');
@@ -62,7 +74,9 @@ describe('documents', () => {
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(['batch', 'document']);
     expect(r.body.batch).toMatch(/^\d{20}$/);
-    for (const f of DOCUMENT_FIELDS) expect(r.body.document).toHaveProperty(f);
+    // Exactly the fields of the spec's table (= Dify's OpenAPI `Document` schema).
+    expect(Object.keys(r.body.document).sort()).toEqual([...DOCUMENT_FIELDS].sort());
+    expect(Object.keys(r.body.document).sort()).toEqual(Object.keys(openapiSchema('Document')).sort());
     expect(r.body.document).toMatchObject({ name: 'Policy', created_from: 'api', data_source_type: 'upload_file', doc_form: 'text_model', enabled: true });
     expect(r.body.document.data_source_detail_dict.upload_file).toMatchObject({ name: 'Policy.txt', extension: 'txt', mime_type: 'text/plain' });
     const st = await kb.settle(ds, r.body.batch);
