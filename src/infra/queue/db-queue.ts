@@ -160,6 +160,7 @@ export class DbQueue implements Queue {
 
   #execute(id: string, handler: JobHandler<unknown>, payload: unknown, attempt: number, maxAttempts: number): void {
     const abort = new AbortController();
+    let lost = false;
     const heartbeat = setInterval(() => {
       void this.#db
         .updateTable('jobs')
@@ -167,7 +168,14 @@ export class DbQueue implements Queue {
         .where('id', '=', id)
         .where('locked_by', '=', this.#workerId)
         .where('status', '=', 'running')
-        .execute()
+        .executeTakeFirst()
+        .then((res) => {
+          // Another worker took the job over (our lease ran out): stop working on it.
+          if (Number(res.numUpdatedRows) === 0 && !abort.signal.aborted) {
+            lost = true;
+            abort.abort(new Error('lease lost'));
+          }
+        })
         .catch((err: unknown) => this.#log.warn({ err, job: id }, 'lease renewal failed'));
     }, Math.max(50, Math.floor(this.#cfg.leaseMs / 3)));
     heartbeat.unref?.();
@@ -177,7 +185,9 @@ export class DbQueue implements Queue {
         await this.#finish(id, { status: 'done', last_error: null });
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
-        if (abort.signal.aborted && this.#closed) {
+        if (lost) {
+          this.#log.warn({ job: id }, 'lease lost to another worker; leaving the job to it');
+        } else if (abort.signal.aborted && this.#closed) {
           // Shutdown: hand the job back without counting the attempt.
           await this.#finish(id, { status: 'queued', attempts: attempt - 1, run_at: this.#clock.now(), last_error: message });
         } else if (attempt >= maxAttempts) {
