@@ -18,6 +18,8 @@ function normalise(v: ArrayLike<number>): Float32Array {
   return out;
 }
 
+const LOCAL_SLICE = 4;
+
 type UseModel = { embed(input: string[]): Promise<number[][]> };
 
 /**
@@ -37,12 +39,21 @@ export class LocalEmbedder implements Embedder {
     return this.#model;
   }
 
+  /**
+   * The model runs on the main thread (TensorFlow.js CPU backend), so texts are embedded a few at a
+   * time with a yield in between: the server keeps answering and job leases keep being renewed.
+   */
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
     const model = await this.#load();
-    signal?.throwIfAborted();
-    const vectors = await model.embed([...texts]);
-    return vectors.map(normalise);
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += LOCAL_SLICE) {
+      signal?.throwIfAborted();
+      const vectors = await model.embed(texts.slice(i, i + LOCAL_SLICE));
+      out.push(...vectors.map(normalise));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return out;
   }
 }
 
