@@ -31,5 +31,5 @@ describe('dovetail dataset create', () => {
     const bad = await cli(['dataset', 'create', '--name', 'x', '--indexing-technique', 'fast']).catch((e: { stderr: string; code: number }) => e);
     expect((bad as { code: number }).code).toBe(1);
     expect((bad as { stderr: string }).stderr).toBe('error: indexing_technique must be economy or high_quality.\n');
-  }, 30_000);
+  }, 90_000);
 });
