@@ -8,6 +8,7 @@ import { buildServer } from './http/server.js';
 import { DslError } from './apps/errors.js';
 import { ServiceError } from './infra/errors.js';
 import { seedExamples } from './seed.js';
+import { feedbackItem } from './feedback/feedback-service.js';
 
 /** A CLI failure: printed as one line, exit code 1. */
 class CliError extends Error {}
@@ -131,6 +132,25 @@ export function buildCli(): Command {
         process.stdout.write(`revoked ${id}\n`);
       }),
     );
+  const feedbackCmd = program.command('feedback').description('message feedback');
+  feedbackCmd
+    .command('add')
+    .description('leave admin feedback on a message (from_source "admin")')
+    .requiredOption('--message <message_id>', 'message id')
+    .requiredOption('--rating <rating>', 'like | dislike')
+    .option('--content <text>', 'feedback text')
+    .requiredOption('--account <name>', 'admin account name (created on first use)')
+    .option('--json', 'print the feedback item as JSON')
+    .action(async (opts: { message: string; rating: string; content?: string; account: string; json?: boolean }) => {
+      if (opts.rating !== 'like' && opts.rating !== 'dislike') throw new CliError(`--rating must be like or dislike, got "${opts.rating}"`);
+      if (!opts.account.trim()) throw new CliError('--account must not be empty');
+      const rating = opts.rating;
+      await withRuntime(async (rt) => {
+        const f = await rt.feedback.addAdmin({ messageId: opts.message, rating, content: opts.content ?? null, account: opts.account });
+        const item = feedbackItem(f);
+        print(!!opts.json, item, `feedback ${f.id}: ${f.rating} on message ${f.messageId} by ${opts.account}`);
+      });
+    });
 
   const datasetCmd = program.command('dataset').description('manage knowledge bases');
   datasetCmd

@@ -49,7 +49,15 @@ export interface Config {
   readonly providers: {
     readonly openai: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
     readonly anthropic: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
+    /** DSL provider `openai_api_compatible` (vLLM, Ollama, llama.cpp, LM Studio); a key is optional. */
+    readonly openaiCompatible: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
   };
+  /** Longest a generation may run before it is aborted, in seconds (`APP_MAX_EXECUTION_TIME`, default 1200). */
+  readonly appMaxExecutionSeconds: number;
+  /** Keep-alive interval of generation streams, ms (`SSE_PING_INTERVAL_MS`, default 10000 as Dify). */
+  readonly ssePingIntervalMs: number;
+  /** Largest `limit` of `GET /app/feedbacks` (`FEEDBACK_LIST_MAX_LIMIT`, default 101 as Dify). */
+  readonly feedbackListMaxLimit: number;
   /** Price table keyed by model name. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
   /** Import `examples/*.yml` and print their keys when the database has no apps. */
@@ -158,7 +166,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     providers: {
       openai: { apiKey: str(env, file, 'OPENAI_API_KEY'), baseUrl: str(env, file, 'OPENAI_BASE_URL') },
       anthropic: { apiKey: str(env, file, 'ANTHROPIC_API_KEY'), baseUrl: str(env, file, 'ANTHROPIC_BASE_URL') },
+      openaiCompatible: { apiKey: str(env, file, 'OPENAI_API_COMPATIBLE_API_KEY'), baseUrl: str(env, file, 'OPENAI_API_COMPATIBLE_BASE_URL') },
     },
+    appMaxExecutionSeconds: int(env, file, 'APP_MAX_EXECUTION_TIME', 1200, 1),
+    ssePingIntervalMs: int(env, file, 'SSE_PING_INTERVAL_MS', 10_000, 10),
+    feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),
     prices: readPrices(file),
     seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',
     queue: {

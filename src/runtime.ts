@@ -9,6 +9,14 @@ import type { Blobs } from './files/blobs/blobs.js';
 import { UploadService } from './files/upload-service.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createLogger, type Logger } from './infra/logger.js';
+import type { ModelProviders } from './llm/model-provider.js';
+import { ProviderRegistry } from './llm/provider-registry.js';
+import { MessageStore } from './messages/message-store.js';
+import { TaskRegistry } from './messages/task-registry.js';
+import { CompletionService } from './messages/completion-service.js';
+import { ActiveRequests } from './infra/active-requests.js';
+import { FeedbackStore } from './feedback/feedback-store.js';
+import { FeedbackService } from './feedback/feedback-service.js';
 import type { Queue } from './infra/queue/queue.js';
 import { DbQueue } from './infra/queue/db-queue.js';
 import { createEmbedder, type Embedder } from './knowledge/embedder.js';
@@ -30,6 +38,16 @@ export interface Runtime {
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
+  /** Model providers by DSL provider name (openai, openai_api_compatible, anthropic, mock). */
+  readonly providers: ModelProviders;
+  /** Messages of completion, chat and chatflow apps. */
+  readonly messages: MessageStore;
+  /** Generations in flight, for stop. */
+  readonly tasks: TaskRegistry;
+  /** Per-app concurrent generation slots. */
+  readonly activeRequests: ActiveRequests;
+  readonly completions: CompletionService;
+  readonly feedback: FeedbackService;
   /** Durable background jobs (see src/infra/queue/queue.ts). */
   readonly queue: Queue;
   readonly embedder: Embedder;
@@ -57,6 +75,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const closers: (() => Promise<void>)[] = [];
+  const providers = new ProviderRegistry(config.providers);
+  const messages = new MessageStore(store.db);
+  const tasks = new TaskRegistry();
+  const activeRequests = new ActiveRequests();
+  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests });
+  const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   const queue = new DbQueue(store.db, clock, logger, config.queue);
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
@@ -103,6 +127,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keys,
     endUsers,
     uploads,
+    providers,
+    messages,
+    tasks,
+    activeRequests,
+    completions,
+    feedback,
     queue,
     embedder,
     datasets,

@@ -9,13 +9,15 @@ import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
 import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
+import { completionRoutes } from './routes/completion.js';
+import { feedbackRoutes } from './routes/feedbacks.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { documentRoutes } from './routes/documents.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
-const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes];
+const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes, completionRoutes, feedbackRoutes];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, documentRoutes];
 

@@ -1,6 +1,6 @@
 /**
  * The port every model backend implements. Implementations live beside this file as
- * `<impl>-provider.ts`; `runtime.ts` builds the registry.
+ * `<impl>-provider.ts`; `runtime.ts` builds the registry (`provider-registry.ts`).
  */
 
 export type ContentPart =
@@ -19,11 +19,11 @@ export interface GenerateRequest {
   /** `chat` sends `messages`; `completion` sends `prompt` to a legacy completion endpoint. */
   readonly mode: 'chat' | 'completion';
   readonly messages: readonly ChatMessage[];
-  /** Used in `completion` mode. */
+  /** Used in `completion` mode; when absent the text of `messages` is joined. */
   readonly prompt?: string;
   /** DSL `completion_params` (temperature, max_tokens, stop, …). */
   readonly params: Readonly<Record<string, unknown>>;
-  /** Aborting closes the upstream connection. */
+  /** Aborting closes the upstream connection; the stream then throws (check `signal.aborted`). */
   readonly signal?: AbortSignal;
 }
 
@@ -37,12 +37,24 @@ export type GenerateChunk =
   | { readonly type: 'usage'; readonly usage: ProviderUsage };
 
 export interface ModelProvider {
-  /** Streams the answer. Throws ProviderError (see `errors.ts`) for upstream failures. */
+  /** Provider name as resolved (`openai`, `anthropic`, `mock`, …); informational. */
+  readonly name?: string;
+  /**
+   * Streams the answer. Upstream failures throw `completion_request_error` (`ProviderError`, see
+   * `errors.ts`); an aborted signal ends the iteration with the abort error.
+   */
   stream(req: GenerateRequest): AsyncIterable<GenerateChunk>;
 }
 
 /** Chooses a provider for a DSL `model.provider` name. */
 export interface ModelProviders {
-  /** Throws `provider_not_initialize` when the provider has no credentials configured. */
+  /** Throws `provider_not_initialize` when the provider is unknown or has no credentials configured. */
   get(provider: string): ModelProvider;
+}
+
+/** The text of a message list, for legacy completion prompts and token counting. */
+export function messagesText(messages: readonly ChatMessage[]): string {
+  return messages
+    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('')))
+    .join('\n\n');
 }

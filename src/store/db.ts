@@ -74,8 +74,8 @@ async function migrate(db: Kysely<Database>, schema: string | undefined): Promis
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
-    // Kysely looks for its bookkeeping tables in every schema unless told which one: without this,
-    // a second schema in the same PostgreSQL database (tests, tenants) skips creating its own.
+    // Kysely looks for its bookkeeping tables in every schema unless told which one; without this a
+    // second schema in the same database (tests, side-by-side installs) skips creating them.
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();

@@ -12,6 +12,9 @@ export interface Database {
   upload_files: UploadFileTable;
   conversations: ConversationTable;
   messages: MessageTable;
+  message_feedbacks: MessageFeedbackTable;
+  accounts: AccountTable;
+  feedback_page_snapshots: FeedbackPageSnapshotTable;
   jobs: JobTable;
   datasets: DatasetTable;
   documents: DocumentTable;
@@ -255,3 +258,37 @@ export interface SegmentEmbeddingTable {
 }
 
 export type Seq = Generated<number>;
+
+/** A like/dislike on a message: one per message from its end user, one from admins. */
+export interface MessageFeedbackTable {
+  /** Insert order; paging snapshots cut on it. */
+  seq: Seq;
+  id: string;
+  app_id: string;
+  conversation_id: string | null;
+  message_id: string;
+  /** like | dislike */
+  rating: string;
+  content: string | null;
+  /** user | admin */
+  from_source: string;
+  from_end_user_id: string | null;
+  from_account_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Console/CLI identities that leave admin feedback. */
+export interface AccountTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+/** The newest feedback `seq` a key's reader saw on page 1, per page size. */
+export interface FeedbackPageSnapshotTable {
+  api_key_id: string;
+  page_limit: number;
+  max_seq: number;
+  created_at: number;
+}

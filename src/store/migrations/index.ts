@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m001 from './001-foundation.js';
 import * as m002 from './002-messages.js';
+import * as m003 from './003-completion.js';
 import * as m004 from './004-knowledge.js';
 
 /**
@@ -10,5 +11,6 @@ import * as m004 from './004-knowledge.js';
 export const migrations: Record<string, Migration> = {
   '001-foundation': m001,
   '002-messages': m002,
+  '003-completion': m003,
   '004-knowledge': m004,
 };

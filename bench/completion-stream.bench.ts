@@ -1,0 +1,117 @@
+import { fmt, median } from './lib.js';
+import { startChild } from './child.js';
+
+const TOKENS = 2000;
+const RUNS = 60;
+const WARMUP = 5;
+
+interface Timing {
+  readonly firstMs: number;
+  readonly lastMs: number;
+}
+
+/**
+ * Reads a streaming response as a client does: splits the event stream into `data:` lines and
+ * decodes each JSON event. `firstMs` is when the first token (`pick` returns text) is decoded,
+ * `lastMs` when the body ends. Both paths use this same reader.
+ */
+async function timed(start: number, res: Response, pick: (event: Record<string, unknown>) => string | undefined): Promise<Timing> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let firstMs = NaN;
+  let buf = '';
+  let tokens = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let start0 = 0;
+    let nl: number;
+    while ((nl = buf.indexOf('\n', start0)) >= 0) {
+      const line = buf.slice(start0, nl);
+      start0 = nl + 1;
+      if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+      const t = pick(JSON.parse(line.slice(6)) as Record<string, unknown>);
+      if (t) {
+        tokens += t;
+        if (Number.isNaN(firstMs)) firstMs = performance.now() - start;
+      }
+    }
+    buf = buf.slice(start0);
+  }
+  if (tokens.length !== TOKENS * 4) throw new Error(`expected ${TOKENS * 4} characters, got ${tokens.length}`);
+  return { firstMs, lastMs: performance.now() - start };
+}
+
+const openaiToken = (e: Record<string, unknown>) => (e.choices as { delta?: { content?: string } }[] | undefined)?.[0]?.delta?.content;
+const difyToken = (e: Record<string, unknown>) => (e.event === 'message' ? (e.answer as string) : undefined);
+
+/**
+ * A 2,000-token streamed answer from the local OpenAI-compatible upstream at full speed, read
+ * directly and through `POST /v1/completion-messages` (streaming), alternating, same process.
+ */
+export async function run(): Promise<void> {
+  // Upstream, server and client each have their own process, as in a deployment.
+  const upstream = await startChild<{ baseUrl: string }>('fake-upstream-process.ts', { reply: 'tok '.repeat(TOKENS), chunkSize: 4 });
+  const fake = upstream.info;
+  const server = await startChild<{ url: string; apiKey: string }>('server-process.ts', { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.baseUrl });
+  const proxy = await startChild<{ baseUrl: string }>('pipe-proxy-process.ts', { upstream: fake.baseUrl });
+  const s = { url: server.info.url };
+  const apiKey = server.info.apiKey;
+
+  const direct = async (base = fake.baseUrl): Promise<Timing> => {
+    const t0 = performance.now();
+    const res = await fetch(`${base}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-bench', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Write about bench in a friendly tone,  lines. ' }] }),
+    });
+    return timed(t0, res, openaiToken);
+  };
+  const through = async (): Promise<Timing> => {
+    const t0 = performance.now();
+    const res = await fetch(`${s.url}/v1/completion-messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { topic: 'bench' }, user: 'bench', response_mode: 'streaming' }),
+    });
+    return timed(t0, res, difyToken);
+  };
+
+  const piped = () => direct(proxy.info.baseUrl);
+  for (let i = 0; i < WARMUP; i++) {
+    await direct();
+    await piped();
+    await through();
+  }
+  const d: Timing[] = [];
+  const p: Timing[] = [];
+  const o: Timing[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    d.push(await direct());
+    p.push(await piped());
+    o.push(await through());
+  }
+  const dFirst = median(d.map((t) => t.firstMs));
+  const oFirst = median(o.map((t) => t.firstMs));
+  const dLast = median(d.map((t) => t.lastMs));
+  const oLast = median(o.map((t) => t.lastMs));
+  const overheads = o.map((t, i) => t.firstMs - d[i]!.firstMs);
+  const pFirst = median(p.map((t) => t.firstMs));
+  const pLast = median(p.map((t) => t.lastMs));
+  process.stdout.write(
+    [
+      `${TOKENS}-token stream, ${RUNS} runs each (medians)`,
+      `direct upstream        first token ${fmt(dFirst)} ms   last token ${fmt(dLast)} ms`,
+      `through Dovetail       first token ${fmt(oFirst)} ms   last token ${fmt(oLast)} ms`,
+      `bare pipe proxy        first token ${fmt(pFirst)} ms   last token ${fmt(pLast)} ms   (context: one extra process hop, no work)`,
+      `first-token overhead   ${fmt(median(overheads))} ms median (target ≤ 3 ms)`,
+      `first-token ratio      ${fmt(oFirst / dFirst)}×`,
+      `last-token ratio       ${fmt(oLast / dLast)}× direct (target ≤ 1.15×)`,
+      `vs the bare proxy      first token +${fmt(median(o.map((t, i) => t.firstMs - p[i]!.firstMs)))} ms median, last token ${fmt(oLast / pLast)}×`,
+    ].join('\n') + '\n',
+  );
+  server.stop();
+  proxy.stop();
+  upstream.stop();
+}

@@ -1,0 +1,248 @@
+import type { App } from '../apps/app-service.js';
+import type { EndUserService } from '../apps/end-users.js';
+import { appUnavailable } from '../apps/errors.js';
+import { validateInputs } from '../apps/input-form.js';
+import type { Config } from '../config.js';
+import type { UploadService } from '../files/upload-service.js';
+import { ActiveRequests, effectiveLimit } from '../infra/active-requests.js';
+import type { Clock } from '../infra/clock.js';
+import { internalServerError, invalidParam, ServiceError } from '../infra/errors.js';
+import { newId } from '../infra/ids.js';
+import type { Logger } from '../infra/logger.js';
+import { completionRequestError } from '../llm/errors.js';
+import type { ModelProvider, ModelProviders, ProviderUsage } from '../llm/model-provider.js';
+import { buildUsage, type UsageBody } from '../llm/usage.js';
+import { buildCompletionPrompt, fileInputs } from './completion-prompt.js';
+import { imageParts } from './file-parts.js';
+import type { MessageStatus, MessageStore } from './message-store.js';
+import { StopRequested, type TaskRegistry } from './task-registry.js';
+
+export interface CompletionInput {
+  readonly app: App;
+  /** The caller's `user`; required. */
+  readonly user: string | undefined;
+  readonly inputs: unknown;
+  readonly query: string;
+  readonly files: readonly unknown[] | null;
+}
+
+/** What a generation emits as it goes; the HTTP layer shapes these into Dify's events. */
+export type CompletionEvent =
+  | { readonly type: 'message'; readonly text: string }
+  | { readonly type: 'end'; readonly outcome: CompletionOutcome };
+
+export interface CompletionOutcome {
+  readonly status: Exclude<MessageStatus, 'running'>;
+  readonly answer: string;
+  readonly usage: UsageBody;
+  /** Set when `status` is `error`. */
+  readonly error: ServiceError | undefined;
+}
+
+/** A started generation. It runs to its end whether or not anyone is listening. */
+export interface CompletionRun {
+  readonly taskId: string;
+  readonly messageId: string;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  /** Resolves once the message is stored with its final answer; never rejects. */
+  readonly done: Promise<CompletionOutcome>;
+}
+
+export type CompletionSink = (event: CompletionEvent) => void;
+
+export interface CompletionDeps {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly providers: ModelProviders;
+  readonly messages: MessageStore;
+  readonly endUsers: EndUserService;
+  readonly uploads: UploadService;
+  readonly tasks: TaskRegistry;
+  readonly activeRequests: ActiveRequests;
+}
+
+interface ModelSettings {
+  readonly provider: string;
+  readonly name: string;
+  readonly mode: 'chat' | 'completion';
+  readonly params: Record<string, unknown>;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function modelSettings(app: App): ModelSettings {
+  const model = app.dsl.model_config?.model;
+  if (!isObject(model) || typeof model.provider !== 'string' || typeof model.name !== 'string') throw appUnavailable();
+  return {
+    provider: model.provider,
+    name: model.name,
+    mode: model.mode === 'completion' ? 'completion' : 'chat',
+    params: isObject(model.completion_params) ? model.completion_params : {},
+  };
+}
+
+/** Top-level `files` reach the model only when the app enables image upload (as Dify). */
+function imageUpload(app: App): { enabled: boolean; detail: 'low' | 'high' } {
+  const fu = app.dsl.model_config?.file_upload;
+  const image = isObject(fu) && isObject(fu.image) ? fu.image : undefined;
+  const enabled = image?.enabled === true || (isObject(fu) && fu.enabled === true);
+  return { enabled, detail: image?.detail === 'low' ? 'low' : 'high' };
+}
+
+/** Raised into the abort signal when a generation runs past `APP_MAX_EXECUTION_TIME`. */
+class ExecutionTimeout extends Error {
+  override name = 'ExecutionTimeout';
+}
+
+/**
+ * Text-generator (completion) apps: validates the request, streams the model's answer, stores
+ * the message, and lets its owner stop it. Holds one slot of the app's concurrency limit from
+ * start until the message is stored.
+ */
+export class CompletionService {
+  readonly #d: CompletionDeps;
+
+  constructor(deps: CompletionDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * Validates and starts a generation. Everything that can be refused is refused here, before any
+   * byte is sent (400 `app_unavailable` / `invalid_param` / `provider_not_initialize`, 429
+   * `too_many_requests`). `sink` receives events synchronously as they happen.
+   */
+  async start(input: CompletionInput, sink?: CompletionSink): Promise<CompletionRun> {
+    const d = this.#d;
+    const { app } = input;
+    const startedAt = d.clock.now();
+    if (app.mode !== 'completion') throw appUnavailable();
+    if (input.user === undefined || input.user === '') throw invalidParam('Arg user must be provided.');
+    const inputs = validateInputs(app.inputs, input.inputs);
+    const model = modelSettings(app);
+    const provider = d.providers.get(model.provider);
+    const upload = imageUpload(app);
+    const refs = [...fileInputs(app.inputs, inputs), ...(upload.enabled && input.files ? input.files : [])];
+    const images = refs.length ? await imageParts(refs, app.id, d.uploads, 'files', upload.detail) : [];
+    const prompt = buildCompletionPrompt(typeof app.dsl.model_config?.pre_prompt === 'string' ? app.dsl.model_config.pre_prompt : '', inputs, input.query, model.mode === 'chat' ? images : []);
+
+    const release = d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests));
+    try {
+      const endUser = await d.endUsers.getOrCreate(app.id, input.user);
+      const taskId = newId();
+      const messageId = newId();
+      const controller = new AbortController();
+      const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: endUser.id, controller });
+      // The row is written once the upstream request is on its way (it is awaited before the end).
+      const inserted = new Promise<void>((resolve) => setImmediate(resolve)).then(() => d.messages.insert(
+        { id: messageId, appId: app.id, conversationId: messageId, endUserId: endUser.id, taskId, mode: 'completion', inputs, query: input.query, files: input.files ?? [], createdAt: startedAt },
+        // Dify gives every completion message its own conversation; feedback items carry its id.
+        { id: messageId, appId: app.id, endUserId: endUser.id, name: 'New conversation', inputs },
+      ));
+      inserted.catch(() => undefined);
+      const done = this.#generate({ provider, model, prompt, controller, startedAt, messageId, inserted, sink }).finally(() => {
+        unregister();
+        release();
+      });
+      return { taskId, messageId, createdAt: startedAt, done };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** Stops the owner's task; anything else is a silent no-op (as Dify). */
+  async stop(app: App, taskId: string, user: string | undefined): Promise<void> {
+    if (app.mode !== 'completion') throw appUnavailable();
+    if (user === undefined || user === '') throw invalidParam('Arg user must be provided.');
+    const endUser = await this.#d.endUsers.find(app.id, user);
+    if (endUser) this.#d.tasks.stop(taskId, app.id, endUser.id);
+  }
+
+  async #generate(g: {
+    provider: ModelProvider;
+    model: ModelSettings;
+    prompt: ReturnType<typeof buildCompletionPrompt>;
+    controller: AbortController;
+    startedAt: number;
+    messageId: string;
+    inserted: Promise<void>;
+    sink: CompletionSink | undefined;
+  }): Promise<CompletionOutcome> {
+    const d = this.#d;
+    const { signal } = g.controller;
+    // A listener that throws (a broken socket, say) must not change the outcome or lose the message.
+    const emit = (ev: CompletionEvent) => {
+      try {
+        g.sink?.(ev);
+      } catch (err) {
+        d.logger.warn({ err, messageId: g.messageId }, 'stream listener failed');
+      }
+    };
+    const limitS = d.config.appMaxExecutionSeconds;
+    const timer = setTimeout(() => g.controller.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
+    timer.unref();
+    let answer = '';
+    let reported: ProviderUsage | undefined;
+    let status: CompletionOutcome['status'] = 'normal';
+    let error: ServiceError | undefined;
+    try {
+      const chunks = g.provider.stream({ model: g.model.name, mode: g.model.mode, messages: g.prompt.messages, prompt: g.prompt.text, params: g.model.params, signal });
+      for await (const chunk of chunks) {
+        if (chunk.type === 'text') {
+          answer += chunk.text;
+          emit({ type: 'message', text: chunk.text });
+        } else {
+          reported = { ...reported, ...chunk.usage };
+        }
+        if (signal.aborted) break;
+      }
+      if (signal.aborted) throw signal.reason;
+    } catch (err) {
+      if (signal.aborted && signal.reason instanceof StopRequested) status = 'stopped';
+      else {
+        status = 'error';
+        if (signal.aborted && signal.reason instanceof ExecutionTimeout) error = completionRequestError(signal.reason.message);
+        else if (err instanceof ServiceError) error = err;
+        else {
+          d.logger.error({ err }, 'completion failed');
+          error = internalServerError();
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    const usage = buildUsage({
+      reported: status === 'normal' ? reported : undefined,
+      promptText: g.prompt.text,
+      answer,
+      price: d.config.prices[g.model.name],
+      latencySeconds: (d.clock.now() - g.startedAt) / 1000,
+    });
+    try {
+      await g.inserted;
+      await d.messages.finish(g.messageId, {
+        answer,
+        status,
+        error: error?.message ?? null,
+        promptTokens: usage.prompt_tokens,
+        completionTokens: usage.completion_tokens,
+        usage: { ...usage },
+        totalPrice: usage.total_price,
+        currency: usage.currency,
+        latency: usage.latency,
+        updatedAt: d.clock.now(),
+      });
+    } catch (err) {
+      d.logger.error({ err, messageId: g.messageId }, 'message could not be stored');
+      status = 'error';
+      error = internalServerError();
+    }
+    const outcome: CompletionOutcome = { status, answer, usage, error };
+    emit({ type: 'end', outcome });
+    return outcome;
+  }
+}

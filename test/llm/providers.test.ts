@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MockProvider, mockAnswer } from '../../src/llm/mock-provider.js';
+import { AnthropicProvider } from '../../src/llm/anthropic-provider.js';
+import { OpenAIProvider } from '../../src/llm/openai-provider.js';
+import { ProviderRegistry, providerKind } from '../../src/llm/provider-registry.js';
+import { readOpenAIStream } from '../../src/llm/openai-stream.js';
+import { addDecimals, priceOf } from '../../src/llm/decimal.js';
+import { buildUsage } from '../../src/llm/usage.js';
+import { isProviderError } from '../../src/llm/errors.js';
+import type { GenerateChunk, GenerateRequest } from '../../src/llm/model-provider.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
+
+async function drain(it: AsyncIterable<GenerateChunk>): Promise<{ text: string; usage: unknown[] }> {
+  let text = '';
+  const usage: unknown[] = [];
+  for await (const c of it) {
+    if (c.type === 'text') text += c.text;
+    else usage.push(c.usage);
+  }
+  return { text, usage };
+}
+
+const req = (over: Partial<GenerateRequest> = {}): GenerateRequest => ({ model: 'm', mode: 'chat', messages: [{ role: 'user', content: 'Tell me about owls' }], params: {}, ...over });
+
+function streamOf(parts: string[]): ReadableStream<Uint8Array> {
+  const enc = new TextEncoder();
+  return new ReadableStream({
+    start(c) {
+      for (const p of parts) c.enqueue(enc.encode(p));
+      c.close();
+    },
+  });
+}
+
+describe('mock provider', () => {
+  it('is deterministic, built from the prompt, and says it is a mock', async () => {
+    const a = await drain(new MockProvider().stream(req()));
+    const b = await drain(new MockProvider().stream(req()));
+    expect(a.text).toBe(b.text);
+    expect(a.text).toBe(mockAnswer('Tell me about owls'));
+    expect(a.text).toMatch(/^\[mock model\]/);
+    expect(a.text).toContain('"Tell me about owls"');
+    expect((await drain(new MockProvider().stream(req({ messages: [{ role: 'user', content: 'other' }] })))).text).not.toBe(a.text);
+  });
+
+  it('stops when aborted', async () => {
+    const ac = new AbortController();
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const c of new MockProvider().stream(req({ signal: ac.signal }))) {
+          if (c.type === 'text') seen.push(c.text);
+          ac.abort(new Error('stop'));
+        }
+      })(),
+    ).rejects.toThrow('stop');
+    expect(seen).toHaveLength(1);
+  });
+});
+
+describe('OpenAI stream reader', () => {
+  it('joins events split across reads, handles CRLF and ends at [DONE]', async () => {
+    const ev = (t: string) => `data: ${JSON.stringify({ choices: [{ delta: { content: t } }] })}\r\n\r\n`;
+    const whole = ev('Hel') + ev('lo') + `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } })}\n\n` + 'data: [DONE]\n\n' + ev('ignored');
+    const parts = [whole.slice(0, 10), whole.slice(10, 47), whole.slice(47)];
+    const r = await drain(readOpenAIStream(streamOf(parts), undefined));
+    expect(r.text).toBe('Hello');
+    expect(r.usage).toEqual([{ promptTokens: 3, completionTokens: 2 }]);
+  });
+
+  it('reads legacy completion `text` chunks', async () => {
+    const r = await drain(readOpenAIStream(streamOf([`data: {"choices":[{"text":"abc"}]}\n\ndata: [DONE]\n\n`]), undefined));
+    expect(r.text).toBe('abc');
+  });
+
+  it('an error event or a non-JSON event is completion_request_error', async () => {
+    const e1 = await drain(readOpenAIStream(streamOf(['data: {"error":{"message":"context too long"}}\n\n']), undefined)).catch((e) => e);
+    expect(isProviderError(e1)).toBe(true);
+    expect(e1).toMatchObject({ code: 'completion_request_error', status: 400, message: 'context too long' });
+    const e2 = await drain(readOpenAIStream(streamOf(['data: {oops\n\n']), undefined)).catch((e) => e);
+    expect(e2).toMatchObject({ code: 'completion_request_error' });
+  });
+});
+
+describe('OpenAI provider against the local upstream', () => {
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+  });
+  afterAll(async () => fake.close());
+
+  it('sends chat params and images, reads text and usage', async () => {
+    fake.behaviour = { reply: 'hoot hoot', chunkSize: 2 };
+    const p = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: fake.baseUrl });
+    const r = await drain(
+      p.stream(req({ params: { temperature: 0.5, stop: [], top_k: 3 }, messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', url: 'https://x/y.png', detail: 'low' }] }] })),
+    );
+    expect(r.text).toBe('hoot hoot');
+    expect(r.usage.at(-1)).toEqual({ promptTokens: 1, completionTokens: 5 });
+    const body = fake.requests.at(-1)!.body;
+    expect(body.temperature).toBe(0.5);
+    expect(body).not.toHaveProperty('stop');
+    expect(body).not.toHaveProperty('top_k');
+    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] }]);
+  });
+
+  it('a hanging upstream is released by abort (the upstream sees the connection close)', async () => {
+    fake.behaviour = { hang: true };
+    const p = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: fake.baseUrl });
+    const ac = new AbortController();
+    const pending = drain(p.stream(req({ signal: ac.signal }))).catch((e) => e);
+    await new Promise((r) => setTimeout(r, 50));
+    ac.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await fake.waitForAbort();
+  });
+});
+
+describe('Anthropic provider against a local Messages API server', () => {
+  let server: http.Server;
+  let base: string;
+  const seen: { headers: http.IncomingHttpHeaders; body: Record<string, unknown> }[] = [];
+  beforeAll(async () => {
+    server = http.createServer((rq, rs) => {
+      let raw = '';
+      rq.on('data', (c: Buffer) => (raw += c));
+      rq.on('end', () => {
+        const body = JSON.parse(raw) as Record<string, unknown>;
+        seen.push({ headers: rq.headers, body });
+        if (body.model === 'broken') {
+          rs.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
+          return;
+        }
+        rs.writeHead(200, { 'content-type': 'text/event-stream' });
+        const send = (event: string, data: unknown) => rs.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        send('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: body.model, stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } });
+        send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+        for (const t of ['Owls ', 'are ', 'quiet.']) send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: t } });
+        send('content_block_stop', { type: 'content_block_stop', index: 0 });
+        send('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } });
+        send('message_stop', { type: 'message_stop' });
+        rs.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => new Promise<void>((r) => server.close(() => r())));
+
+  it('streams text and usage through the real protocol', async () => {
+    const p = new AnthropicProvider({ apiKey: 'sk-ant-test', baseUrl: base });
+    const r = await drain(p.stream(req({ model: 'claude-x', messages: [{ role: 'system', content: 'Be terse.' }, { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', url: 'data:image/png;base64,AAAA' }] }] })));
+    expect(r.text).toBe('Owls are quiet.');
+    expect(r.usage.at(-1)).toEqual({ promptTokens: 11, completionTokens: 4 });
+    const last = seen.at(-1)!;
+    // The SDK (1.14) sends the key as a bearer token; older releases used `x-api-key`.
+    expect([last.headers['x-api-key'], last.headers.authorization]).toContain(last.headers['x-api-key'] ? 'sk-ant-test' : 'Bearer sk-ant-test');
+    expect(last.headers['anthropic-version']).toBeTruthy();
+    expect(last.body).toMatchObject({ model: 'claude-x', system: 'Be terse.', max_tokens: 4096, stream: true });
+    expect(last.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }]);
+  });
+
+  it('an upstream error is completion_request_error with its message', async () => {
+    const p = new AnthropicProvider({ apiKey: 'bad', baseUrl: base });
+    const e = await drain(p.stream(req({ model: 'broken' }))).catch((err) => err);
+    expect(e).toMatchObject({ code: 'completion_request_error', status: 400 });
+    expect(e.message).toContain('invalid x-api-key');
+  });
+});
+
+describe('provider registry', () => {
+  const none = { apiKey: undefined, baseUrl: undefined };
+  it('maps DSL names (plugin ids too) and refuses unconfigured providers with provider_not_initialize', () => {
+    expect(providerKind('langgenius/openai/openai')).toBe('openai');
+    expect(providerKind('langgenius/openai_api_compatible/openai_api_compatible')).toBe('openai_api_compatible');
+    expect(providerKind('anthropic')).toBe('anthropic');
+    expect(providerKind('azure')).toBeUndefined();
+    const reg = new ProviderRegistry({ openai: none, anthropic: none, openaiCompatible: none });
+    expect(reg.get('mock').name).toBe('mock');
+    for (const [name, hint] of [['openai', 'OPENAI_API_KEY'], ['anthropic', 'ANTHROPIC_API_KEY'], ['openai_api_compatible', 'OPENAI_API_COMPATIBLE_BASE_URL'], ['azure', 'not supported']] as const) {
+      let err: unknown;
+      try {
+        reg.get(name);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toMatchObject({ code: 'provider_not_initialize', status: 400 });
+      expect((err as Error).message).toContain(hint);
+    }
+    const ok = new ProviderRegistry({ openai: { apiKey: 'k', baseUrl: undefined }, anthropic: none, openaiCompatible: { apiKey: undefined, baseUrl: 'http://127.0.0.1:1/v1' } });
+    expect(ok.get('langgenius/openai/openai').name).toBe('openai');
+    expect(ok.get('ollama').name).toBe('openai_api_compatible');
+  });
+});
+
+describe('usage and prices', () => {
+  it('decimal prices are exact and rounded half up to 7 places', () => {
+    expect(priceOf(1033, '0.001', '0.001')).toBe('0.0010330');
+    expect(priceOf(128, '0.002', '0.001')).toBe('0.0002560');
+    expect(addDecimals(['0.0010330', '0.0002560'])).toBe('0.0012890');
+    expect(priceOf(1, '0.00000005', '1')).toBe('0.0000001');
+    expect(priceOf(0, '5', '1')).toBe('0.0000000');
+  });
+
+  it('reported usage wins; otherwise the tokenizer counts', () => {
+    const price = { input: '0.15', output: '0.6', unit: '0.000001', currency: 'EUR' };
+    const reported = buildUsage({ reported: { promptTokens: 100, completionTokens: 50 }, promptText: 'x', answer: 'y', price, latencySeconds: 1.5 });
+    expect(reported).toMatchObject({ prompt_tokens: 100, completion_tokens: 50, total_tokens: 150, prompt_price: '0.0000150', completion_price: '0.0000300', total_price: '0.0000450', currency: 'EUR', latency: 1.5 });
+    const counted = buildUsage({ reported: undefined, promptText: 'hello world', answer: 'hello', price: undefined, latencySeconds: 0 });
+    expect(counted).toMatchObject({ prompt_tokens: 2, completion_tokens: 1, total_price: '0.0000000', prompt_unit_price: '0', currency: 'USD' });
+  });
+});
