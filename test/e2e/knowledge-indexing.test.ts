@@ -60,6 +60,8 @@ describe('atomic swap while re-indexing', () => {
     // No stale segment or vector survives the swap.
     const db = s.runtime.store.db;
     expect(Number((await db.selectFrom('segments').select((eb) => eb.fn.countAll<number>().as('n')).where('document_id', '=', id).executeTakeFirstOrThrow()).n)).toBe(3);
+    // SQLite: the external-content FTS index matches the segments table exactly (throws otherwise).
+    s.runtime.store.sqlite?.prepare(`INSERT INTO segments_fts (segments_fts, rank) VALUES ('integrity-check', 1)`).run();
     expect(Number((await db.selectFrom('segment_embeddings').select((eb) => eb.fn.countAll<number>().as('n')).where('document_id', '=', id).executeTakeFirstOrThrow()).n)).toBe(3);
   });
 });

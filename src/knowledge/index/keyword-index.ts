@@ -45,7 +45,8 @@ export class KeywordIndex {
 
   async init(): Promise<void> {
     if (this.#engine === 'sqlite') {
-      await sql`CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5(content, segment_id UNINDEXED, dataset_id UNINDEXED, tokenize='porter unicode61 remove_diacritics 2')`.execute(this.#db);
+      // External content: the index reads text from `segments` by rowid instead of storing a copy.
+      await sql`CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5(content, dataset_id UNINDEXED, content='segments', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2')`.execute(this.#db);
     } else {
       await sql`CREATE INDEX IF NOT EXISTS segments_tsv ON segments USING GIN (to_tsvector('english', content))`.execute(this.#db);
     }
@@ -59,19 +60,21 @@ export class KeywordIndex {
    */
   async add(_db: Db, rows: readonly { rowid: number | bigint; id: string; datasetId: string; content: string }[]): Promise<void> {
     if (!this.#sqlite || rows.length === 0) return;
-    this.#insert ??= this.#sqlite.prepare('INSERT INTO segments_fts (rowid, content, segment_id, dataset_id) VALUES (?, ?, ?, ?)');
-    for (const r of rows) this.#insert.run(r.rowid, r.content, r.id, r.datasetId);
+    this.#insert ??= this.#sqlite.prepare('INSERT INTO segments_fts (rowid, content, dataset_id) VALUES (?, ?, ?)');
+    for (const r of rows) this.#insert.run(r.rowid, r.content, r.datasetId);
   }
 
   async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
     if (this.#engine !== 'sqlite') return;
     const gen = generation === undefined ? sql`` : sql` AND generation = ${generation}`;
-    await sql`DELETE FROM segments_fts WHERE rowid IN (SELECT rowid FROM segments WHERE document_id = ${documentId}${gen})`.execute(db);
+    // External-content FTS5 forgets rows through its 'delete' command, given the indexed values;
+    // this must run before the `segments` rows go.
+    await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE document_id = ${documentId}${gen}`.execute(db);
   }
 
   async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
     if (this.#engine !== 'sqlite') return;
-    await sql`DELETE FROM segments_fts WHERE rowid IN (SELECT rowid FROM segments WHERE document_id = ${documentId} AND generation <> ${keep})`.execute(db);
+    await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE document_id = ${documentId} AND generation <> ${keep}`.execute(db);
   }
 
   async search(datasetIds: readonly string[], query: string, limit: number): Promise<Hit[]> {
