@@ -12,13 +12,15 @@ import { fileRoutes } from './routes/files.js';
 import { completionRoutes } from './routes/completion.js';
 import { feedbackRoutes } from './routes/feedbacks.js';
 import { humanInputFormRoutes } from './routes/human-input-forms.js';
+import { datasetRoutes } from './routes/datasets.js';
+import { documentRoutes } from './routes/documents.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
 const APP_ROUTES: readonly RoutePlugin[] = [appInfoRoutes, fileRoutes, completionRoutes, feedbackRoutes, humanInputFormRoutes];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
-const DATASET_ROUTES: readonly RoutePlugin[] = [];
+const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, documentRoutes];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
