@@ -16,7 +16,9 @@ class CliError extends Error {}
 const EXAMPLES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples');
 
 async function withRuntime<T>(fn: (rt: Runtime) => Promise<T>): Promise<T> {
-  const rt = await createRuntime(loadConfig(process.env, { logLevel: process.env.LOG_LEVEL ?? 'warn' }));
+  const config = loadConfig(process.env, { logLevel: process.env.LOG_LEVEL ?? 'warn' });
+  // One-shot commands never run background jobs; `serve` does.
+  const rt = await createRuntime({ ...config, queue: { ...config.queue, worker: false } });
   try {
     return await fn(rt);
   } finally {
@@ -149,6 +151,23 @@ export function buildCli(): Command {
         print(!!opts.json, item, `feedback ${f.id}: ${f.rating} on message ${f.messageId} by ${opts.account}`);
       });
     });
+
+  const datasetCmd = program.command('dataset').description('manage knowledge bases');
+  datasetCmd
+    .command('create')
+    .requiredOption('--name <name>', 'knowledge base name (1 to 40 characters)')
+    .option('--indexing-technique <technique>', 'economy | high_quality')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { name: string; indexingTechnique?: string; json?: boolean }) =>
+      withRuntime(async (rt) => {
+        const ds = await rt.datasets.create(await rt.apps.workspaceId(), {
+          name: opts.name,
+          indexingTechnique: opts.indexingTechnique,
+          createdBy: 'cli',
+        });
+        print(!!opts.json, { dataset_id: ds.id }, ds.id);
+      }),
+    );
   return program;
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { QueueConfig } from './infra/queue/queue.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
 export class ConfigError extends Error {
@@ -74,6 +75,27 @@ export interface Config {
     /** A running run without heartbeat for this long is recovered as failed (`RUN_ORPHAN_AFTER_MS`, default 30000). */
     readonly orphanAfterMs: number;
   };
+  /** Durable background jobs (indexing, resume, timeouts). */
+  readonly queue: QueueConfig;
+  readonly knowledge: KnowledgeConfig;
+}
+
+export interface KnowledgeConfig {
+  /** `EMBEDDINGS_BASE_URL` (OpenAI-compatible, e.g. `http://host/v1`); unset = the built-in offline model. */
+  readonly embeddingsBaseUrl: string | undefined;
+  readonly embeddingsApiKey: string | undefined;
+  /** `EMBEDDINGS_MODEL`, default `text-embedding-3-small` for the endpoint. */
+  readonly embeddingsModel: string;
+  /** Texts per embeddings call (`EMBEDDINGS_BATCH_SIZE`, default 32). */
+  readonly embeddingsBatchSize: number;
+  /** Upper bound of a custom `max_tokens` (`INDEXING_MAX_SEGMENTATION_TOKENS_LENGTH`, default 4000). */
+  readonly maxSegmentationTokens: number;
+  /** Largest `top_k` accepted by retrieval (`RETRIEVAL_TOP_K_MAX`, default 100). */
+  readonly retrievalTopKMax: number;
+  /** Longest retrieval query in characters (`RETRIEVAL_QUERY_MAX_CHARS`, default 250). */
+  readonly retrievalQueryMaxChars: number;
+  /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
+  readonly pageLimitMax: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -170,6 +192,24 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxSteps: int(env, file, 'WORKFLOW_MAX_EXECUTION_STEPS', 500, 1),
       maxTimeMs: int(env, file, 'WORKFLOW_MAX_EXECUTION_TIME', 1200, 1) * 1000,
       orphanAfterMs: int(env, file, 'RUN_ORPHAN_AFTER_MS', 30_000, 100),
+    },
+    queue: {
+      worker: (str(env, file, 'QUEUE_WORKER') ?? 'true') !== 'false',
+      concurrency: int(env, file, 'QUEUE_CONCURRENCY', 2, 1),
+      leaseMs: int(env, file, 'QUEUE_LEASE_MS', 30_000, 100),
+      pollMs: int(env, file, 'QUEUE_POLL_MS', 500, 10),
+      maxAttempts: int(env, file, 'QUEUE_MAX_ATTEMPTS', 3, 1),
+      retryDelayMs: int(env, file, 'QUEUE_RETRY_DELAY_MS', 1000, 0),
+    },
+    knowledge: {
+      embeddingsBaseUrl: str(env, file, 'EMBEDDINGS_BASE_URL'),
+      embeddingsApiKey: str(env, file, 'EMBEDDINGS_API_KEY'),
+      embeddingsModel: str(env, file, 'EMBEDDINGS_MODEL') ?? 'text-embedding-3-small',
+      embeddingsBatchSize: int(env, file, 'EMBEDDINGS_BATCH_SIZE', 32, 1),
+      maxSegmentationTokens: int(env, file, 'INDEXING_MAX_SEGMENTATION_TOKENS_LENGTH', 4000, 50),
+      retrievalTopKMax: int(env, file, 'RETRIEVAL_TOP_K_MAX', 100, 1),
+      pageLimitMax: int(env, file, 'KNOWLEDGE_PAGE_LIMIT_MAX', 100, 1),
+      retrievalQueryMaxChars: int(env, file, 'RETRIEVAL_QUERY_MAX_CHARS', 250, 1),
     },
     ...overrides,
   };

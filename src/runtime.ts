@@ -26,6 +26,15 @@ import { FeedbackStore } from './feedback/feedback-store.js';
 import { FeedbackService } from './feedback/feedback-service.js';
 import { FormService } from './forms/form-service.js';
 import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
+import type { Queue } from './infra/queue/queue.js';
+import { DbQueue } from './infra/queue/db-queue.js';
+import { createEmbedder, type Embedder } from './knowledge/embedder.js';
+import { KeywordIndex } from './knowledge/index/keyword-index.js';
+import { createVectorIndex } from './knowledge/index/vector-index.js';
+import { DatasetService } from './knowledge/datasets.js';
+import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents.js';
+import { Indexer } from './knowledge/indexer.js';
+import { RetrievalService } from './knowledge/retrieval.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -63,6 +72,13 @@ export interface Runtime {
    * `humanInput` to `createRuntime`). Unset: runs reaching a human-input node fail with a clear error.
    */
   humanInput: HumanInputGateway | undefined;
+  /** Durable background jobs (see src/infra/queue/queue.ts). */
+  readonly queue: Queue;
+  readonly embedder: Embedder;
+  readonly datasets: DatasetService;
+  readonly documents: DocumentService;
+  /** `retrieve(datasetIds, query, retrievalModel)` for the API and the knowledge-retrieval node. */
+  readonly retrieval: RetrievalService;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -135,6 +151,42 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => runs.close());
   const chatflow = new ChatflowService(store.db, clock, runs);
   resumer.current = runs;
+  const queue = new DbQueue(store.db, clock, logger, config.queue);
+  closers.push(() => queue.close());
+  const embedder = createEmbedder(config.knowledge);
+  const keyword = new KeywordIndex(store);
+  const vectors = createVectorIndex(store);
+  await keyword.init();
+  await vectors.init();
+  const datasets = new DatasetService(store.db, clock, embedder, config.knowledge.retrievalTopKMax);
+  const documents = new DocumentService({
+    db: store.db,
+    clock,
+    uploads,
+    datasets,
+    queue,
+    keyword,
+    vectors,
+    maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+  });
+  const indexer = new Indexer({
+    db: store.db,
+    sqlite: store.sqlite,
+    clock,
+    logger,
+    uploads,
+    embedder,
+    keyword,
+    vectors,
+    embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
+    maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+  });
+  queue.register<IndexJobPayload>(INDEX_JOB, {
+    run: (p, ctx) => indexer.run(p.runId, ctx.signal),
+    onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
+  });
+  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars);
+  queue.start();
   return {
     config,
     logger,
@@ -164,6 +216,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     set humanInput(gateway: HumanInputGateway | undefined) {
       runs.setHumanInputGateway(gateway);
     },
+    queue,
+    embedder,
+    datasets,
+    documents,
+    retrieval,
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

@@ -16,6 +16,8 @@ import { workflowRoutes } from './routes/workflows.js';
 import { workflowEventRoutes } from './routes/workflow-events.js';
 import { chatMessageRoutes } from './routes/chat-messages.js';
 import { conversationRoutes } from './routes/conversations.js';
+import { datasetRoutes } from './routes/datasets.js';
+import { documentRoutes } from './routes/documents.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
@@ -32,7 +34,7 @@ const APP_ROUTES: readonly RoutePlugin[] = [
   conversationRoutes,
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
-const DATASET_ROUTES: readonly RoutePlugin[] = [];
+const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, documentRoutes];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

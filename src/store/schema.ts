@@ -20,6 +20,12 @@ export interface Database {
   feedback_page_snapshots: FeedbackPageSnapshotTable;
   human_input_forms: HumanInputFormTable;
   human_input_deliveries: HumanInputDeliveryTable;
+  jobs: JobTable;
+  datasets: DatasetTable;
+  documents: DocumentTable;
+  indexing_runs: IndexingRunTable;
+  segments: SegmentTable;
+  segment_embeddings: SegmentEmbeddingTable;
 }
 
 export interface WorkspaceTable {
@@ -170,6 +176,127 @@ export interface HumanInputDeliveryTable {
   /** delivered (webapp) | pending (email: sending is not implemented yet) */
   status: string;
   created_at: number;
+}
+
+export interface JobTable {
+  id: string;
+  kind: string;
+  /** JSON. */
+  payload: string;
+  /** queued | running | done | failed */
+  status: string;
+  attempts: number;
+  max_attempts: number;
+  run_at: number;
+  lease_until: number | null;
+  locked_by: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DatasetTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string;
+  /** only_me | all_team_members | partial_members */
+  permission: string;
+  /** economy | high_quality | null (chosen by the first document) */
+  indexing_technique: string | null;
+  embedding_model: string | null;
+  embedding_model_provider: string | null;
+  /** JSON retrieval model. */
+  retrieval_model: string;
+  /** Bumped on every swap or delete of segments; in-process vector caches compare it. */
+  index_version: number;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DocumentTable {
+  id: string;
+  dataset_id: string;
+  position: number;
+  data_source_type: string;
+  upload_file_id: string;
+  name: string;
+  created_from: string;
+  created_by: string;
+  process_rule_id: string;
+  /** JSON process rule in effect for the latest accepted version. */
+  process_rule: string;
+  doc_form: string;
+  doc_language: string;
+  /** Batch of the latest accepted create/update. */
+  batch: string;
+  tokens: number;
+  word_count: number;
+  indexing_status: string;
+  error: string | null;
+  enabled: number;
+  archived: number;
+  hit_count: number;
+  /** Segment generation retrieval serves (0 = none yet). */
+  active_generation: number;
+  /** Generation of the latest accepted create/update; only it may become active. */
+  latest_generation: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IndexingRunTable {
+  id: string;
+  batch: string;
+  dataset_id: string;
+  document_id: string;
+  generation: number;
+  upload_file_id: string;
+  process_rule: string;
+  indexing_technique: string;
+  /** waiting | parsing | cleaning | splitting | indexing | completed | error | paused */
+  status: string;
+  error: string | null;
+  processing_started_at: number | null;
+  parsing_completed_at: number | null;
+  cleaning_completed_at: number | null;
+  splitting_completed_at: number | null;
+  completed_at: number | null;
+  paused_at: number | null;
+  stopped_at: number | null;
+  total_segments: number;
+  completed_segments: number;
+  tokens: number;
+  word_count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SegmentTable {
+  id: string;
+  dataset_id: string;
+  document_id: string;
+  generation: number;
+  position: number;
+  content: string;
+  word_count: number;
+  tokens: number;
+  hash: string;
+  status: string;
+  hit_count: number;
+  created_at: number;
+  completed_at: number | null;
+}
+
+export interface SegmentEmbeddingTable {
+  segment_id: string;
+  dataset_id: string;
+  document_id: string;
+  model: string;
+  dims: number;
+  /** base64 of little-endian float32. */
+  embedding: string;
 }
 
 export type Seq = Generated<number>;

@@ -4,6 +4,7 @@ import * as m002 from './002-messages.js';
 import * as m003 from './003-completion.js';
 import * as m005 from './005-runs.js';
 import * as m006 from './006-forms.js';
+import * as m004 from './004-knowledge.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -13,6 +14,7 @@ export const migrations: Record<string, Migration> = {
   '001-foundation': m001,
   '002-messages': m002,
   '003-completion': m003,
+  '004-knowledge': m004,
   '005-runs': m005,
   '006-forms': m006,
 };

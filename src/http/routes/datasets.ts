@@ -1,0 +1,96 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Runtime } from '../../runtime.js';
+import { datasetToWire } from '../../knowledge/datasets.js';
+import { parseRetrievalModel } from '../../knowledge/retrieval-model.js';
+import { toSeconds } from '../../infra/clock.js';
+import { requireKey } from '../auth.js';
+import { requireJson } from '../json-body.js';
+import { jsonBody, pageParams } from './knowledge-params.js';
+
+type P = { dataset_id: string };
+
+/** `/datasets` CRUD and `POST /datasets/{id}/retrieve` (knowledge keys). */
+export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+  const { datasets, documents, retrieval } = runtime;
+  const max = runtime.config.knowledge.pageLimitMax;
+
+  app.post('/datasets', { preValidation: requireJson }, async (request) => {
+    const key = requireKey(request);
+    const b = jsonBody(request);
+    const ds = await datasets.create(key.workspaceId, {
+      name: b.name,
+      description: b.description,
+      indexingTechnique: b.indexing_technique,
+      permission: b.permission,
+      retrievalModel: b.retrieval_model,
+      createdBy: key.id,
+    });
+    return datasetToWire(ds, undefined);
+  });
+
+  app.get('/datasets', async (request) => {
+    const key = requireKey(request);
+    const { page, limit, keyword } = pageParams(request, max);
+    const { rows, total } = await datasets.list(key.workspaceId, page, limit, keyword);
+    const stats = await datasets.stats(rows.map((r) => r.id));
+    return { data: rows.map((r) => datasetToWire(r, stats.get(r.id))), has_more: page * limit < total, limit, total, page };
+  });
+
+  app.get<{ Params: P }>('/datasets/:dataset_id', async (request) => {
+    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+    return datasetToWire(ds, (await datasets.stats([ds.id])).get(ds.id));
+  });
+
+  app.patch<{ Params: P }>('/datasets/:dataset_id', { preValidation: requireJson }, async (request) => {
+    const ds = await datasets.update(requireKey(request).workspaceId, request.params.dataset_id, jsonBody(request));
+    return datasetToWire(ds, (await datasets.stats([ds.id])).get(ds.id));
+  });
+
+  app.delete<{ Params: P }>('/datasets/:dataset_id', async (request, reply) => {
+    await documents.deleteDataset(requireKey(request).workspaceId, request.params.dataset_id);
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: P }>('/datasets/:dataset_id/retrieve', { preValidation: requireJson }, async (request) => {
+    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+    const b = jsonBody(request);
+    const model = b.retrieval_model === undefined || b.retrieval_model === null ? datasets.retrievalModel(ds) : parseRetrievalModel(b.retrieval_model, runtime.config.knowledge.retrievalTopKMax, ds.indexing_technique === 'high_quality' ? 'semantic_search' : 'keyword_search');
+    const query = typeof b.query === 'string' ? b.query : '';
+    const found = await retrieval.retrieve([ds.id], query, model);
+    return {
+      query: { content: query },
+      records: found.map((s) => ({
+        segment: {
+          id: s.segmentId,
+          position: s.position,
+          document_id: s.documentId,
+          content: s.content,
+          sign_content: s.content,
+          answer: null,
+          word_count: s.wordCount,
+          tokens: s.tokens,
+          keywords: [],
+          index_node_id: s.segmentId,
+          index_node_hash: s.hash,
+          hit_count: s.hitCount,
+          enabled: true,
+          disabled_at: null,
+          disabled_by: null,
+          status: 'completed',
+          created_by: ds.created_by,
+          created_at: toSeconds(s.createdAt),
+          indexing_at: toSeconds(s.createdAt),
+          completed_at: s.completedAt === null ? null : toSeconds(s.completedAt),
+          error: null,
+          stopped_at: null,
+          document: { id: s.documentId, data_source_type: 'upload_file', name: s.documentName, doc_type: null, doc_metadata: null },
+        },
+        child_chunks: [],
+        score: s.score,
+        tsne_position: null,
+        files: [],
+        summary: null,
+      })),
+    };
+  });
+};

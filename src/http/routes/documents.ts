@@ -1,0 +1,183 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Runtime } from '../../runtime.js';
+import type { DatasetTable } from '../../store/schema.js';
+import { invalidParam } from '../../infra/errors.js';
+import { filenameNotExists, noFileUploaded, tooManyFiles, unsupportedFileType } from '../../files/errors.js';
+import { extensionOf } from '../../files/file-types.js';
+import type { PendingUpload, UploadedFile } from '../../files/upload-service.js';
+import { SUPPORTED_EXTENSIONS } from '../../knowledge/parse/index.js';
+import { documentToWire, runToWire, type Accepted, type DocumentOptions } from '../../knowledge/documents.js';
+import { notFound } from '../../infra/errors.js';
+import { requireKey } from '../auth.js';
+import { requireJson } from '../json-body.js';
+import { jsonBody, pageParams } from './knowledge-params.js';
+
+type P = { dataset_id: string };
+type PD = { dataset_id: string; document_id: string };
+
+interface DocumentForm {
+  readonly pending: PendingUpload | undefined;
+  readonly data: Record<string, unknown>;
+}
+
+function parseData(raw: string | undefined): Record<string, unknown> {
+  if (raw === undefined || raw.trim() === '') return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch (err) {
+    throw invalidParam(`data must be a JSON string: ${(err as Error).message}`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidParam('data must be a JSON object.');
+  return v as Record<string, unknown>;
+}
+
+function options(d: Record<string, unknown>): DocumentOptions {
+  return { name: d.name, processRule: d.process_rule, docForm: d.doc_form, docLanguage: d.doc_language, indexingTechnique: d.indexing_technique };
+}
+
+/**
+ * Reads a multipart document form (`file` + `data` JSON string, in any order). The file streams to
+ * the blob store under the upload limits; the caller commits or abandons it.
+ */
+async function readForm(runtime: Runtime, request: FastifyRequest): Promise<DocumentForm> {
+  if (!request.isMultipart()) throw noFileUploaded();
+  let pending: PendingUpload | undefined;
+  let dataRaw: string | undefined;
+  const fileFields = new Set<string>();
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        if (part.fieldname === 'data' && typeof part.value === 'string') dataRaw = part.value;
+        continue;
+      }
+      fileFields.add(part.fieldname);
+      if (pending || part.fieldname !== 'file') {
+        part.file.resume();
+        continue;
+      }
+      if (!part.mimetype) throw unsupportedFileType();
+      if (!part.filename) throw filenameNotExists();
+      const ext = extensionOf(part.filename);
+      if (!SUPPORTED_EXTENSIONS.includes(ext)) {
+        part.file.resume();
+        throw unsupportedFileType(`Knowledge documents must be one of: ${SUPPORTED_EXTENSIONS.join(', ')}.`);
+      }
+      pending = await runtime.uploads.receive({ filename: part.filename, mimeType: part.mimetype, body: part.file });
+    }
+    if (fileFields.size > 1) throw tooManyFiles();
+    return { pending, data: parseData(dataRaw) };
+  } catch (err) {
+    if (pending) await runtime.uploads.abandon(pending);
+    throw err;
+  }
+}
+
+/** Documents of a knowledge base (knowledge keys): create, update, list, get, delete, progress. */
+export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+  const { datasets, documents } = runtime;
+
+  const dataset = (request: FastifyRequest<{ Params: P }>) => datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+
+  async function answer(accepted: Accepted): Promise<Record<string, unknown>> {
+    const files = await documents.files([accepted.document.upload_file_id]);
+    return { document: documentToWire(accepted.document, files.get(accepted.document.upload_file_id)), batch: accepted.batch };
+  }
+
+  /** Commits the received file, runs `fn`, and drops the file if `fn` fails. */
+  async function withFile<T>(ds: DatasetTable, form: DocumentForm, createdBy: string, fn: (f: UploadedFile | undefined) => Promise<T>): Promise<T> {
+    const file = form.pending
+      ? await runtime.uploads.commit(form.pending, { workspaceId: ds.workspace_id, appId: null, createdBy, createdByRole: 'account' })
+      : undefined;
+    return fn(file);
+  }
+
+  async function createByText(request: FastifyRequest<{ Params: P }>) {
+    const key = requireKey(request);
+    const ds = await dataset(request);
+    const b = jsonBody(request);
+    if (typeof b.name !== 'string' || b.name.trim() === '') throw invalidParam('name is required.');
+    if (typeof b.text !== 'string' || b.text.trim() === '') throw invalidParam('text is required.');
+    const opts = options(b);
+    documents.checkOptions(ds, opts);
+    const file = await documents.storeText(ds.workspace_id, b.name.trim(), b.text, key.id);
+    return answer(await documents.create(ds, file, opts, key.id));
+  }
+
+  async function createByFile(request: FastifyRequest<{ Params: P }>) {
+    const key = requireKey(request);
+    const ds = await dataset(request);
+    const form = await readForm(runtime, request);
+    try {
+      const opts = options(form.data);
+      documents.checkOptions(ds, opts);
+      if (!form.pending) throw noFileUploaded();
+    } catch (err) {
+      if (form.pending) await runtime.uploads.abandon(form.pending);
+      throw err;
+    }
+    return withFile(ds, form, key.id, async (file) => answer(await documents.create(ds, file!, options(form.data), key.id)));
+  }
+
+  async function updateByFile(request: FastifyRequest<{ Params: PD }>) {
+    const key = requireKey(request);
+    const ds = await dataset(request);
+    await documents.checkUpdatable(ds, request.params.document_id);
+    const form = await readForm(runtime, request);
+    try {
+      documents.checkOptions(ds, { ...options(form.data), indexingTechnique: ds.indexing_technique });
+    } catch (err) {
+      if (form.pending) await runtime.uploads.abandon(form.pending);
+      throw err;
+    }
+    return withFile(ds, form, key.id, async (file) => answer(await documents.update(ds, request.params.document_id, file, options(form.data))));
+  }
+
+  async function updateByText(request: FastifyRequest<{ Params: PD }>) {
+    const key = requireKey(request);
+    const ds = await dataset(request);
+    const b = jsonBody(request);
+    const hasText = b.text !== undefined && b.text !== null;
+    if (hasText && (typeof b.name !== 'string' || b.name.trim() === '')) throw invalidParam('name is required when text is provided.');
+    if (hasText && (typeof b.text !== 'string' || b.text.trim() === '')) throw invalidParam('text must be a non-empty string.');
+    await documents.checkUpdatable(ds, request.params.document_id);
+    const opts = options(b);
+    documents.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique });
+    const file = hasText ? await documents.storeText(ds.workspace_id, String(b.name).trim(), b.text as string, key.id) : undefined;
+    return answer(await documents.update(ds, request.params.document_id, file, opts));
+  }
+
+  for (const path of ['create-by-text', 'create_by_text']) app.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, { preValidation: requireJson }, createByText);
+  for (const path of ['create-by-file', 'create_by_file']) app.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, createByFile);
+  app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', updateByFile);
+  for (const path of ['update-by-file', 'update_by_file']) app.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, updateByFile);
+  for (const path of ['update-by-text', 'update_by_text']) app.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, { preValidation: requireJson }, updateByText);
+
+  app.get<{ Params: P }>('/datasets/:dataset_id/documents', async (request) => {
+    const ds = await dataset(request);
+    const { page, limit, keyword } = pageParams(request, runtime.config.knowledge.pageLimitMax);
+    const { rows, total } = await documents.list(ds.id, page, limit, keyword);
+    const files = await documents.files(rows.map((r) => r.upload_file_id));
+    return { data: rows.map((r) => documentToWire(r, files.get(r.upload_file_id))), has_more: page * limit < total, limit, total, page };
+  });
+
+  app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request) => {
+    const ds = await dataset(request);
+    const doc = await documents.get(ds.id, request.params.document_id);
+    const files = await documents.files([doc.upload_file_id]);
+    return documentToWire(doc, files.get(doc.upload_file_id));
+  });
+
+  app.delete<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request, reply) => {
+    const ds = await dataset(request);
+    await documents.delete(ds.id, request.params.document_id);
+    return reply.code(204).send();
+  });
+
+  app.get<{ Params: P & { batch: string } }>('/datasets/:dataset_id/documents/:batch/indexing-status', async (request) => {
+    const ds = await dataset(request);
+    const runs = await documents.batchStatus(ds.id, request.params.batch);
+    if (runs.length === 0) throw notFound('Documents not found.');
+    return { data: runs.map(runToWire) };
+  });
+};

@@ -1,0 +1,221 @@
+import type { Kysely } from 'kysely';
+import type { Database, DatasetTable } from '../store/schema.js';
+import type { Clock } from '../infra/clock.js';
+import { toSeconds } from '../infra/clock.js';
+import { newId } from '../infra/ids.js';
+import { invalidParam, notFound } from '../infra/errors.js';
+import { datasetNameDuplicate } from './errors.js';
+import type { Embedder } from './embedder.js';
+import { parseRetrievalModel, retrievalModelToWire, type RetrievalModel } from './retrieval-model.js';
+
+export const INDEXING_TECHNIQUES = ['economy', 'high_quality'] as const;
+export type IndexingTechnique = (typeof INDEXING_TECHNIQUES)[number];
+const PERMISSIONS = ['only_me', 'all_team_members', 'partial_members'];
+
+export interface CreateDatasetInput {
+  readonly name: unknown;
+  readonly description?: unknown;
+  readonly indexingTechnique?: unknown;
+  readonly permission?: unknown;
+  readonly retrievalModel?: unknown;
+  readonly createdBy: string;
+}
+
+export function datasetNotFound() {
+  return notFound('Dataset not found.');
+}
+
+function checkName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim().length < 1 || name.length > 40) throw invalidParam('Name must be between 1 to 40 characters.');
+  return name.trim();
+}
+
+function checkTechnique(v: unknown): IndexingTechnique | null {
+  if (v === undefined || v === null || v === '') return null;
+  if (!INDEXING_TECHNIQUES.includes(v as IndexingTechnique)) throw invalidParam('indexing_technique must be economy or high_quality.');
+  return v as IndexingTechnique;
+}
+
+function checkPermission(v: unknown): string {
+  if (v === undefined || v === null) return 'only_me';
+  if (typeof v !== 'string' || !PERMISSIONS.includes(v)) throw invalidParam(`permission must be one of ${PERMISSIONS.join(', ')}.`);
+  return v;
+}
+
+export interface DatasetStats {
+  readonly documents: number;
+  readonly words: number;
+  /** Documents with indexed content being served. */
+  readonly available: number;
+}
+
+/** Knowledge bases of a workspace. */
+export class DatasetService {
+  readonly #db: Kysely<Database>;
+  readonly #clock: Clock;
+  readonly #embedder: Embedder;
+  readonly #topKMax: number;
+
+  constructor(db: Kysely<Database>, clock: Clock, embedder: Embedder, topKMax: number) {
+    this.#db = db;
+    this.#clock = clock;
+    this.#embedder = embedder;
+    this.#topKMax = topKMax;
+  }
+
+  async create(workspaceId: string, input: CreateDatasetInput): Promise<DatasetTable> {
+    const name = checkName(input.name);
+    if (input.description !== undefined && input.description !== null && (typeof input.description !== 'string' || input.description.length > 400)) {
+      throw invalidParam('Description cannot exceed 400 characters.');
+    }
+    const technique = checkTechnique(input.indexingTechnique);
+    const permission = checkPermission(input.permission);
+    const retrieval = parseRetrievalModel(input.retrievalModel, this.#topKMax, technique === 'high_quality' ? 'semantic_search' : 'keyword_search');
+    const dup = await this.#db.selectFrom('datasets').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
+    if (dup) throw datasetNameDuplicate();
+    const now = this.#clock.now();
+    const row: DatasetTable = {
+      id: newId(),
+      workspace_id: workspaceId,
+      name,
+      description: typeof input.description === 'string' ? input.description : '',
+      permission,
+      indexing_technique: technique,
+      embedding_model: technique === 'high_quality' ? this.#embedder.model : null,
+      embedding_model_provider: technique === 'high_quality' ? this.#embedder.provider : null,
+      retrieval_model: JSON.stringify(retrievalModelToWire(retrieval)),
+      index_version: 0,
+      created_by: input.createdBy,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.#db.insertInto('datasets').values(row).execute();
+    return row;
+  }
+
+  async get(workspaceId: string, id: string): Promise<DatasetTable> {
+    const row = await this.#db.selectFrom('datasets').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    if (!row) throw datasetNotFound();
+    return row;
+  }
+
+  async list(workspaceId: string, page: number, limit: number, keyword?: string): Promise<{ rows: DatasetTable[]; total: number }> {
+    let q = this.#db.selectFrom('datasets').where('workspace_id', '=', workspaceId);
+    if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
+    const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const rows = await q.selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).offset((page - 1) * limit).execute();
+    return { rows, total };
+  }
+
+  async update(workspaceId: string, id: string, patch: Record<string, unknown>): Promise<DatasetTable> {
+    const ds = await this.get(workspaceId, id);
+    const set: Partial<DatasetTable> = {};
+    if (patch.name !== undefined) {
+      set.name = checkName(patch.name);
+      const dup = await this.#db.selectFrom('datasets').select('id').where('workspace_id', '=', workspaceId).where('name', '=', set.name).where('id', '<>', id).executeTakeFirst();
+      if (dup) throw datasetNameDuplicate();
+    }
+    if (patch.description !== undefined) {
+      if (typeof patch.description !== 'string' || patch.description.length > 400) throw invalidParam('Description cannot exceed 400 characters.');
+      set.description = patch.description;
+    }
+    if (patch.permission !== undefined) set.permission = checkPermission(patch.permission);
+    if (patch.indexing_technique !== undefined) {
+      const t = checkTechnique(patch.indexing_technique);
+      if (t !== ds.indexing_technique) {
+        const docs = await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', id).executeTakeFirst();
+        if (docs) throw invalidParam('indexing_technique cannot be changed once the dataset has documents.');
+        set.indexing_technique = t;
+        set.embedding_model = t === 'high_quality' ? this.#embedder.model : null;
+        set.embedding_model_provider = t === 'high_quality' ? this.#embedder.provider : null;
+      }
+    }
+    if (patch.retrieval_model !== undefined) {
+      set.retrieval_model = JSON.stringify(retrievalModelToWire(parseRetrievalModel(patch.retrieval_model, this.#topKMax, 'keyword_search')));
+    }
+    if (Object.keys(set).length === 0) return ds;
+    set.updated_at = this.#clock.now();
+    await this.#db.updateTable('datasets').set(set).where('id', '=', id).execute();
+    return { ...ds, ...set };
+  }
+
+  /** Sets the technique chosen by the first document of a dataset that had none. */
+  async setTechnique(id: string, t: IndexingTechnique): Promise<void> {
+    await this.#db
+      .updateTable('datasets')
+      .set({
+        indexing_technique: t,
+        embedding_model: t === 'high_quality' ? this.#embedder.model : null,
+        embedding_model_provider: t === 'high_quality' ? this.#embedder.provider : null,
+        updated_at: this.#clock.now(),
+      })
+      .where('id', '=', id)
+      .where('indexing_technique', 'is', null)
+      .execute();
+  }
+
+  retrievalModel(ds: DatasetTable): RetrievalModel {
+    return parseRetrievalModel(JSON.parse(ds.retrieval_model), this.#topKMax, 'keyword_search');
+  }
+
+  async stats(ids: readonly string[]): Promise<Map<string, DatasetStats>> {
+    const out = new Map<string, DatasetStats>();
+    if (ids.length === 0) return out;
+    const rows = await this.#db
+      .selectFrom('documents')
+      .select((eb) => [
+        'dataset_id',
+        eb.fn.countAll<number>().as('n'),
+        eb.fn.sum<number>('word_count').as('w'),
+        eb.fn.sum<number>(eb.case().when('active_generation', '>', 0).then(1).else(0).end()).as('a'),
+      ])
+      .where('dataset_id', 'in', ids)
+      .groupBy('dataset_id')
+      .execute();
+    for (const r of rows) out.set(r.dataset_id, { documents: Number(r.n), words: Number(r.w ?? 0), available: Number(r.a ?? 0) });
+    return out;
+  }
+}
+
+/** Dify's dataset object. */
+export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined): Record<string, unknown> {
+  return {
+    id: ds.id,
+    name: ds.name,
+    description: ds.description,
+    provider: 'vendor',
+    permission: ds.permission,
+    data_source_type: stats?.documents ? 'upload_file' : null,
+    indexing_technique: ds.indexing_technique,
+    app_count: 0,
+    document_count: stats?.documents ?? 0,
+    word_count: stats?.words ?? 0,
+    created_by: ds.created_by,
+    author_name: null,
+    created_at: toSeconds(ds.created_at),
+    updated_by: ds.created_by,
+    updated_at: toSeconds(ds.updated_at),
+    embedding_model: ds.embedding_model,
+    embedding_model_provider: ds.embedding_model_provider,
+    embedding_available: true,
+    retrieval_model_dict: JSON.parse(ds.retrieval_model) as unknown,
+    summary_index_setting: null,
+    tags: [],
+    doc_form: 'text_model',
+    external_knowledge_info: null,
+    external_retrieval_model: null,
+    doc_metadata: [],
+    built_in_field_enabled: false,
+    pipeline_id: null,
+    runtime_mode: 'general',
+    chunk_structure: null,
+    icon_info: null,
+    is_published: false,
+    total_documents: stats?.documents ?? 0,
+    total_available_documents: stats?.available ?? 0,
+    enable_api: true,
+    is_multimodal: false,
+    maintainer: null,
+    partial_member_list: [],
+  };
+}

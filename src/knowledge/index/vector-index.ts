@@ -1,0 +1,216 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import type { Database } from '../../store/schema.js';
+import type { Store } from '../../store/db.js';
+import { vectorFromBase64, vectorToBase64 } from '../embedder.js';
+import type { Hit } from './keyword-index.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface VectorRow {
+  readonly segmentId: string;
+  readonly datasetId: string;
+  readonly documentId: string;
+  readonly vector: Float32Array;
+}
+
+/**
+ * Vector storage and nearest-neighbour search over unit vectors (cosine). Every vector is also
+ * kept in `segment_embeddings` (portable, the source of truth); an engine adapter may keep a
+ * faster copy. Only segments of a document's active generation are returned.
+ */
+export interface VectorIndex {
+  /** `sqlite-vec` or `exact`. */
+  readonly kind: string;
+  init(): Promise<void>;
+  add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void>;
+  removeDocument(db: Db, documentId: string, generation?: number): Promise<void>;
+  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void>;
+  search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]>;
+}
+
+async function insertEmbeddings(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 100) {
+    await db
+      .insertInto('segment_embeddings')
+      .values(
+        rows.slice(i, i + 100).map((r) => ({
+          segment_id: r.segmentId,
+          dataset_id: r.datasetId,
+          document_id: r.documentId,
+          model,
+          dims: r.vector.length,
+          embedding: vectorToBase64(r.vector),
+        })),
+      )
+      .execute();
+  }
+}
+
+async function deleteEmbeddings(db: Db, documentId: string, where: 'all' | { only: number } | { except: number }): Promise<void> {
+  const cond = where === 'all' ? sql`` : 'only' in where ? sql` AND generation = ${where.only}` : sql` AND generation <> ${where.except}`;
+  await sql`DELETE FROM segment_embeddings WHERE segment_id IN (SELECT id FROM segments WHERE document_id = ${documentId}${cond})`.execute(db);
+}
+
+/** Keeps only hits whose segment is in its document's active generation. */
+async function activeOnly(db: Kysely<Database>, hits: Hit[]): Promise<Hit[]> {
+  if (hits.length === 0) return hits;
+  const rows = await db
+    .selectFrom('segments as s')
+    .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
+    .select('s.id')
+    .where('s.id', 'in', hits.map((h) => h.segmentId))
+    .where('d.enabled', '=', 1)
+    .where('d.archived', '=', 0)
+    .execute();
+  const ok = new Set(rows.map((r) => r.id));
+  return hits.filter((h) => ok.has(h.segmentId));
+}
+
+/**
+ * Exact cosine search in process. Each dataset's active vectors are loaded once and kept until the
+ * dataset's `index_version` changes (every swap and delete bumps it), so several instances stay
+ * correct without messaging. Used on PostgreSQL (no pgvector on this machine).
+ */
+export class ExactVectorIndex implements VectorIndex {
+  readonly kind: string = 'exact';
+  readonly #db: Kysely<Database>;
+  readonly #cache = new Map<string, { version: number; ids: string[]; dims: number; matrix: Float32Array }>();
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async init(): Promise<void> {}
+
+  add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
+    return insertEmbeddings(db, model, rows);
+  }
+
+  removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+    return deleteEmbeddings(db, documentId, generation === undefined ? 'all' : { only: generation });
+  }
+
+  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+    return deleteEmbeddings(db, documentId, { except: keep });
+  }
+
+  async #load(datasetId: string): Promise<{ ids: string[]; dims: number; matrix: Float32Array } | undefined> {
+    const ds = await this.#db.selectFrom('datasets').select('index_version').where('id', '=', datasetId).executeTakeFirst();
+    if (!ds) return undefined;
+    const hit = this.#cache.get(datasetId);
+    if (hit && hit.version === ds.index_version) return hit;
+    const rows = await this.#db
+      .selectFrom('segment_embeddings as e')
+      .innerJoin('segments as s', 's.id', 'e.segment_id')
+      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
+      .select(['e.segment_id', 'e.dims', 'e.embedding'])
+      .where('e.dataset_id', '=', datasetId)
+      .execute();
+    const dims = rows[0]?.dims ?? 0;
+    const matrix = new Float32Array(rows.length * dims);
+    rows.forEach((r, i) => matrix.set(vectorFromBase64(r.embedding), i * dims));
+    const entry = { version: ds.index_version, ids: rows.map((r) => r.segment_id), dims, matrix };
+    this.#cache.set(datasetId, entry);
+    return entry;
+  }
+
+  async search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]> {
+    const hits: Hit[] = [];
+    for (const id of datasetIds) {
+      const m = await this.#load(id);
+      if (!m || m.dims !== vector.length) continue;
+      for (let i = 0; i < m.ids.length; i++) {
+        let dot = 0;
+        const off = i * m.dims;
+        for (let j = 0; j < m.dims; j++) dot += m.matrix[off + j]! * vector[j]!;
+        hits.push({ segmentId: m.ids[i]!, score: dot });
+      }
+    }
+    hits.sort((a, b) => b.score - a.score);
+    // The cache holds active vectors only, but a swap may land between load and now.
+    return activeOnly(this.#db, hits.slice(0, k));
+  }
+}
+
+/**
+ * sqlite-vec: a `vec0` virtual table per vector size, partitioned by dataset, cosine distance.
+ * KNN over-fetches and then drops segments that are not in their document's active generation
+ * (a re-index in progress keeps its new vectors beside the served ones until the swap).
+ */
+export class SqliteVecIndex implements VectorIndex {
+  readonly kind = 'sqlite-vec';
+  readonly #db: Kysely<Database>;
+  readonly #handle: SQLite.Database;
+  readonly #tables = new Set<number>();
+
+  constructor(db: Kysely<Database>, handle: SQLite.Database) {
+    this.#db = db;
+    this.#handle = handle;
+  }
+
+  async init(): Promise<void> {
+    const { load } = await import('sqlite-vec');
+    load(this.#handle);
+    const rows = this.#handle.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'segment_vec_%'`).all() as { name: string }[];
+    for (const r of rows) {
+      const dims = Number(r.name.slice('segment_vec_'.length));
+      if (Number.isInteger(dims)) this.#tables.add(dims);
+    }
+  }
+
+  async #ensure(db: Db, dims: number): Promise<void> {
+    if (this.#tables.has(dims)) return;
+    await sql
+      .raw(`CREATE VIRTUAL TABLE IF NOT EXISTS segment_vec_${dims} USING vec0(segment_id text primary key, dataset_id text partition key, embedding float[${dims}] distance_metric=cosine)`)
+      .execute(db);
+    this.#tables.add(dims);
+  }
+
+  async add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await insertEmbeddings(db, model, rows);
+    const dims = rows[0]!.vector.length;
+    await this.#ensure(db, dims);
+    for (const r of rows) {
+      await sql`INSERT INTO ${sql.raw(`segment_vec_${dims}`)} (segment_id, dataset_id, embedding) VALUES (${r.segmentId}, ${r.datasetId}, ${Buffer.from(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength)})`.execute(db);
+    }
+  }
+
+  async #removeFromTables(db: Db, cond: ReturnType<typeof sql>): Promise<void> {
+    for (const dims of this.#tables) {
+      await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (SELECT id FROM segments WHERE ${cond})`.execute(db);
+    }
+  }
+
+  async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+    const cond = generation === undefined ? sql`document_id = ${documentId}` : sql`document_id = ${documentId} AND generation = ${generation}`;
+    await this.#removeFromTables(db, cond);
+    await deleteEmbeddings(db, documentId, generation === undefined ? 'all' : { only: generation });
+  }
+
+  async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+    await this.#removeFromTables(db, sql`document_id = ${documentId} AND generation <> ${keep}`);
+    await deleteEmbeddings(db, documentId, { except: keep });
+  }
+
+  async search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]> {
+    const dims = vector.length;
+    if (!this.#tables.has(dims)) return [];
+    const fetch = k * 4 + 20;
+    const hits: Hit[] = [];
+    const blob = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+    for (const id of datasetIds) {
+      const { rows } = await sql<{ segment_id: string; distance: number }>`
+        SELECT segment_id, distance FROM ${sql.raw(`segment_vec_${dims}`)}
+        WHERE embedding MATCH ${blob} AND k = ${fetch} AND dataset_id = ${id}`.execute(this.#db);
+      for (const r of rows) hits.push({ segmentId: r.segment_id, score: 1 - r.distance });
+    }
+    hits.sort((a, b) => b.score - a.score);
+    return (await activeOnly(this.#db, hits)).slice(0, k);
+  }
+}
+
+export function createVectorIndex(store: Store): VectorIndex {
+  return store.sqlite ? new SqliteVecIndex(store.db, store.sqlite) : new ExactVectorIndex(store.db);
+}

@@ -1,0 +1,43 @@
+import { ParseError } from '../errors.js';
+import { parseCsv } from './csv.js';
+import { parseDocx } from './docx.js';
+import { parseHtml } from './html.js';
+import { parseJson } from './json.js';
+import { parsePdf } from './pdf.js';
+import { parseText } from './text.js';
+import { parseXlsx } from './xlsx.js';
+
+type Parser = (bytes: Buffer) => string | Promise<string>;
+
+const PARSERS: Record<string, Parser> = {
+  txt: parseText,
+  text: parseText,
+  md: parseText,
+  markdown: parseText,
+  mdx: parseText,
+  html: parseHtml,
+  htm: parseHtml,
+  pdf: parsePdf,
+  docx: parseDocx,
+  csv: parseCsv,
+  xlsx: parseXlsx,
+  json: parseJson,
+};
+
+/** Extensions a knowledge document may have. */
+export const SUPPORTED_EXTENSIONS: readonly string[] = Object.keys(PARSERS);
+
+/** Extracts the text of a stored file; throws ParseError saying why it cannot. */
+export async function parseDocument(bytes: Buffer, extension: string): Promise<string> {
+  const parser = PARSERS[extension.toLowerCase()];
+  if (!parser) throw new ParseError(`Files of type .${extension} cannot be parsed.`);
+  let text: string;
+  try {
+    text = await parser(bytes);
+  } catch (err) {
+    if (err instanceof ParseError) throw err;
+    throw new ParseError(`The .${extension} file could not be parsed: ${(err as Error).message}`);
+  }
+  if (text.trim() === '') throw new ParseError(`The .${extension} file contains no text.`);
+  return text;
+}

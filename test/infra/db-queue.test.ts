@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { DbQueue } from '../../src/infra/queue/db-queue.js';
+import type { QueueConfig } from '../../src/infra/queue/queue.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { createLogger } from '../../src/infra/logger.js';
+
+/** The generic DB-backed queue on the real store (SQLite or PostgreSQL), outside any domain. */
+let s: TestServer;
+const queues: DbQueue[] = [];
+const cfg: QueueConfig = { worker: true, concurrency: 2, leaseMs: 300, pollMs: 20, maxAttempts: 3, retryDelayMs: 5 };
+
+beforeAll(async () => {
+  s = await startServer({ env: { QUEUE_WORKER: 'false' } });
+});
+afterAll(async () => {
+  for (const q of queues) await q.close();
+  await s?.close();
+});
+
+function queue(over: Partial<QueueConfig> = {}): DbQueue {
+  const q = new DbQueue(s.runtime.store.db, systemClock, createLogger('silent'), { ...cfg, ...over });
+  queues.push(q);
+  return q;
+}
+
+function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const tick = () => (cond() ? resolve() : Date.now() > end ? reject(new Error('condition not met')) : setTimeout(tick, 10));
+    tick();
+  });
+}
+
+const job = (id: string) => s.runtime.store.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+describe('DbQueue', () => {
+  it('runs each job exactly once even with two workers polling the same table', async () => {
+    const seen: number[] = [];
+    const a = queue();
+    const b = queue();
+    for (const q of [a, b]) q.register<{ n: number }>('t.once', { run: async (p) => void seen.push(p.n) });
+    const ids: string[] = [];
+    for (let n = 0; n < 20; n++) ids.push(await a.enqueue('t.once', { n }));
+    a.start();
+    b.start();
+    await until(() => seen.length >= 20);
+    await new Promise((r) => setTimeout(r, 100));
+    expect([...seen].sort((x, y) => x - y)).toEqual([...Array(20).keys()]);
+    for (const id of ids) expect((await job(id)).status).toBe('done');
+  });
+
+  it('retries a failing handler, then marks the job failed and calls onFailed once with the last error', async () => {
+    let runs = 0;
+    const failed: string[] = [];
+    const q = queue();
+    q.register('t.fail', {
+      run: async (_p, ctx) => {
+        runs++;
+        throw new Error(`boom ${ctx.attempt}`);
+      },
+      onFailed: async (_p, err) => void failed.push(err),
+    });
+    const id = await q.enqueue('t.fail', {});
+    q.start();
+    await until(() => failed.length > 0);
+    expect(runs).toBe(3);
+    expect(failed).toEqual(['boom 3']);
+    expect(await job(id)).toMatchObject({ status: 'failed', attempts: 3, last_error: 'boom 3' });
+  });
+
+  it('a job whose holder stopped renewing its lease is taken over; a job that succeeds after a retry is done', async () => {
+    let calls = 0;
+    const q = queue();
+    q.register('t.flaky', {
+      run: async () => {
+        calls++;
+        if (calls === 1) throw new Error('transient');
+      },
+    });
+    const id = await q.enqueue('t.flaky', {});
+    // A dead worker's claim: running, lease already over.
+    await s.runtime.store.db.updateTable('jobs').set({ status: 'running', attempts: 1, locked_by: 'dead', lease_until: Date.now() - 1 }).where('id', '=', id).execute();
+    q.start();
+    await until(() => calls >= 2);
+    await until(() => false, 200).catch(() => undefined);
+    expect(await job(id)).toMatchObject({ status: 'done', attempts: 3 });
+  });
+
+  it('close() aborts running handlers and hands their jobs back without counting the attempt', async () => {
+    const q = queue();
+    let started = false;
+    q.register('t.long', {
+      run: (_p, ctx) =>
+        new Promise<void>((_resolve, reject) => {
+          started = true;
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted')));
+        }),
+    });
+    const id = await q.enqueue('t.long', {});
+    q.start();
+    await until(() => started);
+    await q.close();
+    expect(await job(id)).toMatchObject({ status: 'queued', attempts: 0, locked_by: null });
+  });
+
+  it('runAt delays a job', async () => {
+    const q = queue();
+    let ran = false;
+    q.register('t.later', { run: async () => void (ran = true) });
+    const id = await q.enqueue('t.later', {}, { runAt: Date.now() + 60_000 });
+    q.start();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(ran).toBe(false);
+    expect((await job(id)).status).toBe('queued');
+  });
+});
