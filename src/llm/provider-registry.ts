@@ -21,6 +21,8 @@ const ALIASES: Readonly<Record<string, ProviderKind>> = {
 
 /** `langgenius/openai/openai` (plugin id) and `openai` name the same provider. */
 export function providerKind(name: string): ProviderKind | undefined {
+  // Dify exports may leave the provider empty (the workspace default model): use OpenAI-compatible.
+  if (name.trim() === '') return 'openai';
   const plugin = /^[^/]+\/([^/]+)\/[^/]+$/.exec(name);
   return ALIASES[(plugin ? plugin[1]! : name).toLowerCase()];
 }

@@ -16,7 +16,7 @@ beforeAll(async () => {
   fake = await startFakeOpenAI();
   s = await startServer({ runtime: { providers: openAiCompatibleProviders(fake.baseUrl), humanInput: gateway } });
   gateway.resumer = s.runtime.runs;
-  ({ apiKey: key } = await s.importApp(example('chatflow-assistant.yml')));
+  ({ apiKey: key } = await s.importApp(example('chatflow-assistant.yml').replace('provider: mock', 'provider: openai')));
 });
 afterAll(async () => {
   await s?.close();
