@@ -2,7 +2,8 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import type { DatasetTable } from '../../store/schema.js';
 import { invalidParam } from '../../infra/errors.js';
-import { filenameNotExists, noFileUploaded, tooManyFiles, unsupportedFileType } from '../../files/errors.js';
+import { noFileUploaded, unsupportedFileType } from '../../files/errors.js';
+import { readUploadForm } from '../multipart-upload.js';
 import { extensionOf } from '../../files/file-types.js';
 import type { PendingUpload, UploadedFile } from '../../files/upload-service.js';
 import { SUPPORTED_EXTENSIONS } from '../../knowledge/parse/index.js';
@@ -41,34 +42,15 @@ function options(d: Record<string, unknown>): DocumentOptions {
  * the blob store under the upload limits; the caller commits or abandons it.
  */
 async function readForm(runtime: Runtime, request: FastifyRequest): Promise<DocumentForm> {
-  if (!request.isMultipart()) throw noFileUploaded();
-  let pending: PendingUpload | undefined;
-  let dataRaw: string | undefined;
-  const fileFields = new Set<string>();
-  try {
-    for await (const part of request.parts()) {
-      if (part.type === 'field') {
-        if (part.fieldname === 'data' && typeof part.value === 'string') dataRaw = part.value;
-        continue;
-      }
-      fileFields.add(part.fieldname);
-      if (pending || part.fieldname !== 'file') {
-        part.file.resume();
-        continue;
-      }
-      if (!part.mimetype) throw unsupportedFileType();
-      if (!part.filename) throw filenameNotExists();
-      const ext = extensionOf(part.filename);
-      if (!SUPPORTED_EXTENSIONS.includes(ext)) {
-        part.file.resume();
-        throw unsupportedFileType(`Knowledge documents must be one of: ${SUPPORTED_EXTENSIONS.join(', ')}.`);
-      }
-      pending = await runtime.uploads.receive({ filename: part.filename, mimeType: part.mimetype, body: part.file });
+  const form = await readUploadForm(request, runtime.uploads, (filename) => {
+    if (!SUPPORTED_EXTENSIONS.includes(extensionOf(filename))) {
+      throw unsupportedFileType(`Knowledge documents must be one of: ${SUPPORTED_EXTENSIONS.join(', ')}.`);
     }
-    if (fileFields.size > 1) throw tooManyFiles();
-    return { pending, data: parseData(dataRaw) };
+  });
+  try {
+    return { pending: form.pending, data: parseData(form.fields.data) };
   } catch (err) {
-    if (pending) await runtime.uploads.abandon(pending);
+    if (form.pending) await runtime.uploads.abandon(form.pending);
     throw err;
   }
 }

@@ -1,0 +1,55 @@
+import type { FastifyRequest } from 'fastify';
+import { filenameNotExists, noFileUploaded, tooManyFiles, unsupportedFileType } from '../files/errors.js';
+import type { PendingUpload, UploadService } from '../files/upload-service.js';
+
+export interface UploadForm {
+  /** The streamed `file` part, not yet recorded: commit or abandon it. Undefined when there was none. */
+  readonly pending: PendingUpload | undefined;
+  /** Text fields by name (the last value wins). */
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+/**
+ * Reads a multipart form with one `file` part and text fields in any order, Dify's checks in Dify's
+ * order: the file streams to the blob store under the upload limits; more than one file field is
+ * `too_many_files`; a file part without a MIME type or a name is refused. `accept` may refuse a
+ * file by name before any byte is stored. On any failure the received file is abandoned.
+ */
+export async function readUploadForm(
+  request: FastifyRequest,
+  uploads: UploadService,
+  accept: (filename: string) => void = () => undefined,
+): Promise<UploadForm> {
+  if (!request.isMultipart()) throw noFileUploaded();
+  let pending: PendingUpload | undefined;
+  const fields: Record<string, string> = {};
+  const fileFields = new Set<string>();
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        if (typeof part.value === 'string') fields[part.fieldname] = part.value;
+        continue;
+      }
+      fileFields.add(part.fieldname);
+      if (pending || part.fieldname !== 'file') {
+        part.file.resume();
+        continue;
+      }
+      if (!part.mimetype) throw unsupportedFileType();
+      if (!part.filename) throw filenameNotExists();
+      try {
+        accept(part.filename);
+      } catch (err) {
+        part.file.resume();
+        throw err;
+      }
+      pending = await uploads.receive({ filename: part.filename, mimeType: part.mimetype, body: part.file });
+    }
+    // With no `file` part at all the caller answers no_file_uploaded, as Dify checks that first.
+    if (fileFields.size > 1 && fileFields.has('file')) throw tooManyFiles();
+    return { pending, fields };
+  } catch (err) {
+    if (pending) await uploads.abandon(pending);
+    throw err;
+  }
+}
