@@ -35,6 +35,8 @@ import { DatasetService } from './knowledge/datasets.js';
 import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents.js';
 import { Indexer } from './knowledge/indexer.js';
 import { RetrievalService } from './knowledge/retrieval.js';
+import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
+import type { KnowledgeRetriever } from './engine/types.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -137,6 +139,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
   closers.push(() => bus.close());
+  let knowledgeRetriever: KnowledgeRetriever | undefined;
   const runs = new RunService({
     db: store.db,
     bus,
@@ -146,6 +149,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     providers: () => opts.providers ?? providers,
     findApp: (id) => apps.find(id),
     humanInput: opts.humanInput ?? forms,
+    knowledge: () => knowledgeRetriever,
   });
   await runs.startBackground();
   closers.push(() => runs.close());
@@ -186,6 +190,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
   const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars);
+  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
   return {
     config,

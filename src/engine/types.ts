@@ -12,6 +12,7 @@ export const NODE_TYPES = [
   'if-else',
   'variable-aggregator',
   'human-input',
+  'knowledge-retrieval',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 export function isNodeType(v: unknown): v is NodeType {
@@ -52,11 +53,51 @@ export interface ConversationMemory {
   history(conversationId: string, window: number): Promise<ChatMessage[]>;
 }
 
+/** One chunk a knowledge search found. */
+export interface KnowledgeHit {
+  readonly datasetId: string;
+  readonly datasetName: string;
+  readonly documentId: string;
+  readonly documentName: string;
+  readonly dataSourceType: string;
+  readonly segmentId: string;
+  readonly segmentPosition: number;
+  readonly content: string;
+  /** 0..1, higher is better. */
+  readonly score: number;
+  readonly hitCount: number;
+  readonly wordCount: number;
+  readonly indexNodeHash: string;
+}
+
+export interface KnowledgeRetrieveOptions {
+  /** The running app: only datasets of its workspace are visible. */
+  readonly appId: string;
+  /** Absent: each dataset's own retrieval settings (the largest top_k among them). */
+  readonly topK?: number;
+  /** Hits below it are dropped; null = no threshold; absent = each dataset's own setting. */
+  readonly scoreThreshold?: number | null;
+  /** Hybrid search weights; each dataset's own when absent. */
+  readonly weights?: { readonly vector: number; readonly keyword: number };
+}
+
+/** Knowledge base search for `knowledge-retrieval` nodes. */
+export interface KnowledgeRetriever {
+  /** Hits best first (at most `topK`); `missing` lists ids that name no dataset (then no search runs). */
+  retrieve(
+    datasetIds: readonly string[],
+    query: string,
+    opts: KnowledgeRetrieveOptions,
+    signal?: AbortSignal,
+  ): Promise<{ readonly hits: readonly KnowledgeHit[]; readonly missing: readonly string[] }>;
+}
+
 /** Everything a node may touch outside the pool; injected by the run loop. */
 export interface EnginePorts {
   readonly providers: ModelProviders | undefined;
   readonly humanInput: HumanInputGateway | undefined;
   readonly memory: ConversationMemory | undefined;
+  readonly knowledge?: KnowledgeRetriever | undefined;
   now(): number;
   newId(): string;
   sleep(ms: number, signal: AbortSignal): Promise<void>;

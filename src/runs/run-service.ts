@@ -9,7 +9,7 @@ import type { ModelProviders } from '../llm/model-provider.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
-import type { AppKind, EnginePorts, Graph } from '../engine/types.js';
+import type { AppKind, EnginePorts, Graph, KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
@@ -65,6 +65,7 @@ export class RunService implements RunResumer {
   readonly #active = new Map<string, { loop: RunLoop; done: Promise<RunEnd | undefined> }>();
   readonly #memory: DbConversationMemory;
   readonly #findApp: (id: string) => Promise<App | undefined>;
+  readonly #knowledge: () => KnowledgeRetriever | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -77,6 +78,8 @@ export class RunService implements RunResumer {
     providers: () => ModelProviders | undefined;
     findApp: (id: string) => Promise<App | undefined>;
     humanInput?: HumanInputGateway;
+    /** The knowledge-retrieval node's port (built after the run service, hence lazy). */
+    knowledge?: () => KnowledgeRetriever | undefined;
   }) {
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -86,6 +89,7 @@ export class RunService implements RunResumer {
     this.#providers = deps.providers;
     this.#findApp = deps.findApp;
     this.#humanInput = deps.humanInput;
+    this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#memory = new DbConversationMemory(deps.db);
   }
 
@@ -131,6 +135,7 @@ export class RunService implements RunResumer {
       providers: this.#providers(),
       humanInput: this.#humanInput,
       memory: this.#memory,
+      knowledge: this.#knowledge(),
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>

@@ -51,8 +51,18 @@ describe('comparison operators', () => {
 
 describe('graph compile and readiness', () => {
   it('refuses an unsupported node naming id and type', () => {
-    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'knowledge-retrieval' }], [['start', 'k']])))).toThrow(GraphError);
-    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'knowledge-retrieval' }], [['start', 'k']])))).toThrow(/node k has type "knowledge-retrieval"/);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'code' }], [['start', 'k']])))).toThrow(GraphError);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'code' }], [['start', 'k']])))).toThrow(/node k has type "code"/);
+  });
+
+  it('knowledge-retrieval: missing dataset_ids or query selector is an import error naming the node', () => {
+    const kr = (data: Record<string, unknown>) => () => compileGraph(doc(workflowDsl([startNode(), { id: 'kr', type: 'knowledge-retrieval', ...data }], [['start', 'kr']])));
+    expect(kr({ query_variable_selector: ['start', 'q'] })).toThrow('node kr (knowledge-retrieval): dataset_ids must be a non-empty list of dataset ids');
+    expect(kr({ query_variable_selector: ['start', 'q'], dataset_ids: [] })).toThrow(/node kr \(knowledge-retrieval\): dataset_ids/);
+    expect(kr({ dataset_ids: ['d1'] })).toThrow('node kr (knowledge-retrieval): query_variable_selector must be a list of at least 2 names');
+    expect(kr({ query_variable_selector: ['start', 'q'], dataset_ids: ['d1'], retrieval_mode: 'both' })).toThrow(/retrieval_mode/);
+    expect(kr({ query_variable_selector: ['start', 'q'], dataset_ids: ['d1'], multiple_retrieval_config: { top_k: 0 } })).toThrow(/multiple_retrieval_config.top_k/);
+    expect(kr({ query_variable_selector: ['start', 'q'], dataset_ids: ['d1'], retrieval_mode: 'multiple', multiple_retrieval_config: { top_k: 2, score_threshold: null } })).not.toThrow();
   });
 
   it('a branch skip propagates until a join that has a taken edge', () => {

@@ -3,6 +3,7 @@ import { answerNode } from './answer.js';
 import { endNode } from './end.js';
 import { humanInputNode } from './human-input.js';
 import { ifElseNode } from './if-else.js';
+import { knowledgeRetrievalNode } from './knowledge-retrieval.js';
 import { llmNode } from './llm.js';
 import { startNode } from './start.js';
 import { templateTransformNode } from './template-transform.js';
@@ -18,4 +19,5 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'if-else': ifElseNode,
   'variable-aggregator': variableAggregatorNode,
   'human-input': humanInputNode,
+  'knowledge-retrieval': knowledgeRetrievalNode,
 };

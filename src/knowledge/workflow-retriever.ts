@@ -1,0 +1,88 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { KnowledgeHit, KnowledgeRetrieveOptions, KnowledgeRetriever } from '../engine/types.js';
+import type { DatasetService } from './datasets.js';
+import type { RetrievalModel } from './retrieval-model.js';
+import type { RetrievalService, RetrievedSegment } from './retrieval.js';
+
+/**
+ * The engine's knowledge port over `RetrievalService`: resolves the app's datasets (same
+ * workspace only), searches each group of datasets that share retrieval settings, merges by score.
+ */
+export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
+  readonly #db: Kysely<Database>;
+  readonly #datasets: DatasetService;
+  readonly #retrieval: RetrievalService;
+  readonly #topKMax: number;
+
+  constructor(deps: { db: Kysely<Database>; datasets: DatasetService; retrieval: RetrievalService; topKMax: number }) {
+    this.#db = deps.db;
+    this.#datasets = deps.datasets;
+    this.#retrieval = deps.retrieval;
+    this.#topKMax = deps.topKMax;
+  }
+
+  async retrieve(datasetIds: readonly string[], query: string, opts: KnowledgeRetrieveOptions, signal?: AbortSignal) {
+    if (opts.topK !== undefined && opts.topK > this.#topKMax) {
+      throw new Error(`top_k must be at most ${this.#topKMax} (RETRIEVAL_TOP_K_MAX).`);
+    }
+    const ids = [...new Set(datasetIds)];
+    const rows = await this.#db
+      .selectFrom('datasets')
+      .selectAll('datasets')
+      .where('id', 'in', ids)
+      .where('workspace_id', '=', (eb) => eb.selectFrom('apps').select('apps.workspace_id').where('apps.id', '=', opts.appId))
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const missing = ids.filter((id) => !byId.has(id));
+    if (missing.length > 0) return { hits: [], missing };
+
+    const groups = new Map<string, { model: RetrievalModel; ids: string[] }>();
+    for (const ds of rows) {
+      const own = this.#datasets.retrievalModel(ds);
+      const model: RetrievalModel = {
+        ...own,
+        topK: opts.topK ?? own.topK,
+        ...(opts.scoreThreshold !== undefined
+          ? { scoreThresholdEnabled: opts.scoreThreshold !== null, scoreThreshold: opts.scoreThreshold ?? 0 }
+          : {}),
+        ...(opts.weights ? { vectorWeight: opts.weights.vector, keywordWeight: opts.weights.keyword } : {}),
+      };
+      const key = JSON.stringify(model);
+      const g = groups.get(key) ?? { model, ids: [] };
+      g.ids.push(ds.id);
+      groups.set(key, g);
+    }
+    const found: RetrievedSegment[] = [];
+    for (const g of groups.values()) {
+      signal?.throwIfAborted();
+      found.push(...(await this.#retrieval.retrieve(g.ids, query, g.model)));
+    }
+    const topK = opts.topK ?? Math.max(...[...groups.values()].map((g) => g.model.topK));
+    const best = found.sort((a, b) => b.score - a.score).slice(0, topK);
+    const sourceTypes = new Map<string, string>();
+    if (best.length > 0) {
+      const docs = await this.#db
+        .selectFrom('documents')
+        .select(['id', 'data_source_type'])
+        .where('id', 'in', [...new Set(best.map((s) => s.documentId))])
+        .execute();
+      for (const d of docs) sourceTypes.set(d.id, d.data_source_type);
+    }
+    const hits: KnowledgeHit[] = best.map((s) => ({
+      datasetId: s.datasetId,
+      datasetName: byId.get(s.datasetId)?.name ?? '',
+      documentId: s.documentId,
+      documentName: s.documentName,
+      dataSourceType: sourceTypes.get(s.documentId) ?? 'upload_file',
+      segmentId: s.segmentId,
+      segmentPosition: s.position,
+      content: s.content,
+      score: s.score,
+      hitCount: s.hitCount,
+      wordCount: s.wordCount,
+      indexNodeHash: s.hash,
+    }));
+    return { hits, missing: [] };
+  }
+}
