@@ -6,6 +6,7 @@ import { newId } from '../infra/ids.js';
 import { invalidParam } from '../infra/errors.js';
 import { conversationNotExists, firstMessageNotExists, lastConversationNotExists } from './errors.js';
 import type { RunService, StartedRun } from './run-service.js';
+import type { MessageStore } from '../messages/message-store.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -33,9 +34,11 @@ export class ChatflowService {
   readonly #db: Kysely<Database>;
   readonly #clock: Clock;
   readonly #runs: RunService;
+  readonly #messages: MessageStore;
 
-  constructor(db: Kysely<Database>, clock: Clock, runs: RunService) {
+  constructor(db: Kysely<Database>, clock: Clock, runs: RunService, messages: MessageStore) {
     this.#db = db;
+    this.#messages = messages;
     this.#clock = clock;
     this.#runs = runs;
   }
@@ -98,33 +101,20 @@ export class ChatflowService {
       conversationId,
       messageId,
       dialogueCount,
-      beforeStart: async ({ runId, taskId }) => {
-        const row: MessageTable = {
+      beforeStart: ({ runId, taskId }) =>
+        this.#messages.insert({
           id: messageId,
-          app_id: input.app.id,
-          conversation_id: conversationId,
-          end_user_id: input.endUserId,
-          task_id: taskId,
-          workflow_run_id: runId,
+          appId: input.app.id,
+          conversationId,
+          endUserId: input.endUserId,
+          taskId,
+          workflowRunId: runId,
           mode: 'advanced-chat',
-          inputs: JSON.stringify(inputs),
+          inputs,
           query: input.query,
-          answer: '',
-          files: JSON.stringify(input.files),
-          prompt_tokens: 0,
-          completion_tokens: 0,
-          usage: '{}',
-          total_price: '0',
-          currency: 'USD',
-          latency: 0,
-          status: 'running',
-          error: null,
-          from_source: 'api',
-          created_at: now,
-          updated_at: now,
-        };
-        await this.#db.insertInto('messages').values(row).execute();
-      },
+          files: input.files,
+          createdAt: now,
+        }),
     });
     return { run, messageId, conversationId, createdAt: now };
   }
