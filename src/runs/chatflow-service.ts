@@ -6,7 +6,7 @@ import { newId } from '../infra/ids.js';
 import { invalidParam } from '../infra/errors.js';
 import { conversationNotExists, firstMessageNotExists, lastConversationNotExists } from './errors.js';
 import type { RunService, StartedRun } from './run-service.js';
-import type { MessageStore } from '../messages/message-store.js';
+import type { MessageStore, NewConversation } from '../messages/message-store.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -72,6 +72,7 @@ export class ChatflowService {
     let conversationId: string;
     let inputs = input.inputs;
     let dialogueCount = 1;
+    let newConversation: NewConversation | undefined;
     if (input.conversationId && input.conversationId.trim() !== '') {
       const conv = await this.conversation(input.app.id, input.endUserId, input.conversationId.trim());
       conversationId = conv.id;
@@ -85,10 +86,8 @@ export class ChatflowService {
     } else {
       conversationId = newId();
       const name = input.query.split('\n')[0]!.trim().slice(0, 50) || 'New conversation';
-      await this.#db
-        .insertInto('conversations')
-        .values({ id: conversationId, app_id: input.app.id, end_user_id: input.endUserId, name, inputs: JSON.stringify(inputs), status: 'normal', created_at: now, updated_at: now })
-        .execute();
+      // Created together with its first message, in one transaction, just before the run starts.
+      newConversation = { id: conversationId, appId: input.app.id, endUserId: input.endUserId, name, inputs };
     }
     const messageId = newId();
     const run = await this.#runs.start({
@@ -114,7 +113,7 @@ export class ChatflowService {
           query: input.query,
           files: input.files,
           createdAt: now,
-        }),
+        }, newConversation),
     });
     return { run, messageId, conversationId, createdAt: now };
   }
