@@ -12,7 +12,7 @@ export interface Child<T> {
  * upstream and the server in their own processes so none shares an event loop with the client.
  */
 export async function startChild<T>(script: string, arg: unknown): Promise<Child<T>> {
-  const child: ChildProcess = fork(fileURLToPath(new URL(`./${script}`, import.meta.url)), [JSON.stringify(arg)], { execArgv: ['--import', 'tsx'] });
+  const child: ChildProcess = fork(fileURLToPath(new URL(`./${script}`, import.meta.url)), [JSON.stringify(arg)], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_CHILD_ARGS ? process.env.BENCH_CHILD_ARGS.split(' ') : [])] });
   const info = await new Promise<T>((resolve, reject) => {
     child.once('message', (m) => resolve(m as T));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
