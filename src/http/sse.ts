@@ -58,8 +58,18 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
   timer.unref();
   if (opts.leadingPing) write('event: ping\n\n');
   else res.flushHeaders();
+  let sent = false;
   return {
-    send: (payload) => write(`data: ${JSON.stringify(payload)}\n\n`),
+    send: (payload) => {
+      if (!write(`data: ${JSON.stringify(payload)}\n\n`)) return false;
+      // Node holds a response's writes until the next tick to send them together; the first
+      // frame (the time to first token) goes out at once.
+      if (!sent) {
+        sent = true;
+        res.uncork();
+      }
+      return true;
+    },
     ping: () => void write('event: ping\n\n'),
     end: () => {
       if (!closed && !res.destroyed) res.end();

@@ -5,7 +5,9 @@ import { MockProvider, mockAnswer } from '../../src/llm/mock-provider.js';
 import { AnthropicProvider } from '../../src/llm/anthropic-provider.js';
 import { OpenAIProvider } from '../../src/llm/openai-provider.js';
 import { ProviderRegistry, providerKind } from '../../src/llm/provider-registry.js';
-import { readOpenAIStream } from '../../src/llm/openai-stream.js';
+import { deltaContent, readOpenAIStream } from '../../src/llm/openai-stream.js';
+import { createNodeFetch } from '../../src/llm/node-fetch.js';
+import zlib from 'node:zlib';
 import { addDecimals, priceOf } from '../../src/llm/decimal.js';
 import { buildUsage } from '../../src/llm/usage.js';
 import { isProviderError } from '../../src/llm/errors.js';
@@ -81,6 +83,115 @@ describe('OpenAI stream reader', () => {
     expect(e1).toMatchObject({ code: 'completion_request_error', status: 400, message: 'context too long' });
     const e2 = await drain(readOpenAIStream(streamOf(['data: {oops\n\n']), undefined)).catch((e) => e);
     expect(e2).toMatchObject({ code: 'completion_request_error' });
+  });
+});
+
+describe('delta fast path', () => {
+  const ev = (delta: unknown, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], ...extra });
+
+  it('reads exactly what JSON.parse reads for the common shape, escapes included', () => {
+    for (const t of ['tok ', '', 'a "quoted" \\ word', 'line\nbreak\ttab', 'ünïcödé 😀 中文', '\\', '"', '}']) {
+      const payload = ev({ content: t });
+      expect(deltaContent(payload)).toBe(t);
+    }
+    // Escapes as other servers write them (\u, \/).
+    expect(deltaContent('{"choices":[{"delta":{"content":"a\\u00e9\\/b"}}]}')).toBe('aé/b');
+  });
+
+  it('leaves every other shape to the full parser', () => {
+    expect(deltaContent(ev({ role: 'assistant', content: 'x' }))).toBeUndefined();
+    expect(deltaContent(ev({ content: 'x', tool_calls: [] }))).toBeUndefined();
+    expect(deltaContent(ev({ content: 'x' }, { usage: { prompt_tokens: 1, completion_tokens: 1 } }))).toBeUndefined();
+    expect(deltaContent(ev({ content: null }))).toBeUndefined();
+    expect(deltaContent('{"choices":[{"text":"abc"}]}')).toBeUndefined();
+    expect(deltaContent('{"error":{"message":"x"},"choices":[{"delta":{"content":"y"}}]}')).toBeUndefined();
+    expect(deltaContent('{"choices":[{"delta":{"content":"unterminated')).toBeUndefined();
+    // The pattern inside a string value is escaped, so it is not mistaken for a delta.
+    expect(deltaContent(JSON.stringify({ model: '"delta":{"content":"x"}', choices: [] }))).toBeUndefined();
+  });
+
+  it('a stream mixing both shapes yields the same text as parsing every event', async () => {
+    const texts = ['He', 'llo', ' "w"', 'orld\n', '😀'];
+    const parts = texts.map((t, i) => `data: ${i % 2 ? ev({ content: t }) : ev({ role: 'assistant', content: t })}\n\n`);
+    const r = await drain(readOpenAIStream(streamOf([...parts, 'data: [DONE]\n\n']), undefined));
+    expect(r.text).toBe(texts.join(''));
+  });
+});
+
+describe('node:http fetch for the SDKs', () => {
+  let server: http.Server;
+  let base: string;
+  beforeAll(async () => {
+    server = http.createServer((rq, rs) => {
+      if (rq.url === '/gzip') {
+        rs.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(zlib.gzipSync(JSON.stringify({ ok: true })));
+      } else if (rq.url === '/burst') {
+        rs.writeHead(200, { 'content-type': 'text/plain' });
+        for (let i = 0; i < 500; i++) rs.write(`${i},`); // one HTTP chunk each, in one network write
+        rs.end();
+      } else if (rq.url === '/echo') {
+        let raw = '';
+        rq.on('data', (c: Buffer) => (raw += c));
+        rq.on('end', () => rs.writeHead(201, { 'x-m': rq.method ?? '', 'content-type': 'text/plain' }).end(`${rq.headers.authorization} ${raw}`));
+      } else if (rq.url === '/break') {
+        rs.writeHead(200, { 'content-type': 'text/plain' });
+        rs.write('partial');
+        setTimeout(() => rs.destroy(), 20);
+      } else {
+        rs.writeHead(200);
+        rs.flushHeaders(); // hangs
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  const f = createNodeFetch();
+
+  it('sends method, headers and body; returns status, headers and body', async () => {
+    const r = await f(`${base}/echo`, { method: 'POST', headers: new Headers({ authorization: 'Bearer k' }), body: '{"a":1}' });
+    expect(r.status).toBe(201);
+    expect(r.headers.get('x-m')).toBe('POST');
+    expect(await r.text()).toBe('Bearer k {"a":1}');
+  });
+
+  it('decompresses gzip bodies', async () => {
+    expect(await (await f(`${base}/gzip`)).json()).toEqual({ ok: true });
+  });
+
+  it('passes on a burst of HTTP chunks as few body chunks', async () => {
+    const reader = (await f(`${base}/burst`)).body!.getReader();
+    let reads = 0;
+    let text = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      reads++;
+      text += Buffer.from(value).toString();
+    }
+    expect(text).toBe(Array.from({ length: 500 }, (_, i) => `${i},`).join(''));
+    expect(reads).toBeLessThan(50);
+  });
+
+  it('abort rejects with AbortError and closes the connection; refused connections are TypeError', async () => {
+    const ac = new AbortController();
+    const r = await f(`${base}/hang`, { signal: ac.signal });
+    const reading = r.text().catch((e: Error) => e);
+    ac.abort();
+    expect(((await reading) as Error).name).toBe('AbortError');
+    const before = new AbortController();
+    before.abort();
+    await expect(f(`${base}/hang`, { signal: before.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(f('http://127.0.0.1:1/x')).rejects.toBeInstanceOf(TypeError);
+  });
+
+  it('a body that breaks off is an error, not a short answer', async () => {
+    const r = await f(`${base}/break`);
+    await expect(r.text()).rejects.toBeInstanceOf(Error);
   });
 });
 
