@@ -21,7 +21,8 @@ import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
-import { ActiveRequests } from './infra/active-requests.js';
+import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
+import { RedisActiveRequests } from './infra/redis-active-requests.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
 import { FeedbackService } from './feedback/feedback-service.js';
 import { FormService } from './forms/form-service.js';
@@ -56,7 +57,7 @@ export interface Runtime {
   /** Generations in flight, for stop. */
   readonly tasks: TaskRegistry;
   /** Per-app concurrent generation slots. */
-  readonly activeRequests: ActiveRequests;
+  readonly activeRequests: ActiveRequestLimiter;
   readonly completions: CompletionService;
   readonly feedback: FeedbackService;
   /** Human Input forms; also the engine's HumanInputGateway. */
@@ -109,8 +110,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const closers: (() => Promise<void>)[] = [];
   const providers = new ProviderRegistry(config.providers);
   const messages = new MessageStore(store.db);
-  const tasks = new TaskRegistry();
-  const activeRequests = new ActiveRequests();
+  const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
+  closers.push(() => bus.close());
+  const tasks = new TaskRegistry(bus);
+  await tasks.listen();
+  closers.push(() => tasks.close());
+  const activeRequests: ActiveRequestLimiter = config.redisUrl ? new RedisActiveRequests(config.redisUrl, logger) : new ActiveRequests();
+  closers.push(() => activeRequests.close());
   const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests });
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
@@ -137,8 +143,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       throw err;
     }
   });
-  const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
-  closers.push(() => bus.close());
   let knowledgeRetriever: KnowledgeRetriever | undefined;
   const runs = new RunService({
     db: store.db,

@@ -3,35 +3,48 @@ import { tooManyRequests } from './errors.js';
 /** Gives back a slot taken with `acquire`; calling it twice is harmless. */
 export type Release = () => void;
 
-/**
- * Per-app count of generations in flight (Dify's `max_active_requests`). In-process: with several
- * API instances each enforces the limit on its own share.
- */
-export class ActiveRequests {
-  readonly #active = new Map<string, number>();
-
+/** Per-app count of generations in flight (Dify's `max_active_requests`). */
+export interface ActiveRequestLimiter {
   /**
    * Takes a slot for `key` (an app id) or throws 429 `too_many_requests` naming the limit.
    * `limit` ≤ 0 means unlimited (the slot is still counted).
    */
-  acquire(key: string, limit: number): Release {
+  acquire(key: string, limit: number): Promise<Release>;
+  /** Slots currently held for `key` (by every instance that shares the limiter). */
+  count(key: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The limiter of a single instance: counts in memory. `redis-active-requests.ts` shares one. */
+export class ActiveRequests implements ActiveRequestLimiter {
+  readonly #active = new Map<string, number>();
+
+  async acquire(key: string, limit: number): Promise<Release> {
     const n = this.#active.get(key) ?? 0;
     if (limit > 0 && n >= limit) throw tooManyRequests(key, limit);
     this.#active.set(key, n + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
+    return once(() => {
       const left = (this.#active.get(key) ?? 1) - 1;
       if (left <= 0) this.#active.delete(key);
       else this.#active.set(key, left);
-    };
+    });
   }
 
-  /** Slots currently held for `key`. */
-  count(key: string): number {
+  async count(key: string): Promise<number> {
     return this.#active.get(key) ?? 0;
   }
+
+  async close(): Promise<void> {}
+}
+
+/** `fn` wrapped so that only its first call does anything. */
+export function once(fn: () => void): Release {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
 }
 
 /** Dify's rule: the smallest positive of the app's own limit and the instance limit; 0 = unlimited. */

@@ -4,7 +4,7 @@ import { appUnavailable } from '../apps/errors.js';
 import { validateInputs } from '../apps/input-form.js';
 import type { Config } from '../config.js';
 import type { UploadService } from '../files/upload-service.js';
-import { ActiveRequests, effectiveLimit } from '../infra/active-requests.js';
+import { effectiveLimit, type ActiveRequestLimiter } from '../infra/active-requests.js';
 import type { Clock } from '../infra/clock.js';
 import { internalServerError, invalidParam, ServiceError } from '../infra/errors.js';
 import { newId } from '../infra/ids.js';
@@ -60,7 +60,7 @@ export interface CompletionDeps {
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
   readonly tasks: TaskRegistry;
-  readonly activeRequests: ActiveRequests;
+  readonly activeRequests: ActiveRequestLimiter;
 }
 
 interface ModelSettings {
@@ -129,7 +129,7 @@ export class CompletionService {
     const images = refs.length ? await imageParts(refs, app.id, d.uploads, 'files', upload.detail) : [];
     const prompt = buildCompletionPrompt(typeof app.dsl.model_config?.pre_prompt === 'string' ? app.dsl.model_config.pre_prompt : '', inputs, input.query, model.mode === 'chat' ? images : []);
 
-    const release = d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests));
+    const release = await d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests));
     try {
       const endUser = await d.endUsers.getOrCreate(app.id, input.user);
       const taskId = newId();
@@ -159,7 +159,7 @@ export class CompletionService {
     if (app.mode !== 'completion') throw appUnavailable();
     if (user === undefined || user === '') throw invalidParam('Arg user must be provided.');
     const endUser = await this.#d.endUsers.find(app.id, user);
-    if (endUser) this.#d.tasks.stop(taskId, app.id, endUser.id);
+    if (endUser) await this.#d.tasks.stop(taskId, app.id, endUser.id);
   }
 
   async #generate(g: {

@@ -396,6 +396,45 @@ describe('per-app concurrency limit', () => {
   });
 });
 
+const redisUrl = process.env.TEST_REDIS_URL;
+describe.skipIf(!redisUrl)('two instances on one database and Redis', () => {
+  it('a stop sent to the other instance stops the stream; the concurrency limit counts both instances', async () => {
+    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, APP_MAX_ACTIVE_REQUESTS: '1', REDIS_URL: redisUrl! };
+    const a = await startServer({ env });
+    const b = await startServer({ env, reuse: { dataDir: a.dataDir, schema: a.config.databaseSchema } });
+    try {
+      const app = await a.importApp(completionApp());
+      const send = (srv: TestServer, body: unknown, path = '/completion-messages') =>
+        fetch(`${srv.api}${path}`, { method: 'POST', headers: headers(app.apiKey), body: JSON.stringify(body) });
+      fake.behaviour = { reply: 'x'.repeat(2000), chunkSize: 1, delayMs: 5 };
+      const r = await send(a, { inputs: { topic: 'x' }, user: 'ivy', response_mode: 'streaming' });
+      const frames = readSse(r);
+      const first = (await frames.next()).value as { data: Record<string, unknown> };
+
+      const busy = await send(b, { inputs: { topic: 'x' }, user: 'ivy', response_mode: 'blocking' });
+      expect(busy.status).toBe(429);
+      expect((await busy.json()).message).toContain(`${app.appId} is 1`);
+
+      const stop = await send(b, { user: 'ivy' }, `/completion-messages/${String(first.data.task_id)}/stop`);
+      expect(await stop.json()).toEqual({ result: 'success' });
+      await fake.waitForAbort();
+      const rest = [];
+      for await (const f of frames) rest.push(f);
+      const end = dataFrames(rest).at(-1)!;
+      expect(end.event).toBe('message_end');
+      const row = await a.runtime.store.db.selectFrom('messages').select('status').where('id', '=', String(end.message_id)).executeTakeFirst();
+      expect(row).toEqual({ status: 'stopped' });
+
+      fake.behaviour = { reply: 'free again' };
+      const after = await send(b, { inputs: { topic: 'x' }, user: 'ivy' });
+      expect(after.status).toBe(200);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+});
+
 describe('a hanging upstream', () => {
   it('the owner can stop before the first token: the upstream sees the close, message_end has an empty answer', async () => {
     fake.behaviour = { hang: true };
