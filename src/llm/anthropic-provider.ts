@@ -1,3 +1,4 @@
+import { createNodeFetch } from './node-fetch.js';
 import Anthropic from '@anthropic-ai/sdk';
 import { completionRequestError } from './errors.js';
 import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider } from './model-provider.js';
@@ -39,7 +40,7 @@ export class AnthropicProvider implements ModelProvider {
   readonly #client: Anthropic;
 
   constructor(opts: AnthropicProviderOptions) {
-    this.#client = new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0 });
+    this.#client = new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createNodeFetch() });
   }
 
   async *stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {
