@@ -1,6 +1,6 @@
-import { createNodeFetch } from './node-fetch.js';
 import Anthropic from '@anthropic-ai/sdk';
 import { completionRequestError } from './errors.js';
+import { createNodeFetch } from './node-fetch.js';
 import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider } from './model-provider.js';
 
 export interface AnthropicProviderOptions {
