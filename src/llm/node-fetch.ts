@@ -16,13 +16,13 @@ import zlib from 'node:zlib';
  * It implements what the SDKs use: method, headers, a string/bytes body, `signal` (rejects with an
  * `AbortError` and closes the connection), a `Response` with status, headers and a streaming body.
  * Compressed bodies are decompressed. Connection failures reject with `TypeError('fetch failed')`
- * and the cause, as `fetch` does.
+ * and the cause, as `fetch` does; a request that finds its kept-alive connection closed by the
+ * server is sent once more on a new one.
  */
 export function createNodeFetch(opts: { maxSockets?: number } = {}): typeof fetch {
-  const agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? Infinity }),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? Infinity }),
-  };
+  // Idle connections are closed after 4 s, before common servers' 5 s keep-alive timeout.
+  const agentOptions = { keepAlive: true, timeout: 4000, maxSockets: opts.maxSockets ?? Infinity };
+  const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
   return (async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(input instanceof Request ? input.url : input);
     const transport = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
@@ -34,30 +34,36 @@ export function createNodeFetch(opts: { maxSockets?: number } = {}): typeof fetc
     if (body !== undefined) headers['content-length'] = String(body.byteLength);
     if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'gzip, deflate, br';
 
-    return new Promise<Response>((resolve, reject) => {
-      const req = transport.request(url, { method: init.method ?? 'GET', headers, agent: agents[url.protocol as 'http:' | 'https:'] });
-      req.setNoDelay(true);
-      let response: http.IncomingMessage | undefined;
-      const onAbort = () => {
-        const err = abortError(signal!);
-        response?.destroy(err);
-        req.destroy(err);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const detach = () => signal?.removeEventListener('abort', onAbort);
-      req.once('error', (err) => {
-        detach();
-        reject(err.name === 'AbortError' ? err : new TypeError('fetch failed', { cause: err }));
+    const agent = agents[url.protocol as 'http:' | 'https:'];
+    const send = (retried: boolean) =>
+      new Promise<Response>((resolve, reject) => {
+        const req = transport.request(url, { method: init.method ?? 'GET', headers, agent });
+        req.setNoDelay(true);
+        let response: http.IncomingMessage | undefined;
+        const onAbort = () => {
+          const err = abortError(signal!);
+          response?.destroy(err);
+          req.destroy(err);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const detach = () => signal?.removeEventListener('abort', onAbort);
+        req.once('error', (err: NodeJS.ErrnoException) => {
+          detach();
+          if (err.name === 'AbortError') return reject(err);
+          // A kept-alive connection the server closed meanwhile: once more on a new one.
+          if (!retried && !response && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) return resolve(send(true));
+          reject(new TypeError('fetch failed', { cause: err }));
+        });
+        req.once('response', (res) => {
+          response = res;
+          res.once('close', detach);
+          const status = res.statusCode ?? 502;
+          const nullBody = status === 204 || status === 304 || init.method === 'HEAD';
+          resolve(new Response(nullBody ? null : coalescingBody(decoded(res)), { status, statusText: res.statusMessage, headers: toHeaders(res.headers) }));
+        });
+        req.end(body);
       });
-      req.once('response', (res) => {
-        response = res;
-        res.once('close', detach);
-        const status = res.statusCode ?? 502;
-        const nullBody = status === 204 || status === 304 || init.method === 'HEAD';
-        resolve(new Response(nullBody ? null : coalescingBody(decoded(res)), { status, statusText: res.statusMessage, headers: toHeaders(res.headers) }));
-      });
-      req.end(body);
-    });
+    return send(false);
   }) as typeof fetch;
 }
 
