@@ -7,6 +7,7 @@ import { OpenAIProvider } from '../../src/llm/openai-provider.js';
 import { ProviderRegistry, providerKind } from '../../src/llm/provider-registry.js';
 import { deltaContent, readOpenAIStream } from '../../src/llm/openai-stream.js';
 import { createNodeFetch } from '../../src/llm/node-fetch.js';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { addDecimals, priceOf } from '../../src/llm/decimal.js';
 import { buildUsage } from '../../src/llm/usage.js';
@@ -187,6 +188,31 @@ describe('node:http fetch for the SDKs', () => {
     before.abort();
     await expect(f(`${base}/hang`, { signal: before.signal })).rejects.toMatchObject({ name: 'AbortError' });
     await expect(f('http://127.0.0.1:1/x')).rejects.toBeInstanceOf(TypeError);
+  });
+
+  it('a request whose kept-alive connection the server dropped is sent again on a new connection', async () => {
+    // A raw server: the first request on each connection is answered (keep-alive); a second
+    // request on the same connection gets the connection reset, as a server that timed it out.
+    const connections: net.Socket[] = [];
+    const raw = net.createServer((sock) => {
+      connections.push(sock);
+      let served = 0;
+      sock.on('data', () => {
+        if (served++ === 0) sock.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok');
+        else sock.resetAndDestroy();
+      });
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
+    const fresh = createNodeFetch();
+    try {
+      expect(await (await fresh(url, { method: 'POST', body: 'a' })).text()).toBe('ok');
+      expect(await (await fresh(url, { method: 'POST', body: 'b' })).text()).toBe('ok');
+      expect(connections).toHaveLength(2);
+    } finally {
+      for (const c of connections) c.destroy();
+      raw.close();
+    }
   });
 
   it('a body that breaks off is an error, not a short answer', async () => {
