@@ -44,6 +44,8 @@ export interface Config {
   readonly upload: UploadLimits;
   /** Per-app concurrent generation limit; 0 = unlimited (`APP_MAX_ACTIVE_REQUESTS`). */
   readonly maxActiveRequests: number;
+  /** Chat apps: the conversation history sent to the model is cut to this many tokens (Dify: 2000). */
+  readonly chatMemoryMaxTokens: number;
   /** Remote-URL fetches may reach these hosts even when they resolve to private addresses. */
   readonly ssrfAllowHosts: readonly string[];
   readonly providers: {
@@ -175,6 +177,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       ]),
     },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
+    chatMemoryMaxTokens: int(env, file, 'CHAT_MEMORY_MAX_TOKENS', 2000),
     ssrfAllowHosts: list(str(env, file, 'SSRF_ALLOW_HOSTS'), []),
     providers: {
       openai: { apiKey: str(env, file, 'OPENAI_API_KEY'), baseUrl: str(env, file, 'OPENAI_BASE_URL') },

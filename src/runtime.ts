@@ -117,7 +117,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => tasks.close());
   const activeRequests: ActiveRequestLimiter = config.redisUrl ? new RedisActiveRequests(config.redisUrl, logger) : new ActiveRequests();
   closers.push(() => activeRequests.close());
-  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests });
+  // Chat apps find conversations the way chatflows do (the chatflow service is built below).
+  const conversations = { conversation: (appId: string, endUserId: string, id: string) => chatflow.conversation(appId, endUserId, id) };
+  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests, conversations });
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };

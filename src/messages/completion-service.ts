@@ -10,11 +10,13 @@ import { internalServerError, invalidParam, ServiceError } from '../infra/errors
 import { newId } from '../infra/ids.js';
 import type { Logger } from '../infra/logger.js';
 import { completionRequestError } from '../llm/errors.js';
-import type { ModelProvider, ModelProviders, ProviderUsage } from '../llm/model-provider.js';
+import type { ContentPart, ModelProvider, ModelProviders, ProviderUsage } from '../llm/model-provider.js';
+import { countTokens } from '../llm/usage.js';
 import { buildUsage, type UsageBody } from '../llm/usage.js';
-import { buildCompletionPrompt, fileInputs } from './completion-prompt.js';
+import { buildChatPrompt, type Exchange } from './chat-prompt.js';
+import { buildCompletionPrompt, fileInputs, type CompletionPrompt } from './completion-prompt.js';
 import { imageParts } from './file-parts.js';
-import type { MessageStatus, MessageStore } from './message-store.js';
+import type { MessageStatus, MessageStore, NewConversation } from './message-store.js';
 import { StopRequested, type TaskRegistry } from './task-registry.js';
 
 export interface CompletionInput {
@@ -51,6 +53,36 @@ export interface CompletionRun {
 
 export type CompletionSink = (event: CompletionEvent) => void;
 
+export interface ChatInput extends CompletionInput {
+  /** Blank or absent: a new conversation. */
+  readonly conversationId: string | undefined;
+}
+
+export interface ChatRun extends CompletionRun {
+  readonly conversationId: string;
+}
+
+/** The caller's conversation or 404 (the chatflow service answers it for every chat app). */
+export interface ConversationLookup {
+  conversation(appId: string, endUserId: string, id: string): Promise<{ readonly id: string; readonly inputs: string }>;
+}
+
+/** Dify's `TokenBufferMemory` reads at most this many messages of a conversation. */
+const CHAT_MEMORY_MAX_MESSAGES = 500;
+
+interface Prepared {
+  readonly app: App;
+  readonly startedAt: number;
+  readonly inputs: Record<string, unknown>;
+  readonly model: ModelSettings;
+  readonly provider: ModelProvider;
+  readonly images: ContentPart[];
+  readonly endUserId: string;
+  readonly prePrompt: string;
+  readonly query: string;
+  readonly files: readonly unknown[];
+}
+
 export interface CompletionDeps {
   readonly config: Config;
   readonly clock: Clock;
@@ -61,6 +93,7 @@ export interface CompletionDeps {
   readonly uploads: UploadService;
   readonly tasks: TaskRegistry;
   readonly activeRequests: ActiveRequestLimiter;
+  readonly conversations: ConversationLookup;
 }
 
 interface ModelSettings {
@@ -111,52 +144,120 @@ export class CompletionService {
   }
 
   /**
-   * Validates and starts a generation. Everything that can be refused is refused here, before any
-   * byte is sent (400 `app_unavailable` / `invalid_param` / `provider_not_initialize`, 429
-   * `too_many_requests`). `sink` receives events synchronously as they happen.
+   * Validates and starts a completion app's generation. Everything that can be refused is refused
+   * here, before any byte is sent (400 `app_unavailable` / `invalid_param` /
+   * `provider_not_initialize`, 429 `too_many_requests`). `sink` receives events synchronously.
    */
   async start(input: CompletionInput, sink?: CompletionSink): Promise<CompletionRun> {
+    if (input.app.mode !== 'completion') throw appUnavailable();
+    const p = await this.#prepare(input);
+    const prompt = buildCompletionPrompt(p.prePrompt, p.inputs, input.query, p.model.mode === 'chat' ? p.images : []);
+    const messageId = newId();
+    // Dify gives every completion message its own conversation; feedback items carry its id.
+    const conversation = { id: messageId, appId: input.app.id, endUserId: p.endUserId, name: 'New conversation', inputs: p.inputs };
+    return this.#launch(p, prompt, { messageId, conversationId: messageId }, conversation, sink);
+  }
+
+  /**
+   * Starts a chat app's answer to `query` in a new conversation, or in the caller's conversation
+   * `conversationId` (404 when it is not theirs), with the conversation's history as memory.
+   */
+  async startChat(input: ChatInput, sink?: CompletionSink): Promise<ChatRun> {
+    const d = this.#d;
+    const requested = input.conversationId?.trim();
+    // A conversation keeps the inputs it started with; later requests' inputs are ignored (as Dify).
+    const p = await this.#prepare(input, !requested);
+    let conversationId: string;
+    let newConversation: NewConversation | undefined;
+    let history: Exchange[] = [];
+    let inputs = p.inputs;
+    if (requested) {
+      const conv = await d.conversations.conversation(input.app.id, p.endUserId, requested);
+      conversationId = conv.id;
+      inputs = JSON.parse(conv.inputs) as Record<string, unknown>;
+      history = await this.#history(conv.id);
+    } else {
+      conversationId = newId();
+      const name = input.query.split('\n')[0]!.trim().slice(0, 50) || 'New conversation';
+      newConversation = { id: conversationId, appId: input.app.id, endUserId: p.endUserId, name, inputs };
+    }
+    const prompt = buildChatPrompt(p.prePrompt, inputs, history, input.query, p.model.mode === 'chat' ? p.images : []);
+    // Completion-mode models continue the transcript; stop them at the next human turn (as Dify).
+    const model = p.model.mode === 'completion' && p.model.params.stop === undefined ? { ...p.model, params: { ...p.model.params, stop: ['Human:'] } } : p.model;
+    const run = await this.#launch({ ...p, model, inputs }, prompt, { messageId: newId(), conversationId }, newConversation, sink);
+    return { ...run, conversationId };
+  }
+
+  /** The checks and lookups every model-config app shares. */
+  async #prepare(input: CompletionInput, validate = true): Promise<Prepared> {
     const d = this.#d;
     const { app } = input;
     const startedAt = d.clock.now();
-    if (app.mode !== 'completion') throw appUnavailable();
     if (input.user === undefined || input.user === '') throw invalidParam('Arg user must be provided.');
-    const inputs = validateInputs(app.inputs, input.inputs);
+    const inputs = validate ? validateInputs(app.inputs, input.inputs) : {};
     const model = modelSettings(app);
     const provider = d.providers.get(model.provider);
     const upload = imageUpload(app);
     const refs = [...fileInputs(app.inputs, inputs), ...(upload.enabled && input.files ? input.files : [])];
     const images = refs.length ? await imageParts(refs, app.id, d.uploads, 'files', upload.detail) : [];
-    const prompt = buildCompletionPrompt(typeof app.dsl.model_config?.pre_prompt === 'string' ? app.dsl.model_config.pre_prompt : '', inputs, input.query, model.mode === 'chat' ? images : []);
+    const endUser = await d.endUsers.getOrCreate(app.id, input.user);
+    const prePrompt = typeof app.dsl.model_config?.pre_prompt === 'string' ? app.dsl.model_config.pre_prompt : '';
+    return { app, startedAt, inputs, model, provider, images, endUserId: endUser.id, prePrompt, query: input.query, files: input.files ?? [] };
+  }
 
+  /** Takes a concurrency slot, registers the task, stores the message and starts generating. */
+  async #launch(
+    p: Prepared,
+    prompt: CompletionPrompt,
+    ids: { readonly messageId: string; readonly conversationId: string },
+    conversation: NewConversation | undefined,
+    sink: CompletionSink | undefined,
+  ): Promise<CompletionRun> {
+    const d = this.#d;
+    const { app } = p;
     const release = await d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests));
     try {
-      const endUser = await d.endUsers.getOrCreate(app.id, input.user);
       const taskId = newId();
-      const messageId = newId();
+      const { messageId, conversationId } = ids;
       const controller = new AbortController();
-      const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: endUser.id, controller });
+      const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: p.endUserId, controller });
       // The row is written once the upstream request is on its way (it is awaited before the end).
-      const inserted = new Promise<void>((resolve) => setImmediate(resolve)).then(() => d.messages.insert(
-        { id: messageId, appId: app.id, conversationId: messageId, endUserId: endUser.id, taskId, mode: 'completion', inputs, query: input.query, files: input.files ?? [], createdAt: startedAt },
-        // Dify gives every completion message its own conversation; feedback items carry its id.
-        { id: messageId, appId: app.id, endUserId: endUser.id, name: 'New conversation', inputs },
-      ));
+      const inserted = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+        d.messages.insert(
+          { id: messageId, appId: app.id, conversationId, endUserId: p.endUserId, taskId, mode: app.mode, inputs: p.inputs, query: p.query, files: p.files, createdAt: p.startedAt },
+          conversation,
+        ),
+      );
       inserted.catch(() => undefined);
-      const done = this.#generate({ provider, model, prompt, controller, startedAt, messageId, inserted, sink }).finally(() => {
+      const done = this.#generate({ provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, inserted, sink }).finally(() => {
         unregister();
         release();
       });
-      return { taskId, messageId, createdAt: startedAt, done };
+      return { taskId, messageId, createdAt: p.startedAt, done };
     } catch (err) {
       release();
       throw err;
     }
   }
 
-  /** Stops the owner's task; anything else is a silent no-op (as Dify). */
-  async stop(app: App, taskId: string, user: string | undefined): Promise<void> {
-    if (app.mode !== 'completion') throw appUnavailable();
+  /** The conversation's finished exchanges, oldest first, as many as fit `CHAT_MEMORY_MAX_TOKENS`. */
+  async #history(conversationId: string): Promise<Exchange[]> {
+    const budget = this.#d.config.chatMemoryMaxTokens;
+    const rows = await this.#d.messages.listByConversation(conversationId, { limit: CHAT_MEMORY_MAX_MESSAGES });
+    const out: Exchange[] = [];
+    let used = 0;
+    for (const m of rows) {
+      if (m.status === 'running' || m.status === 'error' || m.answer === '') continue;
+      used += countTokens(m.query) + countTokens(m.answer);
+      if (used > budget) break;
+      out.push({ query: m.query, answer: m.answer });
+    }
+    return out.reverse();
+  }
+
+  /** Stops the owner's task of an app of `mode`; anything else is a silent no-op (as Dify). */
+  async stop(app: App, taskId: string, user: string | undefined, mode: 'completion' | 'chat' = 'completion'): Promise<void> {
+    if (app.mode !== mode) throw appUnavailable();
     if (user === undefined || user === '') throw invalidParam('Arg user must be provided.');
     const endUser = await this.#d.endUsers.find(app.id, user);
     if (endUser) await this.#d.tasks.stop(taskId, app.id, endUser.id);

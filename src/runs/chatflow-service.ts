@@ -76,7 +76,7 @@ export class ChatflowService {
     if (input.conversationId && input.conversationId.trim() !== '') {
       const conv = await this.conversation(input.app.id, input.endUserId, input.conversationId.trim());
       conversationId = conv.id;
-      inputs = { ...(JSON.parse(conv.inputs) as Record<string, unknown>), ...input.inputs };
+      inputs = JSON.parse(conv.inputs) as Record<string, unknown>;
       const n = await this.#db
         .selectFrom('messages')
         .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -7,6 +7,8 @@ import { completionRequestError } from '../../runs/errors.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { streamRun } from '../run-stream.js';
+import { toSeconds } from '../../infra/clock.js';
+import { replyWithGeneration } from './completion.js';
 import { requireUser } from './workflows.js';
 
 const ChatBody = Type.Object({
@@ -23,13 +25,30 @@ const TaskParams = Type.Object({ task_id: Type.String() });
 
 const CHAT_MODES = new Set(['chat', 'agent-chat', 'advanced-chat']);
 
-/** `POST /chat-messages` and `POST /chat-messages/{task_id}/stop` for chatflow (advanced-chat) apps. */
+/** `POST /chat-messages` and `POST /chat-messages/{task_id}/stop` for chat and chatflow (advanced-chat) apps. */
 export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
   app.post<{ Body: Static<typeof ChatBody> }>('/chat-messages', { preValidation: requireJson, schema: { body: ChatBody } }, async (request, reply) => {
     const a = requireApp(request);
     const user = requireUser(request.body.user);
+    const body = request.body;
+    if (a.mode === 'chat') {
+      const input = { app: a, user, inputs: body.inputs, query: body.query, files: body.files ?? null, conversationId: body.conversation_id ?? undefined };
+      return replyWithGeneration(reply, runtime, body.response_mode === 'streaming', (sink) => runtime.completions.startChat(input, sink), (run, outcome) => ({
+        event: 'message',
+        task_id: run.taskId,
+        id: run.messageId,
+        message_id: run.messageId,
+        conversation_id: run.conversationId,
+        mode: 'chat',
+        answer: outcome.answer,
+        metadata: { usage: outcome.usage, retriever_resources: [] },
+        created_at: toSeconds(run.createdAt),
+      }));
+    }
     if (a.mode !== 'advanced-chat') throw notChatApp();
-    const inputs = validateInputs(a.inputs, request.body.inputs);
+    // A conversation keeps the inputs it started with; later requests' inputs are ignored (as Dify).
+    const continuing = Boolean(body.conversation_id?.trim());
+    const inputs = continuing ? {} : validateInputs(a.inputs, body.inputs);
     const endUser = await runtime.endUsers.getOrCreate(a.id, user);
     const m = await runtime.chatflow.send({
       app: a,
@@ -68,6 +87,10 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async
       const a = requireApp(request);
       const user = requireUser(request.body.user);
       if (!CHAT_MODES.has(a.mode)) throw notChatApp();
+      if (a.mode === 'chat') {
+        await runtime.completions.stop(a, request.params.task_id, user, 'chat');
+        return { result: 'success' };
+      }
       const endUser = await runtime.endUsers.find(a.id, user);
       // Dify: only the user who started the task can stop it; anyone else silently gets success
       if (endUser) await runtime.runs.stopTask(a.id, request.params.task_id, { endUserId: endUser.id });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyPluginAsync } from 'fastify';
-import type { CompletionEvent, CompletionRun } from '../../messages/completion-service.js';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { CompletionEvent, CompletionOutcome, CompletionRun, CompletionSink } from '../../messages/completion-service.js';
 import type { Runtime } from '../../runtime.js';
 import { toSeconds } from '../../infra/clock.js';
 import { requireApp } from '../auth.js';
@@ -32,53 +32,71 @@ type CompletionBody = {
 const StopBody = Type.Object({ user: Type.Optional(Type.String()) });
 const SuccessResult = Type.Object({ result: Type.String() });
 
-/** Dify's chunk shapes, keys in Dify's order. */
-function frame(run: CompletionRun, ev: CompletionEvent): Record<string, unknown> {
-  const created = toSeconds(run.createdAt);
-  if (ev.type === 'message') {
-    return { event: 'message', message_id: run.messageId, created_at: created, task_id: run.taskId, id: run.messageId, answer: ev.text };
-  }
+/** Dify's chunk shapes, keys in Dify's order; chat apps' chunks also carry `conversation_id`. */
+function frame(run: CompletionRun & { conversationId?: string }, ev: CompletionEvent): Record<string, unknown> {
+  const base = {
+    event: ev.type === 'end' ? 'message_end' : 'message',
+    ...(run.conversationId !== undefined ? { conversation_id: run.conversationId } : {}),
+    message_id: run.messageId,
+    created_at: toSeconds(run.createdAt),
+  };
+  if (ev.type === 'message') return { ...base, task_id: run.taskId, id: run.messageId, answer: ev.text };
   const { outcome } = ev;
   if (outcome.status === 'error' && outcome.error) {
-    return { event: 'error', message_id: run.messageId, created_at: created, code: outcome.error.code, status: outcome.error.status, message: outcome.error.message };
+    return { ...base, event: 'error', code: outcome.error.code, status: outcome.error.status, message: outcome.error.message };
   }
-  return { event: 'message_end', message_id: run.messageId, created_at: created, task_id: run.taskId, id: run.messageId, metadata: { usage: outcome.usage }, files: null };
+  const metadata = run.conversationId !== undefined ? { usage: outcome.usage, retriever_resources: [] } : { usage: outcome.usage };
+  return { ...base, task_id: run.taskId, id: run.messageId, metadata, files: null };
+}
+
+/**
+ * Answers a generation as Dify does: blocking → the `message` body (with `extra` fields), streaming
+ * → an event stream of `message` chunks ending with `message_end` (or `error`).
+ */
+export async function replyWithGeneration<R extends CompletionRun & { conversationId?: string }>(
+  reply: FastifyReply,
+  runtime: Runtime,
+  streaming: boolean,
+  start: (sink?: CompletionSink) => Promise<R>,
+  blockingBody: (run: R, outcome: CompletionOutcome) => Record<string, unknown>,
+): Promise<unknown> {
+  if (!streaming) {
+    const run = await start();
+    const outcome = await run.done;
+    if (outcome.status === 'error' && outcome.error) throw outcome.error;
+    return reply.type('application/json').send(blockingBody(run, outcome));
+  }
+  // Events that arrive before the stream is open (none in practice) wait here.
+  let sse: SseStream | undefined;
+  let run: R | undefined;
+  const early: CompletionEvent[] = [];
+  const deliver = (ev: CompletionEvent) => {
+    if (!sse || !run) return void early.push(ev);
+    sse.send(frame(run, ev));
+    if (ev.type === 'end') sse.end();
+  };
+  run = await start(deliver);
+  sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs });
+  for (const ev of early.splice(0)) deliver(ev);
+  await run.done;
+  return reply;
 }
 
 /** `POST /completion-messages` (blocking or streaming) and `POST /completion-messages/{task_id}/stop`. */
 export const completionRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
   app.post<{ Body: CompletionBody }>('/completion-messages', { preValidation: requireJson, schema: { body: CompletionBody } }, async (request, reply) => {
-    const a = requireApp(request);
     const body = request.body;
-    const input = { app: a, user: body.user, inputs: body.inputs, query: body.query ?? '', files: body.files ?? null };
-    if (body.response_mode !== 'streaming') {
-      const run = await runtime.completions.start(input);
-      const outcome = await run.done;
-      if (outcome.status === 'error' && outcome.error) throw outcome.error;
-      return reply.type('application/json').send({
-        event: 'message',
-        task_id: run.taskId,
-        id: run.messageId,
-        message_id: run.messageId,
-        mode: 'completion',
-        answer: outcome.answer,
-        metadata: { usage: outcome.usage },
-        created_at: toSeconds(run.createdAt),
-      });
-    }
-    // Events that arrive before the stream is open (none in practice) wait here.
-    let sse: SseStream | undefined;
-    let run: CompletionRun | undefined;
-    const early: CompletionEvent[] = [];
-    const deliver = (ev: CompletionEvent) => {
-      if (!sse || !run) return void early.push(ev);
-      sse.send(frame(run, ev));
-      if (ev.type === 'end') sse.end();
-    };
-    run = await runtime.completions.start(input, deliver);
-    sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs });
-    for (const ev of early.splice(0)) deliver(ev);
-    await run.done;
+    const input = { app: requireApp(request), user: body.user, inputs: body.inputs, query: body.query ?? '', files: body.files ?? null };
+    return replyWithGeneration(reply, runtime, body.response_mode === 'streaming', (sink) => runtime.completions.start(input, sink), (run, outcome) => ({
+      event: 'message',
+      task_id: run.taskId,
+      id: run.messageId,
+      message_id: run.messageId,
+      mode: 'completion',
+      answer: outcome.answer,
+      metadata: { usage: outcome.usage },
+      created_at: toSeconds(run.createdAt),
+    }));
   });
 
   app.post<{ Params: { task_id: string }; Body: { user?: string } }>(

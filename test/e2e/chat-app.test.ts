@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
+import { dataFrames, parseSse, readSse } from '../helpers/sse.js';
+import { validateResponse, validateSchema } from '../helpers/openapi.js';
+
+/** A plain chat app (Dify's "Chatbot"): a system prompt with a variable, OpenAI-compatible model. */
+function chatApp(modelMode: 'chat' | 'completion' = 'chat'): string {
+  return `app:
+  mode: chat
+  name: Helper
+kind: app
+version: 0.3.1
+model_config:
+  model:
+    provider: langgenius/openai/openai
+    name: gpt-4o-mini
+    mode: ${modelMode}
+    completion_params:
+      temperature: 0.1
+  pre_prompt: 'You are {{persona}}.'
+  user_input_form:
+    - text-input:
+        label: Persona
+        variable: persona
+        required: true
+        max_length: 30
+`;
+}
+
+let fake: FakeOpenAI;
+let s: TestServer;
+let key: string;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  s = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl } });
+  ({ apiKey: key } = await s.importApp(chatApp()));
+});
+afterAll(async () => {
+  await s?.close();
+  await fake?.close();
+});
+beforeEach(() => {
+  fake.behaviour = {};
+  fake.requests.length = 0;
+});
+
+const headers = (k = key) => ({ authorization: `Bearer ${k}`, 'content-type': 'application/json' });
+const send = (body: Record<string, unknown>, k = key, path = '/chat-messages') => fetch(`${s.api}${path}`, { method: 'POST', headers: headers(k), body: JSON.stringify(body) });
+const upstreamMessages = () => fake.requests.at(-1)!.body.messages as { role: string; content: unknown }[];
+
+describe('chat apps: POST /chat-messages', () => {
+  it('blocking: a new conversation, the system prompt from the inputs, Dify\'s response shape', async () => {
+    fake.behaviour = { reply: 'Ahoy there!' };
+    const r = await send({ inputs: { persona: 'a pirate' }, query: 'Hello', user: 'ann' });
+    expect(r.status).toBe(200);
+    const body = await r.json();
+    validateResponse('/chat-messages', 'post', 200, body);
+    expect(Object.keys(body)).toEqual(['event', 'task_id', 'id', 'message_id', 'conversation_id', 'mode', 'answer', 'metadata', 'created_at']);
+    expect(body).toMatchObject({ event: 'message', mode: 'chat', answer: 'Ahoy there!', metadata: { retriever_resources: [] } });
+    expect(body.metadata.usage.completion_tokens).toBeGreaterThan(0);
+    expect(upstreamMessages()).toEqual([
+      { role: 'system', content: 'You are a pirate.' },
+      { role: 'user', content: 'Hello' },
+    ]);
+    // The conversation and its message are listed like any chat app's.
+    const convs = await (await fetch(`${s.api}/conversations?user=ann`, { headers: headers() })).json();
+    expect(convs.data.map((c: { id: string; name: string }) => [c.id, c.name])).toEqual([[body.conversation_id, 'Hello']]);
+    const msgs = await (await fetch(`${s.api}/messages?user=ann&conversation_id=${body.conversation_id}`, { headers: headers() })).json();
+    expect(msgs.data.map((m: { id: string; query: string; answer: string }) => [m.id, m.query, m.answer])).toEqual([[body.id, 'Hello', 'Ahoy there!']]);
+  });
+
+  it('a follow-up in the conversation sends the history and keeps the conversation\'s inputs', async () => {
+    fake.behaviour = { reply: 'First answer.' };
+    const first = await (await send({ inputs: { persona: 'a poet' }, query: 'Q1', user: 'bo' })).json();
+    fake.behaviour = { reply: 'Second answer.' };
+    const second = await (await send({ inputs: { persona: 'ignored later' }, query: 'Q2', user: 'bo', conversation_id: first.conversation_id })).json();
+    expect(second.conversation_id).toBe(first.conversation_id);
+    expect(upstreamMessages()).toEqual([
+      { role: 'system', content: 'You are a poet.' },
+      { role: 'user', content: 'Q1' },
+      { role: 'assistant', content: 'First answer.' },
+      { role: 'user', content: 'Q2' },
+    ]);
+    // Someone else's conversation is not found; a malformed id names the field.
+    const other = await send({ inputs: { persona: 'x' }, query: 'Q', user: 'eve', conversation_id: first.conversation_id });
+    expect(other.status).toBe(404);
+    expect(await other.json()).toEqual({ code: 'not_found', message: 'Conversation Not Exists.', status: 404 });
+    const bad = await send({ inputs: { persona: 'x' }, query: 'Q', user: 'bo', conversation_id: 'nope' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).message).toMatch(/conversation_id/);
+  });
+
+  it('streaming: every chunk carries conversation_id; message_end has usage and retriever_resources', async () => {
+    fake.behaviour = { reply: 'one two three', chunkSize: 4 };
+    const r = await send({ inputs: { persona: 'terse' }, query: 'Count', user: 'cy', response_mode: 'streaming' });
+    expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const data = dataFrames(parseSse(await r.text()));
+    for (const f of data) validateSchema('ChunkChatEvent', f);
+    const end = data.at(-1)!;
+    expect(end.event).toBe('message_end');
+    expect(Object.keys(data[0]!)).toEqual(['event', 'conversation_id', 'message_id', 'created_at', 'task_id', 'id', 'answer']);
+    expect(new Set(data.map((d) => d.conversation_id)).size).toBe(1);
+    expect(data.filter((d) => d.event === 'message').map((d) => d.answer).join('')).toBe('one two three');
+    expect(end.metadata).toMatchObject({ retriever_resources: [] });
+    validateSchema('Usage', (end.metadata as { usage: unknown }).usage);
+  });
+
+  it('the owner stops mid-stream through /chat-messages/{task_id}/stop; feedback works on chat messages', async () => {
+    fake.behaviour = { reply: 'z'.repeat(2000), chunkSize: 1, delayMs: 5 };
+    const r = await send({ inputs: { persona: 'slow' }, query: 'Go', user: 'dee', response_mode: 'streaming' });
+    const frames = readSse(r);
+    const first = (await frames.next()).value as { data: Record<string, unknown> };
+    const stop = await send({ user: 'dee' }, key, `/chat-messages/${String(first.data.task_id)}/stop`);
+    expect(await stop.json()).toEqual({ result: 'success' });
+    await fake.waitForAbort();
+    const rest = [];
+    for await (const f of frames) rest.push(f);
+    const end = dataFrames(rest).at(-1)!;
+    expect(end.event).toBe('message_end');
+    const row = await s.runtime.store.db.selectFrom('messages').select(['status', 'mode', 'conversation_id']).where('id', '=', String(end.message_id)).executeTakeFirst();
+    expect(row).toEqual({ status: 'stopped', mode: 'chat', conversation_id: first.data.conversation_id });
+    const fb = await send({ rating: 'like', user: 'dee', content: 'good' }, key, `/messages/${String(end.message_id)}/feedbacks`);
+    expect(await fb.json()).toEqual({ result: 'success' });
+  });
+
+  it('bad input: missing user, a required input, a completion-only route', async () => {
+    const noUser = await send({ inputs: { persona: 'x' }, query: 'Q' });
+    expect(noUser.status).toBe(400);
+    const noPersona = await send({ inputs: {}, query: 'Q', user: 'u' });
+    expect(noPersona.status).toBe(400);
+    expect((await noPersona.json()).message).toMatch(/persona/i);
+    const wrongRoute = await send({ inputs: { persona: 'x' }, user: 'u' }, key, '/completion-messages');
+    expect(wrongRoute.status).toBe(400);
+    expect((await wrongRoute.json()).code).toBe('app_unavailable');
+  });
+});
+
+describe('chat app memory', () => {
+  it('history beyond CHAT_MEMORY_MAX_TOKENS is dropped, oldest first', async () => {
+    const small = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, CHAT_MEMORY_MAX_TOKENS: '10' } });
+    try {
+      const app = await small.importApp(chatApp());
+      const post = (body: Record<string, unknown>) => fetch(`${small.api}/chat-messages`, { method: 'POST', headers: headers(app.apiKey), body: JSON.stringify(body) }).then((r) => r.json());
+      fake.behaviour = { reply: 'alpha beta gamma delta epsilon' };
+      const c = await post({ inputs: { persona: 'x' }, query: 'old question number one', user: 'm' });
+      await post({ inputs: {}, query: 'newer question two', user: 'm', conversation_id: c.conversation_id });
+      await post({ inputs: {}, query: 'latest', user: 'm', conversation_id: c.conversation_id });
+      const users = upstreamMessages().filter((m) => m.role === 'user').map((m) => m.content);
+      expect(users).toEqual(['newer question two', 'latest']);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('completion-mode models get Dify\'s transcript prompt and stop at the next human turn', async () => {
+    const app = await s.importApp(chatApp('completion'));
+    const post = (body: Record<string, unknown>) => fetch(`${s.api}/chat-messages`, { method: 'POST', headers: headers(app.apiKey), body: JSON.stringify(body) }).then((r) => r.json());
+    fake.behaviour = { reply: 'Fine.' };
+    const c = await post({ inputs: { persona: 'kind' }, query: 'How are you?', user: 'n' });
+    await post({ inputs: {}, query: 'And now?', user: 'n', conversation_id: c.conversation_id });
+    const req = fake.requests.at(-1)!;
+    expect(req.path).toMatch(/\/completions$/);
+    expect(req.body.stop).toEqual(['Human:']);
+    expect(req.body.prompt).toBe(
+      'You are kind.\nHere is the chat histories between human and assistant, inside <histories></histories> XML tags.\n\n<histories>\nHuman: How are you?\nAssistant: Fine.\n</histories>\n\n\nHuman: And now?\n\nAssistant: ',
+    );
+  });
+});
