@@ -3,6 +3,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { dataFrames, parseSse, readSse } from '../helpers/sse.js';
 import { validateResponse, validateSchema } from '../helpers/openapi.js';
+import { example } from '../helpers/fixtures.js';
 
 /** A plain chat app (Dify's "Chatbot"): a system prompt with a variable, OpenAI-compatible model. */
 function chatApp(modelMode: 'chat' | 'completion' = 'chat'): string {
@@ -134,6 +135,22 @@ describe('chat apps: POST /chat-messages', () => {
     const wrongRoute = await send({ inputs: { persona: 'x' }, user: 'u' }, key, '/completion-messages');
     expect(wrongRoute.status).toBe(400);
     expect((await wrongRoute.json()).code).toBe('app_unavailable');
+  });
+});
+
+describe('the chat example app (mock model)', () => {
+  it('answers in a conversation and remembers it', async () => {
+    const app = await s.importApp(example('chat-helper.yml'));
+    const post = (body: Record<string, unknown>) => fetch(`${s.api}/chat-messages`, { method: 'POST', headers: headers(app.apiKey), body: JSON.stringify({ user: 'z', inputs: {}, ...body }) }).then((r) => r.json());
+    const a = await post({ query: 'What is a dovetail joint?' });
+    expect(a.answer).toMatch(/^\[mock model\]/);
+    expect(a.answer).toContain('What is a dovetail joint?');
+    const b = await post({ query: 'And a mortise?', conversation_id: a.conversation_id });
+    // The mock counts the words of its whole prompt: the second one holds the first exchange too.
+    const words = (answer: string) => Number(/Your prompt \((\d+) words\)/.exec(answer)![1]);
+    expect(words(b.answer)).toBeGreaterThan(words(a.answer) + 20);
+    const msgs = await (await fetch(`${s.api}/messages?user=z&conversation_id=${a.conversation_id}`, { headers: headers(app.apiKey) })).json();
+    expect(msgs.data.map((m: { query: string }) => m.query)).toEqual(['What is a dovetail joint?', 'And a mortise?']);
   });
 });
 
