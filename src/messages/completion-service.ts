@@ -17,6 +17,7 @@ import { buildChatPrompt, type Exchange } from './chat-prompt.js';
 import { buildCompletionPrompt, fileInputs, type CompletionPrompt } from './completion-prompt.js';
 import { imageParts } from './file-parts.js';
 import type { MessageStatus, MessageStore, NewConversation } from './message-store.js';
+import { conversationName } from './conversation-name.js';
 import { StopRequested, type TaskRegistry } from './task-registry.js';
 
 export interface CompletionInput {
@@ -178,8 +179,7 @@ export class CompletionService {
       history = await this.#history(conv.id);
     } else {
       conversationId = newId();
-      const name = input.query.split('\n')[0]!.trim().slice(0, 50) || 'New conversation';
-      newConversation = { id: conversationId, appId: input.app.id, endUserId: p.endUserId, name, inputs };
+      newConversation = { id: conversationId, appId: input.app.id, endUserId: p.endUserId, name: conversationName(input.query), inputs };
     }
     const prompt = buildChatPrompt(p.prePrompt, inputs, history, input.query, p.model.mode === 'chat' ? p.images : []);
     // Completion-mode models continue the transcript; stop them at the next human turn (as Dify).

@@ -108,7 +108,10 @@ export class MessageStore {
     this.#db = db;
   }
 
-  /** Inserts a running message (and, when given, its new conversation) in one transaction. */
+  /**
+   * Inserts a running message in one transaction with its new conversation, when given, or with
+   * the `updated_at` of the conversation it continues.
+   */
   async insert(m: NewMessage, conversation?: NewConversation): Promise<void> {
     const row: MessageTable = {
       id: m.id,
@@ -135,7 +138,11 @@ export class MessageStore {
       updated_at: m.createdAt,
     };
     if (!conversation) {
-      await this.#db.insertInto('messages').values(row).execute();
+      await this.#db.transaction().execute(async (tx) => {
+        await tx.insertInto('messages').values(row).execute();
+        // A new message makes its conversation the most recently updated (as Dify).
+        if (m.conversationId) await tx.updateTable('conversations').set({ updated_at: m.createdAt }).where('id', '=', m.conversationId).execute();
+      });
       return;
     }
     await this.#db.transaction().execute(async (tx) => {

@@ -7,6 +7,7 @@ import { invalidParam } from '../infra/errors.js';
 import { conversationNotExists, firstMessageNotExists, lastConversationNotExists } from './errors.js';
 import type { RunService, StartedRun } from './run-service.js';
 import type { MessageStore, NewConversation } from '../messages/message-store.js';
+import { conversationName } from '../messages/conversation-name.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -85,7 +86,7 @@ export class ChatflowService {
       dialogueCount = Number(n.n) + 1;
     } else {
       conversationId = newId();
-      const name = input.query.split('\n')[0]!.trim().slice(0, 50) || 'New conversation';
+      const name = conversationName(input.query);
       // Created together with its first message, in one transaction, just before the run starts.
       newConversation = { id: conversationId, appId: input.app.id, endUserId: input.endUserId, name, inputs };
     }
@@ -169,15 +170,48 @@ export class ChatflowService {
     return {
       limit,
       has_more: rows.length > limit,
-      data: rows.slice(0, limit).map((c) => ({
-        id: c.id,
-        name: c.name,
-        inputs: JSON.parse(c.inputs) as unknown,
-        status: c.status,
-        introduction: '',
-        created_at: Math.floor(Number(c.created_at) / 1000),
-        updated_at: Math.floor(Number(c.updated_at) / 1000),
-      })),
+      data: rows.slice(0, limit).map(conversationItem),
     };
   }
+
+  /**
+   * Renames the caller's conversation: to `name`, or with `autoGenerate` to the first line of its
+   * first query (the rule new conversations are named by). Answers the list item.
+   */
+  async rename(appId: string, endUserId: string, id: string, opts: { name: string | undefined; autoGenerate: boolean }): Promise<Record<string, unknown>> {
+    const conv = await this.conversation(appId, endUserId, id);
+    let name = opts.name?.trim() ?? '';
+    if (opts.autoGenerate) {
+      const first = await this.#db.selectFrom('messages').select('query').where('conversation_id', '=', conv.id).orderBy('created_at').orderBy('id').executeTakeFirst();
+      if (!first) throw invalidParam('auto_generate needs a conversation with at least one message');
+      name = conversationName(first.query);
+    } else if (name === '') {
+      throw invalidParam('name is required when auto_generate is false');
+    }
+    const updatedAt = this.#clock.now();
+    await this.#db.updateTable('conversations').set({ name, updated_at: updatedAt }).where('id', '=', conv.id).execute();
+    return conversationItem({ ...conv, name, updated_at: updatedAt });
+  }
+
+  /** Deletes the caller's conversation with its messages and their feedback (as Dify). */
+  async delete(appId: string, endUserId: string, id: string): Promise<void> {
+    const conv = await this.conversation(appId, endUserId, id);
+    await this.#db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('message_feedbacks').where('conversation_id', '=', conv.id).execute();
+      await tx.deleteFrom('messages').where('conversation_id', '=', conv.id).execute();
+      await tx.deleteFrom('conversations').where('id', '=', conv.id).execute();
+    });
+  }
+}
+
+function conversationItem(c: ConversationTable): Record<string, unknown> {
+  return {
+    id: c.id,
+    name: c.name,
+    inputs: JSON.parse(c.inputs) as unknown,
+    status: c.status,
+    introduction: '',
+    created_at: Math.floor(Number(c.created_at) / 1000),
+    updated_at: Math.floor(Number(c.updated_at) / 1000),
+  };
 }

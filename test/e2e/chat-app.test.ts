@@ -78,6 +78,9 @@ describe('chat apps: POST /chat-messages', () => {
     fake.behaviour = { reply: 'Second answer.' };
     const second = await (await send({ inputs: { persona: 'ignored later' }, query: 'Q2', user: 'bo', conversation_id: first.conversation_id })).json();
     expect(second.conversation_id).toBe(first.conversation_id);
+    // The follow-up moved the conversation's updated_at.
+    const conv = await s.runtime.store.db.selectFrom('conversations').select(['created_at', 'updated_at']).where('id', '=', first.conversation_id).executeTakeFirstOrThrow();
+    expect(Number(conv.updated_at)).toBeGreaterThan(Number(conv.created_at));
     expect(upstreamMessages()).toEqual([
       { role: 'system', content: 'You are a poet.' },
       { role: 'user', content: 'Q1' },
@@ -135,6 +138,40 @@ describe('chat apps: POST /chat-messages', () => {
     const wrongRoute = await send({ inputs: { persona: 'x' }, user: 'u' }, key, '/completion-messages');
     expect(wrongRoute.status).toBe(400);
     expect((await wrongRoute.json()).code).toBe('app_unavailable');
+  });
+});
+
+describe('renaming and deleting conversations', () => {
+  it('rename by name or auto_generate, refusals, then delete with messages and feedback', async () => {
+    fake.behaviour = { reply: 'Sure.' };
+    const c = await (await send({ inputs: { persona: 'x' }, query: 'Plan my trip\nto Lisbon', user: 'ren' })).json();
+    const call = (method: string, path: string, body: unknown) => fetch(`${s.api}${path}`, { method, headers: headers(), body: JSON.stringify(body) });
+
+    const named = await call('POST', `/conversations/${c.conversation_id}/name`, { name: 'Lisbon', user: 'ren' });
+    expect(named.status).toBe(200);
+    const item = await named.json();
+    validateResponse('/conversations/{conversation_id}/name', 'post', 200, item);
+    expect(item).toMatchObject({ id: c.conversation_id, name: 'Lisbon', status: 'normal', inputs: { persona: 'x' } });
+    const auto = await (await call('POST', `/conversations/${c.conversation_id}/name`, { auto_generate: true, user: 'ren' })).json();
+    expect(auto.name).toBe('Plan my trip');
+
+    const empty = await call('POST', `/conversations/${c.conversation_id}/name`, { name: ' ', user: 'ren' });
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ code: 'invalid_param', message: expect.stringMatching(/name/) });
+    const stranger = await call('POST', `/conversations/${c.conversation_id}/name`, { name: 'mine', user: 'eve' });
+    expect(stranger.status).toBe(404);
+
+    await send({ rating: 'dislike', user: 'ren' }, key, `/messages/${c.message_id}/feedbacks`);
+    expect(await call('DELETE', `/conversations/${c.conversation_id}`, { user: 'eve' }).then((r) => r.status)).toBe(404);
+    const del = await call('DELETE', `/conversations/${c.conversation_id}`, { user: 'ren' });
+    expect(del.status).toBe(204);
+    expect(await del.text()).toBe('');
+    const convs = await (await fetch(`${s.api}/conversations?user=ren`, { headers: headers() })).json();
+    expect(convs.data).toEqual([]);
+    expect((await fetch(`${s.api}/messages?user=ren&conversation_id=${c.conversation_id}`, { headers: headers() })).status).toBe(404);
+    const fb = await (await fetch(`${s.api}/app/feedbacks`, { headers: headers() })).json();
+    expect(fb.data.filter((f: { message_id: string }) => f.message_id === c.message_id)).toEqual([]);
+    expect(await call('DELETE', `/conversations/${c.conversation_id}`, { user: 'ren' }).then((r) => r.status)).toBe(404);
   });
 });
 

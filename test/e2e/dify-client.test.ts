@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Readable } from 'node:stream';
-import { CompletionClient } from 'dify-client';
+import { ChatClient, CompletionClient } from 'dify-client';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { validateResponse, validateSchema } from '../helpers/openapi.js';
@@ -53,5 +53,23 @@ describe('dify-client CompletionClient', () => {
     const err = await client.createCompletionMessage({}, user, false).catch((e: { response: { status: number; data: unknown } }) => e);
     expect((err as { response: { status: number } }).response.status).toBe(400);
     expect((err as { response: { data: unknown } }).response.data).toEqual({ code: 'invalid_param', message: 'topic is required in input form', status: 400 });
+  });
+});
+
+describe('dify-client ChatClient on a chat app', () => {
+  it('a conversation of two messages, listed, renamed, with a streamed answer', async () => {
+    const { apiKey } = await s.importApp(example('chat-helper.yml'));
+    const chat = new ChatClient(apiKey, s.api);
+    const first = await chat.createChatMessage({}, 'What is a tenon?', user, false);
+    validateResponse('/chat-messages', 'post', 200, first.data);
+    const conversationId = first.data.conversation_id as string;
+    const second = await chat.createChatMessage({}, 'And a mortise?', user, true, conversationId);
+    const data = dataFrames(parseSse(await collect(second.data as Readable)));
+    for (const d of data) validateSchema('ChunkChatEvent', d);
+    expect(new Set(data.map((d) => d.conversation_id))).toEqual(new Set([conversationId]));
+    const msgs = await chat.getConversationMessages(user, conversationId);
+    expect(msgs.data.data.map((m: { query: string }) => m.query)).toEqual(['What is a tenon?', 'And a mortise?']);
+    const renamed = await chat.renameConversation(conversationId, 'Joinery', user);
+    expect(renamed.data).toMatchObject({ id: conversationId, name: 'Joinery' });
   });
 });

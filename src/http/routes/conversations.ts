@@ -5,6 +5,7 @@ import { notChatApp } from '../../apps/errors.js';
 import { DEFAULT_USER } from '../../apps/end-users.js';
 import { CONVERSATION_SORTS } from '../../runs/chatflow-service.js';
 import { requireApp } from '../auth.js';
+import { requireJson } from '../json-body.js';
 
 const CHAT_MODES = new Set(['chat', 'agent-chat', 'advanced-chat']);
 
@@ -21,7 +22,15 @@ const ConversationsQuery = Type.Object({
   sort_by: Type.Union(CONVERSATION_SORTS.map((s) => Type.Literal(s)), { default: '-updated_at' }),
 });
 
-/** `GET /messages` and `GET /conversations` over the shared conversation tables. */
+const ConversationParams = Type.Object({ conversation_id: Type.String() });
+const RenameBody = Type.Object({
+  name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  auto_generate: Type.Optional(Type.Boolean({ default: false })),
+  user: Type.Optional(Type.String()),
+});
+const DeleteBody = Type.Object({ user: Type.Optional(Type.String()) });
+
+/** `GET /messages`, `GET /conversations`, renaming and deleting, over the shared conversation tables. */
 export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
   app.get<{ Querystring: Static<typeof MessagesQuery> }>('/messages', { schema: { querystring: MessagesQuery } }, async (request) => {
     const a = requireApp(request);
@@ -36,4 +45,28 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = asyn
     const endUser = await runtime.endUsers.getOrCreate(a.id, request.query.user || DEFAULT_USER);
     return runtime.chatflow.conversations(a.id, endUser.id, request.query.last_id || undefined, request.query.limit, request.query.sort_by);
   });
+
+  app.post<{ Params: Static<typeof ConversationParams>; Body: Static<typeof RenameBody> }>(
+    '/conversations/:conversation_id/name',
+    { preValidation: requireJson, schema: { params: ConversationParams, body: RenameBody } },
+    async (request) => {
+      const a = requireApp(request);
+      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
+      const endUser = await runtime.endUsers.getOrCreate(a.id, request.body.user || DEFAULT_USER);
+      const { name, auto_generate } = request.body;
+      return runtime.chatflow.rename(a.id, endUser.id, request.params.conversation_id, { name: name ?? undefined, autoGenerate: auto_generate === true });
+    },
+  );
+
+  app.delete<{ Params: Static<typeof ConversationParams>; Body: Static<typeof DeleteBody> }>(
+    '/conversations/:conversation_id',
+    { preValidation: requireJson, schema: { params: ConversationParams, body: DeleteBody } },
+    async (request, reply) => {
+      const a = requireApp(request);
+      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
+      const endUser = await runtime.endUsers.getOrCreate(a.id, request.body.user || DEFAULT_USER);
+      await runtime.chatflow.delete(a.id, endUser.id, request.params.conversation_id);
+      return reply.code(204).send();
+    },
+  );
 };
