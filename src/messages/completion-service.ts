@@ -11,8 +11,7 @@ import { newId } from '../infra/ids.js';
 import type { Logger } from '../infra/logger.js';
 import { completionRequestError } from '../llm/errors.js';
 import type { ContentPart, ModelProvider, ModelProviders, ProviderUsage } from '../llm/model-provider.js';
-import { countTokens } from '../llm/usage.js';
-import { buildUsage, type UsageBody } from '../llm/usage.js';
+import { buildUsage, countTokens, type UsageBody } from '../llm/usage.js';
 import { buildChatPrompt, type Exchange } from './chat-prompt.js';
 import { buildCompletionPrompt, fileInputs, type CompletionPrompt } from './completion-prompt.js';
 import { imageParts } from './file-parts.js';
@@ -133,7 +132,8 @@ class ExecutionTimeout extends Error {
 }
 
 /**
- * Text-generator (completion) apps: validates the request, streams the model's answer, stores
+ * Model-config apps — text generators (`completion`) and chatbots (`chat`): validates the request,
+ * streams the model's answer, stores
  * the message, and lets its owner stop it. Holds one slot of the app's concurrency limit from
  * start until the message is stored.
  */
@@ -183,7 +183,9 @@ export class CompletionService {
     }
     const prompt = buildChatPrompt(p.prePrompt, inputs, history, input.query, p.model.mode === 'chat' ? p.images : []);
     // Completion-mode models continue the transcript; stop them at the next human turn (as Dify).
-    const model = p.model.mode === 'completion' && p.model.params.stop === undefined ? { ...p.model, params: { ...p.model.params, stop: ['Human:'] } } : p.model;
+    const stop = p.model.params.stop;
+    const unset = stop === undefined || stop === null || (Array.isArray(stop) && stop.length === 0);
+    const model = p.model.mode === 'completion' && unset ? { ...p.model, params: { ...p.model.params, stop: ['Human:'] } } : p.model;
     const run = await this.#launch({ ...p, model, inputs }, prompt, { messageId: newId(), conversationId }, newConversation, sink);
     return { ...run, conversationId };
   }
