@@ -133,9 +133,8 @@ class ExecutionTimeout extends Error {
 
 /**
  * Model-config apps — text generators (`completion`) and chatbots (`chat`): validates the request,
- * streams the model's answer, stores
- * the message, and lets its owner stop it. Holds one slot of the app's concurrency limit from
- * start until the message is stored.
+ * streams the model's answer, stores the message, and lets its owner stop it. Holds one slot of
+ * the app's concurrency limit from start until the message is stored.
  */
 export class CompletionService {
   readonly #d: CompletionDeps;
