@@ -40,6 +40,32 @@ export function appParameters(app: App, limits: UploadLimits): Record<string, un
 }
 
 /** `GET /v1/info`. */
+/**
+ * `GET /v1/site`: the web-app settings Dify keeps per app, from the DSL's `app` block where it has
+ * them (title, icon, description, `use_icon_as_answer_icon`) and Dify's defaults otherwise.
+ */
+export function appSite(app: App): Record<string, unknown> {
+  const a = app.dsl.app;
+  const str = (v: unknown, d: string) => (typeof v === 'string' ? v : d);
+  return {
+    title: app.name,
+    chat_color_theme: '',
+    chat_color_theme_inverted: false,
+    icon_type: str(a.icon_type, 'emoji'),
+    icon: str(a.icon, '🤖'),
+    icon_background: str(a.icon_background, '#FFEAD5'),
+    icon_url: null,
+    description: app.description,
+    copyright: '',
+    privacy_policy: '',
+    input_placeholder: null,
+    custom_disclaimer: '',
+    default_language: 'en-US',
+    show_workflow_steps: true,
+    use_icon_as_answer_icon: a.use_icon_as_answer_icon === true,
+  };
+}
+
 export function appInfo(app: App): Record<string, unknown> {
   return { name: app.name, description: app.description, tags: [], mode: app.mode, author_name: 'Dovetail' };
 }

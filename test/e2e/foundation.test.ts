@@ -4,6 +4,7 @@ import path from 'node:path';
 import http from 'node:http';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { example } from '../helpers/fixtures.js';
+import { validateResponse } from '../helpers/openapi.js';
 
 let s: TestServer;
 let key: string;
@@ -86,6 +87,24 @@ describe('authentication', () => {
 });
 
 describe('app info and parameters', () => {
+  it('GET /site: the web-app settings from the DSL', async () => {
+    const r = await fetch(`${s.api}/site`, { headers: auth() });
+    const body = await r.json();
+    validateResponse('/site', 'get', 200, body);
+    expect(body).toMatchObject({ title: 'Writer (mock model)', icon: '✍️', icon_type: 'emoji', default_language: 'en-US' });
+  });
+
+  it('GET /end-users/{id}: an end user of the workspace, 404 otherwise', async () => {
+    const u = await s.runtime.endUsers.getOrCreate(appId, 'eu-1');
+    const r = await fetch(`${s.api}/end-users/${u.id}`, { headers: auth() });
+    const body = await r.json();
+    validateResponse('/end-users/{end_user_id}', 'get', 200, body);
+    expect(body).toMatchObject({ id: u.id, app_id: appId, session_id: 'eu-1', external_user_id: 'eu-1', type: 'service_api', is_anonymous: false });
+    const missing = await fetch(`${s.api}/end-users/00000000-0000-0000-0000-000000000000`, { headers: auth() });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ code: 'not_found', message: 'End user not found.', status: 404 });
+  });
+
   it('GET /info', async () => {
     const r = await fetch(`${s.api}/info`, { headers: auth() });
     expect(await r.json()).toEqual({

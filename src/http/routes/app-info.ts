@@ -1,9 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { appInfo, appParameters } from '../../apps/parameters.js';
+import { appInfo, appParameters, appSite } from '../../apps/parameters.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
+import { DEFAULT_USER } from '../../apps/end-users.js';
+import { notFound } from '../../infra/errors.js';
 
-/** `GET /info`, `GET /parameters`, `GET /meta` for app keys. */
+/** `GET /info`, `/parameters`, `/meta`, `/site` and `/end-users/{id}` for app keys. */
 export const appInfoRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
   const paramsCache = new WeakMap<object, string>();
 
@@ -20,4 +22,25 @@ export const appInfoRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
   });
 
   app.get('/meta', async () => ({ tool_icons: {} }));
+
+  app.get('/site', async (request) => appSite(requireApp(request)));
+
+  app.get<{ Params: { end_user_id: string } }>('/end-users/:end_user_id', async (request) => {
+    const a = requireApp(request);
+    const u = await runtime.endUsers.inWorkspace(a.workspaceId, request.params.end_user_id);
+    if (!u) throw notFound('End user not found.');
+    const at = new Date(u.createdAt).toISOString();
+    return {
+      id: u.id,
+      tenant_id: a.workspaceId,
+      app_id: u.appId,
+      type: 'service_api',
+      external_user_id: u.sessionId,
+      name: null,
+      is_anonymous: u.sessionId === DEFAULT_USER,
+      session_id: u.sessionId,
+      created_at: at,
+      updated_at: at,
+    };
+  });
 };
