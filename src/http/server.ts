@@ -14,6 +14,7 @@ import { feedbackRoutes } from './routes/feedbacks.js';
 import { humanInputFormRoutes } from './routes/human-input-forms.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { workflowEventRoutes } from './routes/workflow-events.js';
+import { workflowLogRoutes } from './routes/workflow-logs.js';
 import { chatMessageRoutes } from './routes/chat-messages.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -30,6 +31,7 @@ const APP_ROUTES: readonly RoutePlugin[] = [
   humanInputFormRoutes,
   workflowRoutes,
   workflowEventRoutes,
+  workflowLogRoutes,
   chatMessageRoutes,
   conversationRoutes,
 ];
