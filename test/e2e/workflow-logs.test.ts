@@ -76,3 +76,22 @@ describe('GET /workflows/logs', () => {
     expect(r.body.code).toBe('not_workflow_app');
   });
 });
+
+describe('POST /workflows/{workflow_id}/run', () => {
+  it('runs the app\'s published workflow by its id; other ids are 404, malformed ones 400', async () => {
+    const detail = await (await fetch(`${s.api}/workflows/run/${runIds[0]}`, { headers: headers() })).json();
+    const run = (id: string) =>
+      fetch(`${s.api}/workflows/${id}/run`, { method: 'POST', headers: headers(), body: JSON.stringify({ inputs: { name: 'Eve', tone: 'casual' }, user: 'u-9' }) });
+    const ok = await run(detail.workflow_id);
+    expect(ok.status).toBe(200);
+    const body = await ok.json();
+    validateResponse('/workflows/{workflow_id}/run', 'post', 200, body);
+    expect(body.data.status).toBe('succeeded');
+    const other = await run('00000000-0000-4000-8000-000000000000');
+    expect(other.status).toBe(404);
+    expect(await other.json()).toEqual({ code: 'not_found', message: 'Workflow not found with id: 00000000-0000-4000-8000-000000000000', status: 404 });
+    const bad = await run('latest');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ code: 'bad_request', message: "Invalid workflow_id format: 'latest'. ", status: 400 });
+  });
+});

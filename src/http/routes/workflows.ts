@@ -1,9 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Runtime } from '../../runtime.js';
 import { notWorkflowApp } from '../../apps/errors.js';
 import { validateInputs } from '../../apps/input-form.js';
-import { invalidParam } from '../../infra/errors.js';
+import { badRequest, invalidParam, notFound } from '../../infra/errors.js';
 import { workflowRunNotFound } from '../../runs/errors.js';
 import type { RunRow } from '../../runs/run-service.js';
 import { requireApp } from '../auth.js';
@@ -44,20 +44,34 @@ function blockingData(run: RunRow): Record<string, unknown> {
   };
 }
 
-/** `POST /workflows/run`, `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `POST /workflows/run` (and `/workflows/{workflow_id}/run`, where the id is the app's one published
+ * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`.
+ */
 export const workflowRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
-  app.post<{ Body: Static<typeof RunBody> }>('/workflows/run', { preValidation: requireJson, schema: { body: RunBody } }, async (request, reply) => {
+  const run = async (request: FastifyRequest<{ Body: Static<typeof RunBody>; Params: { workflow_id?: string } }>, reply: FastifyReply) => {
     const a = requireApp(request);
     const user = requireUser(request.body.user);
     if (a.mode !== 'workflow') throw notWorkflowApp();
+    const workflowId = request.params.workflow_id;
+    if (workflowId !== undefined) {
+      if (!UUID.test(workflowId)) throw badRequest(`Invalid workflow_id format: '${workflowId}'. `);
+      // An app has one workflow, published under the app's id (`workflow_id` in run events).
+      if (workflowId.toLowerCase() !== a.id.toLowerCase()) throw notFound(`Workflow not found with id: ${workflowId}`);
+    }
     const inputs = validateInputs(a.inputs, request.body.inputs);
     const endUser = await runtime.endUsers.getOrCreate(a.id, user);
     const started = await runtime.runs.start({ app: a, endUserId: endUser.id, user, inputs, files: request.body.files ?? [] });
     if (request.body.response_mode === 'streaming') return streamRun(reply, runtime, started.runId, { afterSeq: 0 });
     await started.done;
-    const run = (await runtime.runs.find(started.runId))!;
-    return reply.type('application/json').send({ task_id: started.taskId, workflow_run_id: run.id, data: blockingData(run) });
-  });
+    const row = (await runtime.runs.find(started.runId))!;
+    return reply.type('application/json').send({ task_id: started.taskId, workflow_run_id: row.id, data: blockingData(row) });
+  };
+  type RunRoute = { Body: Static<typeof RunBody>; Params: { workflow_id?: string } };
+  app.post<RunRoute>('/workflows/run', { preValidation: requireJson, schema: { body: RunBody } }, run);
+  app.post<RunRoute>('/workflows/:workflow_id/run', { preValidation: requireJson, schema: { body: RunBody } }, run);
 
   app.get<{ Params: Static<typeof RunParams> }>('/workflows/run/:workflow_run_id', { schema: { params: RunParams } }, async (request) => {
     const a = requireApp(request);
