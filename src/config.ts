@@ -94,6 +94,10 @@ export interface KnowledgeConfig {
   readonly retrievalTopKMax: number;
   /** Longest retrieval query in characters (`RETRIEVAL_QUERY_MAX_CHARS`, default 250). */
   readonly retrievalQueryMaxChars: number;
+  /** Whether `POST /datasets/{id}/retrieve` counts hits like app retrieval does (`RETRIEVE_COUNTS_HITS`, default true; Dify: false). */
+  readonly retrieveCountsHits: boolean;
+  /** How long retrieval hits gather before one write (`HIT_COUNT_FLUSH_MS`, default 100; 0 = after each retrieval). */
+  readonly hitCountFlushMs: number;
   /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
   readonly pageLimitMax: number;
 }
@@ -210,6 +214,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retrievalTopKMax: int(env, file, 'RETRIEVAL_TOP_K_MAX', 100, 1),
       pageLimitMax: int(env, file, 'KNOWLEDGE_PAGE_LIMIT_MAX', 100, 1),
       retrievalQueryMaxChars: int(env, file, 'RETRIEVAL_QUERY_MAX_CHARS', 250, 1),
+      retrieveCountsHits: (str(env, file, 'RETRIEVE_COUNTS_HITS') ?? 'true') !== 'false',
+      hitCountFlushMs: int(env, file, 'HIT_COUNT_FLUSH_MS', 100, 0),
     },
     ...overrides,
   };

@@ -36,6 +36,7 @@ import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/do
 import { Indexer } from './knowledge/indexer.js';
 import { RetrievalService } from './knowledge/retrieval.js';
 import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
+import { HitCounter } from './knowledge/hit-counter.js';
 import type { KnowledgeRetriever } from './engine/types.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
@@ -81,6 +82,8 @@ export interface Runtime {
   readonly documents: DocumentService;
   /** `retrieve(datasetIds, query, retrievalModel)` for the API and the knowledge-retrieval node. */
   readonly retrieval: RetrievalService;
+  /** Retrieval hit counts, written off the request path. */
+  readonly hits: HitCounter;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -190,7 +193,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
   const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars);
-  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, topKMax: config.knowledge.retrievalTopKMax });
+  const hits = new HitCounter(store.db, store.caps.engine, logger, config.knowledge.hitCountFlushMs);
+  closers.push(() => hits.flush());
+  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
   return {
     config,
@@ -226,6 +231,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     datasets,
     documents,
     retrieval,
+    hits,
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

@@ -308,6 +308,21 @@ export class DocumentService {
     return this.#db.selectFrom('indexing_runs').selectAll().where('dataset_id', '=', datasetId).where('batch', '=', batch).orderBy('created_at').execute();
   }
 
+  /** Dify's document `hit_count`: the sum over the segments being served. */
+  async hitCounts(documentIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (documentIds.length === 0) return out;
+    const rows = await this.#db
+      .selectFrom('segments as s')
+      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
+      .select((eb) => ['s.document_id', eb.fn.sum<number>('s.hit_count').as('n')])
+      .where('s.document_id', 'in', [...new Set(documentIds)])
+      .groupBy('s.document_id')
+      .execute();
+    for (const r of rows) out.set(r.document_id, Number(r.n ?? 0));
+    return out;
+  }
+
   async files(ids: readonly string[]): Promise<Map<string, UploadedFile>> {
     const out = new Map<string, UploadedFile>();
     for (const id of new Set(ids)) {
@@ -319,7 +334,7 @@ export class DocumentService {
 }
 
 /** Dify's document object (the spec's table plus what Dify adds). */
-export function documentToWire(d: DocumentTable, file: UploadedFile | undefined): Record<string, unknown> {
+export function documentToWire(d: DocumentTable, file: UploadedFile | undefined, hitCount = 0): Record<string, unknown> {
   return {
     id: d.id,
     position: d.position,
@@ -352,7 +367,7 @@ export function documentToWire(d: DocumentTable, file: UploadedFile | undefined)
     archived: d.archived === 1,
     display_status: displayStatus(d),
     word_count: d.word_count,
-    hit_count: d.hit_count,
+    hit_count: hitCount,
     doc_form: d.doc_form,
     doc_metadata: [],
     summary_index_status: null,

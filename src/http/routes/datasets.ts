@@ -3,6 +3,7 @@ import type { Runtime } from '../../runtime.js';
 import { datasetToWire } from '../../knowledge/datasets.js';
 import { parseRetrievalModel } from '../../knowledge/retrieval-model.js';
 import { toSeconds } from '../../infra/clock.js';
+import { countHits } from '../../knowledge/hit-counter.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
@@ -56,7 +57,9 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     const b = jsonBody(request);
     const model = b.retrieval_model === undefined || b.retrieval_model === null ? datasets.retrievalModel(ds) : parseRetrievalModel(b.retrieval_model, runtime.config.knowledge.retrievalTopKMax, ds.indexing_technique === 'high_quality' ? 'semantic_search' : 'keyword_search');
     const query = typeof b.query === 'string' ? b.query : '';
-    const found = await retrieval.retrieve([ds.id], query, model);
+    const retrieved = await retrieval.retrieve([ds.id], query, model);
+    // Dify's hit testing does not count hits (dify#24077); Dovetail does unless RETRIEVE_COUNTS_HITS=false.
+    const found = runtime.config.knowledge.retrieveCountsHits ? countHits(runtime.hits, retrieved) : retrieved;
     return {
       query: { content: query },
       records: found.map((s) => ({

@@ -62,8 +62,9 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
   const dataset = (request: FastifyRequest<{ Params: P }>) => datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
 
   async function answer(accepted: Accepted): Promise<Record<string, unknown>> {
-    const files = await documents.files([accepted.document.upload_file_id]);
-    return { document: documentToWire(accepted.document, files.get(accepted.document.upload_file_id)), batch: accepted.batch };
+    const d = accepted.document;
+    const [files, hits] = await Promise.all([documents.files([d.upload_file_id]), documents.hitCounts([d.id])]);
+    return { document: documentToWire(d, files.get(d.upload_file_id), hits.get(d.id)), batch: accepted.batch };
   }
 
   /** Commits the received file, runs `fn`, and drops the file if `fn` fails. */
@@ -139,15 +140,15 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const ds = await dataset(request);
     const { page, limit, keyword } = pageParams(request, runtime.config.knowledge.pageLimitMax);
     const { rows, total } = await documents.list(ds.id, page, limit, keyword);
-    const files = await documents.files(rows.map((r) => r.upload_file_id));
-    return { data: rows.map((r) => documentToWire(r, files.get(r.upload_file_id))), has_more: page * limit < total, limit, total, page };
+    const [files, hits] = await Promise.all([documents.files(rows.map((r) => r.upload_file_id)), documents.hitCounts(rows.map((r) => r.id))]);
+    return { data: rows.map((r) => documentToWire(r, files.get(r.upload_file_id), hits.get(r.id))), has_more: page * limit < total, limit, total, page };
   });
 
   app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request) => {
     const ds = await dataset(request);
     const doc = await documents.get(ds.id, request.params.document_id);
-    const files = await documents.files([doc.upload_file_id]);
-    return documentToWire(doc, files.get(doc.upload_file_id));
+    const [files, hits] = await Promise.all([documents.files([doc.upload_file_id]), documents.hitCounts([doc.id])]);
+    return documentToWire(doc, files.get(doc.upload_file_id), hits.get(doc.id));
   });
 
   app.delete<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request, reply) => {
