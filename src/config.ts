@@ -98,6 +98,8 @@ export interface KnowledgeConfig {
   readonly retrieveCountsHits: boolean;
   /** How long retrieval hits gather before one write (`HIT_COUNT_FLUSH_MS`, default 100; 0 = after each retrieval). */
   readonly hitCountFlushMs: number;
+  /** Tokens a `full-doc` parent chunk keeps (`KNOWLEDGE_FULL_DOC_MAX_TOKENS`, default 10000, as Dify). */
+  readonly fullDocMaxTokens: number;
   /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
   readonly pageLimitMax: number;
 }
@@ -216,6 +218,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retrievalQueryMaxChars: int(env, file, 'RETRIEVAL_QUERY_MAX_CHARS', 250, 1),
       retrieveCountsHits: (str(env, file, 'RETRIEVE_COUNTS_HITS') ?? 'true') !== 'false',
       hitCountFlushMs: int(env, file, 'HIT_COUNT_FLUSH_MS', 100, 0),
+      fullDocMaxTokens: int(env, file, 'KNOWLEDGE_FULL_DOC_MAX_TOKENS', 10_000, 50),
     },
     ...overrides,
   };

@@ -187,6 +187,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     vectors,
     embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+    fullDocMaxTokens: config.knowledge.fullDocMaxTokens,
   });
   queue.register<IndexJobPayload>(INDEX_JOB, {
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),

@@ -3,7 +3,7 @@ import type { Database } from '../store/schema.js';
 import type { Logger } from '../infra/logger.js';
 
 /** Tables whose rows carry a `hit_count` that retrieval increments. */
-export type HitTable = 'segments';
+export type HitTable = 'segments' | 'parent_chunks';
 
 const MAX_IDS_PER_STATEMENT = 500;
 
@@ -104,7 +104,9 @@ export class HitCounter {
  * Records one hit for each returned segment and gives back the segments with `hitCount` including
  * it (the value the row holds once the write lands, concurrent retrievals aside).
  */
-export function countHits<T extends { segmentId: string; hitCount: number }>(hits: HitCounter, found: readonly T[]): T[] {
-  hits.record('segments', found.map((s) => s.segmentId));
+export function countHits<T extends { segmentId: string; hitCount: number; hitTable: HitTable }>(hits: HitCounter, found: readonly T[]): T[] {
+  for (const table of ['segments', 'parent_chunks'] as const) {
+    hits.record(table, found.filter((s) => s.hitTable === table).map((s) => s.segmentId));
+  }
   return found.map((s) => ({ ...s, hitCount: s.hitCount + 1 }));
 }

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type SQLite from 'better-sqlite3';
-import type { Database, IndexingRunTable, SegmentTable } from '../store/schema.js';
+import type { Database, IndexingRunTable, ParentChunkTable, SegmentTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
 import { newId, sha256 } from '../infra/ids.js';
@@ -8,7 +8,7 @@ import type { UploadService } from '../files/upload-service.js';
 import { ParseError } from './errors.js';
 import { parseDocument } from './parse/index.js';
 import { cleanText, splitText } from './chunk.js';
-import { AUTOMATIC_RULE, parseProcessRule } from './process-rule.js';
+import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
 import { countTokens } from './tokens.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
@@ -33,6 +33,7 @@ export class Indexer {
   readonly #vectors: VectorIndex;
   readonly #batchSize: number;
   readonly #maxTokens: number;
+  readonly #fullDocMaxTokens: number;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -46,6 +47,8 @@ export class Indexer {
     vectors: VectorIndex;
     embeddingsBatchSize: number;
     maxSegmentationTokens: number;
+    /** A `full-doc` parent keeps this many tokens of the document (Dify: 10,000). */
+    fullDocMaxTokens: number;
   }) {
     this.#db = deps.db;
     this.#sqlite = deps.sqlite;
@@ -57,6 +60,7 @@ export class Indexer {
     this.#vectors = deps.vectors;
     this.#batchSize = deps.embeddingsBatchSize;
     this.#maxTokens = deps.maxSegmentationTokens;
+    this.#fullDocMaxTokens = deps.fullDocMaxTokens;
   }
 
   /** Moves the run (and its document, while it is the latest version) to a stage. */
@@ -76,6 +80,7 @@ export class Indexer {
       await this.#keyword.removeDocument(trx, run.document_id, run.generation);
       await this.#vectors.removeDocument(trx, run.document_id, run.generation);
       await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '=', run.generation).execute();
+      await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '=', run.generation).execute();
     });
   }
 
@@ -121,6 +126,7 @@ export class Indexer {
     }
     const cleaned = cleanText(text, rule);
     await this.#stage(run, 'splitting', { cleaning_completed_at: this.#clock.now() });
+    if (rule.hierarchy) return this.#runHierarchical(run, cleaned, rule, signal);
     const chunks = splitText(cleaned, rule);
     if (chunks.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
     await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: chunks.length });
@@ -152,6 +158,7 @@ export class Indexer {
           hit_count: 0,
           created_at: now,
           completed_at: now,
+          parent_id: null,
         };
       });
       await this.#db.transaction().execute(async (trx) => {
@@ -171,6 +178,95 @@ export class Indexer {
   }
 
   /**
+   * Parent-child chunking: parents (paragraphs of the rule's segmentation, or the whole document,
+   * cut at `fullDocMaxTokens`) each split into children by `subchunk_segmentation`. Parents go to
+   * `parent_chunks`; children are segments pointing at their parent, indexed like any segment.
+   * Batches hold whole parents; the progress counts parents (Dify's segments).
+   */
+  async #runHierarchical(run: IndexingRunTable, cleaned: string, rule: ProcessRule, signal: AbortSignal): Promise<void> {
+    const h = rule.hierarchy!;
+    const parentTexts = h.parentMode === 'full-doc' ? [truncateTokens(cleaned.trim(), this.#fullDocMaxTokens)] : splitText(cleaned, rule);
+    const children = childRule(rule);
+    const groups = parentTexts
+      .map((p) => p.trim())
+      .filter((p) => p !== '')
+      .map((content) => ({ content, children: splitText(content, children) }))
+      .filter((g) => g.children.length > 0);
+    if (groups.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
+    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: groups.length });
+
+    const highQuality = run.indexing_technique === 'high_quality';
+    const step = highQuality ? this.#batchSize : INSERT_BATCH;
+    let tokens = 0;
+    let words = 0;
+    for (let i = 0; i < groups.length; ) {
+      signal.throwIfAborted();
+      const first = i;
+      let childCount = 0;
+      while (i < groups.length && (i === first || childCount + groups[i]!.children.length <= step)) childCount += groups[i++]!.children.length;
+      const part = groups.slice(first, i);
+      const texts = part.flatMap((g) => g.children);
+      const vectors: Float32Array[] = [];
+      if (highQuality) for (let j = 0; j < texts.length; j += this.#batchSize) vectors.push(...(await this.#embedder.embed(texts.slice(j, j + this.#batchSize), signal)));
+      const now = this.#clock.now();
+      const parents: ParentChunkTable[] = [];
+      const rows: SegmentTable[] = [];
+      part.forEach((g, j) => {
+        const t = countTokens(g.content);
+        tokens += t;
+        words += g.content.length;
+        const parentId = newId();
+        parents.push({
+          id: parentId,
+          dataset_id: run.dataset_id,
+          document_id: run.document_id,
+          generation: run.generation,
+          position: first + j + 1,
+          content: g.content,
+          word_count: g.content.length,
+          tokens: t,
+          hash: sha256(g.content),
+          hit_count: 0,
+          created_at: now,
+          completed_at: now,
+        });
+        g.children.forEach((content, k) =>
+          rows.push({
+            id: newId(),
+            dataset_id: run.dataset_id,
+            document_id: run.document_id,
+            generation: run.generation,
+            position: k + 1,
+            content,
+            word_count: content.length,
+            tokens: countTokens(content),
+            hash: sha256(content),
+            status: 'completed',
+            hit_count: 0,
+            created_at: now,
+            completed_at: now,
+            parent_id: parentId,
+          }),
+        );
+      });
+      await this.#db.transaction().execute(async (trx) => {
+        for (let j = 0; j < parents.length; j += 100) await trx.insertInto('parent_chunks').values(parents.slice(j, j + 100)).execute();
+        const rowids = await this.#insertSegments(trx, rows);
+        await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
+        if (highQuality) {
+          await this.#vectors.add(
+            trx,
+            this.#embedder.model,
+            rows.map((r, j) => ({ segmentId: r.id, datasetId: r.dataset_id, documentId: r.document_id, vector: vectors[j]! })),
+          );
+        }
+        await trx.updateTable('indexing_runs').set({ completed_segments: i, updated_at: now }).where('id', '=', run.id).execute();
+      });
+    }
+    await this.#swap(run, tokens, words);
+  }
+
+  /**
    * Inserts inside the caller's transaction (on SQLite the raw handle is that same connection) and
    * returns each row's SQLite rowid (0 on PostgreSQL), which the keyword index reuses.
    */
@@ -180,7 +276,7 @@ export class Indexer {
       return rows.map(() => 0);
     }
     this.#insertSegment ??= this.#sqlite.prepare(
-      'INSERT INTO segments (id, dataset_id, document_id, generation, position, content, word_count, tokens, hash, status, hit_count, created_at, completed_at) VALUES (@id, @dataset_id, @document_id, @generation, @position, @content, @word_count, @tokens, @hash, @status, @hit_count, @created_at, @completed_at)',
+      'INSERT INTO segments (id, dataset_id, document_id, generation, position, content, word_count, tokens, hash, status, hit_count, created_at, completed_at, parent_id) VALUES (@id, @dataset_id, @document_id, @generation, @position, @content, @word_count, @tokens, @hash, @status, @hit_count, @created_at, @completed_at, @parent_id)',
     );
     return rows.map((r) => this.#insertSegment!.run(r).lastInsertRowid);
   }
@@ -199,6 +295,7 @@ export class Indexer {
       await this.#keyword.removeOtherGenerations(trx, run.document_id, run.generation);
       await this.#vectors.removeOtherGenerations(trx, run.document_id, run.generation);
       await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
+      await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
       await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', run.dataset_id).execute();
       await trx
         .updateTable('indexing_runs')
@@ -213,4 +310,28 @@ export class Indexer {
       await this.#stage(run, 'error', { error: 'Superseded by a newer update of the document.', stopped_at: now });
     }
   }
+}
+
+/** The longest prefix of `text` within `max` tokens, cut at a line end where one fits. */
+export function truncateTokens(text: string, max: number): string {
+  if (text.length <= max || countTokens(text) <= max) return text;
+  const lines = text.split('\n');
+  let total = 0;
+  let end = 0;
+  for (const line of lines) {
+    const t = countTokens(line) + 1;
+    if (total + t > max) break;
+    total += t;
+    end += line.length + 1;
+  }
+  if (end > 0) return text.slice(0, end - 1);
+  // The first line alone is too long: binary search on its length.
+  let lo = 0;
+  let hi = lines[0]!.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (countTokens(text.slice(0, mid)) <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return text.slice(0, lo);
 }

@@ -25,6 +25,7 @@ export interface Database {
   documents: DocumentTable;
   indexing_runs: IndexingRunTable;
   segments: SegmentTable;
+  parent_chunks: ParentChunkTable;
   segment_embeddings: SegmentEmbeddingTable;
 }
 
@@ -284,6 +285,25 @@ export interface SegmentTable {
   tokens: number;
   hash: string;
   status: string;
+  hit_count: number;
+  created_at: number;
+  completed_at: number | null;
+  /** The parent chunk of a child chunk (`hierarchical_model`); null for a plain segment. */
+  parent_id: string | null;
+}
+
+/** A parent chunk of a `hierarchical_model` document: returned by retrieval when a child matches. */
+export interface ParentChunkTable {
+  id: string;
+  dataset_id: string;
+  document_id: string;
+  generation: number;
+  /** 1-based, in document order. */
+  position: number;
+  content: string;
+  word_count: number;
+  tokens: number;
+  hash: string;
   hit_count: number;
   created_at: number;
   completed_at: number | null;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { kbClient } from '../helpers/kb-client.js';
-import { responseErrors } from '../helpers/openapi.js';
+import { kbClient, retrieveContractErrors } from '../helpers/kb-client.js';
 import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
 
 const TEXT = 'Vacation policy: employees get twenty days a year.\nRemote work is allowed on Fridays.\nThe office closes at six.';
@@ -34,15 +33,6 @@ async function runWorkflow(s: TestServer, apiKey: string, q: string): Promise<Re
   const body = await r.json();
   expect(body.data.status).toBe('succeeded');
   return body.data.outputs.result;
-}
-
-/**
- * Errors of a retrieve response against Dify's OpenAPI, less one known defect of the document:
- * it types `segment.answer` as a plain string, while Dify sends `null` for every segment that is
- * not a Q&A pair (the column is NULL).
- */
-export function retrieveContractErrors(body: unknown): string[] {
-  return responseErrors('/datasets/{dataset_id}/retrieve', 'post', 200, body).filter((e) => !/^\/records\/\d+\/segment\/answer must be string/.test(e));
 }
 
 async function setup(s: TestServer, name: string) {

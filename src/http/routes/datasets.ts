@@ -88,7 +88,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
           stopped_at: null,
           document: { id: s.documentId, data_source_type: 'upload_file', name: s.documentName, doc_type: null, doc_metadata: null },
         },
-        child_chunks: [],
+        child_chunks: (s.childChunks ?? []).map((c) => ({ id: c.id, content: c.content, position: c.position, score: c.score })),
         score: s.score,
         tsne_position: null,
         files: [],

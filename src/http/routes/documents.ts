@@ -82,7 +82,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     if (typeof b.name !== 'string' || b.name.trim() === '') throw invalidParam('name is required.');
     if (typeof b.text !== 'string' || b.text.trim() === '') throw invalidParam('text is required.');
     const opts = options(b);
-    documents.checkOptions(ds, opts);
+    await documents.checkOptions(ds, opts);
     const file = await documents.storeText(ds.workspace_id, b.name.trim(), b.text, key.id);
     return answer(await documents.create(ds, file, opts, key.id));
   }
@@ -93,7 +93,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const form = await readForm(runtime, request);
     try {
       const opts = options(form.data);
-      documents.checkOptions(ds, opts);
+      await documents.checkOptions(ds, opts);
       if (!form.pending) throw noFileUploaded();
     } catch (err) {
       if (form.pending) await runtime.uploads.abandon(form.pending);
@@ -105,10 +105,10 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
   async function updateByFile(request: FastifyRequest<{ Params: PD }>) {
     const key = requireKey(request);
     const ds = await dataset(request);
-    await documents.checkUpdatable(ds, request.params.document_id);
+    const current = await documents.checkUpdatable(ds, request.params.document_id);
     const form = await readForm(runtime, request);
     try {
-      documents.checkOptions(ds, { ...options(form.data), indexingTechnique: ds.indexing_technique });
+      await documents.checkOptions(ds, { ...options(form.data), indexingTechnique: ds.indexing_technique }, current);
     } catch (err) {
       if (form.pending) await runtime.uploads.abandon(form.pending);
       throw err;
@@ -123,9 +123,9 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const hasText = b.text !== undefined && b.text !== null;
     if (hasText && (typeof b.name !== 'string' || b.name.trim() === '')) throw invalidParam('name is required when text is provided.');
     if (hasText && (typeof b.text !== 'string' || b.text.trim() === '')) throw invalidParam('text must be a non-empty string.');
-    await documents.checkUpdatable(ds, request.params.document_id);
+    const current = await documents.checkUpdatable(ds, request.params.document_id);
     const opts = options(b);
-    documents.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique });
+    await documents.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique }, current);
     const file = hasText ? await documents.storeText(ds.workspace_id, String(b.name).trim(), b.text as string, key.id) : undefined;
     return answer(await documents.update(ds, request.params.document_id, file, opts));
   }

@@ -5,6 +5,7 @@ import * as m003 from './003-completion.js';
 import * as m005 from './005-runs.js';
 import * as m006 from './006-forms.js';
 import * as m004 from './004-knowledge.js';
+import * as m007 from './007-knowledge-parents.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '004-knowledge': m004,
   '005-runs': m005,
   '006-forms': m006,
+  '007-knowledge-parents': m007,
 };
