@@ -100,6 +100,8 @@ export interface KnowledgeConfig {
   readonly hitCountFlushMs: number;
   /** Tokens a `full-doc` parent chunk keeps (`KNOWLEDGE_FULL_DOC_MAX_TOKENS`, default 10000, as Dify). */
   readonly fullDocMaxTokens: number;
+  /** Most `document_ids` in one `PATCH …/documents/status/{action}` (`KNOWLEDGE_STATUS_BATCH_MAX`, default 100). */
+  readonly statusBatchMax: number;
   /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
   readonly pageLimitMax: number;
 }
@@ -219,6 +221,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retrieveCountsHits: (str(env, file, 'RETRIEVE_COUNTS_HITS') ?? 'true') !== 'false',
       hitCountFlushMs: int(env, file, 'HIT_COUNT_FLUSH_MS', 100, 0),
       fullDocMaxTokens: int(env, file, 'KNOWLEDGE_FULL_DOC_MAX_TOKENS', 10_000, 50),
+      statusBatchMax: int(env, file, 'KNOWLEDGE_STATUS_BATCH_MAX', 100, 1),
     },
     ...overrides,
   };

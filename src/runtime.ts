@@ -175,6 +175,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keyword,
     vectors,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+    statusBatchMax: config.knowledge.statusBatchMax,
   });
   const indexer = new Indexer({
     db: store.db,

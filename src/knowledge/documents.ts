@@ -5,6 +5,7 @@ import type { Clock } from '../infra/clock.js';
 import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
+import { invalidAction } from './errors.js';
 import type { Queue } from '../infra/queue/queue.js';
 import type { UploadedFile, UploadService } from '../files/upload-service.js';
 import type { DatasetService, IndexingTechnique } from './datasets.js';
@@ -19,6 +20,9 @@ export interface IndexJobPayload {
 }
 
 const DOC_FORMS = ['text_model', 'hierarchical_model', 'qa_model'];
+const STATUS_ACTIONS = ['enable', 'disable', 'archive', 'un_archive'];
+/** States in which a document is being indexed (or paused mid-way). */
+const INDEXING_STATES = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'paused'];
 
 /** The options of a create or update (`data` of the multipart forms, or the JSON body). */
 export interface DocumentOptions {
@@ -69,6 +73,7 @@ export class DocumentService {
   readonly #keyword: KeywordIndex;
   readonly #vectors: VectorIndex;
   readonly #maxTokens: number;
+  readonly #statusBatchMax: number;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -79,6 +84,8 @@ export class DocumentService {
     keyword: KeywordIndex;
     vectors: VectorIndex;
     maxSegmentationTokens: number;
+    /** Most `document_ids` one status change takes. */
+    statusBatchMax: number;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
@@ -88,6 +95,7 @@ export class DocumentService {
     this.#keyword = deps.keyword;
     this.#vectors = deps.vectors;
     this.#maxTokens = deps.maxSegmentationTokens;
+    this.#statusBatchMax = deps.statusBatchMax;
   }
 
   /**
@@ -181,6 +189,8 @@ export class DocumentService {
         indexing_status: 'waiting',
         error: null,
         enabled: 1,
+        disabled_at: null,
+        disabled_by: null,
         archived: 0,
         hit_count: 0,
         active_generation: 0,
@@ -327,6 +337,42 @@ export class DocumentService {
     await this.#db.deleteFrom('datasets').where('id', '=', datasetId).execute();
   }
 
+  /**
+   * Dify's batch status change (`enable`, `disable`, `archive`, `un_archive`). Unknown ids are
+   * skipped and documents already in the target state are left alone, as in Dify; a document
+   * still being indexed (or paused) refuses every action, and only a `completed` one can be
+   * disabled. All checks pass before anything changes; the changes are one transaction.
+   */
+  async changeStatus(datasetId: string, action: string, rawIds: unknown, actorId: string): Promise<void> {
+    if (!STATUS_ACTIONS.includes(action)) throw invalidAction('Invalid action.');
+    if (!Array.isArray(rawIds) || rawIds.some((id) => typeof id !== 'string')) throw invalidParam('document_ids is required and must be a list of strings.');
+    if (rawIds.length > this.#statusBatchMax) throw invalidParam(`document_ids must have at most ${this.#statusBatchMax} items.`);
+    const ids = [...new Set(rawIds as string[])];
+    if (ids.length === 0) return;
+    const docs = await this.#db.selectFrom('documents').selectAll().where('dataset_id', '=', datasetId).where('id', 'in', ids).execute();
+    for (const d of docs) {
+      if (INDEXING_STATES.includes(d.indexing_status)) throw invalidAction(`Document:${d.name} is being indexed, please try again later`);
+      if (action === 'disable' && d.indexing_status !== 'completed') throw invalidAction(`Document: ${d.name} is not completed.`);
+    }
+    const now = this.#clock.now();
+    const set: Partial<DocumentTable> =
+      action === 'enable'
+        ? { enabled: 1, disabled_at: null, disabled_by: null }
+        : action === 'disable'
+          ? { enabled: 0, disabled_at: now, disabled_by: actorId }
+          : { archived: action === 'archive' ? 1 : 0 };
+    const [column, target] = action === 'enable' || action === 'disable' ? (['enabled', action === 'enable' ? 1 : 0] as const) : (['archived', action === 'archive' ? 1 : 0] as const);
+    const change = docs.filter((d) => d[column] !== target).map((d) => d.id);
+    if (change.length === 0) return;
+    await this.#db
+      .updateTable('documents')
+      .set({ ...set, updated_at: now })
+      .where('id', 'in', change)
+      .where(column, '<>', target)
+      .where('indexing_status', 'not in', INDEXING_STATES)
+      .execute();
+  }
+
   /** The runs of a batch (one per document accepted with it). */
   async batchStatus(datasetId: string, batch: string): Promise<IndexingRunTable[]> {
     return this.#db.selectFrom('indexing_runs').selectAll().where('dataset_id', '=', datasetId).where('batch', '=', batch).orderBy('created_at').execute();
@@ -394,8 +440,8 @@ export function documentToWire(d: DocumentTable, file: UploadedFile | undefined,
     indexing_status: d.indexing_status,
     error: d.error,
     enabled: d.enabled === 1,
-    disabled_at: null,
-    disabled_by: null,
+    disabled_at: d.disabled_at === null ? null : toSeconds(d.disabled_at),
+    disabled_by: d.disabled_by,
     archived: d.archived === 1,
     display_status: displayStatus(d),
     word_count: d.word_count,

@@ -237,6 +237,9 @@ export interface DocumentTable {
   indexing_status: string;
   error: string | null;
   enabled: number;
+  /** When and by which key the document was last disabled (null while enabled). */
+  disabled_at: number | null;
+  disabled_by: string | null;
   archived: number;
   hit_count: number;
   /** Segment generation retrieval serves (0 = none yet). */

@@ -157,6 +157,13 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     return reply.code(204).send();
   });
 
+  app.patch<{ Params: P & { action: string } }>('/datasets/:dataset_id/documents/status/:action', { preValidation: requireJson }, async (request) => {
+    const key = requireKey(request);
+    const ds = await dataset(request);
+    await documents.changeStatus(ds.id, request.params.action, jsonBody(request).document_ids, key.id);
+    return { result: 'success' };
+  });
+
   app.get<{ Params: P & { batch: string } }>('/datasets/:dataset_id/documents/:batch/indexing-status', async (request) => {
     const ds = await dataset(request);
     const runs = await documents.batchStatus(ds.id, request.params.batch);

@@ -6,6 +6,7 @@ import * as m005 from './005-runs.js';
 import * as m006 from './006-forms.js';
 import * as m004 from './004-knowledge.js';
 import * as m007 from './007-knowledge-parents.js';
+import * as m008 from './008-document-status.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '005-runs': m005,
   '006-forms': m006,
   '007-knowledge-parents': m007,
+  '008-document-status': m008,
 };
