@@ -5,7 +5,7 @@ import type { Clock } from '../infra/clock.js';
 import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
-import { invalidAction } from './errors.js';
+import { documentIndexing, invalidAction } from './errors.js';
 import type { Queue } from '../infra/queue/queue.js';
 import type { UploadedFile, UploadService } from '../files/upload-service.js';
 import type { DatasetService, IndexingTechnique } from './datasets.js';
@@ -226,6 +226,7 @@ export class DocumentService {
       completed_at: null,
       paused_at: null,
       stopped_at: null,
+      owner: null,
       total_segments: 0,
       completed_segments: 0,
       tokens: 0,
@@ -371,6 +372,50 @@ export class DocumentService {
       .where(column, '<>', target)
       .where('indexing_status', 'not in', INDEXING_STATES)
       .execute();
+  }
+
+  /**
+   * Pauses the indexing of a document's latest version (Dify's console `…/processing/pause`):
+   * the run and the document report `paused` with `paused_at`; the run's owner is cleared, so an
+   * execution in progress stops at its next stage or batch (the batch in flight is rolled back)
+   * and a queued one does nothing. Committed batches are kept for the resume.
+   */
+  async pause(datasetId: string, documentId: string): Promise<void> {
+    const doc = await this.get(datasetId, documentId);
+    const now = this.#clock.now();
+    const paused = await this.#db.transaction().execute(async (trx) => {
+      const res = await trx
+        .updateTable('indexing_runs')
+        .set({ status: 'paused', paused_at: now, owner: null, updated_at: now })
+        .where('id', '=', `${doc.id}:${doc.latest_generation}`)
+        .where('status', 'in', ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'])
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return false;
+      await trx.updateTable('documents').set({ indexing_status: 'paused', updated_at: now }).where('id', '=', doc.id).where('latest_generation', '=', doc.latest_generation).execute();
+      return true;
+    });
+    if (!paused) throw documentIndexing('Cannot pause completed document.');
+  }
+
+  /** Resumes a paused document: its run waits for a worker again and continues after its last committed batch. */
+  async resume(datasetId: string, documentId: string): Promise<void> {
+    const doc = await this.get(datasetId, documentId);
+    const now = this.#clock.now();
+    const runId = `${doc.id}:${doc.latest_generation}`;
+    const resumed = await this.#db.transaction().execute(async (trx) => {
+      const res = await trx
+        .updateTable('indexing_runs')
+        .set({ status: 'waiting', paused_at: null, owner: null, updated_at: now })
+        .where('id', '=', runId)
+        .where('status', '=', 'paused')
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return false;
+      await trx.updateTable('documents').set({ indexing_status: 'waiting', updated_at: now }).where('id', '=', doc.id).where('latest_generation', '=', doc.latest_generation).execute();
+      await this.#queue.enqueue(INDEX_JOB, { runId } satisfies IndexJobPayload, { tx: trx });
+      return true;
+    });
+    if (!resumed) throw documentIndexing('Document is not in paused status.');
+    this.#queue.notify();
   }
 
   /** The runs of a batch (one per document accepted with it). */

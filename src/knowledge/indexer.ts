@@ -15,6 +15,28 @@ import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
 
 const INSERT_BATCH = 1000;
+const ACTIVE = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'];
+
+/**
+ * Thrown when this execution no longer owns its run: the document was paused (or resumed by a
+ * newer execution, or a lease expired and another worker took over). The execution just stops.
+ */
+class Fenced extends Error {
+  override name = 'Fenced';
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Asserts (inside `db`'s transaction) that `run.owner` still owns the run, touching its row so concurrent owners serialize. */
+async function assertOwner(db: Db, run: IndexingRunTable, now: number): Promise<void> {
+  const res = await db
+    .updateTable('indexing_runs')
+    .set({ updated_at: now })
+    .where('id', '=', run.id)
+    .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
+}
 
 /**
  * Runs one indexing run: parse → clean → split → index the new segment generation → swap it in.
@@ -66,7 +88,13 @@ export class Indexer {
   /** Moves the run (and its document, while it is the latest version) to a stage. */
   async #stage(run: IndexingRunTable, status: string, set: Partial<IndexingRunTable> = {}): Promise<void> {
     const now = this.#clock.now();
-    await this.#db.updateTable('indexing_runs').set({ status, ...set, updated_at: now }).where('id', '=', run.id).execute();
+    const res = await this.#db
+      .updateTable('indexing_runs')
+      .set({ status, ...set, updated_at: now })
+      .where('id', '=', run.id)
+      .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
     await this.#db
       .updateTable('documents')
       .set({ indexing_status: status, ...(set.error !== undefined ? { error: set.error } : {}), updated_at: now })
@@ -77,6 +105,7 @@ export class Indexer {
 
   async #discard(run: IndexingRunTable): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
+      await assertOwner(trx, run, this.#clock.now());
       await this.#keyword.removeDocument(trx, run.document_id, run.generation);
       await this.#vectors.removeDocument(trx, run.document_id, run.generation);
       await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '=', run.generation).execute();
@@ -87,14 +116,36 @@ export class Indexer {
   /** Ends a run in `error` with a message (a parse failure, or the job's last attempt failed). */
   async fail(runId: string, message: string): Promise<void> {
     const run = await this.#db.selectFrom('indexing_runs').selectAll().where('id', '=', runId).executeTakeFirst();
-    if (!run || run.status === 'completed') return;
-    await this.#discard(run);
-    await this.#stage(run, 'error', { error: message, stopped_at: this.#clock.now() });
+    if (!run || run.status === 'completed' || run.status === 'paused') return;
+    try {
+      await this.#discard(run);
+      await this.#stage(run, 'error', { error: message, stopped_at: this.#clock.now() });
+    } catch (err) {
+      if (!(err instanceof Fenced)) throw err;
+    }
   }
 
+  /**
+   * Runs (or resumes) an indexing run. Each execution first claims the run with a fresh `owner`;
+   * every later write checks it, so a pause (which clears it), a resume or a second worker stops
+   * this execution at its next stage or batch. A run whose earlier execution got part-way (a pause,
+   * a crash) continues after its last committed batch when the document splits the same way again.
+   */
   async run(runId: string, signal: AbortSignal): Promise<void> {
+    const owner = newId();
+    const claimed = await this.#db.updateTable('indexing_runs').set({ owner }).where('id', '=', runId).where('status', 'in', ACTIVE).executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return; // finished, failed, paused or gone
     const run = await this.#db.selectFrom('indexing_runs').selectAll().where('id', '=', runId).executeTakeFirst();
-    if (!run || run.status === 'completed' || run.status === 'error') return;
+    if (!run || run.owner !== owner) return;
+    try {
+      await this.#run(run, signal);
+    } catch (err) {
+      if (!(err instanceof Fenced)) throw err;
+      this.#log.info({ run: run.id }, 'indexing run paused or taken over; this execution stops');
+    }
+  }
+
+  async #run(run: IndexingRunTable, signal: AbortSignal): Promise<void> {
     const doc = await this.#db.selectFrom('documents').selectAll().where('id', '=', run.document_id).executeTakeFirst();
     if (!doc) return;
     if (doc.latest_generation !== run.generation) {
@@ -102,9 +153,10 @@ export class Indexer {
       await this.#stage(run, 'error', { error: 'Superseded by a newer update of the document.', stopped_at: this.#clock.now() });
       return;
     }
-    await this.#discard(run); // leftovers of an earlier attempt
-    const started = this.#clock.now();
-    await this.#stage(run, 'parsing', { processing_started_at: started, completed_segments: 0, total_segments: 0 });
+    // An earlier execution that committed batches after splitting may be continued; else start clean.
+    const resumable = run.completed_segments > 0 && run.splitting_completed_at !== null;
+    if (!resumable) await this.#discard(run);
+    await this.#stage(run, 'parsing', resumable ? {} : { processing_started_at: this.#clock.now(), completed_segments: 0, total_segments: 0 });
 
     const file = await this.#uploads.find(run.upload_file_id);
     const bytes = file ? await this.#uploads.read(file) : undefined;
@@ -126,17 +178,18 @@ export class Indexer {
     }
     const cleaned = cleanText(text, rule);
     await this.#stage(run, 'splitting', { cleaning_completed_at: this.#clock.now() });
-    if (rule.hierarchy) return this.#runHierarchical(run, cleaned, rule, signal);
+    if (rule.hierarchy) return this.#runHierarchical(run, cleaned, rule, signal, resumable);
     const chunks = splitText(cleaned, rule);
     if (chunks.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
-    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: chunks.length });
+    const from = resumable ? await this.#resumePoint(run, 'segments', chunks) : 0;
+    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: chunks.length, completed_segments: from });
 
     const highQuality = run.indexing_technique === 'high_quality';
     const step = highQuality ? this.#batchSize : INSERT_BATCH;
-    let tokens = 0;
-    let words = 0;
-    for (let i = 0; i < chunks.length; i += step) {
+    let { tokens, words } = await this.#indexedTotals(run, 'segments', from);
+    for (let i = from; i < chunks.length; i += step) {
       signal.throwIfAborted();
+      await assertOwner(this.#db, run, this.#clock.now()); // before paying for embeddings
       const part = chunks.slice(i, i + step);
       const vectors = highQuality ? await this.#embedder.embed(part, signal) : [];
       const now = this.#clock.now();
@@ -171,10 +224,50 @@ export class Indexer {
             rows.map((r, j) => ({ segmentId: r.id, datasetId: r.dataset_id, documentId: r.document_id, vector: vectors[j]! })),
           );
         }
-        await trx.updateTable('indexing_runs').set({ completed_segments: i + part.length, updated_at: now }).where('id', '=', run.id).execute();
+        await this.#progress(trx, run, i + part.length, now);
       });
     }
     await this.#swap(run, tokens, words);
+  }
+
+  /** Records a committed batch, inside its transaction; a lost claim rolls the batch back. */
+  async #progress(trx: Transaction<Database>, run: IndexingRunTable, completed: number, now: number): Promise<void> {
+    const res = await trx
+      .updateTable('indexing_runs')
+      .set({ completed_segments: completed, updated_at: now })
+      .where('id', '=', run.id)
+      .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
+  }
+
+  /**
+   * Where an interrupted run continues: the number of units (segments, or parents) already
+   * committed, if they are exactly the first ones of this split (count, last position and the last
+   * one's hash agree); otherwise 0, after removing them.
+   */
+  async #resumePoint(run: IndexingRunTable, table: 'segments' | 'parent_chunks', contents: readonly string[]): Promise<number> {
+    const n = run.completed_segments;
+    const base = () => {
+      const q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
+      return table === 'segments' ? q.where('parent_id', 'is', null) : q;
+    };
+    if (n > 0 && n <= contents.length) {
+      const agg = await base().select((eb) => [eb.fn.countAll<number>().as('c'), eb.fn.max<number>('position').as('m')]).executeTakeFirst();
+      const last = await base().select('hash').where('position', '=', n).executeTakeFirst();
+      if (Number(agg?.c) === n && Number(agg?.m) === n && last?.hash === sha256(contents[n - 1]!)) return n;
+    }
+    await this.#discard(run);
+    return 0;
+  }
+
+  /** Tokens and characters of the first `count` units already stored (0 when starting over). */
+  async #indexedTotals(run: IndexingRunTable, table: 'segments' | 'parent_chunks', count: number): Promise<{ tokens: number; words: number }> {
+    if (count === 0) return { tokens: 0, words: 0 };
+    let q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
+    if (table === 'segments') q = q.where('parent_id', 'is', null);
+    const r = await q.select((eb) => [eb.fn.sum<number>('tokens').as('t'), eb.fn.sum<number>('word_count').as('w')]).executeTakeFirst();
+    return { tokens: Number(r?.t ?? 0), words: Number(r?.w ?? 0) };
   }
 
   /**
@@ -183,7 +276,7 @@ export class Indexer {
    * `parent_chunks`; children are segments pointing at their parent, indexed like any segment.
    * Batches hold whole parents; the progress counts parents (Dify's segments).
    */
-  async #runHierarchical(run: IndexingRunTable, cleaned: string, rule: ProcessRule, signal: AbortSignal): Promise<void> {
+  async #runHierarchical(run: IndexingRunTable, cleaned: string, rule: ProcessRule, signal: AbortSignal, resumable: boolean): Promise<void> {
     const h = rule.hierarchy!;
     const parentTexts = h.parentMode === 'full-doc' ? [truncateTokens(cleaned.trim(), this.#fullDocMaxTokens)] : splitText(cleaned, rule);
     const children = childRule(rule);
@@ -193,14 +286,15 @@ export class Indexer {
       .map((content) => ({ content, children: splitText(content, children) }))
       .filter((g) => g.children.length > 0);
     if (groups.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
-    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: groups.length });
+    const from = resumable ? await this.#resumePoint(run, 'parent_chunks', groups.map((g) => g.content)) : 0;
+    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: groups.length, completed_segments: from });
 
     const highQuality = run.indexing_technique === 'high_quality';
     const step = highQuality ? this.#batchSize : INSERT_BATCH;
-    let tokens = 0;
-    let words = 0;
-    for (let i = 0; i < groups.length; ) {
+    let { tokens, words } = await this.#indexedTotals(run, 'parent_chunks', from);
+    for (let i = from; i < groups.length; ) {
       signal.throwIfAborted();
+      await assertOwner(this.#db, run, this.#clock.now());
       const first = i;
       let childCount = 0;
       while (i < groups.length && (i === first || childCount + groups[i]!.children.length <= step)) childCount += groups[i++]!.children.length;
@@ -260,7 +354,7 @@ export class Indexer {
             rows.map((r, j) => ({ segmentId: r.id, datasetId: r.dataset_id, documentId: r.document_id, vector: vectors[j]! })),
           );
         }
-        await trx.updateTable('indexing_runs').set({ completed_segments: i, updated_at: now }).where('id', '=', run.id).execute();
+        await this.#progress(trx, run, i, now);
       });
     }
     await this.#swap(run, tokens, words);
@@ -297,11 +391,13 @@ export class Indexer {
       await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
       await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
       await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', run.dataset_id).execute();
-      await trx
+      const done = await trx
         .updateTable('indexing_runs')
         .set({ status: 'completed', completed_at: now, tokens, word_count: words, updated_at: now })
         .where('id', '=', run.id)
-        .execute();
+        .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) !== 1) throw new Fenced(); // paused at the last moment: nothing swapped
       return true;
     });
     if (!swapped) {

@@ -269,6 +269,8 @@ export interface IndexingRunTable {
   completed_at: number | null;
   paused_at: number | null;
   stopped_at: number | null;
+  /** The execution allowed to write this run (a fresh id per claim; null while paused or not claimed). */
+  owner: string | null;
   total_segments: number;
   completed_segments: number;
   tokens: number;

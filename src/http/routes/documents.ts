@@ -164,6 +164,18 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     return { result: 'success' };
   });
 
+  // Dify has these on its console API only; Dovetail serves them to knowledge keys (docs/compatibility.md).
+  app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/processing/pause', async (request, reply) => {
+    const ds = await dataset(request);
+    await documents.pause(ds.id, request.params.document_id);
+    return reply.code(204).send();
+  });
+  app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/processing/resume', async (request, reply) => {
+    const ds = await dataset(request);
+    await documents.resume(ds.id, request.params.document_id);
+    return reply.code(204).send();
+  });
+
   app.get<{ Params: P & { batch: string } }>('/datasets/:dataset_id/documents/:batch/indexing-status', async (request) => {
     const ds = await dataset(request);
     const runs = await documents.batchStatus(ds.id, request.params.batch);

@@ -7,6 +7,7 @@ import * as m006 from './006-forms.js';
 import * as m004 from './004-knowledge.js';
 import * as m007 from './007-knowledge-parents.js';
 import * as m008 from './008-document-status.js';
+import * as m009 from './009-indexing-pause.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '006-forms': m006,
   '007-knowledge-parents': m007,
   '008-document-status': m008,
+  '009-indexing-pause': m009,
 };
