@@ -102,6 +102,10 @@ export interface KnowledgeConfig {
   readonly fullDocMaxTokens: number;
   /** Most `document_ids` in one `PATCH …/documents/status/{action}` (`KNOWLEDGE_STATUS_BATCH_MAX`, default 100). */
   readonly statusBatchMax: number;
+  /** `provider/model` that writes the Q&A pairs of `doc_form: qa_model` (`KNOWLEDGE_QA_MODEL`; unset refuses qa_model). */
+  readonly qaModel: string | undefined;
+  /** Model calls at once while writing Q&A pairs (`KNOWLEDGE_QA_CONCURRENCY`, default 4). */
+  readonly qaConcurrency: number;
   /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
   readonly pageLimitMax: number;
 }
@@ -222,6 +226,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       hitCountFlushMs: int(env, file, 'HIT_COUNT_FLUSH_MS', 100, 0),
       fullDocMaxTokens: int(env, file, 'KNOWLEDGE_FULL_DOC_MAX_TOKENS', 10_000, 50),
       statusBatchMax: int(env, file, 'KNOWLEDGE_STATUS_BATCH_MAX', 100, 1),
+      qaModel: str(env, file, 'KNOWLEDGE_QA_MODEL'),
+      qaConcurrency: int(env, file, 'KNOWLEDGE_QA_CONCURRENCY', 4, 1),
     },
     ...overrides,
   };

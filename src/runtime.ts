@@ -176,6 +176,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     vectors,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
     statusBatchMax: config.knowledge.statusBatchMax,
+    qaModel: config.knowledge.qaModel,
+    providers: () => opts.providers ?? providers,
   });
   const indexer = new Indexer({
     db: store.db,
@@ -189,6 +191,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
     fullDocMaxTokens: config.knowledge.fullDocMaxTokens,
+    providers: () => opts.providers ?? providers,
+    qaModel: config.knowledge.qaModel,
+    qaConcurrency: config.knowledge.qaConcurrency,
   });
   queue.register<IndexJobPayload>(INDEX_JOB, {
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),

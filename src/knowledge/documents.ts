@@ -6,6 +6,8 @@ import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { documentIndexing, invalidAction } from './errors.js';
+import { splitModelRef } from './qa.js';
+import type { ModelProviders } from '../llm/model-provider.js';
 import type { Queue } from '../infra/queue/queue.js';
 import type { UploadedFile, UploadService } from '../files/upload-service.js';
 import type { DatasetService, IndexingTechnique } from './datasets.js';
@@ -74,6 +76,8 @@ export class DocumentService {
   readonly #vectors: VectorIndex;
   readonly #maxTokens: number;
   readonly #statusBatchMax: number;
+  readonly #qaModel: string | undefined;
+  readonly #providers: () => ModelProviders;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -86,6 +90,9 @@ export class DocumentService {
     maxSegmentationTokens: number;
     /** Most `document_ids` one status change takes. */
     statusBatchMax: number;
+    /** `provider/model` for `qa_model` (unset: refused). */
+    qaModel: string | undefined;
+    providers: () => ModelProviders;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
@@ -96,6 +103,8 @@ export class DocumentService {
     this.#vectors = deps.vectors;
     this.#maxTokens = deps.maxSegmentationTokens;
     this.#statusBatchMax = deps.statusBatchMax;
+    this.#qaModel = deps.qaModel;
+    this.#providers = deps.providers;
   }
 
   /**
@@ -108,7 +117,7 @@ export class DocumentService {
     current?: DocumentTable,
   ): Promise<{ rule: ProcessRule; docForm: string; docLanguage: string; technique: IndexingTechnique }> {
     if (opts.docForm !== undefined && opts.docForm !== null && !DOC_FORMS.includes(opts.docForm as string)) throw invalidParam('Invalid doc_form.');
-    if (opts.docForm === 'qa_model') throw invalidParam('doc_form qa_model is not supported; use text_model or hierarchical_model.');
+    if (opts.docForm === 'qa_model') this.#checkQaModel();
     if (opts.docLanguage !== undefined && opts.docLanguage !== null && typeof opts.docLanguage !== 'string') throw invalidParam('doc_language must be a string.');
     if (opts.name !== undefined && opts.name !== null && (typeof opts.name !== 'string' || opts.name.trim() === '' || opts.name.length > 255)) {
       throw invalidParam('name must be a non-empty string of at most 255 characters.');
@@ -128,6 +137,7 @@ export class DocumentService {
     const established = current?.doc_form ?? (await this.datasetDocForm(ds.id));
     const docForm = (opts.docForm as string | undefined | null) ?? (rule.mode === 'hierarchical' ? 'hierarchical_model' : (established ?? 'text_model'));
     if (established && docForm !== established) throw invalidParam('doc_form is different from the dataset doc_form.');
+    if (docForm === 'qa_model') this.#checkQaModel();
     if (docForm === 'hierarchical_model') {
       if (rule.mode === 'custom') throw invalidParam('process_rule.mode must be hierarchical (or automatic) when doc_form is hierarchical_model.');
       if (rule.mode === 'automatic' && !(current && !given)) rule = defaultHierarchicalRule(this.#maxTokens);
@@ -140,6 +150,13 @@ export class DocumentService {
       docLanguage: typeof opts.docLanguage === 'string' && opts.docLanguage ? opts.docLanguage : 'English',
       technique,
     };
+  }
+
+  /** `qa_model` needs a configured model to write the pairs; refused up front without one. */
+  #checkQaModel(): void {
+    const ref = this.#qaModel ? splitModelRef(this.#qaModel) : undefined;
+    if (!ref) throw invalidParam('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model) to be set.');
+    this.#providers().get(ref.provider); // provider_not_initialize when it has no credentials
   }
 
   /** A dataset's `doc_form`: that of its documents (all share it), null while it has none. */

@@ -10,6 +10,8 @@ import { parseDocument } from './parse/index.js';
 import { cleanText, splitText } from './chunk.js';
 import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
 import { countTokens } from './tokens.js';
+import { generateQaPairs, type QaPair } from './qa.js';
+import type { ModelProviders } from '../llm/model-provider.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
@@ -56,6 +58,9 @@ export class Indexer {
   readonly #batchSize: number;
   readonly #maxTokens: number;
   readonly #fullDocMaxTokens: number;
+  readonly #providers: () => ModelProviders;
+  readonly #qaModel: string | undefined;
+  readonly #qaConcurrency: number;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -71,6 +76,12 @@ export class Indexer {
     maxSegmentationTokens: number;
     /** A `full-doc` parent keeps this many tokens of the document (Dify: 10,000). */
     fullDocMaxTokens: number;
+    /** Model providers (for `qa_model`). */
+    providers: () => ModelProviders;
+    /** `provider/model` that writes Q&A pairs; `qa_model` is refused without it. */
+    qaModel: string | undefined;
+    /** Model calls at once while writing Q&A pairs. */
+    qaConcurrency: number;
   }) {
     this.#db = deps.db;
     this.#sqlite = deps.sqlite;
@@ -83,6 +94,9 @@ export class Indexer {
     this.#batchSize = deps.embeddingsBatchSize;
     this.#maxTokens = deps.maxSegmentationTokens;
     this.#fullDocMaxTokens = deps.fullDocMaxTokens;
+    this.#providers = deps.providers;
+    this.#qaModel = deps.qaModel;
+    this.#qaConcurrency = deps.qaConcurrency;
   }
 
   /** Moves the run (and its document, while it is the latest version) to a stage. */
@@ -181,22 +195,26 @@ export class Indexer {
     if (rule.hierarchy) return this.#runHierarchical(run, cleaned, rule, signal, resumable);
     const chunks = splitText(cleaned, rule);
     if (chunks.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
-    const from = resumable ? await this.#resumePoint(run, 'segments', chunks) : 0;
-    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: chunks.length, completed_segments: from });
+    // qa_model: every chunk becomes the Q&A pairs a model writes from it (Dify's QA index processor).
+    const units = doc.doc_form === 'qa_model' ? await this.#qaUnits(chunks, doc.doc_language, signal) : chunks.map((content) => ({ content, answer: null }));
+    if (units.length === 0) return this.fail(run.id, 'The model generated no question-answer pairs from the document.');
+    const from = resumable ? await this.#resumePoint(run, 'segments', units.map((u) => u.content)) : 0;
+    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: units.length, completed_segments: from });
 
     const highQuality = run.indexing_technique === 'high_quality';
     const step = highQuality ? this.#batchSize : INSERT_BATCH;
     let { tokens, words } = await this.#indexedTotals(run, 'segments', from);
-    for (let i = from; i < chunks.length; i += step) {
+    for (let i = from; i < units.length; i += step) {
       signal.throwIfAborted();
       await assertOwner(this.#db, run, this.#clock.now()); // before paying for embeddings
-      const part = chunks.slice(i, i + step);
-      const vectors = highQuality ? await this.#embedder.embed(part, signal) : [];
+      const part = units.slice(i, i + step);
+      const vectors = highQuality ? await this.#embedder.embed(part.map((u) => u.content), signal) : [];
       const now = this.#clock.now();
-      const rows = part.map((content, j) => {
-        const t = countTokens(content);
+      const rows = part.map(({ content, answer }, j) => {
+        const whole = answer === null ? content : content + answer;
+        const t = countTokens(whole);
         tokens += t;
-        words += content.length;
+        words += whole.length;
         return {
           id: newId(),
           dataset_id: run.dataset_id,
@@ -204,7 +222,7 @@ export class Indexer {
           generation: run.generation,
           position: i + j + 1,
           content,
-          word_count: content.length,
+          word_count: whole.length,
           tokens: t,
           hash: sha256(content),
           status: 'completed',
@@ -212,6 +230,7 @@ export class Indexer {
           created_at: now,
           completed_at: now,
           parent_id: null,
+          answer,
         };
       });
       await this.#db.transaction().execute(async (trx) => {
@@ -228,6 +247,22 @@ export class Indexer {
       });
     }
     await this.#swap(run, tokens, words);
+  }
+
+  /** Q&A pairs of every chunk, `qaConcurrency` model calls at a time, in chunk order. */
+  async #qaUnits(chunks: readonly string[], language: string, signal: AbortSignal): Promise<{ content: string; answer: string | null }[]> {
+    if (!this.#qaModel) throw new Error('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model).');
+    const pairs: QaPair[][] = new Array(chunks.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const i = next++;
+        signal.throwIfAborted();
+        pairs[i] = await generateQaPairs(this.#providers(), this.#qaModel!, chunks[i]!, language, signal);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#qaConcurrency, chunks.length) }, worker));
+    return pairs.flat().map((p) => ({ content: p.question, answer: p.answer }));
   }
 
   /** Records a committed batch, inside its transaction; a lost claim rolls the batch back. */
@@ -340,6 +375,7 @@ export class Indexer {
             created_at: now,
             completed_at: now,
             parent_id: parentId,
+            answer: null,
           }),
         );
       });
@@ -370,7 +406,7 @@ export class Indexer {
       return rows.map(() => 0);
     }
     this.#insertSegment ??= this.#sqlite.prepare(
-      'INSERT INTO segments (id, dataset_id, document_id, generation, position, content, word_count, tokens, hash, status, hit_count, created_at, completed_at, parent_id) VALUES (@id, @dataset_id, @document_id, @generation, @position, @content, @word_count, @tokens, @hash, @status, @hit_count, @created_at, @completed_at, @parent_id)',
+      'INSERT INTO segments (id, dataset_id, document_id, generation, position, content, word_count, tokens, hash, status, hit_count, created_at, completed_at, parent_id, answer) VALUES (@id, @dataset_id, @document_id, @generation, @position, @content, @word_count, @tokens, @hash, @status, @hit_count, @created_at, @completed_at, @parent_id, @answer)',
     );
     return rows.map((r) => this.#insertSegment!.run(r).lastInsertRowid);
   }

@@ -35,6 +35,8 @@ export interface RetrievedSegment {
   readonly hitTable: HitTable;
   /** Parent-child documents: the matched children of this parent, best first. */
   readonly childChunks?: readonly RetrievedChild[];
+  /** Q&A documents: the answer (`content` is the question). */
+  readonly answer?: string | null;
 }
 
 /**
@@ -92,7 +94,7 @@ export class RetrievalService {
     const rows = await this.#db
       .selectFrom('segments as s')
       .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
-      .select(['s.id', 's.document_id', 's.dataset_id', 'd.name', 's.position', 's.content', 's.word_count', 's.tokens', 's.hash', 's.hit_count', 's.created_at', 's.completed_at', 's.parent_id'])
+      .select(['s.id', 's.document_id', 's.dataset_id', 'd.name', 's.position', 's.content', 's.word_count', 's.tokens', 's.hash', 's.hit_count', 's.created_at', 's.completed_at', 's.parent_id', 's.answer'])
       .where('s.id', 'in', hits.map((h) => h.segmentId))
       .execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -154,6 +156,7 @@ export class RetrievalService {
         completedAt: r.completed_at,
         score,
         hitTable: 'segments',
+        answer: r.answer,
       });
     }
     return out;

@@ -81,7 +81,8 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
       dataSourceType: sourceTypes.get(s.documentId) ?? 'upload_file',
       segmentId: s.segmentId,
       segmentPosition: s.position,
-      content: s.content,
+      // As Dify: a Q&A segment reads `question:<q> \nanswer:<a>`.
+      content: s.answer ? `question:${s.content} \nanswer:${s.answer}` : s.content,
       score: s.score,
       hitCount: s.hitCount,
       wordCount: s.wordCount,

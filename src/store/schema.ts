@@ -295,6 +295,8 @@ export interface SegmentTable {
   completed_at: number | null;
   /** The parent chunk of a child chunk (`hierarchical_model`); null for a plain segment. */
   parent_id: string | null;
+  /** The answer of a Q&A pair (`qa_model`; `content` is the question); null otherwise. */
+  answer: string | null;
 }
 
 /** A parent chunk of a `hierarchical_model` document: returned by retrieval when a child matches. */

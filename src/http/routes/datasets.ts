@@ -69,7 +69,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
           document_id: s.documentId,
           content: s.content,
           sign_content: s.content,
-          answer: null,
+          answer: s.answer ?? null,
           word_count: s.wordCount,
           tokens: s.tokens,
           keywords: [],
