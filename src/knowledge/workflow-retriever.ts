@@ -87,6 +87,7 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
       hitCount: s.hitCount,
       wordCount: s.wordCount,
       indexNodeHash: s.hash,
+      ...(s.childChunks ? { childChunks: s.childChunks } : {}),
     }));
     return { hits, missing: [] };
   }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { kbClient, retrieveContractErrors } from '../helpers/kb-client.js';
 import { startEmbeddings, type EmbeddingsServer } from '../helpers/knowledge.js';
+import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
 
 let s: TestServer;
 let emb: EmbeddingsServer;
@@ -86,6 +87,26 @@ describe('doc_form hierarchical_model (parent-child chunks)', () => {
     expect(garage[0]!.child_chunks.map((c: any) => c.content)).toEqual(['The garage opens at seven.']);
   });
 
+  it('the knowledge-retrieval node returns the parent with its matched children in metadata.child_chunks', async () => {
+    const ds = await kb.dataset('pc-node');
+    const doc = await create(ds, { doc_form: 'hierarchical_model', process_rule: PARAGRAPH_RULE });
+    await kb.settle(ds, doc.batch);
+    const app = workflowDsl(
+      [
+        startNode([{ variable: 'q' }]),
+        { id: 'kr', type: 'knowledge-retrieval', query_variable_selector: ['start', 'q'], dataset_ids: [ds], retrieval_mode: 'multiple', multiple_retrieval_config: { top_k: 2, score_threshold: null } },
+        endNode({ result: ['kr', 'result'] }),
+      ],
+      [['start', 'kr'], ['kr', 'end']],
+    );
+    const { apiKey } = await s.importApp(app);
+    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { q: 'laptops company' }, response_mode: 'blocking', user: 'u' }) });
+    const [hit] = (await r.json()).data.outputs.result;
+    expect(hit.content).toBe('Remote work.\nRemote work is allowed on Fridays.\nLaptops are provided by the company.');
+    expect(hit.metadata).toMatchObject({ segment_position: 2, segment_hit_count: 1 });
+    expect(hit.metadata.child_chunks.map((c: any) => [c.content, c.position])).toEqual([['Laptops are provided by the company.', 3]]);
+  });
+
   it('full-doc: the whole document (cut at KNOWLEDGE_FULL_DOC_MAX_TOKENS) is the one parent', async () => {
     const ds = await kb.dataset('pc-fulldoc');
     const tail = '\n\nAppendix.\nThe zeppelin hangar is closed on Sundays and public holidays, and nobody may enter it without a badge issued by security.';
@@ -161,7 +182,7 @@ describe('doc_form hierarchical_model (parent-child chunks)', () => {
       'process_rule.mode must be hierarchical (or automatic) when doc_form is hierarchical_model.',
     );
     expect(await bad(PARAGRAPH_RULE, 'text_model')).toBe('process_rule.mode hierarchical requires doc_form hierarchical_model.');
-    expect(await bad(undefined, 'qa_model')).toBe('doc_form qa_model is not supported; use text_model or hierarchical_model.');
+    expect(await bad(undefined, 'qa_model')).toBe('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model) to be set.');
     expect(await bad(undefined, 'table_model')).toBe('Invalid doc_form.');
     // The same checks guard the multipart form.
     const form = await kb.form('POST', `/datasets/${ds}/document/create-by-file`, { name: 'a.txt', bytes: Buffer.from('text') }, { doc_form: 'hierarchical_model', process_rule: rules({ parent_mode: 'chapter' }) });
