@@ -37,6 +37,7 @@ import { Indexer } from './knowledge/indexer.js';
 import { RetrievalService } from './knowledge/retrieval.js';
 import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
 import { HitCounter } from './knowledge/hit-counter.js';
+import { DocumentStatusService } from './knowledge/document-status.js';
 import type { KnowledgeRetriever } from './engine/types.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
@@ -82,6 +83,8 @@ export interface Runtime {
   readonly documents: DocumentService;
   /** `retrieve(datasetIds, query, retrievalModel)` for the API and the knowledge-retrieval node. */
   readonly retrieval: RetrievalService;
+  /** Batch status changes and pause / resume of documents. */
+  readonly documentStatus: DocumentStatusService;
   /** Retrieval hit counts, written off the request path. */
   readonly hits: HitCounter;
   /** Stops background work and closes connections. */
@@ -175,10 +178,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keyword,
     vectors,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
-    statusBatchMax: config.knowledge.statusBatchMax,
     qaModel: config.knowledge.qaModel,
     providers: () => opts.providers ?? providers,
   });
+  const documentStatus = new DocumentStatusService({ db: store.db, clock, queue, documents, statusBatchMax: config.knowledge.statusBatchMax });
   const indexer = new Indexer({
     db: store.db,
     sqlite: store.sqlite,
@@ -238,6 +241,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     datasets,
     documents,
     retrieval,
+    documentStatus,
     hits,
     async close() {
       for (const c of closers.reverse()) await c();

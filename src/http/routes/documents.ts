@@ -160,19 +160,19 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
   app.patch<{ Params: P & { action: string } }>('/datasets/:dataset_id/documents/status/:action', { preValidation: requireJson }, async (request) => {
     const key = requireKey(request);
     const ds = await dataset(request);
-    await documents.changeStatus(ds.id, request.params.action, jsonBody(request).document_ids, key.id);
+    await runtime.documentStatus.changeStatus(ds.id, request.params.action, jsonBody(request).document_ids, key.id);
     return { result: 'success' };
   });
 
   // Dify has these on its console API only; Dovetail serves them to knowledge keys (docs/compatibility.md).
   app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/processing/pause', async (request, reply) => {
     const ds = await dataset(request);
-    await documents.pause(ds.id, request.params.document_id);
+    await runtime.documentStatus.pause(ds.id, request.params.document_id);
     return reply.code(204).send();
   });
   app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/processing/resume', async (request, reply) => {
     const ds = await dataset(request);
-    await documents.resume(ds.id, request.params.document_id);
+    await runtime.documentStatus.resume(ds.id, request.params.document_id);
     return reply.code(204).send();
   });
 
