@@ -96,6 +96,18 @@ export interface KnowledgeConfig {
   readonly retrievalTopKMax: number;
   /** Longest retrieval query in characters (`RETRIEVAL_QUERY_MAX_CHARS`, default 250). */
   readonly retrievalQueryMaxChars: number;
+  /** Whether `POST /datasets/{id}/retrieve` counts hits like app retrieval does (`RETRIEVE_COUNTS_HITS`, default true; Dify: false). */
+  readonly retrieveCountsHits: boolean;
+  /** How long retrieval hits gather before one write (`HIT_COUNT_FLUSH_MS`, default 100; 0 = after each retrieval). */
+  readonly hitCountFlushMs: number;
+  /** Tokens a `full-doc` parent chunk keeps (`KNOWLEDGE_FULL_DOC_MAX_TOKENS`, default 10000, as Dify). */
+  readonly fullDocMaxTokens: number;
+  /** Most `document_ids` in one `PATCH …/documents/status/{action}` (`KNOWLEDGE_STATUS_BATCH_MAX`, default 100). */
+  readonly statusBatchMax: number;
+  /** `provider/model` that writes the Q&A pairs of `doc_form: qa_model` (`KNOWLEDGE_QA_MODEL`; unset refuses qa_model). */
+  readonly qaModel: string | undefined;
+  /** Model calls at once while writing Q&A pairs (`KNOWLEDGE_QA_CONCURRENCY`, default 4). */
+  readonly qaConcurrency: number;
   /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
   readonly pageLimitMax: number;
 }
@@ -213,6 +225,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retrievalTopKMax: int(env, file, 'RETRIEVAL_TOP_K_MAX', 100, 1),
       pageLimitMax: int(env, file, 'KNOWLEDGE_PAGE_LIMIT_MAX', 100, 1),
       retrievalQueryMaxChars: int(env, file, 'RETRIEVAL_QUERY_MAX_CHARS', 250, 1),
+      retrieveCountsHits: (str(env, file, 'RETRIEVE_COUNTS_HITS') ?? 'true') !== 'false',
+      hitCountFlushMs: int(env, file, 'HIT_COUNT_FLUSH_MS', 100, 0),
+      fullDocMaxTokens: int(env, file, 'KNOWLEDGE_FULL_DOC_MAX_TOKENS', 10_000, 50),
+      statusBatchMax: int(env, file, 'KNOWLEDGE_STATUS_BATCH_MAX', 100, 1),
+      qaModel: str(env, file, 'KNOWLEDGE_QA_MODEL'),
+      qaConcurrency: int(env, file, 'KNOWLEDGE_QA_CONCURRENCY', 4, 1),
     },
     ...overrides,
   };

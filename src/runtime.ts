@@ -37,6 +37,8 @@ import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/do
 import { Indexer } from './knowledge/indexer.js';
 import { RetrievalService } from './knowledge/retrieval.js';
 import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
+import { HitCounter } from './knowledge/hit-counter.js';
+import { DocumentStatusService } from './knowledge/document-status.js';
 import type { KnowledgeRetriever } from './engine/types.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
@@ -82,6 +84,10 @@ export interface Runtime {
   readonly documents: DocumentService;
   /** `retrieve(datasetIds, query, retrievalModel)` for the API and the knowledge-retrieval node. */
   readonly retrieval: RetrievalService;
+  /** Batch status changes and pause / resume of documents. */
+  readonly documentStatus: DocumentStatusService;
+  /** Retrieval hit counts, written off the request path. */
+  readonly hits: HitCounter;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -178,7 +184,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keyword,
     vectors,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+    qaModel: config.knowledge.qaModel,
+    providers: () => opts.providers ?? providers,
   });
+  const documentStatus = new DocumentStatusService({ db: store.db, clock, queue, documents, statusBatchMax: config.knowledge.statusBatchMax });
   const indexer = new Indexer({
     db: store.db,
     sqlite: store.sqlite,
@@ -190,13 +199,19 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     vectors,
     embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+    fullDocMaxTokens: config.knowledge.fullDocMaxTokens,
+    providers: () => opts.providers ?? providers,
+    qaModel: config.knowledge.qaModel,
+    qaConcurrency: config.knowledge.qaConcurrency,
   });
   queue.register<IndexJobPayload>(INDEX_JOB, {
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
   const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars);
-  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, topKMax: config.knowledge.retrievalTopKMax });
+  const hits = new HitCounter(store.db, store.caps.engine, logger, config.knowledge.hitCountFlushMs);
+  closers.push(() => hits.flush());
+  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
   return {
     config,
@@ -232,6 +247,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     datasets,
     documents,
     retrieval,
+    documentStatus,
+    hits,
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

@@ -68,6 +68,8 @@ export interface KnowledgeHit {
   readonly hitCount: number;
   readonly wordCount: number;
   readonly indexNodeHash: string;
+  /** Parent-child documents: the matched children of the returned parent, best first. */
+  readonly childChunks?: readonly { readonly id: string; readonly content: string; readonly position: number; readonly score: number }[];
 }
 
 export interface KnowledgeRetrieveOptions {

@@ -47,6 +47,8 @@ export interface DatasetStats {
   readonly words: number;
   /** Documents with indexed content being served. */
   readonly available: number;
+  /** The `doc_form` its documents share. */
+  readonly docForm: string | null;
 }
 
 /** Knowledge bases of a workspace. */
@@ -168,11 +170,12 @@ export class DatasetService {
         eb.fn.countAll<number>().as('n'),
         eb.fn.sum<number>('word_count').as('w'),
         eb.fn.sum<number>(eb.case().when('active_generation', '>', 0).then(1).else(0).end()).as('a'),
+        eb.fn.max<string>('doc_form').as('f'),
       ])
       .where('dataset_id', 'in', ids)
       .groupBy('dataset_id')
       .execute();
-    for (const r of rows) out.set(r.dataset_id, { documents: Number(r.n), words: Number(r.w ?? 0), available: Number(r.a ?? 0) });
+    for (const r of rows) out.set(r.dataset_id, { documents: Number(r.n), words: Number(r.w ?? 0), available: Number(r.a ?? 0), docForm: r.f ?? null });
     return out;
   }
 }
@@ -201,7 +204,8 @@ export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined)
     retrieval_model_dict: JSON.parse(ds.retrieval_model) as unknown,
     summary_index_setting: null,
     tags: [],
-    doc_form: 'text_model',
+    // Dify: its documents' form; `text_model` (not Dify's null) before the first one, as the schema types it a string.
+    doc_form: stats?.docForm ?? 'text_model',
     external_knowledge_info: null,
     external_retrieval_model: null,
     doc_metadata: [],

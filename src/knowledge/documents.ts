@@ -5,11 +5,13 @@ import type { Clock } from '../infra/clock.js';
 import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
+import { splitModelRef } from './qa.js';
+import type { ModelProviders } from '../llm/model-provider.js';
 import type { Queue } from '../infra/queue/queue.js';
 import type { UploadedFile, UploadService } from '../files/upload-service.js';
 import type { DatasetService, IndexingTechnique } from './datasets.js';
 import { INDEXING_TECHNIQUES } from './datasets.js';
-import { parseProcessRule, processRuleToWire, type ProcessRule } from './process-rule.js';
+import { defaultHierarchicalRule, parseProcessRule, processRuleToWire, type ProcessRule } from './process-rule.js';
 import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
 
@@ -69,6 +71,8 @@ export class DocumentService {
   readonly #keyword: KeywordIndex;
   readonly #vectors: VectorIndex;
   readonly #maxTokens: number;
+  readonly #qaModel: string | undefined;
+  readonly #providers: () => ModelProviders;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -79,6 +83,9 @@ export class DocumentService {
     keyword: KeywordIndex;
     vectors: VectorIndex;
     maxSegmentationTokens: number;
+    /** `provider/model` for `qa_model` (unset: refused). */
+    qaModel: string | undefined;
+    providers: () => ModelProviders;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
@@ -88,14 +95,21 @@ export class DocumentService {
     this.#keyword = deps.keyword;
     this.#vectors = deps.vectors;
     this.#maxTokens = deps.maxSegmentationTokens;
+    this.#qaModel = deps.qaModel;
+    this.#providers = deps.providers;
   }
 
-  /** Validates the options; runs before any file byte is stored. */
-  checkOptions(ds: DatasetTable, opts: DocumentOptions): { rule: ProcessRule; docForm: string; docLanguage: string; technique: IndexingTechnique } {
+  /**
+   * Validates the options; runs before any file byte is stored. `current` is the document an
+   * update replaces (its `doc_form` cannot change, as in Dify).
+   */
+  async checkOptions(
+    ds: DatasetTable,
+    opts: DocumentOptions,
+    current?: DocumentTable,
+  ): Promise<{ rule: ProcessRule; docForm: string; docLanguage: string; technique: IndexingTechnique }> {
     if (opts.docForm !== undefined && opts.docForm !== null && !DOC_FORMS.includes(opts.docForm as string)) throw invalidParam('Invalid doc_form.');
-    if (opts.docForm === 'qa_model' || opts.docForm === 'hierarchical_model') {
-      throw invalidParam(`doc_form ${String(opts.docForm)} is not supported; use text_model.`);
-    }
+    if (opts.docForm === 'qa_model') this.#checkQaModel();
     if (opts.docLanguage !== undefined && opts.docLanguage !== null && typeof opts.docLanguage !== 'string') throw invalidParam('doc_language must be a string.');
     if (opts.name !== undefined && opts.name !== null && (typeof opts.name !== 'string' || opts.name.trim() === '' || opts.name.length > 255)) {
       throw invalidParam('name must be a non-empty string of at most 255 characters.');
@@ -109,12 +123,38 @@ export class DocumentService {
     } else if (opts.indexingTechnique !== undefined && opts.indexingTechnique !== null && !INDEXING_TECHNIQUES.includes(opts.indexingTechnique as IndexingTechnique)) {
       throw invalidParam('indexing_technique must be economy or high_quality.');
     }
+    let rule = parseProcessRule(opts.processRule, this.#maxTokens);
+    const given = opts.processRule !== undefined && opts.processRule !== null;
+    // The form: the one asked for, else the one a hierarchical rule implies, else the document's or the dataset's.
+    const established = current?.doc_form ?? (await this.datasetDocForm(ds.id));
+    const docForm = (opts.docForm as string | undefined | null) ?? (rule.mode === 'hierarchical' ? 'hierarchical_model' : (established ?? 'text_model'));
+    if (established && docForm !== established) throw invalidParam('doc_form is different from the dataset doc_form.');
+    if (docForm === 'qa_model') this.#checkQaModel();
+    if (docForm === 'hierarchical_model') {
+      if (rule.mode === 'custom') throw invalidParam('process_rule.mode must be hierarchical (or automatic) when doc_form is hierarchical_model.');
+      if (rule.mode === 'automatic' && !(current && !given)) rule = defaultHierarchicalRule(this.#maxTokens);
+    } else if (rule.mode === 'hierarchical') {
+      throw invalidParam('process_rule.mode hierarchical requires doc_form hierarchical_model.');
+    }
     return {
-      rule: parseProcessRule(opts.processRule, this.#maxTokens),
-      docForm: 'text_model',
+      rule,
+      docForm,
       docLanguage: typeof opts.docLanguage === 'string' && opts.docLanguage ? opts.docLanguage : 'English',
       technique,
     };
+  }
+
+  /** `qa_model` needs a configured model to write the pairs; refused up front without one. */
+  #checkQaModel(): void {
+    const ref = this.#qaModel ? splitModelRef(this.#qaModel) : undefined;
+    if (!ref) throw invalidParam('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model) to be set.');
+    this.#providers().get(ref.provider); // provider_not_initialize when it has no credentials
+  }
+
+  /** A dataset's `doc_form`: that of its documents (all share it), null while it has none. */
+  async datasetDocForm(datasetId: string): Promise<string | null> {
+    const row = await this.#db.selectFrom('documents').select('doc_form').where('dataset_id', '=', datasetId).orderBy('position').limit(1).executeTakeFirst();
+    return row?.doc_form ?? null;
   }
 
   /** Stores text as a `.txt` upload, as Dify does for create-by-text. */
@@ -132,7 +172,7 @@ export class DocumentService {
   }
 
   async create(ds: DatasetTable, file: UploadedFile, opts: DocumentOptions, createdBy: string): Promise<Accepted> {
-    const checked = this.checkOptions(ds, opts);
+    const checked = await this.checkOptions(ds, opts);
     if (!ds.indexing_technique) await this.#datasets.setTechnique(ds.id, checked.technique);
     const now = this.#clock.now();
     const batch = newBatch(now);
@@ -158,6 +198,8 @@ export class DocumentService {
         indexing_status: 'waiting',
         error: null,
         enabled: 1,
+        disabled_at: null,
+        disabled_by: null,
         archived: 0,
         hit_count: 0,
         active_generation: 0,
@@ -193,6 +235,7 @@ export class DocumentService {
       completed_at: null,
       paused_at: null,
       stopped_at: null,
+      owner: null,
       total_segments: 0,
       completed_segments: 0,
       tokens: 0,
@@ -219,7 +262,7 @@ export class DocumentService {
    */
   async update(ds: DatasetTable, documentId: string, file: UploadedFile | undefined, opts: DocumentOptions): Promise<Accepted> {
     const doc = await this.checkUpdatable(ds, documentId);
-    const checked = this.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique });
+    const checked = await this.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique }, doc);
     const now = this.#clock.now();
     const batch = newBatch(now);
     const generation = doc.latest_generation + 1;
@@ -290,6 +333,7 @@ export class DocumentService {
       await this.#keyword.removeDocument(trx, doc.id);
       await this.#vectors.removeDocument(trx, doc.id);
       await trx.deleteFrom('segments').where('document_id', '=', doc.id).execute();
+      await trx.deleteFrom('parent_chunks').where('document_id', '=', doc.id).execute();
       await trx.deleteFrom('indexing_runs').where('document_id', '=', doc.id).execute();
       await trx.deleteFrom('documents').where('id', '=', doc.id).execute();
       await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', datasetId).execute();
@@ -308,6 +352,29 @@ export class DocumentService {
     return this.#db.selectFrom('indexing_runs').selectAll().where('dataset_id', '=', datasetId).where('batch', '=', batch).orderBy('created_at').execute();
   }
 
+  /** Dify's document `hit_count`: the sum over the segments (or parent chunks) being served. */
+  async hitCounts(documentIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (documentIds.length === 0) return out;
+    const rows = await this.#db
+      .selectFrom('segments as s')
+      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
+      .select((eb) => ['s.document_id', eb.fn.sum<number>('s.hit_count').as('n')])
+      .where('s.document_id', 'in', [...new Set(documentIds)])
+      .groupBy('s.document_id')
+      .execute();
+    const parents = await this.#db
+      .selectFrom('parent_chunks as p')
+      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 'p.document_id').onRef('d.active_generation', '=', 'p.generation'))
+      .select((eb) => ['p.document_id', eb.fn.sum<number>('p.hit_count').as('n')])
+      .where('p.document_id', 'in', [...new Set(documentIds)])
+      .groupBy('p.document_id')
+      .execute();
+    // Children of parent chunks carry no hits (their parent does), so the two sums never overlap.
+    for (const r of [...rows, ...parents]) out.set(r.document_id, (out.get(r.document_id) ?? 0) + Number(r.n ?? 0));
+    return out;
+  }
+
   async files(ids: readonly string[]): Promise<Map<string, UploadedFile>> {
     const out = new Map<string, UploadedFile>();
     for (const id of new Set(ids)) {
@@ -319,7 +386,7 @@ export class DocumentService {
 }
 
 /** Dify's document object (the spec's table plus what Dify adds). */
-export function documentToWire(d: DocumentTable, file: UploadedFile | undefined): Record<string, unknown> {
+export function documentToWire(d: DocumentTable, file: UploadedFile | undefined, hitCount = 0): Record<string, unknown> {
   return {
     id: d.id,
     position: d.position,
@@ -347,12 +414,12 @@ export function documentToWire(d: DocumentTable, file: UploadedFile | undefined)
     indexing_status: d.indexing_status,
     error: d.error,
     enabled: d.enabled === 1,
-    disabled_at: null,
-    disabled_by: null,
+    disabled_at: d.disabled_at === null ? null : toSeconds(d.disabled_at),
+    disabled_by: d.disabled_by,
     archived: d.archived === 1,
     display_status: displayStatus(d),
     word_count: d.word_count,
-    hit_count: d.hit_count,
+    hit_count: hitCount,
     doc_form: d.doc_form,
     doc_metadata: [],
     summary_index_status: null,

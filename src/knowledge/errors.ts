@@ -13,5 +13,6 @@ export const datasetNameDuplicate = defineError(
 export const documentIndexing = defineError(
   'document_indexing',
   400,
-  () => 'The document is being processed and cannot be edited.',
+  (message: string = 'The document is being processed and cannot be edited.') => message,
 );
+export const invalidAction = defineError('invalid_action', 400, (message: string) => message);

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type SQLite from 'better-sqlite3';
-import type { Database, IndexingRunTable, SegmentTable } from '../store/schema.js';
+import type { Database, IndexingRunTable, ParentChunkTable, SegmentTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
 import { newId, sha256 } from '../infra/ids.js';
@@ -8,13 +8,37 @@ import type { UploadService } from '../files/upload-service.js';
 import { ParseError } from './errors.js';
 import { parseDocument } from './parse/index.js';
 import { cleanText, splitText } from './chunk.js';
-import { AUTOMATIC_RULE, parseProcessRule } from './process-rule.js';
+import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
 import { countTokens } from './tokens.js';
+import { generateQaPairs, type QaPair } from './qa.js';
+import type { ModelProviders } from '../llm/model-provider.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
 
 const INSERT_BATCH = 1000;
+const ACTIVE = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'];
+
+/**
+ * Thrown when this execution no longer owns its run: the document was paused (or resumed by a
+ * newer execution, or a lease expired and another worker took over). The execution just stops.
+ */
+class Fenced extends Error {
+  override name = 'Fenced';
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Asserts (inside `db`'s transaction) that `run.owner` still owns the run, touching its row so concurrent owners serialize. */
+async function assertOwner(db: Db, run: IndexingRunTable, now: number): Promise<void> {
+  const res = await db
+    .updateTable('indexing_runs')
+    .set({ updated_at: now })
+    .where('id', '=', run.id)
+    .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
+}
 
 /**
  * Runs one indexing run: parse → clean → split → index the new segment generation → swap it in.
@@ -33,6 +57,10 @@ export class Indexer {
   readonly #vectors: VectorIndex;
   readonly #batchSize: number;
   readonly #maxTokens: number;
+  readonly #fullDocMaxTokens: number;
+  readonly #providers: () => ModelProviders;
+  readonly #qaModel: string | undefined;
+  readonly #qaConcurrency: number;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -46,6 +74,14 @@ export class Indexer {
     vectors: VectorIndex;
     embeddingsBatchSize: number;
     maxSegmentationTokens: number;
+    /** A `full-doc` parent keeps this many tokens of the document (Dify: 10,000). */
+    fullDocMaxTokens: number;
+    /** Model providers (for `qa_model`). */
+    providers: () => ModelProviders;
+    /** `provider/model` that writes Q&A pairs; `qa_model` is refused without it. */
+    qaModel: string | undefined;
+    /** Model calls at once while writing Q&A pairs. */
+    qaConcurrency: number;
   }) {
     this.#db = deps.db;
     this.#sqlite = deps.sqlite;
@@ -57,12 +93,22 @@ export class Indexer {
     this.#vectors = deps.vectors;
     this.#batchSize = deps.embeddingsBatchSize;
     this.#maxTokens = deps.maxSegmentationTokens;
+    this.#fullDocMaxTokens = deps.fullDocMaxTokens;
+    this.#providers = deps.providers;
+    this.#qaModel = deps.qaModel;
+    this.#qaConcurrency = deps.qaConcurrency;
   }
 
   /** Moves the run (and its document, while it is the latest version) to a stage. */
   async #stage(run: IndexingRunTable, status: string, set: Partial<IndexingRunTable> = {}): Promise<void> {
     const now = this.#clock.now();
-    await this.#db.updateTable('indexing_runs').set({ status, ...set, updated_at: now }).where('id', '=', run.id).execute();
+    const res = await this.#db
+      .updateTable('indexing_runs')
+      .set({ status, ...set, updated_at: now })
+      .where('id', '=', run.id)
+      .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
     await this.#db
       .updateTable('documents')
       .set({ indexing_status: status, ...(set.error !== undefined ? { error: set.error } : {}), updated_at: now })
@@ -73,23 +119,47 @@ export class Indexer {
 
   async #discard(run: IndexingRunTable): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
+      await assertOwner(trx, run, this.#clock.now());
       await this.#keyword.removeDocument(trx, run.document_id, run.generation);
       await this.#vectors.removeDocument(trx, run.document_id, run.generation);
       await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '=', run.generation).execute();
+      await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '=', run.generation).execute();
     });
   }
 
   /** Ends a run in `error` with a message (a parse failure, or the job's last attempt failed). */
   async fail(runId: string, message: string): Promise<void> {
     const run = await this.#db.selectFrom('indexing_runs').selectAll().where('id', '=', runId).executeTakeFirst();
-    if (!run || run.status === 'completed') return;
-    await this.#discard(run);
-    await this.#stage(run, 'error', { error: message, stopped_at: this.#clock.now() });
+    if (!run || run.status === 'completed' || run.status === 'paused') return;
+    try {
+      await this.#discard(run);
+      await this.#stage(run, 'error', { error: message, stopped_at: this.#clock.now() });
+    } catch (err) {
+      if (!(err instanceof Fenced)) throw err;
+    }
   }
 
+  /**
+   * Runs (or resumes) an indexing run. Each execution first claims the run with a fresh `owner`;
+   * every later write checks it, so a pause (which clears it), a resume or a second worker stops
+   * this execution at its next stage or batch. A run whose earlier execution got part-way (a pause,
+   * a crash) continues after its last committed batch when the document splits the same way again.
+   */
   async run(runId: string, signal: AbortSignal): Promise<void> {
+    const owner = newId();
+    const claimed = await this.#db.updateTable('indexing_runs').set({ owner }).where('id', '=', runId).where('status', 'in', ACTIVE).executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return; // finished, failed, paused or gone
     const run = await this.#db.selectFrom('indexing_runs').selectAll().where('id', '=', runId).executeTakeFirst();
-    if (!run || run.status === 'completed' || run.status === 'error') return;
+    if (!run || run.owner !== owner) return;
+    try {
+      await this.#run(run, signal);
+    } catch (err) {
+      if (!(err instanceof Fenced)) throw err;
+      this.#log.info({ run: run.id }, 'indexing run paused or taken over; this execution stops');
+    }
+  }
+
+  async #run(run: IndexingRunTable, signal: AbortSignal): Promise<void> {
     const doc = await this.#db.selectFrom('documents').selectAll().where('id', '=', run.document_id).executeTakeFirst();
     if (!doc) return;
     if (doc.latest_generation !== run.generation) {
@@ -97,9 +167,10 @@ export class Indexer {
       await this.#stage(run, 'error', { error: 'Superseded by a newer update of the document.', stopped_at: this.#clock.now() });
       return;
     }
-    await this.#discard(run); // leftovers of an earlier attempt
-    const started = this.#clock.now();
-    await this.#stage(run, 'parsing', { processing_started_at: started, completed_segments: 0, total_segments: 0 });
+    // An earlier execution that committed batches after splitting may be continued; else start clean.
+    const resumable = run.completed_segments > 0 && run.splitting_completed_at !== null;
+    if (!resumable) await this.#discard(run);
+    await this.#stage(run, 'parsing', resumable ? {} : { processing_started_at: this.#clock.now(), completed_segments: 0, total_segments: 0 });
 
     const file = await this.#uploads.find(run.upload_file_id);
     const bytes = file ? await this.#uploads.read(file) : undefined;
@@ -121,23 +192,29 @@ export class Indexer {
     }
     const cleaned = cleanText(text, rule);
     await this.#stage(run, 'splitting', { cleaning_completed_at: this.#clock.now() });
+    if (rule.hierarchy) return this.#runHierarchical(run, cleaned, rule, signal, resumable);
     const chunks = splitText(cleaned, rule);
     if (chunks.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
-    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: chunks.length });
+    // qa_model: every chunk becomes the Q&A pairs a model writes from it (Dify's QA index processor).
+    const units = doc.doc_form === 'qa_model' ? await this.#qaUnits(chunks, doc.doc_language, signal) : chunks.map((content) => ({ content, answer: null }));
+    if (units.length === 0) return this.fail(run.id, 'The model generated no question-answer pairs from the document.');
+    const from = resumable ? await this.#resumePoint(run, 'segments', units.map((u) => u.content)) : 0;
+    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: units.length, completed_segments: from });
 
     const highQuality = run.indexing_technique === 'high_quality';
     const step = highQuality ? this.#batchSize : INSERT_BATCH;
-    let tokens = 0;
-    let words = 0;
-    for (let i = 0; i < chunks.length; i += step) {
+    let { tokens, words } = await this.#indexedTotals(run, 'segments', from);
+    for (let i = from; i < units.length; i += step) {
       signal.throwIfAborted();
-      const part = chunks.slice(i, i + step);
-      const vectors = highQuality ? await this.#embedder.embed(part, signal) : [];
+      await assertOwner(this.#db, run, this.#clock.now()); // before paying for embeddings
+      const part = units.slice(i, i + step);
+      const vectors = highQuality ? await this.#embedder.embed(part.map((u) => u.content), signal) : [];
       const now = this.#clock.now();
-      const rows = part.map((content, j) => {
-        const t = countTokens(content);
+      const rows = part.map(({ content, answer }, j) => {
+        const whole = answer === null ? content : content + answer;
+        const t = countTokens(whole);
         tokens += t;
-        words += content.length;
+        words += whole.length;
         return {
           id: newId(),
           dataset_id: run.dataset_id,
@@ -145,13 +222,15 @@ export class Indexer {
           generation: run.generation,
           position: i + j + 1,
           content,
-          word_count: content.length,
+          word_count: whole.length,
           tokens: t,
           hash: sha256(content),
           status: 'completed',
           hit_count: 0,
           created_at: now,
           completed_at: now,
+          parent_id: null,
+          answer,
         };
       });
       await this.#db.transaction().execute(async (trx) => {
@@ -164,7 +243,154 @@ export class Indexer {
             rows.map((r, j) => ({ segmentId: r.id, datasetId: r.dataset_id, documentId: r.document_id, vector: vectors[j]! })),
           );
         }
-        await trx.updateTable('indexing_runs').set({ completed_segments: i + part.length, updated_at: now }).where('id', '=', run.id).execute();
+        await this.#progress(trx, run, i + part.length, now);
+      });
+    }
+    await this.#swap(run, tokens, words);
+  }
+
+  /** Q&A pairs of every chunk, `qaConcurrency` model calls at a time, in chunk order. */
+  async #qaUnits(chunks: readonly string[], language: string, signal: AbortSignal): Promise<{ content: string; answer: string | null }[]> {
+    if (!this.#qaModel) throw new Error('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model).');
+    const pairs: QaPair[][] = new Array(chunks.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const i = next++;
+        signal.throwIfAborted();
+        pairs[i] = await generateQaPairs(this.#providers(), this.#qaModel!, chunks[i]!, language, signal);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#qaConcurrency, chunks.length) }, worker));
+    return pairs.flat().map((p) => ({ content: p.question, answer: p.answer }));
+  }
+
+  /** Records a committed batch, inside its transaction; a lost claim rolls the batch back. */
+  async #progress(trx: Transaction<Database>, run: IndexingRunTable, completed: number, now: number): Promise<void> {
+    const res = await trx
+      .updateTable('indexing_runs')
+      .set({ completed_segments: completed, updated_at: now })
+      .where('id', '=', run.id)
+      .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
+  }
+
+  /**
+   * Where an interrupted run continues: the number of units (segments, or parents) already
+   * committed, if they are exactly the first ones of this split (count, last position and the last
+   * one's hash agree); otherwise 0, after removing them.
+   */
+  async #resumePoint(run: IndexingRunTable, table: 'segments' | 'parent_chunks', contents: readonly string[]): Promise<number> {
+    const n = run.completed_segments;
+    const base = () => {
+      const q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
+      return table === 'segments' ? q.where('parent_id', 'is', null) : q;
+    };
+    if (n > 0 && n <= contents.length) {
+      const agg = await base().select((eb) => [eb.fn.countAll<number>().as('c'), eb.fn.max<number>('position').as('m')]).executeTakeFirst();
+      const last = await base().select('hash').where('position', '=', n).executeTakeFirst();
+      if (Number(agg?.c) === n && Number(agg?.m) === n && last?.hash === sha256(contents[n - 1]!)) return n;
+    }
+    await this.#discard(run);
+    return 0;
+  }
+
+  /** Tokens and characters of the first `count` units already stored (0 when starting over). */
+  async #indexedTotals(run: IndexingRunTable, table: 'segments' | 'parent_chunks', count: number): Promise<{ tokens: number; words: number }> {
+    if (count === 0) return { tokens: 0, words: 0 };
+    let q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
+    if (table === 'segments') q = q.where('parent_id', 'is', null);
+    const r = await q.select((eb) => [eb.fn.sum<number>('tokens').as('t'), eb.fn.sum<number>('word_count').as('w')]).executeTakeFirst();
+    return { tokens: Number(r?.t ?? 0), words: Number(r?.w ?? 0) };
+  }
+
+  /**
+   * Parent-child chunking: parents (paragraphs of the rule's segmentation, or the whole document,
+   * cut at `fullDocMaxTokens`) each split into children by `subchunk_segmentation`. Parents go to
+   * `parent_chunks`; children are segments pointing at their parent, indexed like any segment.
+   * Batches hold whole parents; the progress counts parents (Dify's segments).
+   */
+  async #runHierarchical(run: IndexingRunTable, cleaned: string, rule: ProcessRule, signal: AbortSignal, resumable: boolean): Promise<void> {
+    const h = rule.hierarchy!;
+    const parentTexts = h.parentMode === 'full-doc' ? [truncateTokens(cleaned.trim(), this.#fullDocMaxTokens)] : splitText(cleaned, rule);
+    const children = childRule(rule);
+    const groups = parentTexts
+      .map((p) => p.trim())
+      .filter((p) => p !== '')
+      .map((content) => ({ content, children: splitText(content, children) }))
+      .filter((g) => g.children.length > 0);
+    if (groups.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
+    const from = resumable ? await this.#resumePoint(run, 'parent_chunks', groups.map((g) => g.content)) : 0;
+    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: groups.length, completed_segments: from });
+
+    const highQuality = run.indexing_technique === 'high_quality';
+    const step = highQuality ? this.#batchSize : INSERT_BATCH;
+    let { tokens, words } = await this.#indexedTotals(run, 'parent_chunks', from);
+    for (let i = from; i < groups.length; ) {
+      signal.throwIfAborted();
+      await assertOwner(this.#db, run, this.#clock.now());
+      const first = i;
+      let childCount = 0;
+      while (i < groups.length && (i === first || childCount + groups[i]!.children.length <= step)) childCount += groups[i++]!.children.length;
+      const part = groups.slice(first, i);
+      const texts = part.flatMap((g) => g.children);
+      const vectors: Float32Array[] = [];
+      if (highQuality) for (let j = 0; j < texts.length; j += this.#batchSize) vectors.push(...(await this.#embedder.embed(texts.slice(j, j + this.#batchSize), signal)));
+      const now = this.#clock.now();
+      const parents: ParentChunkTable[] = [];
+      const rows: SegmentTable[] = [];
+      part.forEach((g, j) => {
+        const t = countTokens(g.content);
+        tokens += t;
+        words += g.content.length;
+        const parentId = newId();
+        parents.push({
+          id: parentId,
+          dataset_id: run.dataset_id,
+          document_id: run.document_id,
+          generation: run.generation,
+          position: first + j + 1,
+          content: g.content,
+          word_count: g.content.length,
+          tokens: t,
+          hash: sha256(g.content),
+          hit_count: 0,
+          created_at: now,
+          completed_at: now,
+        });
+        g.children.forEach((content, k) =>
+          rows.push({
+            id: newId(),
+            dataset_id: run.dataset_id,
+            document_id: run.document_id,
+            generation: run.generation,
+            position: k + 1,
+            content,
+            word_count: content.length,
+            tokens: countTokens(content),
+            hash: sha256(content),
+            status: 'completed',
+            hit_count: 0,
+            created_at: now,
+            completed_at: now,
+            parent_id: parentId,
+            answer: null,
+          }),
+        );
+      });
+      await this.#db.transaction().execute(async (trx) => {
+        for (let j = 0; j < parents.length; j += 100) await trx.insertInto('parent_chunks').values(parents.slice(j, j + 100)).execute();
+        const rowids = await this.#insertSegments(trx, rows);
+        await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
+        if (highQuality) {
+          await this.#vectors.add(
+            trx,
+            this.#embedder.model,
+            rows.map((r, j) => ({ segmentId: r.id, datasetId: r.dataset_id, documentId: r.document_id, vector: vectors[j]! })),
+          );
+        }
+        await this.#progress(trx, run, i, now);
       });
     }
     await this.#swap(run, tokens, words);
@@ -180,7 +406,7 @@ export class Indexer {
       return rows.map(() => 0);
     }
     this.#insertSegment ??= this.#sqlite.prepare(
-      'INSERT INTO segments (id, dataset_id, document_id, generation, position, content, word_count, tokens, hash, status, hit_count, created_at, completed_at) VALUES (@id, @dataset_id, @document_id, @generation, @position, @content, @word_count, @tokens, @hash, @status, @hit_count, @created_at, @completed_at)',
+      'INSERT INTO segments (id, dataset_id, document_id, generation, position, content, word_count, tokens, hash, status, hit_count, created_at, completed_at, parent_id, answer) VALUES (@id, @dataset_id, @document_id, @generation, @position, @content, @word_count, @tokens, @hash, @status, @hit_count, @created_at, @completed_at, @parent_id, @answer)',
     );
     return rows.map((r) => this.#insertSegment!.run(r).lastInsertRowid);
   }
@@ -199,12 +425,15 @@ export class Indexer {
       await this.#keyword.removeOtherGenerations(trx, run.document_id, run.generation);
       await this.#vectors.removeOtherGenerations(trx, run.document_id, run.generation);
       await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
+      await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
       await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', run.dataset_id).execute();
-      await trx
+      const done = await trx
         .updateTable('indexing_runs')
         .set({ status: 'completed', completed_at: now, tokens, word_count: words, updated_at: now })
         .where('id', '=', run.id)
-        .execute();
+        .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) !== 1) throw new Fenced(); // paused at the last moment: nothing swapped
       return true;
     });
     if (!swapped) {
@@ -213,4 +442,28 @@ export class Indexer {
       await this.#stage(run, 'error', { error: 'Superseded by a newer update of the document.', stopped_at: now });
     }
   }
+}
+
+/** The longest prefix of `text` within `max` tokens, cut at a line end where one fits. */
+export function truncateTokens(text: string, max: number): string {
+  if (text.length <= max || countTokens(text) <= max) return text;
+  const lines = text.split('\n');
+  let total = 0;
+  let end = 0;
+  for (const line of lines) {
+    const t = countTokens(line) + 1;
+    if (total + t > max) break;
+    total += t;
+    end += line.length + 1;
+  }
+  if (end > 0) return text.slice(0, end - 1);
+  // The first line alone is too long: binary search on its length.
+  let lo = 0;
+  let hi = lines[0]!.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (countTokens(text.slice(0, mid)) <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return text.slice(0, lo);
 }

@@ -5,6 +5,16 @@ import type { Embedder } from './embedder.js';
 import type { Hit, KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
 import type { RetrievalModel } from './retrieval-model.js';
+import type { HitTable } from './hit-counter.js';
+
+/** A matched child chunk of a parent-child document. */
+export interface RetrievedChild {
+  readonly id: string;
+  readonly content: string;
+  /** 1-based position within its parent. */
+  readonly position: number;
+  readonly score: number;
+}
 
 export interface RetrievedSegment {
   readonly segmentId: string;
@@ -21,6 +31,12 @@ export interface RetrievedSegment {
   readonly completedAt: number | null;
   /** 0..1, higher is better. */
   readonly score: number;
+  /** Where `segmentId` lives: a segment, or the parent chunk of the matched children. */
+  readonly hitTable: HitTable;
+  /** Parent-child documents: the matched children of this parent, best first. */
+  readonly childChunks?: readonly RetrievedChild[];
+  /** Q&A documents: the answer (`content` is the question). */
+  readonly answer?: string | null;
 }
 
 /**
@@ -78,15 +94,53 @@ export class RetrievalService {
     const rows = await this.#db
       .selectFrom('segments as s')
       .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
-      .select(['s.id', 's.document_id', 's.dataset_id', 'd.name', 's.position', 's.content', 's.word_count', 's.tokens', 's.hash', 's.hit_count', 's.created_at', 's.completed_at'])
+      .select(['s.id', 's.document_id', 's.dataset_id', 'd.name', 's.position', 's.content', 's.word_count', 's.tokens', 's.hash', 's.hit_count', 's.created_at', 's.completed_at', 's.parent_id', 's.answer'])
       .where('s.id', 'in', hits.map((h) => h.segmentId))
       .execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
+    const parentIds = [...new Set(rows.map((r) => r.parent_id).filter((p): p is string => p !== null))];
+    const parents = new Map(
+      parentIds.length === 0 ? [] : (await this.#db.selectFrom('parent_chunks').selectAll().where('id', 'in', parentIds).execute()).map((p) => [p.id, p]),
+    );
     const out: RetrievedSegment[] = [];
+    const grouped = new Map<string, RetrievedChild[]>();
     for (const h of hits) {
       const r = byId.get(h.segmentId);
       // A swap may have removed the segment between search and load: it is simply not returned.
       if (!r) continue;
+      const score = Math.round(h.score * 1e6) / 1e6;
+      if (r.parent_id !== null) {
+        // Parent-child: the parent is returned once, at its best child's rank and score, with its
+        // matched children (as Dify does).
+        const p = parents.get(r.parent_id);
+        if (!p) continue;
+        const child = { id: r.id, content: r.content, position: r.position, score };
+        const seen = grouped.get(p.id);
+        if (seen) {
+          seen.push(child);
+          continue;
+        }
+        const children = [child];
+        grouped.set(p.id, children);
+        out.push({
+          segmentId: p.id,
+          documentId: p.document_id,
+          datasetId: p.dataset_id,
+          documentName: r.name,
+          position: p.position,
+          content: p.content,
+          wordCount: p.word_count,
+          tokens: p.tokens,
+          hash: p.hash,
+          hitCount: p.hit_count,
+          createdAt: p.created_at,
+          completedAt: p.completed_at,
+          score,
+          hitTable: 'parent_chunks',
+          childChunks: children,
+        });
+        continue;
+      }
       out.push({
         segmentId: r.id,
         documentId: r.document_id,
@@ -100,7 +154,9 @@ export class RetrievalService {
         hitCount: r.hit_count,
         createdAt: r.created_at,
         completedAt: r.completed_at,
-        score: Math.round(h.score * 1e6) / 1e6,
+        score,
+        hitTable: 'segments',
+        answer: r.answer,
       });
     }
     return out;

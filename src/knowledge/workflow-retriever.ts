@@ -4,6 +4,7 @@ import type { KnowledgeHit, KnowledgeRetrieveOptions, KnowledgeRetriever } from 
 import type { DatasetService } from './datasets.js';
 import type { RetrievalModel } from './retrieval-model.js';
 import type { RetrievalService, RetrievedSegment } from './retrieval.js';
+import { countHits, type HitCounter } from './hit-counter.js';
 
 /**
  * The engine's knowledge port over `RetrievalService`: resolves the app's datasets (same
@@ -13,12 +14,14 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
   readonly #db: Kysely<Database>;
   readonly #datasets: DatasetService;
   readonly #retrieval: RetrievalService;
+  readonly #hits: HitCounter;
   readonly #topKMax: number;
 
-  constructor(deps: { db: Kysely<Database>; datasets: DatasetService; retrieval: RetrievalService; topKMax: number }) {
+  constructor(deps: { db: Kysely<Database>; datasets: DatasetService; retrieval: RetrievalService; hits: HitCounter; topKMax: number }) {
     this.#db = deps.db;
     this.#datasets = deps.datasets;
     this.#retrieval = deps.retrieval;
+    this.#hits = deps.hits;
     this.#topKMax = deps.topKMax;
   }
 
@@ -59,7 +62,8 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
       found.push(...(await this.#retrieval.retrieve(g.ids, query, g.model)));
     }
     const topK = opts.topK ?? Math.max(...[...groups.values()].map((g) => g.model.topK));
-    const best = found.sort((a, b) => b.score - a.score).slice(0, topK);
+    // As Dify: every segment the node returns gets one hit; the results report the count including it.
+    const best = countHits(this.#hits, found.sort((a, b) => b.score - a.score).slice(0, topK));
     const sourceTypes = new Map<string, string>();
     if (best.length > 0) {
       const docs = await this.#db
@@ -77,11 +81,13 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
       dataSourceType: sourceTypes.get(s.documentId) ?? 'upload_file',
       segmentId: s.segmentId,
       segmentPosition: s.position,
-      content: s.content,
+      // As Dify: a Q&A segment reads `question:<q> \nanswer:<a>`.
+      content: s.answer ? `question:${s.content} \nanswer:${s.answer}` : s.content,
       score: s.score,
       hitCount: s.hitCount,
       wordCount: s.wordCount,
       indexNodeHash: s.hash,
+      ...(s.childChunks ? { childChunks: s.childChunks } : {}),
     }));
     return { hits, missing: [] };
   }

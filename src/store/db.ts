@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import * as sqliteVec from 'sqlite-vec';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 
@@ -63,6 +64,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     handle.pragma('synchronous = NORMAL');
     handle.pragma('busy_timeout = 5000');
     handle.pragma('foreign_keys = ON');
+    // sqlite-vec before anything reads the schema: Kysely's migrator introspects every table, and a
+    // `vec0` virtual table (created by the vector index) cannot be read without its module.
+    sqliteVec.load(handle);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, destroy: () => db.destroy() };
   }

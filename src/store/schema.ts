@@ -25,6 +25,7 @@ export interface Database {
   documents: DocumentTable;
   indexing_runs: IndexingRunTable;
   segments: SegmentTable;
+  parent_chunks: ParentChunkTable;
   segment_embeddings: SegmentEmbeddingTable;
 }
 
@@ -236,6 +237,9 @@ export interface DocumentTable {
   indexing_status: string;
   error: string | null;
   enabled: number;
+  /** When and by which key the document was last disabled (null while enabled). */
+  disabled_at: number | null;
+  disabled_by: string | null;
   archived: number;
   hit_count: number;
   /** Segment generation retrieval serves (0 = none yet). */
@@ -265,6 +269,8 @@ export interface IndexingRunTable {
   completed_at: number | null;
   paused_at: number | null;
   stopped_at: number | null;
+  /** The execution allowed to write this run (a fresh id per claim; null while paused or not claimed). */
+  owner: string | null;
   total_segments: number;
   completed_segments: number;
   tokens: number;
@@ -284,6 +290,27 @@ export interface SegmentTable {
   tokens: number;
   hash: string;
   status: string;
+  hit_count: number;
+  created_at: number;
+  completed_at: number | null;
+  /** The parent chunk of a child chunk (`hierarchical_model`); null for a plain segment. */
+  parent_id: string | null;
+  /** The answer of a Q&A pair (`qa_model`; `content` is the question); null otherwise. */
+  answer: string | null;
+}
+
+/** A parent chunk of a `hierarchical_model` document: returned by retrieval when a child matches. */
+export interface ParentChunkTable {
+  id: string;
+  dataset_id: string;
+  document_id: string;
+  generation: number;
+  /** 1-based, in document order. */
+  position: number;
+  content: string;
+  word_count: number;
+  tokens: number;
+  hash: string;
   hit_count: number;
   created_at: number;
   completed_at: number | null;

@@ -82,6 +82,17 @@ describe('durable jobs', () => {
     expect(await kb2.retrieve(ds, 'restart survives', { search_method: 'keyword_search' })).toEqual(['restart survives']);
   });
 
+  it('a server whose database holds vectors restarts (the vector module loads before migrations)', async () => {
+    const s1 = await start();
+    const kb1 = kbClient(s1, await s1.datasetKey());
+    const ds = await kb1.dataset('vectors-restart', 'high_quality');
+    const c = await kb1.call('POST', `/datasets/${ds}/document/create-by-text`, { name: 'V', text: 'vectors survive restarts' });
+    expect((await kb1.settle(ds, c.body.batch)).indexing_status).toBe('completed');
+    const s2 = await start({}, s1);
+    const kb2 = kbClient(s2, await s2.datasetKey());
+    expect(await kb2.retrieve(ds, 'vectors survive', { search_method: 'semantic_search' })).toEqual(['vectors survive restarts']);
+  });
+
   it('a job left running by a dead process is taken over when its lease expires', async () => {
     const s1 = await start({ QUEUE_WORKER: 'false' });
     const kb1 = kbClient(s1, await s1.datasetKey());

@@ -74,6 +74,8 @@ export interface EmbeddingsServer {
   readonly baseUrl: string;
   mode: 'answer' | 'hold' | 'fail';
   readonly held: number;
+  /** Texts embedded so far (answered requests only). */
+  readonly texts: number;
   /** Resolves once a request is being held. */
   waitHeld(): Promise<void>;
   release(): void;
@@ -94,6 +96,7 @@ function vector(text: string, dims: number): number[] {
 /** `dims`: size of the (word-hashing) vectors it answers with. */
 export async function startEmbeddings(dims = 16): Promise<EmbeddingsServer> {
   const pending: (() => void)[] = [];
+  let texts = 0;
   let waiters: (() => void)[] = [];
   const server = http.createServer((req, res) => {
     let raw = '';
@@ -102,6 +105,7 @@ export async function startEmbeddings(dims = 16): Promise<EmbeddingsServer> {
       const body = JSON.parse(raw || '{}') as { input: string[]; model: string };
       const answer = () => {
         if (res.destroyed) return;
+        texts += body.input.length;
         const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: vector(t, dims) }));
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model }));
       };
@@ -121,6 +125,9 @@ export async function startEmbeddings(dims = 16): Promise<EmbeddingsServer> {
     mode: 'answer',
     get held() {
       return pending.length;
+    },
+    get texts() {
+      return texts;
     },
     waitHeld: () => (pending.length > 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r))),
     release() {

@@ -65,6 +65,7 @@ function toResult(hit: KnowledgeHit, position: number): Record<string, unknown> 
       segment_position: hit.segmentPosition,
       segment_index_node_hash: hit.indexNodeHash,
       doc_metadata: null,
+      ...(hit.childChunks ? { child_chunks: hit.childChunks.map((c) => ({ id: c.id, content: c.content, position: c.position, score: c.score })) } : {}),
     },
     title: hit.documentName,
     content: hit.content,

@@ -3,6 +3,7 @@ import type { Runtime } from '../../runtime.js';
 import { datasetToWire } from '../../knowledge/datasets.js';
 import { parseRetrievalModel } from '../../knowledge/retrieval-model.js';
 import { toSeconds } from '../../infra/clock.js';
+import { countHits } from '../../knowledge/hit-counter.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
@@ -56,7 +57,9 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     const b = jsonBody(request);
     const model = b.retrieval_model === undefined || b.retrieval_model === null ? datasets.retrievalModel(ds) : parseRetrievalModel(b.retrieval_model, runtime.config.knowledge.retrievalTopKMax, ds.indexing_technique === 'high_quality' ? 'semantic_search' : 'keyword_search');
     const query = typeof b.query === 'string' ? b.query : '';
-    const found = await retrieval.retrieve([ds.id], query, model);
+    const retrieved = await retrieval.retrieve([ds.id], query, model);
+    // Dify's hit testing does not count hits (dify#24077); Dovetail does unless RETRIEVE_COUNTS_HITS=false.
+    const found = runtime.config.knowledge.retrieveCountsHits ? countHits(runtime.hits, retrieved) : retrieved;
     return {
       query: { content: query },
       records: found.map((s) => ({
@@ -66,7 +69,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
           document_id: s.documentId,
           content: s.content,
           sign_content: s.content,
-          answer: null,
+          answer: s.answer ?? null,
           word_count: s.wordCount,
           tokens: s.tokens,
           keywords: [],
@@ -85,7 +88,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
           stopped_at: null,
           document: { id: s.documentId, data_source_type: 'upload_file', name: s.documentName, doc_type: null, doc_metadata: null },
         },
-        child_chunks: [],
+        child_chunks: (s.childChunks ?? []).map((c) => ({ id: c.id, content: c.content, position: c.position, score: c.score })),
         score: s.score,
         tsne_position: null,
         files: [],

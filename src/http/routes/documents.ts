@@ -62,8 +62,9 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
   const dataset = (request: FastifyRequest<{ Params: P }>) => datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
 
   async function answer(accepted: Accepted): Promise<Record<string, unknown>> {
-    const files = await documents.files([accepted.document.upload_file_id]);
-    return { document: documentToWire(accepted.document, files.get(accepted.document.upload_file_id)), batch: accepted.batch };
+    const d = accepted.document;
+    const [files, hits] = await Promise.all([documents.files([d.upload_file_id]), documents.hitCounts([d.id])]);
+    return { document: documentToWire(d, files.get(d.upload_file_id), hits.get(d.id)), batch: accepted.batch };
   }
 
   /** Commits the received file, runs `fn`, and drops the file if `fn` fails. */
@@ -81,7 +82,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     if (typeof b.name !== 'string' || b.name.trim() === '') throw invalidParam('name is required.');
     if (typeof b.text !== 'string' || b.text.trim() === '') throw invalidParam('text is required.');
     const opts = options(b);
-    documents.checkOptions(ds, opts);
+    await documents.checkOptions(ds, opts);
     const file = await documents.storeText(ds.workspace_id, b.name.trim(), b.text, key.id);
     return answer(await documents.create(ds, file, opts, key.id));
   }
@@ -92,7 +93,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const form = await readForm(runtime, request);
     try {
       const opts = options(form.data);
-      documents.checkOptions(ds, opts);
+      await documents.checkOptions(ds, opts);
       if (!form.pending) throw noFileUploaded();
     } catch (err) {
       if (form.pending) await runtime.uploads.abandon(form.pending);
@@ -104,10 +105,10 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
   async function updateByFile(request: FastifyRequest<{ Params: PD }>) {
     const key = requireKey(request);
     const ds = await dataset(request);
-    await documents.checkUpdatable(ds, request.params.document_id);
+    const current = await documents.checkUpdatable(ds, request.params.document_id);
     const form = await readForm(runtime, request);
     try {
-      documents.checkOptions(ds, { ...options(form.data), indexingTechnique: ds.indexing_technique });
+      await documents.checkOptions(ds, { ...options(form.data), indexingTechnique: ds.indexing_technique }, current);
     } catch (err) {
       if (form.pending) await runtime.uploads.abandon(form.pending);
       throw err;
@@ -122,9 +123,9 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const hasText = b.text !== undefined && b.text !== null;
     if (hasText && (typeof b.name !== 'string' || b.name.trim() === '')) throw invalidParam('name is required when text is provided.');
     if (hasText && (typeof b.text !== 'string' || b.text.trim() === '')) throw invalidParam('text must be a non-empty string.');
-    await documents.checkUpdatable(ds, request.params.document_id);
+    const current = await documents.checkUpdatable(ds, request.params.document_id);
     const opts = options(b);
-    documents.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique });
+    await documents.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique }, current);
     const file = hasText ? await documents.storeText(ds.workspace_id, String(b.name).trim(), b.text as string, key.id) : undefined;
     return answer(await documents.update(ds, request.params.document_id, file, opts));
   }
@@ -139,20 +140,39 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const ds = await dataset(request);
     const { page, limit, keyword } = pageParams(request, runtime.config.knowledge.pageLimitMax);
     const { rows, total } = await documents.list(ds.id, page, limit, keyword);
-    const files = await documents.files(rows.map((r) => r.upload_file_id));
-    return { data: rows.map((r) => documentToWire(r, files.get(r.upload_file_id))), has_more: page * limit < total, limit, total, page };
+    const [files, hits] = await Promise.all([documents.files(rows.map((r) => r.upload_file_id)), documents.hitCounts(rows.map((r) => r.id))]);
+    return { data: rows.map((r) => documentToWire(r, files.get(r.upload_file_id), hits.get(r.id))), has_more: page * limit < total, limit, total, page };
   });
 
   app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request) => {
     const ds = await dataset(request);
     const doc = await documents.get(ds.id, request.params.document_id);
-    const files = await documents.files([doc.upload_file_id]);
-    return documentToWire(doc, files.get(doc.upload_file_id));
+    const [files, hits] = await Promise.all([documents.files([doc.upload_file_id]), documents.hitCounts([doc.id])]);
+    return documentToWire(doc, files.get(doc.upload_file_id), hits.get(doc.id));
   });
 
   app.delete<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request, reply) => {
     const ds = await dataset(request);
     await documents.delete(ds.id, request.params.document_id);
+    return reply.code(204).send();
+  });
+
+  app.patch<{ Params: P & { action: string } }>('/datasets/:dataset_id/documents/status/:action', { preValidation: requireJson }, async (request) => {
+    const key = requireKey(request);
+    const ds = await dataset(request);
+    await runtime.documentStatus.changeStatus(ds.id, request.params.action, jsonBody(request).document_ids, key.id);
+    return { result: 'success' };
+  });
+
+  // Dify has these on its console API only; Dovetail serves them to knowledge keys (docs/compatibility.md).
+  app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/processing/pause', async (request, reply) => {
+    const ds = await dataset(request);
+    await runtime.documentStatus.pause(ds.id, request.params.document_id);
+    return reply.code(204).send();
+  });
+  app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/processing/resume', async (request, reply) => {
+    const ds = await dataset(request);
+    await runtime.documentStatus.resume(ds.id, request.params.document_id);
     return reply.code(204).send();
   });
 

@@ -5,6 +5,10 @@ import * as m003 from './003-completion.js';
 import * as m005 from './005-runs.js';
 import * as m006 from './006-forms.js';
 import * as m004 from './004-knowledge.js';
+import * as m007 from './007-knowledge-parents.js';
+import * as m008 from './008-document-status.js';
+import * as m009 from './009-indexing-pause.js';
+import * as m010 from './010-knowledge-qa.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -17,4 +21,8 @@ export const migrations: Record<string, Migration> = {
   '004-knowledge': m004,
   '005-runs': m005,
   '006-forms': m006,
+  '007-knowledge-parents': m007,
+  '008-document-status': m008,
+  '009-indexing-pause': m009,
+  '010-knowledge-qa': m010,
 };
