@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { randomBytes, randomUUID, createHash } from 'node:crypto';
 
 /** A new UUID v4 (Dify ids are UUIDs). */
@@ -10,6 +11,9 @@ export function newSecret(bytes = 24): string {
   return randomBytes(bytes).toString('base64url');
 }
 
+/** One-shot hashing (`crypto.hash`, Node ≥ 20.12) costs about half of a Hash object per short text. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return oneShot ? oneShot('sha256', text, 'hex') : createHash('sha256').update(text).digest('hex');
 }

@@ -63,6 +63,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     handle.pragma('journal_mode = WAL');
     handle.pragma('synchronous = NORMAL');
     handle.pragma('busy_timeout = 5000');
+    // Reads through a memory map instead of copying every page out of the pager: a sqlite-vec KNN
+    // reads all of a dataset's vectors per query, which takes about half the time this way.
+    handle.pragma('mmap_size = 268435456');
     handle.pragma('foreign_keys = ON');
     // sqlite-vec before anything reads the schema: Kysely's migrator introspects every table, and a
     // `vec0` virtual table (created by the vector index) cannot be read without its module.

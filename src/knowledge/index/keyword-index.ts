@@ -36,6 +36,7 @@ export class KeywordIndex {
   readonly #engine: Store['caps']['engine'];
   readonly #sqlite: SQLite.Database | undefined;
   #insert: SQLite.Statement | undefined;
+  #insertRange: SQLite.Statement | undefined;
 
   constructor(store: Store) {
     this.#db = store.db;
@@ -60,6 +61,16 @@ export class KeywordIndex {
    */
   async add(_db: Db, rows: readonly { rowid: number | bigint; id: string; datasetId: string; content: string }[]): Promise<void> {
     if (!this.#sqlite || rows.length === 0) return;
+    // Rows inserted together usually have consecutive rowids: one statement then copies them from
+    // `segments` inside SQLite instead of handing every text back across the binding.
+    const first = BigInt(rows[0]!.rowid);
+    if (rows.every((r, i) => BigInt(r.rowid) === first + BigInt(i))) {
+      this.#insertRange ??= this.#sqlite.prepare(
+        'INSERT INTO segments_fts (rowid, content, dataset_id) SELECT rowid, content, dataset_id FROM segments WHERE rowid BETWEEN ? AND ?',
+      );
+      this.#insertRange.run(first, first + BigInt(rows.length - 1));
+      return;
+    }
     this.#insert ??= this.#sqlite.prepare('INSERT INTO segments_fts (rowid, content, dataset_id) VALUES (?, ?, ?)');
     for (const r of rows) this.#insert.run(r.rowid, r.content, r.datasetId);
   }

@@ -68,6 +68,18 @@ async function activeOnly(db: Kysely<Database>, hits: Hit[]): Promise<Hit[]> {
 }
 
 /**
+ * Adds a hit to `best` (at most `k` hits, best first) where a stable sort by descending score would
+ * put it, given hits arrive in their tie-breaking order: it goes after every hit scoring the same.
+ */
+export function keepBest(best: Hit[], k: number, segmentId: string, score: number): void {
+  if (k <= 0 || (best.length >= k && !(score > best[best.length - 1]!.score))) return;
+  let at = best.length;
+  while (at > 0 && best[at - 1]!.score < score) at--;
+  best.splice(at, 0, { segmentId, score });
+  if (best.length > k) best.pop();
+}
+
+/**
  * Exact cosine search in process. Each dataset's active vectors are loaded once and kept until the
  * dataset's `index_version` changes (every swap and delete bumps it), so several instances stay
  * correct without messaging. Used on PostgreSQL (no pgvector on this machine).
@@ -116,20 +128,35 @@ export class ExactVectorIndex implements VectorIndex {
   }
 
   async search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]> {
-    const hits: Hit[] = [];
+    if (k <= 0) return [];
+    // The k best in the order a stable sort by score would give (a later vector displaces an
+    // earlier one only with a strictly higher score), without a hit object per vector.
+    const best: Hit[] = [];
     for (const id of datasetIds) {
       const m = await this.#load(id);
       if (!m || m.dims !== vector.length) continue;
-      for (let i = 0; i < m.ids.length; i++) {
-        let dot = 0;
-        const off = i * m.dims;
-        for (let j = 0; j < m.dims; j++) dot += m.matrix[off + j]! * vector[j]!;
-        hits.push({ segmentId: m.ids[i]!, score: dot });
+      const { matrix, dims, ids } = m;
+      const tail = dims - (dims % 4);
+      for (let i = 0; i < ids.length; i++) {
+        // Four independent sums: the additions overlap instead of waiting on each other.
+        let d0 = 0;
+        let d1 = 0;
+        let d2 = 0;
+        let d3 = 0;
+        const off = i * dims;
+        for (let j = 0; j < tail; j += 4) {
+          d0 += matrix[off + j]! * vector[j]!;
+          d1 += matrix[off + j + 1]! * vector[j + 1]!;
+          d2 += matrix[off + j + 2]! * vector[j + 2]!;
+          d3 += matrix[off + j + 3]! * vector[j + 3]!;
+        }
+        for (let j = tail; j < dims; j++) d0 += matrix[off + j]! * vector[j]!;
+        const dot = d0 + d1 + d2 + d3;
+        if (best.length < k || dot > best[best.length - 1]!.score) keepBest(best, k, ids[i]!, dot);
       }
     }
-    hits.sort((a, b) => b.score - a.score);
     // The cache holds active vectors only, but a swap may land between load and now.
-    return activeOnly(this.#db, hits.slice(0, k));
+    return activeOnly(this.#db, best);
   }
 }
 
@@ -143,6 +170,8 @@ export class SqliteVecIndex implements VectorIndex {
   readonly #db: Kysely<Database>;
   readonly #handle: SQLite.Database;
   readonly #tables = new Set<number>();
+  readonly #knn = new Map<number, SQLite.Statement>();
+  #active: SQLite.Statement | undefined;
 
   constructor(db: Kysely<Database>, handle: SQLite.Database) {
     this.#db = db;
@@ -198,16 +227,29 @@ export class SqliteVecIndex implements VectorIndex {
     const dims = vector.length;
     if (!this.#tables.has(dims)) return [];
     const fetch = k * 4 + 20;
-    const hits: Hit[] = [];
     const blob = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-    for (const id of datasetIds) {
-      const { rows } = await sql<{ segment_id: string; distance: number }>`
-        SELECT segment_id, distance FROM ${sql.raw(`segment_vec_${dims}`)}
-        WHERE embedding MATCH ${blob} AND k = ${fetch} AND dataset_id = ${id}`.execute(this.#db);
-      for (const r of rows) hits.push({ segmentId: r.segment_id, score: 1 - r.distance });
+    let knn = this.#knn.get(dims);
+    if (!knn) {
+      knn = this.#handle.prepare(`SELECT segment_id, distance FROM segment_vec_${dims} WHERE embedding MATCH ? AND k = ? AND dataset_id = ?`);
+      this.#knn.set(dims, knn);
     }
-    hits.sort((a, b) => b.score - a.score);
-    return (await activeOnly(this.#db, hits)).slice(0, k);
+    this.#active ??= this.#handle.prepare(
+      `SELECT s.id AS id FROM segments s JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation
+       WHERE s.id IN (SELECT value FROM json_each(?)) AND d.enabled = 1 AND d.archived = 0`,
+    );
+    const [knnStmt, activeStmt] = [knn, this.#active];
+    // Prepared once and run on the raw handle, but under Kysely's connection lock: the same view of
+    // the database as a built query (never the inside of another request's open transaction).
+    return this.#db.connection().execute(async () => {
+      const hits: Hit[] = [];
+      for (const id of datasetIds) {
+        for (const r of knnStmt.all(blob, fetch, id) as { segment_id: string; distance: number }[]) hits.push({ segmentId: r.segment_id, score: 1 - r.distance });
+      }
+      hits.sort((a, b) => b.score - a.score);
+      if (hits.length === 0) return hits;
+      const ok = new Set((activeStmt.all(JSON.stringify(hits.map((h) => h.segmentId))) as { id: string }[]).map((r) => r.id));
+      return hits.filter((h) => ok.has(h.segmentId)).slice(0, k);
+    });
   }
 }
 
