@@ -87,11 +87,30 @@ async function migrate(db: Kysely<Database>, schema: string | undefined): Promis
     // second schema in the same database (tests, side-by-side installs) skips creating them.
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await withSchemaLock(db, schema, () => migrator.migrateToLatest());
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * PostgreSQL advisory lock held while a schema is migrated or dropped. Kysely's migrator reads the
+ * catalog of every schema in the database; a schema dropped at that moment (another test server
+ * closing) fails the read with "schema … does not exist". Migrations and drops take turns.
+ */
+const SCHEMA_LOCK = 0x646f7665; // "dove"
+
+async function withSchemaLock<T>(db: Kysely<Database>, schema: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!schema) return fn();
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${SCHEMA_LOCK})`.execute(conn);
+    try {
+      return await fn();
+    } finally {
+      await sql`select pg_advisory_unlock(${SCHEMA_LOCK})`.execute(conn);
+    }
+  });
 }
 
 /** Drops a PostgreSQL schema (tests). */
@@ -99,9 +118,10 @@ export async function dropSchema(databaseUrl: string, schema: string): Promise<v
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
   try {
+    await admin.query('select pg_advisory_lock($1)', [SCHEMA_LOCK]);
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   } finally {
-    await admin.end();
+    await admin.end(); // ends the session, which releases the lock
   }
 }
 
