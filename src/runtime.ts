@@ -38,6 +38,7 @@ import { Indexer } from './knowledge/indexer.js';
 import { RetrievalService } from './knowledge/retrieval.js';
 import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
 import type { KnowledgeRetriever } from './engine/types.js';
+import { ProcessCodeExecutor } from './code/process-executor.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -151,11 +152,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     bus,
     clock,
     logger,
-    config: config.runs,
+    config: { ...config.runs, codeOutputs: config.code },
     providers: () => opts.providers ?? providers,
     findApp: (id) => apps.find(id),
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
+    code: new ProcessCodeExecutor(config.code),
   });
   await runs.startBackground();
   closers.push(() => runs.close());

@@ -14,9 +14,7 @@ if (!present) process.stdout.write(`[conformance] NOTICE: ${DIR} is absent; the 
 
 /** Files with a node type this engine does not cover, and the node the import must name. */
 const REFUSED: Record<string, RegExp> = {
-  'conditional_parallel_code_execution_workflow.yml': /node \S+ has type "code"/,
   'http_request_with_json_tool_workflow.yml': /node \S+ has type "(http-request|tool)"/,
-  'increment_loop_with_break_condition_workflow.yml': /node \S+ has type "(loop|assigner|loop-start)"/,
   'array_iteration_formatting_workflow.yml': /node \S+ has type "(code|iteration|iteration-start)"/,
   'iteration_flatten_output_enabled_workflow.yml': /node \S+ has type "(code|iteration|iteration-start)"/,
 };
@@ -94,6 +92,19 @@ describe.skipIf(!present)('Dify DSL conformance (../shared/conformance/dify-dsl)
       const d = await runWorkflow('dual_switch_variable_aggregator_workflow.yml', { switch1: a, switch2: b });
       expect(d.outputs).toEqual({ group1: `switch 1 ${a ? 'on' : 'off'}`, group2: `switch 2 ${b ? 'on' : 'off'}` });
     }
+  });
+
+  it('increment_loop_with_break_condition_workflow: the loop adds 1 until num ≥ 5', async () => {
+    const d = await runWorkflow('increment_loop_with_break_condition_workflow.yml', {});
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs).toEqual({ num: 5 });
+    // 1 start + 1 loop + 4 rounds × (loop-start + assigner) + 1 end
+    expect(d.total_steps).toBe(11);
+  });
+
+  it('conditional_parallel_code_execution_workflow: python3 code nodes on each branch; nodes that did not run give null', async () => {
+    expect((await runWorkflow('conditional_parallel_code_execution_workflow.yml', { switch: 1 })).outputs).toEqual({ 1: 'Code 1', 2: 'Code 2', 3: null });
+    expect((await runWorkflow('conditional_parallel_code_execution_workflow.yml', { switch: 0 })).outputs).toEqual({ 1: null, 2: 'Code 2', 3: 'Code 3' });
   });
 
   it('basic_llm_chat_workflow: the End output is the LLM text; a failing LLM fails the run', async () => {

@@ -1,10 +1,14 @@
 import type { NodeHandler, NodeType } from '../types.js';
 import { answerNode } from './answer.js';
+import { assignerNode } from './assigner.js';
+import { codeNode } from './code.js';
+import { containerStartNode, loopEndNode } from './container-start.js';
 import { endNode } from './end.js';
 import { humanInputNode } from './human-input.js';
 import { ifElseNode } from './if-else.js';
 import { knowledgeRetrievalNode } from './knowledge-retrieval.js';
 import { llmNode } from './llm.js';
+import { loopNode } from './loop.js';
 import { startNode } from './start.js';
 import { templateTransformNode } from './template-transform.js';
 import { variableAggregatorNode } from './variable-aggregator.js';
@@ -20,4 +24,9 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'variable-aggregator': variableAggregatorNode,
   'human-input': humanInputNode,
   'knowledge-retrieval': knowledgeRetrievalNode,
+  loop: loopNode,
+  'loop-start': containerStartNode,
+  'loop-end': loopEndNode,
+  assigner: assignerNode,
+  code: codeNode,
 };
