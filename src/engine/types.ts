@@ -18,6 +18,8 @@ export const NODE_TYPES = [
   'loop-end',
   'assigner',
   'code',
+  'iteration',
+  'iteration-start',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 export function isNodeType(v: unknown): v is NodeType {

@@ -15,8 +15,6 @@ if (!present) process.stdout.write(`[conformance] NOTICE: ${DIR} is absent; the 
 /** Files with a node type this engine does not cover, and the node the import must name. */
 const REFUSED: Record<string, RegExp> = {
   'http_request_with_json_tool_workflow.yml': /node \S+ has type "(http-request|tool)"/,
-  'array_iteration_formatting_workflow.yml': /node \S+ has type "(code|iteration|iteration-start)"/,
-  'iteration_flatten_output_enabled_workflow.yml': /node \S+ has type "(code|iteration|iteration-start)"/,
 };
 
 let s: TestServer;
@@ -105,6 +103,26 @@ describe.skipIf(!present)('Dify DSL conformance (../shared/conformance/dify-dsl)
   it('conditional_parallel_code_execution_workflow: python3 code nodes on each branch; nodes that did not run give null', async () => {
     expect((await runWorkflow('conditional_parallel_code_execution_workflow.yml', { switch: 1 })).outputs).toEqual({ 1: 'Code 1', 2: 'Code 2', 3: null });
     expect((await runWorkflow('conditional_parallel_code_execution_workflow.yml', { switch: 0 })).outputs).toEqual({ 1: null, 2: 'Code 2', 3: 'Code 3' });
+  });
+
+  it('array_iteration_formatting_workflow: a template per item of the code node\'s list', async () => {
+    const d = await runWorkflow('array_iteration_formatting_workflow.yml', {});
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs).toEqual({ output: ['output: 1', 'output: 2', 'output: 3'] });
+  });
+
+  it('iteration_flatten_output_enabled_workflow: per-item pairs flattened into one list', async () => {
+    const d = await runWorkflow('iteration_flatten_output_enabled_workflow.yml', {});
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs).toEqual({ output: [1, 2, 2, 4, 3, 6] });
+  });
+
+  it('iteration_flatten_output_enabled_workflow with flatten_output: false keeps the pairs (Dify\'s sibling fixture)', async () => {
+    const yml = read('iteration_flatten_output_enabled_workflow.yml').replace('flatten_output: true', 'flatten_output: false');
+    expect(yml).not.toBe(read('iteration_flatten_output_enabled_workflow.yml'));
+    const { apiKey } = await s.importApp(yml);
+    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, user: 'conformance' }) });
+    expect((await r.json()).data.outputs).toEqual({ output: [[1, 2], [2, 4], [3, 6]] });
   });
 
   it('basic_llm_chat_workflow: the End output is the LLM text; a failing LLM fails the run', async () => {

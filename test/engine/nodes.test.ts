@@ -71,4 +71,11 @@ describe('containers (loop / iteration) at import', () => {
     expect(() => compile([startNode(), loop(), loopStart, { id: 'a', type: 'assigner', version: '2', parentId: 'loop', items: [{ variable_selector: ['loop', 'n'], operation: '%=' }] }], [['start', 'loop'], ['loopstart', 'a']])).toThrow(/node a \(assigner\): items\[0\]\.operation "%=" is not supported/);
     expect(() => compile([startNode(), { id: 'c', type: 'code', code_language: 'ruby', code: 'x' }], [['start', 'c']])).toThrow(/node c \(code\): code_language "ruby" is not supported/);
   });
+
+  it('iteration: refuses a bad selector or error_handle_mode naming the node', () => {
+    const it0 = (extra: Record<string, unknown>): NodeSpec[] => [startNode(), { id: 'it', type: 'iteration', iterator_selector: ['start', 'xs'], output_selector: ['t', 'output'], ...extra }, { id: 'its', type: 'iteration-start', parentId: 'it' }];
+    expect(() => compile(it0({ iterator_selector: 'xs' }), [['start', 'it']])).toThrow('node it (iteration): iterator_selector must be a list of at least 2 names');
+    expect(() => compile(it0({ error_handle_mode: 'ignore' }), [['start', 'it']])).toThrow(/node it \(iteration\): error_handle_mode "ignore" is not supported/);
+    expect(compile(it0({}), [['start', 'it']]).children.get('it')!.startId).toBe('its');
+  });
 });

@@ -6,6 +6,7 @@ import { containerStartNode, loopEndNode } from './container-start.js';
 import { endNode } from './end.js';
 import { humanInputNode } from './human-input.js';
 import { ifElseNode } from './if-else.js';
+import { iterationNode } from './iteration.js';
 import { knowledgeRetrievalNode } from './knowledge-retrieval.js';
 import { llmNode } from './llm.js';
 import { loopNode } from './loop.js';
@@ -29,4 +30,6 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'loop-end': loopEndNode,
   assigner: assignerNode,
   code: codeNode,
+  iteration: iterationNode,
+  'iteration-start': containerStartNode,
 };

@@ -139,3 +139,55 @@ describe('code node over HTTP', () => {
     }
   });
 });
+
+describe('iteration over HTTP', () => {
+  /** Iterates `start.xs` (JSON list) through a python3 code node that fails on negative items. */
+  const iterApp = (mode: string, extra: Record<string, unknown> = {}) =>
+    workflowDsl(
+      [
+        startNode([{ variable: 'xs', type: 'paragraph' }]),
+        codeNode('parse', 'python3', 'import json\ndef main(xs: str) -> dict:\n    return {"items": json.loads(xs)}\n', { items: 'array[number]' }, { xs: ['start', 'xs'] }),
+        { id: 'it', type: 'iteration', iterator_selector: ['parse', 'items'], output_selector: ['sq', 'r'], error_handle_mode: mode, is_parallel: true, parallel_nums: 4, start_node_id: 'itstart', ...extra },
+        { id: 'itstart', type: 'iteration-start', parentId: 'it' },
+        codeNode('sq', 'python3', 'def main(x: int, i: int) -> dict:\n    if x < 0:\n        raise ValueError(f"negative at {i}")\n    return {"r": x * x}\n', { r: 'number' }, { x: ['it', 'item'], i: ['it', 'index'] }, { parentId: 'it' }),
+        endNode({ out: ['it', 'output'] }),
+      ],
+      [['start', 'parse'], ['parse', 'it'], ['itstart', 'sq'], ['it', 'end']],
+    );
+
+  it('collects one output per item, with iteration events and iteration_id on child nodes', async () => {
+    const { apiKey } = await s.importApp(iterApp('terminated'));
+    const events = await streaming(apiKey, { xs: '[1, 2, 3]' });
+    expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { out: [1, 4, 9] } } });
+    const it = events.filter((e) => String(e.event).startsWith('iteration_'));
+    expect(it.map((e) => e.event)).toEqual(['iteration_started', 'iteration_next', 'iteration_next', 'iteration_next', 'iteration_completed']);
+    expect(it[0]!.data).toMatchObject({ node_id: 'it', node_type: 'iteration', inputs: { iterator_selector: [1, 2, 3] }, metadata: { iterator_length: 3 } });
+    expect(it.slice(1, 4).map((e) => (e.data as { index: number }).index)).toEqual([0, 1, 2]);
+    expect(it[4]!.data).toMatchObject({ status: 'succeeded', outputs: { output: [1, 4, 9] }, steps: 3 });
+    const children = events.filter((e) => e.event === 'node_finished' && (e.data as { iteration_id: string | null }).iteration_id === 'it');
+    expect(children.map((e) => (e.data as { node_id: string; outputs: unknown }).outputs)).toEqual([{}, { r: 1 }, {}, { r: 4 }, {}, { r: 9 }]);
+    expect(await blocking(apiKey, { xs: '[]' })).toMatchObject({ status: 'succeeded', outputs: { out: [] } });
+  });
+
+  it('error_handle_mode: terminated fails the run; continue-on-error keeps null; remove-abnormal-output drops the item', async () => {
+    const run = async (mode: string) => blocking((await s.importApp(iterApp(mode))).apiKey, { xs: '[2, -1, 3]' });
+    const term = await run('terminated');
+    expect(term.status).toBe('failed');
+    expect(term.error).toMatch(/ValueError: negative at 1/);
+    expect((await run('continue-on-error')).outputs).toEqual({ out: [4, null, 9] });
+    expect((await run('remove-abnormal-output')).outputs).toEqual({ out: [4, 9] });
+  });
+
+  it('a non-list iterator or more items than MAX_ITERATIONS_NUM fails the node with a clear message', async () => {
+    const other = await startServer({ env: { MAX_ITERATIONS_NUM: '2' } });
+    try {
+      const { apiKey } = await other.importApp(iterApp('terminated'));
+      const r = await fetch(`${other.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: { xs: '[1, 2, 3]' }, user: 'u' }) });
+      expect((await r.json()).data).toMatchObject({ status: 'failed', error: 'Iterator length 3 exceeds the limit of 2 (MAX_ITERATIONS_NUM).' });
+    } finally {
+      await other.close();
+    }
+    const app = iterApp('terminated', { iterator_selector: ['start', 'xs'] });
+    expect(await blocking((await s.importApp(app)).apiKey, { xs: '[1]' })).toMatchObject({ status: 'failed', error: 'Invalid iterator value: "[1]", please provide a list.' });
+  });
+});
