@@ -86,6 +86,9 @@ export interface Config {
   readonly knowledge: KnowledgeConfig;
   /** Code nodes (see src/code). */
   readonly code: CodeConfig;
+  /** http-request nodes: `HTTP_REQUEST_NODE_MAX_TEXT_SIZE` (bytes, default 1 MiB), `HTTP_REQUEST_MAX_CONNECT_TIMEOUT`
+   * (s, default 10), `HTTP_REQUEST_MAX_READ_TIMEOUT` (s, default 600); node timeouts are capped to them. */
+  readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number };
 }
 
 export interface CodeConfig {
@@ -228,6 +231,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       pollMs: int(env, file, 'QUEUE_POLL_MS', 500, 10),
       maxAttempts: int(env, file, 'QUEUE_MAX_ATTEMPTS', 3, 1),
       retryDelayMs: int(env, file, 'QUEUE_RETRY_DELAY_MS', 1000, 0),
+    },
+    httpRequest: {
+      maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),
+      maxConnectTimeout: int(env, file, 'HTTP_REQUEST_MAX_CONNECT_TIMEOUT', 10, 1),
+      maxReadTimeout: int(env, file, 'HTTP_REQUEST_MAX_READ_TIMEOUT', 600, 1),
     },
     code: {
       pythonCommand: str(env, file, 'CODE_PYTHON_COMMAND') ?? 'python3',

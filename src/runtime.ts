@@ -39,6 +39,7 @@ import { RetrievalService } from './knowledge/retrieval.js';
 import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
 import type { KnowledgeRetriever } from './engine/types.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
+import { GuardedHttpRequester } from './outbound/http-requester.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -158,6 +159,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
     code: new ProcessCodeExecutor(config.code),
+    http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
   });
   await runs.startBackground();
   closers.push(() => runs.close());

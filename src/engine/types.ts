@@ -20,6 +20,8 @@ export const NODE_TYPES = [
   'code',
   'iteration',
   'iteration-start',
+  'http-request',
+  'tool',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 export function isNodeType(v: unknown): v is NodeType {

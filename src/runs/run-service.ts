@@ -9,7 +9,7 @@ import type { ModelProviders } from '../llm/model-provider.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
-import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
+import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
@@ -73,6 +73,7 @@ export class RunService implements RunResumer {
   readonly #findApp: (id: string) => Promise<App | undefined>;
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
+  readonly #http: HttpRequester | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -89,6 +90,8 @@ export class RunService implements RunResumer {
     knowledge?: () => KnowledgeRetriever | undefined;
     /** Runs code nodes (src/code); unset: code nodes fail with a clear error. */
     code?: CodeExecutor;
+    /** Sends http-request nodes' requests (src/outbound); unset: those nodes fail with a clear error. */
+    http?: HttpRequester;
   }) {
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -100,6 +103,7 @@ export class RunService implements RunResumer {
     this.#humanInput = deps.humanInput;
     this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#code = deps.code;
+    this.#http = deps.http;
     this.#memory = new DbConversationMemory(deps.db);
   }
 
@@ -152,6 +156,7 @@ export class RunService implements RunResumer {
         code: this.#config.codeOutputs ?? DEFAULT_ENGINE_LIMITS.code,
       },
       code: this.#code,
+      http: this.#http,
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -13,21 +15,30 @@ const present = existsSync(DIR);
 if (!present) process.stdout.write(`[conformance] NOTICE: ${DIR} is absent; the Dify DSL conformance walk is skipped.\n`);
 
 /** Files with a node type this engine does not cover, and the node the import must name. */
-const REFUSED: Record<string, RegExp> = {
-  'http_request_with_json_tool_workflow.yml': /node \S+ has type "(http-request|tool)"/,
-};
+const REFUSED: Record<string, RegExp> = {};
 
 let s: TestServer;
 let fake: FakeOpenAI;
+/** A local upstream for the http-request fixture: `/data.json` serves a JSON object. */
+let upstream: Server;
+let upstreamUrl = '';
 const keys = new Map<string, string>();
 
 beforeAll(async () => {
   if (!present) return;
   fake = await startFakeOpenAI();
-  s = await startServer({ runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
+  upstream = createServer((req, res) => {
+    if (req.url === '/data.json') res.writeHead(200, { 'content-type': 'application/json' }).end('{"key":"value","number":42}');
+    else res.writeHead(404, { 'content-type': 'text/plain' }).end('no such thing');
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  // the SSRF guard refuses loopback addresses unless allow-listed
+  s = await startServer({ runtime: { providers: openAiCompatibleProviders(fake.baseUrl) }, env: { SSRF_ALLOW_HOSTS: '127.0.0.1' } });
 });
 afterAll(async () => {
   await s?.close();
+  await new Promise((resolve) => upstream?.close(resolve));
   await fake?.close();
 });
 
@@ -123,6 +134,14 @@ describe.skipIf(!present)('Dify DSL conformance (../shared/conformance/dify-dsl)
     const { apiKey } = await s.importApp(yml);
     const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, user: 'conformance' }) });
     expect((await r.json()).data.outputs).toEqual({ output: [[1, 2], [2, 4], [3, 6]] });
+  });
+
+  it('http_request_with_json_tool_workflow: GET the url, json_parse the body (a real local upstream, not a mock)', async () => {
+    const d = await runWorkflow('http_request_with_json_tool_workflow.yml', { url: `${upstreamUrl}/data.json` });
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs).toEqual({ status_code: 200, parsed_data: { key: 'value', number: 42 } });
+    const missing = await runWorkflow('http_request_with_json_tool_workflow.yml', { url: `${upstreamUrl}/nope` });
+    expect(missing).toMatchObject({ status: 'failed', error: expect.stringMatching(/^json_parse: invalid JSON/) });
   });
 
   it('basic_llm_chat_workflow: the End output is the LLM text; a failing LLM fails the run', async () => {
