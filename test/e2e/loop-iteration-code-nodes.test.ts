@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { dataFrames, parseSse } from '../helpers/sse.js';
+import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js';
 import { endNode, startNode, workflowDsl, type NodeSpec } from '../helpers/workflow-dsl.js';
 
 let s: TestServer;
@@ -100,6 +100,40 @@ describe('loop + assigner over HTTP', () => {
     const d = await blocking((await s.importApp(app)).apiKey);
     expect(d.status).toBe('failed');
     expect(d.error).toBe('Operation += is not supported: variable loop.acc and the value must be numbers');
+  });
+});
+
+describe('stopping a loop', () => {
+  it('a stop during a round ends the loop and the run stopped; no node after the loop runs', async () => {
+    const app = workflowDsl(
+      [
+        startNode(),
+        { id: 'loop', type: 'loop', loop_count: 20, break_conditions: [], loop_variables: [{ label: 'n', var_type: 'number', value_type: 'constant', value: '0' }], start_node_id: 'loopstart' },
+        { id: 'loopstart', type: 'loop-start', parentId: 'loop' },
+        codeNode('nap', 'python3', 'import time\ndef main(n: int) -> dict:\n    time.sleep(0.2)\n    return {"r": n}\n', { r: 'number' }, { n: ['loop', 'n'] }, { parentId: 'loop' }),
+        { id: 'assign', type: 'assigner', version: '2', parentId: 'loop', items: [{ variable_selector: ['loop', 'n'], input_type: 'constant', operation: '+=', value: 1 }] },
+        endNode({ n: ['loop', 'n'] }),
+      ],
+      [['start', 'loop'], ['loopstart', 'nap'], ['nap', 'assign'], ['loop', 'end']],
+    );
+    const { apiKey } = await s.importApp(app);
+    const r = await run(apiKey, {}, 'streaming');
+    const seen: SseFrame[] = [];
+    let stopped = false;
+    for await (const f of readSse(r)) {
+      seen.push(f);
+      if (!stopped && f.kind === 'data' && f.data.event === 'loop_next') {
+        stopped = true;
+        const stop = await fetch(`${s.api}/workflows/tasks/${f.data.task_id}/stop`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ user: 'u' }) });
+        expect(await stop.json()).toEqual({ result: 'success' });
+      }
+    }
+    const events = dataFrames(seen);
+    expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'stopped', error: 'Stopped by user.' } });
+    const loopFinished = events.find((e) => e.event === 'node_finished' && (e.data as { node_id: string }).node_id === 'loop');
+    expect(loopFinished?.data).toMatchObject({ status: 'stopped' });
+    expect(events.filter((e) => e.event === 'loop_next').length).toBeLessThan(19);
+    expect(events.some((e) => (e.data as { node_id?: string })?.node_id === 'end')).toBe(false);
   });
 });
 
