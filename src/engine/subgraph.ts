@@ -24,6 +24,8 @@ const sec = (ms: number) => Math.floor(ms / 1000);
  */
 export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRound): Promise<RoundResult> {
   const state = initialState(sub, {});
+  // each round starts clean, as in Dify: a child that does not run this round has no outputs
+  for (const id of sub.nodes.keys()) ctx.pool.remove(id);
   const queue: { node: string; from: string | null }[] = [{ node: sub.startId, from: null }];
   const container = { type: round.type, id: ctx.node.id, index: round.index };
   const idKey = round.type === 'loop' ? 'loop' : 'iteration';

@@ -225,3 +225,21 @@ describe('iteration over HTTP', () => {
     expect(await blocking((await s.importApp(app)).apiKey, { xs: '[1]' })).toMatchObject({ status: 'failed', error: 'Invalid iterator value: "[1]", please provide a list.' });
   });
 });
+
+describe('iteration children start clean each item', () => {
+  it('a branch skipped for an item leaves no output from an earlier item', async () => {
+    const app = workflowDsl(
+      [
+        startNode([{ variable: 'xs', type: 'paragraph' }]),
+        codeNode('parse', 'python3', 'import json\ndef main(xs: str) -> dict:\n    return {"items": json.loads(xs)}\n', { items: 'array[number]' }, { xs: ['start', 'xs'] }),
+        { id: 'it', type: 'iteration', iterator_selector: ['parse', 'items'], output_selector: ['big', 'output'], start_node_id: 'itstart', flatten_output: false },
+        { id: 'itstart', type: 'iteration-start', parentId: 'it' },
+        { id: 'if', type: 'if-else', parentId: 'it', cases: [{ case_id: 'true', logical_operator: 'and', conditions: [{ variable_selector: ['it', 'item'], comparison_operator: '>', value: '5' }] }] },
+        { id: 'big', type: 'template-transform', parentId: 'it', template: 'big {{ x }}', variables: [{ variable: 'x', value_selector: ['it', 'item'] }] },
+        endNode({ out: ['it', 'output'] }),
+      ],
+      [['start', 'parse'], ['parse', 'it'], ['itstart', 'if'], ['if', 'big', 'true'], ['it', 'end']],
+    );
+    expect((await blocking((await s.importApp(app)).apiKey, { xs: '[7, 1, 9]' })).outputs).toEqual({ out: ['big 7', null, 'big 9'] });
+  });
+});
