@@ -68,7 +68,6 @@ export const loopNode: NodeHandler = {
     };
     let rounds = 0;
     let tokens = 0;
-    let steps = 0;
     let reason = 'loop_completed';
     const variableMap: Record<string, Record<string, unknown>> = {};
     const durations: Record<string, number> = {};
@@ -103,7 +102,6 @@ export const loopNode: NodeHandler = {
           const r = await runRound(ctx, sub, { type: 'loop', index: i });
           rounds = i + 1;
           tokens += r.tokens;
-          steps += r.steps;
           variableMap[String(i)] = current();
           durations[String(i)] = (ctx.ports.now() - roundStart) / 1000;
           if (r.broke || holds()) {
