@@ -79,3 +79,21 @@ describe('containers (loop / iteration) at import', () => {
     expect(compile(it0({}), [['start', 'it']]).children.get('it')!.startId).toBe('its');
   });
 });
+
+describe('http-request and tool nodes at import', () => {
+  const one = (node: NodeSpec) => () => compile([startNode(), node], [['start', node.id]]);
+  it('refuses what cannot run, naming the node and field', () => {
+    const http = (extra: Record<string, unknown>): NodeSpec => ({ id: 'h', type: 'http-request', method: 'get', url: 'https://example.com', ...extra });
+    expect(one(http({}))).not.toThrow();
+    expect(one(http({ method: 'fetch' }))).toThrow(/node h \(http-request\): method "fetch" is not supported/);
+    expect(one(http({ url: '' }))).toThrow('node h (http-request): url must be a non-empty string');
+    expect(one(http({ body: { type: 'binary', data: [] } }))).toThrow(/body.type "binary" is not supported/);
+    expect(one(http({ body: { type: 'form-data', data: [{ key: 'f', type: 'file', file: ['start', 'f'] }] } }))).toThrow('node h (http-request): body.data: file fields are not supported');
+    expect(one(http({ authorization: { type: 'api-key', config: { type: 'bearer' } } }))).toThrow(/authorization.config.api_key/);
+    expect(one(http({ authorization: { type: 'oauth' } }))).toThrow(/authorization.type/);
+    const tool = (extra: Record<string, unknown>): NodeSpec => ({ id: 't', type: 'tool', provider_id: 'builtin', tool_name: 'json_parse', tool_parameters: { json_string: 'x' }, ...extra });
+    expect(one(tool({}))).not.toThrow();
+    expect(one(tool({ tool_name: 'current_time', provider_id: 'time' }))).toThrow('node t (tool): tool "current_time" of provider "time" is not supported (supported: builtin json_parse)');
+    expect(one(tool({ tool_parameters: null }))).toThrow('node t (tool): tool_parameters must be a mapping');
+  });
+});
