@@ -76,10 +76,36 @@ export interface Config {
     readonly maxTimeMs: number;
     /** A running run without heartbeat for this long is recovered as failed (`RUN_ORPHAN_AFTER_MS`, default 30000). */
     readonly orphanAfterMs: number;
+    /** Largest `loop_count` of a loop node (`LOOP_NODE_MAX_COUNT`, default 100 as Dify). */
+    readonly loopMaxCount: number;
+    /** Most items an iteration node accepts (`MAX_ITERATIONS_NUM`, default 99 as Dify). */
+    readonly iterationMaxItems: number;
   };
   /** Durable background jobs (indexing, resume, timeouts). */
   readonly queue: QueueConfig;
   readonly knowledge: KnowledgeConfig;
+  /** Code nodes (see src/code). */
+  readonly code: CodeConfig;
+  /** http-request nodes: `HTTP_REQUEST_NODE_MAX_TEXT_SIZE` (bytes, default 1 MiB), `HTTP_REQUEST_MAX_CONNECT_TIMEOUT`
+   * (s, default 10), `HTTP_REQUEST_MAX_READ_TIMEOUT` (s, default 600); node timeouts are capped to them. */
+  readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number };
+}
+
+export interface CodeConfig {
+  /** Program run for `python3` code nodes (`CODE_PYTHON_COMMAND`, default `python3` on the PATH). */
+  readonly pythonCommand: string;
+  /** Wall time of one code node run, seconds (`CODE_EXECUTION_TIMEOUT`, default 15 as Dify's sandbox). */
+  readonly timeoutSeconds: number;
+  /** Largest result (JSON) and stderr a program may write, bytes (`CODE_MAX_OUTPUT_BYTES`, default 1 MiB). */
+  readonly maxOutputBytes: number;
+  /** Output checks, as Dify (`CODE_MAX_STRING_LENGTH` 400000, `CODE_MAX_STRING_ARRAY_LENGTH` 30,
+   * `CODE_MAX_OBJECT_ARRAY_LENGTH` 30, `CODE_MAX_NUMBER_ARRAY_LENGTH` 1000, `CODE_MAX_DEPTH` 5, `CODE_MAX_PRECISION` 20). */
+  readonly maxStringLength: number;
+  readonly maxStringArrayLength: number;
+  readonly maxObjectArrayLength: number;
+  readonly maxNumberArrayLength: number;
+  readonly maxDepth: number;
+  readonly maxPrecision: number;
 }
 
 export interface KnowledgeConfig {
@@ -207,6 +233,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxSteps: int(env, file, 'WORKFLOW_MAX_EXECUTION_STEPS', 500, 1),
       maxTimeMs: int(env, file, 'WORKFLOW_MAX_EXECUTION_TIME', 1200, 1) * 1000,
       orphanAfterMs: int(env, file, 'RUN_ORPHAN_AFTER_MS', 30_000, 100),
+      loopMaxCount: int(env, file, 'LOOP_NODE_MAX_COUNT', 100, 1),
+      iterationMaxItems: int(env, file, 'MAX_ITERATIONS_NUM', 99, 1),
     },
     queue: {
       worker: (str(env, file, 'QUEUE_WORKER') ?? 'true') !== 'false',
@@ -215,6 +243,22 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       pollMs: int(env, file, 'QUEUE_POLL_MS', 500, 10),
       maxAttempts: int(env, file, 'QUEUE_MAX_ATTEMPTS', 3, 1),
       retryDelayMs: int(env, file, 'QUEUE_RETRY_DELAY_MS', 1000, 0),
+    },
+    httpRequest: {
+      maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),
+      maxConnectTimeout: int(env, file, 'HTTP_REQUEST_MAX_CONNECT_TIMEOUT', 10, 1),
+      maxReadTimeout: int(env, file, 'HTTP_REQUEST_MAX_READ_TIMEOUT', 600, 1),
+    },
+    code: {
+      pythonCommand: str(env, file, 'CODE_PYTHON_COMMAND') ?? 'python3',
+      timeoutSeconds: int(env, file, 'CODE_EXECUTION_TIMEOUT', 15, 1),
+      maxOutputBytes: int(env, file, 'CODE_MAX_OUTPUT_BYTES', MB, 1024),
+      maxStringLength: int(env, file, 'CODE_MAX_STRING_LENGTH', 400_000, 1),
+      maxStringArrayLength: int(env, file, 'CODE_MAX_STRING_ARRAY_LENGTH', 30, 1),
+      maxObjectArrayLength: int(env, file, 'CODE_MAX_OBJECT_ARRAY_LENGTH', 30, 1),
+      maxNumberArrayLength: int(env, file, 'CODE_MAX_NUMBER_ARRAY_LENGTH', 1000, 1),
+      maxDepth: int(env, file, 'CODE_MAX_DEPTH', 5, 1),
+      maxPrecision: int(env, file, 'CODE_MAX_PRECISION', 20, 1),
     },
     knowledge: {
       embeddingsBaseUrl: str(env, file, 'EMBEDDINGS_BASE_URL'),

@@ -40,6 +40,8 @@ import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
 import { HitCounter } from './knowledge/hit-counter.js';
 import { DocumentStatusService } from './knowledge/document-status.js';
 import type { KnowledgeRetriever } from './engine/types.js';
+import { ProcessCodeExecutor } from './code/process-executor.js';
+import { GuardedHttpRequester } from './outbound/http-requester.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -157,11 +159,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     bus,
     clock,
     logger,
-    config: config.runs,
+    config: { ...config.runs, codeOutputs: config.code },
     providers: () => opts.providers ?? providers,
     findApp: (id) => apps.find(id),
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
+    code: new ProcessCodeExecutor(config.code),
+    http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
   });
   await runs.startBackground();
   closers.push(() => runs.close());

@@ -93,3 +93,39 @@ export function compare(op: ComparisonOperator, actual: unknown, expected: unkno
       return actual === undefined || actual === null;
   }
 }
+
+/** One parsed condition of an if-else case or a loop's break conditions. */
+export interface Condition {
+  readonly selector: string[];
+  readonly op: ComparisonOperator;
+  readonly value: unknown;
+  readonly varType: string | undefined;
+}
+
+/** Parses `[{variable_selector, comparison_operator, value}]`; throws a message naming `field`. */
+export function parseConditions(raw: unknown, field: string): Condition[] {
+  if (!Array.isArray(raw)) throw new Error(`${field} must be a list`);
+  return raw.map((k: unknown, j: number) => {
+    if (typeof k !== 'object' || k === null || Array.isArray(k)) throw new Error(`${field}[${j}] must be a mapping`);
+    const c = k as Record<string, unknown>;
+    const sel = c.variable_selector;
+    if (!Array.isArray(sel) || sel.length < 2 || !sel.every((x) => typeof x === 'string' || typeof x === 'number')) {
+      throw new Error(`${field}[${j}].variable_selector must be a list of at least 2 names`);
+    }
+    const op = normalizeOperator(c.comparison_operator);
+    if (!op) throw new Error(`${field}[${j}].comparison_operator "${String(c.comparison_operator)}" is not supported`);
+    return { selector: sel.map(String), op, value: c.value, varType: typeof c.varType === 'string' ? c.varType : undefined };
+  });
+}
+
+/** Whether `conditions` hold (`and`: all, `or`: any; an empty list never holds). */
+export function conditionsHold(
+  conditions: readonly Condition[],
+  logic: 'and' | 'or',
+  resolve: (selector: readonly string[]) => unknown,
+  render: (template: string) => string,
+): boolean {
+  if (conditions.length === 0) return false;
+  const check = (c: Condition) => compare(c.op, resolve(c.selector), typeof c.value === 'string' ? render(c.value) : c.value);
+  return logic === 'and' ? conditions.every(check) : conditions.some(check);
+}

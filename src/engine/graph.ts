@@ -10,11 +10,16 @@ export class GraphError extends Error {
 /** Canvas-only node kinds (notes) that carry no behaviour and are ignored. */
 const CANVAS_ONLY = new Set(['custom-note']);
 
+/** Container node types and the start node type their children begin with. */
+const CONTAINERS: Readonly<Record<string, string>> = { loop: 'loop-start', iteration: 'iteration-start' };
+/** Node types that only exist inside a container of the given type. */
+const INSIDE_ONLY: Readonly<Record<string, string>> = { 'loop-start': 'loop', 'loop-end': 'loop', 'iteration-start': 'iteration' };
+
 /** Compiles a workflow / chatflow DSL graph; throws GraphError on anything the engine cannot run. */
 export function compileGraph(doc: DslDocument): Graph {
   const wf = doc.workflow;
   if (!wf) throw new GraphError('the app has no workflow graph');
-  const nodes = new Map<string, GraphNode>();
+  const all = new Map<string, GraphNode>();
   for (const raw of wf.graph.nodes) {
     if (typeof raw.type === 'string' && CANVAS_ONLY.has(raw.type)) continue;
     const type = raw.data.type;
@@ -23,56 +28,104 @@ export function compileGraph(doc: DslDocument): Graph {
         `node ${raw.id} has type "${type}", which Dovetail does not support (supported: ${NODE_TYPES.join(', ')})`,
       );
     }
-    const node: GraphNode = { id: raw.id, type, title: typeof raw.data.title === 'string' ? raw.data.title : raw.id, data: raw.data };
+    const parentId = typeof raw.parentId === 'string' && raw.parentId ? raw.parentId : undefined;
+    const title = typeof raw.data.title === 'string' ? raw.data.title : raw.id;
+    const node: GraphNode = parentId ? { id: raw.id, type, title, data: raw.data, parentId } : { id: raw.id, type, title, data: raw.data };
     try {
       NODE_HANDLERS[type].validate?.(node);
     } catch (err) {
       throw new GraphError(`node ${raw.id} (${type}): ${(err as Error).message}`);
     }
-    nodes.set(raw.id, node);
+    all.set(raw.id, node);
   }
-  const edges: GraphEdge[] = [];
-  const outgoing = new Map<string, GraphEdge[]>();
-  const incoming = new Map<string, GraphEdge[]>();
-  for (const id of nodes.keys()) {
-    outgoing.set(id, []);
-    incoming.set(id, []);
+  for (const n of all.values()) {
+    const parent = n.parentId === undefined ? undefined : all.get(n.parentId);
+    if (n.parentId !== undefined && (!parent || !CONTAINERS[parent.type])) {
+      throw new GraphError(`node ${n.id} (${n.type}) has parentId ${n.parentId}, which is not a loop or iteration node`);
+    }
+    if (parent && CONTAINERS[parent.type] && parent.parentId !== undefined) {
+      throw new GraphError(`node ${parent.id} (${parent.type}) is nested in another loop or iteration, which Dovetail does not support`);
+    }
+    const inside = INSIDE_ONLY[n.type];
+    if (inside && parent?.type !== inside) throw new GraphError(`node ${n.id} (${n.type}) must be inside a ${inside} node`);
+    if (parent && n.type === 'human-input') throw new GraphError(`node ${n.id} (human-input) cannot run inside a loop or iteration`);
   }
+  const scopeOf = (id: string) => all.get(id)?.parentId ?? '';
+  const byScope = new Map<string, GraphNode[]>();
+  for (const n of all.values()) {
+    const list = byScope.get(n.parentId ?? '') ?? [];
+    list.push(n);
+    byScope.set(n.parentId ?? '', list);
+  }
+  const edgesByScope = new Map<string, GraphEdge[]>();
   wf.graph.edges.forEach((e, i) => {
-    if (!nodes.has(e.source) || !nodes.has(e.target)) throw new GraphError(`edge ${e.id ?? i} connects a node that does not exist`);
+    if (!all.has(e.source) || !all.has(e.target)) throw new GraphError(`edge ${e.id ?? i} connects a node that does not exist`);
+    if (scopeOf(e.source) !== scopeOf(e.target)) throw new GraphError(`edge ${e.id ?? i} crosses the border of a loop or iteration node`);
     const edge: GraphEdge = {
       id: typeof e.id === 'string' && e.id ? e.id : `${e.source}-${e.sourceHandle ?? 'source'}-${e.target}-${i}`,
       source: e.source,
       target: e.target,
       handle: typeof e.sourceHandle === 'string' && e.sourceHandle ? e.sourceHandle : 'source',
     };
-    edges.push(edge);
-    outgoing.get(e.source)!.push(edge);
-    incoming.get(e.target)!.push(edge);
+    const list = edgesByScope.get(scopeOf(e.source)) ?? [];
+    list.push(edge);
+    edgesByScope.set(scopeOf(e.source), list);
   });
-  const starts = [...nodes.values()].filter((n) => n.type === 'start');
+  const environment = namedValues(wf.environment_variables);
+  const conversationDefaults = namedValues(wf.conversation_variables);
+  const children = new Map<string, Graph>();
+  for (const n of all.values()) {
+    const startType = CONTAINERS[n.type];
+    if (!startType) continue;
+    const members = byScope.get(n.id) ?? [];
+    const starts = members.filter((m) => m.type === startType);
+    if (starts.length !== 1) throw new GraphError(`node ${n.id} (${n.type}) must contain exactly one ${startType} node, found ${starts.length}`);
+    const declared = n.data.start_node_id;
+    if (typeof declared === 'string' && declared && declared !== starts[0]!.id) {
+      throw new GraphError(`node ${n.id} (${n.type}): start_node_id ${declared} is not its ${startType} node`);
+    }
+    children.set(n.id, scopeGraph(members, edgesByScope.get(n.id) ?? [], starts[0]!.id, environment, conversationDefaults, new Map()));
+  }
+  const top = byScope.get('') ?? [];
+  const starts = top.filter((n) => n.type === 'start');
   if (starts.length !== 1) throw new GraphError(`the graph must have exactly one start node, found ${starts.length}`);
-  const startId = starts[0]!.id;
-  // every node must be reachable from the start node
+  if (doc.app.mode === 'workflow' && [...all.values()].some((n) => n.type === 'answer')) {
+    const a = [...all.values()].find((n) => n.type === 'answer')!;
+    throw new GraphError(`node ${a.id} (answer) is only allowed in chatflow (advanced-chat) apps`);
+  }
+  return scopeGraph(top, edgesByScope.get('') ?? [], starts[0]!.id, environment, conversationDefaults, children);
+}
+
+/** One level of the graph: its nodes, edges and start; every node must be reachable from the start. */
+function scopeGraph(
+  members: readonly GraphNode[],
+  edgeList: readonly GraphEdge[],
+  startId: string,
+  environment: Record<string, unknown>,
+  conversationDefaults: Record<string, unknown>,
+  children: ReadonlyMap<string, Graph>,
+): Graph {
+  const nodes = new Map(members.map((n) => [n.id, n] as const));
+  const outgoing = new Map<string, GraphEdge[]>();
+  const incoming = new Map<string, GraphEdge[]>();
+  for (const id of nodes.keys()) {
+    outgoing.set(id, []);
+    incoming.set(id, []);
+  }
+  for (const edge of edgeList) {
+    outgoing.get(edge.source)!.push(edge);
+    incoming.get(edge.target)!.push(edge);
+  }
   const seen = new Set([startId]);
   const queue = [startId];
   while (queue.length) for (const e of outgoing.get(queue.shift()!)!) if (!seen.has(e.target)) (seen.add(e.target), queue.push(e.target));
   for (const n of nodes.values()) {
-    if (!seen.has(n.id)) throw new GraphError(`node ${n.id} (${n.type}) is not reachable from the start node`);
+    if (!seen.has(n.id)) {
+      const where = n.parentId ? ` of ${n.parentId}` : '';
+      throw new GraphError(`node ${n.id} (${n.type}) is not reachable from the start node${where}`);
+    }
   }
-  if (doc.app.mode === 'workflow' && [...nodes.values()].some((n) => n.type === 'answer')) {
-    const a = [...nodes.values()].find((n) => n.type === 'answer')!;
-    throw new GraphError(`node ${a.id} (answer) is only allowed in chatflow (advanced-chat) apps`);
-  }
-  return {
-    nodes,
-    edges,
-    outgoing,
-    incoming,
-    startId,
-    environment: namedValues(wf.environment_variables),
-    conversationDefaults: namedValues(wf.conversation_variables),
-  };
+  return { nodes, edges: [...edgeList], outgoing, incoming, startId, environment, conversationDefaults, children };
 }
 
 function namedValues(list: readonly Record<string, unknown>[] | undefined): Record<string, unknown> {

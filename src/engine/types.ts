@@ -13,6 +13,15 @@ export const NODE_TYPES = [
   'variable-aggregator',
   'human-input',
   'knowledge-retrieval',
+  'loop',
+  'loop-start',
+  'loop-end',
+  'assigner',
+  'code',
+  'iteration',
+  'iteration-start',
+  'http-request',
+  'tool',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 export function isNodeType(v: unknown): v is NodeType {
@@ -24,6 +33,8 @@ export interface GraphNode {
   readonly type: NodeType;
   readonly title: string;
   readonly data: Readonly<Record<string, unknown>>;
+  /** The loop / iteration node this node runs inside (DSL `parentId`), if any. */
+  readonly parentId?: string;
 }
 
 export interface GraphEdge {
@@ -45,6 +56,8 @@ export interface Graph {
   readonly environment: Readonly<Record<string, unknown>>;
   /** Conversation variable defaults (`conversation.*`) by name. */
   readonly conversationDefaults: Readonly<Record<string, unknown>>;
+  /** Loop / iteration node id → the graph of its child nodes (started at its `*-start` node). */
+  readonly children: ReadonlyMap<string, Graph>;
 }
 
 /** Conversation history for chatflow LLM memory. */
@@ -94,12 +107,73 @@ export interface KnowledgeRetriever {
   ): Promise<{ readonly hits: readonly KnowledgeHit[]; readonly missing: readonly string[] }>;
 }
 
+/** A code node's program, run outside the engine (src/code). */
+export interface CodeRequest {
+  readonly language: 'python3' | 'javascript';
+  readonly code: string;
+  readonly inputs: Readonly<Record<string, unknown>>;
+}
+
+/** Runs code nodes; rejects with a message when the program fails, times out or is too large. */
+export interface CodeExecutor {
+  run(req: CodeRequest, signal: AbortSignal): Promise<unknown>;
+}
+
+/** An HTTP request as the http-request node built it. */
+export interface HttpRequestSpec {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | Uint8Array | undefined;
+  /** Seconds. */
+  readonly timeouts: { readonly connect: number; readonly read: number; readonly write: number };
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** Sends http-request nodes' requests (behind the server's SSRF guard). */
+export interface HttpRequester {
+  send(req: HttpRequestSpec, signal: AbortSignal): Promise<HttpResponse>;
+}
+
+/** Node limits from config (Dify's names). */
+export interface EngineLimits {
+  /** `LOOP_NODE_MAX_COUNT`: the largest `loop_count` of a loop node. */
+  readonly loopMaxCount: number;
+  /** `MAX_ITERATIONS_NUM`: the most items an iteration node accepts. */
+  readonly iterationMaxItems: number;
+  /** Code node output checks (`CODE_MAX_STRING_LENGTH`, `CODE_MAX_*_ARRAY_LENGTH`, `CODE_MAX_DEPTH`, `CODE_MAX_PRECISION`). */
+  readonly code: CodeOutputLimits;
+}
+
+export interface CodeOutputLimits {
+  readonly maxStringLength: number;
+  readonly maxStringArrayLength: number;
+  readonly maxObjectArrayLength: number;
+  readonly maxNumberArrayLength: number;
+  readonly maxDepth: number;
+  readonly maxPrecision: number;
+}
+
+export const DEFAULT_ENGINE_LIMITS: EngineLimits = {
+  loopMaxCount: 100,
+  iterationMaxItems: 99,
+  code: { maxStringLength: 400_000, maxStringArrayLength: 30, maxObjectArrayLength: 30, maxNumberArrayLength: 1000, maxDepth: 5, maxPrecision: 20 },
+};
+
 /** Everything a node may touch outside the pool; injected by the run loop. */
 export interface EnginePorts {
   readonly providers: ModelProviders | undefined;
   readonly humanInput: HumanInputGateway | undefined;
   readonly memory: ConversationMemory | undefined;
   readonly knowledge?: KnowledgeRetriever | undefined;
+  readonly code?: CodeExecutor | undefined;
+  readonly http?: HttpRequester | undefined;
+  readonly limits?: EngineLimits;
   now(): number;
   newId(): string;
   sleep(ms: number, signal: AbortSignal): Promise<void>;
@@ -112,7 +186,9 @@ export type NodeStreamEvent =
   | { readonly type: 'text'; readonly text: string; readonly selector: readonly string[] }
   | { readonly type: 'answer'; readonly text: string }
   | { readonly type: 'human_input_form_filled'; readonly data: Readonly<Record<string, unknown>> }
-  | { readonly type: 'human_input_form_timeout'; readonly data: Readonly<Record<string, unknown>> };
+  | { readonly type: 'human_input_form_timeout'; readonly data: Readonly<Record<string, unknown>> }
+  /** Container nodes: a stream event as is (`loop_started`, child `node_started`, …). */
+  | { readonly type: 'event'; readonly event: string; readonly data: Readonly<Record<string, unknown>> };
 
 export interface NodeContext {
   readonly node: GraphNode;
@@ -128,6 +204,12 @@ export interface NodeContext {
   /** Answer nodes: how many leading template segments were already streamed (by an LLM node). */
   readonly streamedSegments: number;
   emit(e: NodeStreamEvent): void;
+  /** Inside a container: the loop / iteration node id and the round (for child events). */
+  readonly container?: { readonly type: 'loop' | 'iteration'; readonly id: string; readonly index: number };
+  /** This execution's id (node_started.id), when the run loop assigned one. */
+  readonly executionId?: string;
+  /** Counts one child node execution against the run's step limit; returns its execution index. */
+  step?(): number;
 }
 
 export interface NodeUsage {

@@ -36,6 +36,11 @@ export class VariablePool {
     this.#data[scope] = { ...(this.#data[scope] ?? {}), ...values };
   }
 
+  /** Forgets every output of a node (a container's children before each round). */
+  remove(scope: string): void {
+    delete this.#data[scope];
+  }
+
   /** Replaces each `{{#…#}}` with the value's text (objects as JSON, missing as ""). */
   render(template: string): string {
     return template.replace(TEMPLATE_REF, (_m, path: string) => toText(this.get(path.split('.'))));

@@ -131,3 +131,103 @@ export async function fetchRemote(rawUrl: string, opts: RemoteFetchOptions): Pro
   }
   throw new RemoteFetchError(`too many redirects fetching ${rawUrl}`);
 }
+
+export interface RemoteRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
+}
+
+export interface RemoteResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+  readonly url: string;
+}
+
+export interface RemoteRequestOptions {
+  /** Largest response body accepted, in bytes (the message names `limitName`). */
+  readonly maxBytes: number;
+  readonly limitName?: string;
+  readonly allowHosts: readonly string[];
+  readonly connectTimeoutMs: number;
+  /** Idle time allowed while waiting for response data. */
+  readonly readTimeoutMs: number;
+  readonly maxRedirects?: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Sends any HTTP request through the same SSRF guard as `fetchRemote` (every hop's address checked
+ * and pinned) and returns the response whatever its status. Redirects are followed (303 → GET).
+ */
+export async function sendRemote(req: RemoteRequest, opts: RemoteRequestOptions): Promise<RemoteResponse> {
+  let url: URL;
+  try {
+    url = new URL(req.url);
+  } catch {
+    throw new RemoteFetchError(`invalid URL: ${req.url}`);
+  }
+  let method = req.method.toUpperCase();
+  let body = req.body;
+  for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteFetchError(`only http and https URLs can be requested, got ${url.protocol}`);
+    const pinned = await checkedAddress(url.hostname, opts.allowHosts);
+    const pinnedLookup: LookupFunction = (_h, o, cb) => {
+      if ((o as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
+      else cb(null, pinned.address, pinned.family);
+    };
+    const target = url;
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const r = (target.protocol === 'https:' ? https : http).request(target, { method, headers: { ...req.headers }, lookup: pinnedLookup, signal: opts.signal }, resolve);
+      const connectTimer = setTimeout(() => r.destroy(new RemoteFetchError(`timed out connecting to ${target.host} after ${opts.connectTimeoutMs / 1000}s`)), opts.connectTimeoutMs);
+      r.on('socket', (sock) => {
+        if (!sock.connecting) clearTimeout(connectTimer);
+        else sock.once('connect', () => clearTimeout(connectTimer));
+      });
+      r.setTimeout(opts.readTimeoutMs, () => r.destroy(new RemoteFetchError(`timed out waiting for ${target.href} after ${opts.readTimeoutMs / 1000}s`)));
+      r.on('error', (err) => {
+        clearTimeout(connectTimer);
+        reject(err instanceof RemoteFetchError ? err : new RemoteFetchError(`cannot reach ${target.href}: ${err.message}`));
+      });
+      r.on('response', () => clearTimeout(connectTimer));
+      r.end(body);
+    });
+    const status = res.statusCode ?? 0;
+    if (status >= 300 && status < 400 && res.headers.location) {
+      res.resume();
+      url = new URL(res.headers.location, url);
+      if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+      continue;
+    }
+    const limit = `${opts.maxBytes} bytes${opts.limitName ? ` (${opts.limitName})` : ''}`;
+    const declared = Number(res.headers['content-length'] ?? NaN);
+    if (declared > opts.maxBytes) {
+      res.destroy();
+      throw new RemoteFetchError(`the response is ${declared} bytes, over the limit of ${limit}`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res) {
+        size += (chunk as Buffer).length;
+        if (size > opts.maxBytes) {
+          res.destroy();
+          throw new RemoteFetchError(`the response is over the limit of ${limit}`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (err instanceof RemoteFetchError) throw err;
+      throw new RemoteFetchError(`cannot read ${url.href}: ${(err as Error).message}`);
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    return { status, headers, body: Buffer.concat(chunks), url: url.href };
+  }
+  throw new RemoteFetchError(`too many redirects requesting ${req.url}`);
+}

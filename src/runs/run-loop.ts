@@ -2,7 +2,7 @@ import type { HumanInputRequired } from '../forms/human-input-port.js';
 import { executeNode, type NodeResult } from '../engine/execute-node.js';
 import { completeNode, type RunState } from '../engine/run-state.js';
 import { VariablePool } from '../engine/variable-pool.js';
-import type { AppKind, EnginePorts, Graph, NodeStreamEvent } from '../engine/types.js';
+import { NodeFailure, type AppKind, type EnginePorts, type Graph, type NodeStreamEvent } from '../engine/types.js';
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
 import type { RunJournal } from './journal.js';
 import { usageOf } from './frames.js';
@@ -98,6 +98,9 @@ export class RunLoop {
       case 'human_input_form_filled':
       case 'human_input_form_timeout':
         this.#emit(e.type, { ...e.data });
+        return;
+      case 'event':
+        this.#emit(e.event, { ...e.data });
         return;
     }
   }
@@ -286,6 +289,8 @@ export class RunLoop {
           signal: this.#abort.signal,
           streamedSegments: this.#state.streamed?.[node.id] ?? 0,
           emit: (e) => this.#onNodeEvent(e),
+          executionId: flight.execId,
+          step: () => this.#childStep(),
         },
         (retryIndex, error) => this.#emit('node_retry', this.#finished(flight, 'retry', error, null, null, null, null, { retry_index: retryIndex })),
       );
@@ -293,6 +298,14 @@ export class RunLoop {
     } catch (err) {
       return { flight, result: { type: 'failed', error: (err as Error).message } };
     }
+  }
+
+  /** A loop / iteration child node starts: it counts as a step and takes the next execution index. */
+  #childStep(): number {
+    if (this.#state.steps >= this.#limits.maxSteps) throw new NodeFailure(`Max steps ${this.#limits.maxSteps} reached.`, 'NodeError', false);
+    this.#state.steps += 1;
+    this.#state.index += 1;
+    return this.#state.index;
   }
 
   #finished(

@@ -9,7 +9,7 @@ import type { ModelProviders } from '../llm/model-provider.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
-import type { AppKind, EnginePorts, Graph, KnowledgeRetriever } from '../engine/types.js';
+import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
@@ -20,6 +20,12 @@ import { finishedFrame } from './frames.js';
 export interface RunServiceConfig extends RunLimits {
   /** A `running` run whose heartbeat is older than this is an orphan (its process died). */
   readonly orphanAfterMs: number;
+  /** `LOOP_NODE_MAX_COUNT`; Dify's default when absent. */
+  readonly loopMaxCount?: number;
+  /** `MAX_ITERATIONS_NUM`; Dify's default when absent. */
+  readonly iterationMaxItems?: number;
+  /** Code node output checks; Dify's defaults when absent. */
+  readonly codeOutputs?: CodeOutputLimits;
 }
 
 export interface StartRun {
@@ -66,6 +72,8 @@ export class RunService implements RunResumer {
   readonly #memory: DbConversationMemory;
   readonly #findApp: (id: string) => Promise<App | undefined>;
   readonly #knowledge: () => KnowledgeRetriever | undefined;
+  readonly #code: CodeExecutor | undefined;
+  readonly #http: HttpRequester | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -80,6 +88,10 @@ export class RunService implements RunResumer {
     humanInput?: HumanInputGateway;
     /** The knowledge-retrieval node's port (built after the run service, hence lazy). */
     knowledge?: () => KnowledgeRetriever | undefined;
+    /** Runs code nodes (src/code); unset: code nodes fail with a clear error. */
+    code?: CodeExecutor;
+    /** Sends http-request nodes' requests (src/outbound); unset: those nodes fail with a clear error. */
+    http?: HttpRequester;
   }) {
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -90,6 +102,8 @@ export class RunService implements RunResumer {
     this.#findApp = deps.findApp;
     this.#humanInput = deps.humanInput;
     this.#knowledge = deps.knowledge ?? (() => undefined);
+    this.#code = deps.code;
+    this.#http = deps.http;
     this.#memory = new DbConversationMemory(deps.db);
   }
 
@@ -136,6 +150,13 @@ export class RunService implements RunResumer {
       humanInput: this.#humanInput,
       memory: this.#memory,
       knowledge: this.#knowledge(),
+      limits: {
+        loopMaxCount: this.#config.loopMaxCount ?? DEFAULT_ENGINE_LIMITS.loopMaxCount,
+        iterationMaxItems: this.#config.iterationMaxItems ?? DEFAULT_ENGINE_LIMITS.iterationMaxItems,
+        code: this.#config.codeOutputs ?? DEFAULT_ENGINE_LIMITS.code,
+      },
+      code: this.#code,
+      http: this.#http,
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -13,25 +15,30 @@ const present = existsSync(DIR);
 if (!present) process.stdout.write(`[conformance] NOTICE: ${DIR} is absent; the Dify DSL conformance walk is skipped.\n`);
 
 /** Files with a node type this engine does not cover, and the node the import must name. */
-const REFUSED: Record<string, RegExp> = {
-  'conditional_parallel_code_execution_workflow.yml': /node \S+ has type "code"/,
-  'http_request_with_json_tool_workflow.yml': /node \S+ has type "(http-request|tool)"/,
-  'increment_loop_with_break_condition_workflow.yml': /node \S+ has type "(loop|assigner|loop-start)"/,
-  'array_iteration_formatting_workflow.yml': /node \S+ has type "(code|iteration|iteration-start)"/,
-  'iteration_flatten_output_enabled_workflow.yml': /node \S+ has type "(code|iteration|iteration-start)"/,
-};
+const REFUSED: Record<string, RegExp> = {};
 
 let s: TestServer;
 let fake: FakeOpenAI;
+/** A local upstream for the http-request fixture: `/data.json` serves a JSON object. */
+let upstream: Server;
+let upstreamUrl = '';
 const keys = new Map<string, string>();
 
 beforeAll(async () => {
   if (!present) return;
   fake = await startFakeOpenAI();
-  s = await startServer({ runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
+  upstream = createServer((req, res) => {
+    if (req.url === '/data.json') res.writeHead(200, { 'content-type': 'application/json' }).end('{"key":"value","number":42}');
+    else res.writeHead(404, { 'content-type': 'text/plain' }).end('no such thing');
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  // the SSRF guard refuses loopback addresses unless allow-listed
+  s = await startServer({ runtime: { providers: openAiCompatibleProviders(fake.baseUrl) }, env: { SSRF_ALLOW_HOSTS: '127.0.0.1' } });
 });
 afterAll(async () => {
   await s?.close();
+  await new Promise((resolve) => upstream?.close(resolve));
   await fake?.close();
 });
 
@@ -68,7 +75,7 @@ async function chat(file: string, query: string): Promise<{ answer: string; even
 describe.skipIf(!present)('Dify DSL conformance (../shared/conformance/dify-dsl)', () => {
   const files = present ? readdirSync(DIR).filter((f) => f.endsWith('.yml')).sort() : [];
 
-  it('walks every file: supported ones import unchanged, the others are refused naming the node', async () => {
+  it('walks every file: each imports unchanged (any listed in REFUSED must be refused naming the node)', async () => {
     expect(files.length).toBeGreaterThanOrEqual(12);
     for (const f of files) {
       if (REFUSED[f]) await expect(s.importApp(read(f)), f).rejects.toThrow(REFUSED[f]);
@@ -94,6 +101,47 @@ describe.skipIf(!present)('Dify DSL conformance (../shared/conformance/dify-dsl)
       const d = await runWorkflow('dual_switch_variable_aggregator_workflow.yml', { switch1: a, switch2: b });
       expect(d.outputs).toEqual({ group1: `switch 1 ${a ? 'on' : 'off'}`, group2: `switch 2 ${b ? 'on' : 'off'}` });
     }
+  });
+
+  it('increment_loop_with_break_condition_workflow: the loop adds 1 until num ≥ 5', async () => {
+    const d = await runWorkflow('increment_loop_with_break_condition_workflow.yml', {});
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs).toEqual({ num: 5 });
+    // 1 start + 1 loop + 4 rounds × (loop-start + assigner) + 1 end
+    expect(d.total_steps).toBe(11);
+  });
+
+  it('conditional_parallel_code_execution_workflow: python3 code nodes on each branch; nodes that did not run give null', async () => {
+    expect((await runWorkflow('conditional_parallel_code_execution_workflow.yml', { switch: 1 })).outputs).toEqual({ 1: 'Code 1', 2: 'Code 2', 3: null });
+    expect((await runWorkflow('conditional_parallel_code_execution_workflow.yml', { switch: 0 })).outputs).toEqual({ 1: null, 2: 'Code 2', 3: 'Code 3' });
+  });
+
+  it('array_iteration_formatting_workflow: a template per item of the code node\'s list', async () => {
+    const d = await runWorkflow('array_iteration_formatting_workflow.yml', {});
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs).toEqual({ output: ['output: 1', 'output: 2', 'output: 3'] });
+  });
+
+  it('iteration_flatten_output_enabled_workflow: per-item pairs flattened into one list', async () => {
+    const d = await runWorkflow('iteration_flatten_output_enabled_workflow.yml', {});
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs).toEqual({ output: [1, 2, 2, 4, 3, 6] });
+  });
+
+  it('iteration_flatten_output_enabled_workflow with flatten_output: false keeps the pairs (Dify\'s sibling fixture)', async () => {
+    const yml = read('iteration_flatten_output_enabled_workflow.yml').replace('flatten_output: true', 'flatten_output: false');
+    expect(yml).not.toBe(read('iteration_flatten_output_enabled_workflow.yml'));
+    const { apiKey } = await s.importApp(yml);
+    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, user: 'conformance' }) });
+    expect((await r.json()).data.outputs).toEqual({ output: [[1, 2], [2, 4], [3, 6]] });
+  });
+
+  it('http_request_with_json_tool_workflow: GET the url, json_parse the body (a real local upstream, not a mock)', async () => {
+    const d = await runWorkflow('http_request_with_json_tool_workflow.yml', { url: `${upstreamUrl}/data.json` });
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs).toEqual({ status_code: 200, parsed_data: { key: 'value', number: 42 } });
+    const missing = await runWorkflow('http_request_with_json_tool_workflow.yml', { url: `${upstreamUrl}/nope` });
+    expect(missing).toMatchObject({ status: 'failed', error: expect.stringMatching(/^json_parse: invalid JSON/) });
   });
 
   it('basic_llm_chat_workflow: the End output is the LLM text; a failing LLM fails the run', async () => {

@@ -144,8 +144,8 @@ describe('mode and import checks', () => {
   });
 
   it('an unsupported node type is refused at import, naming the node id and type', async () => {
-    const yaml = workflowDsl([startNode(), { id: 'code1', type: 'code', code: 'x' }, endNode({})], [['start', 'code1'], ['code1', 'end']]);
-    await expect(s.importApp(yaml)).rejects.toThrow(/node code1 has type "code"/);
+    const yaml = workflowDsl([startNode(), { id: 'agent1', type: 'agent' }, endNode({})], [['start', 'agent1'], ['agent1', 'end']]);
+    await expect(s.importApp(yaml)).rejects.toThrow(/node agent1 has type "agent"/);
   });
 
   it('a node unreachable from start and a bad template are import errors', async () => {

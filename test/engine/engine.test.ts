@@ -51,8 +51,8 @@ describe('comparison operators', () => {
 
 describe('graph compile and readiness', () => {
   it('refuses an unsupported node naming id and type', () => {
-    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'code' }], [['start', 'k']])))).toThrow(GraphError);
-    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'code' }], [['start', 'k']])))).toThrow(/node k has type "code"/);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'agent' }], [['start', 'k']])))).toThrow(GraphError);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'agent' }], [['start', 'k']])))).toThrow(/node k has type "agent"/);
   });
 
   it('knowledge-retrieval: missing dataset_ids or query selector is an import error naming the node', () => {

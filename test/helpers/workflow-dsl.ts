@@ -18,7 +18,7 @@ export function workflowDsl(
     version: '0.3.1',
     workflow: {
       graph: {
-        nodes: nodes.map(({ id, type, ...data }) => ({ id, data: { type, title: (data.title as string) ?? id, ...data } })),
+        nodes: nodes.map(({ id, type, parentId, ...data }) => ({ id, ...(parentId ? { parentId } : {}), data: { type, title: (data.title as string) ?? id, ...data } })),
         edges: edges.map(([source, target, handle]) => ({ source, target, sourceHandle: handle ?? 'source' })),
       },
     },

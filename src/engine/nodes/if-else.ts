@@ -1,13 +1,7 @@
-import { compare, normalizeOperator } from '../conditions.js';
+import { compare, parseConditions, type Condition } from '../conditions.js';
 import type { NodeHandler, NodeContext } from '../types.js';
-import { isObject, selectorOf } from './shared.js';
+import { isObject } from './shared.js';
 
-interface Condition {
-  readonly selector: string[];
-  readonly op: NonNullable<ReturnType<typeof normalizeOperator>>;
-  readonly value: unknown;
-  readonly varType: string | undefined;
-}
 interface Case {
   readonly id: string;
   readonly logic: 'and' | 'or';
@@ -24,15 +18,7 @@ function casesOf(data: Readonly<Record<string, unknown>>): Case[] {
     const id = typeof c.case_id === 'string' ? c.case_id : typeof c.id === 'string' ? c.id : undefined;
     if (!id) throw new Error(`cases[${i}].case_id must be a string`);
     const logic = c.logical_operator === 'or' ? 'or' : 'and';
-    if (!Array.isArray(c.conditions)) throw new Error(`cases[${i}].conditions must be a list`);
-    const conditions = c.conditions.map((k: unknown, j: number) => {
-      if (!isObject(k)) throw new Error(`cases[${i}].conditions[${j}] must be a mapping`);
-      const selector = selectorOf(k.variable_selector);
-      if (!selector) throw new Error(`cases[${i}].conditions[${j}].variable_selector must be a list of at least 2 names`);
-      const op = normalizeOperator(k.comparison_operator);
-      if (!op) throw new Error(`cases[${i}].conditions[${j}].comparison_operator "${String(k.comparison_operator)}" is not supported`);
-      return { selector, op, value: k.value, varType: typeof k.varType === 'string' ? k.varType : undefined };
-    });
+    const conditions = parseConditions(c.conditions, `cases[${i}].conditions`);
     return { id, logic, conditions };
   });
 }

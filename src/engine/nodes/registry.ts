@@ -1,12 +1,19 @@
 import type { NodeHandler, NodeType } from '../types.js';
 import { answerNode } from './answer.js';
+import { assignerNode } from './assigner.js';
+import { codeNode } from './code.js';
+import { containerStartNode, loopEndNode } from './container-start.js';
 import { endNode } from './end.js';
 import { humanInputNode } from './human-input.js';
 import { ifElseNode } from './if-else.js';
+import { httpRequestNode } from './http-request.js';
+import { iterationNode } from './iteration.js';
 import { knowledgeRetrievalNode } from './knowledge-retrieval.js';
 import { llmNode } from './llm.js';
+import { loopNode } from './loop.js';
 import { startNode } from './start.js';
 import { templateTransformNode } from './template-transform.js';
+import { toolNode } from './tool.js';
 import { variableAggregatorNode } from './variable-aggregator.js';
 
 /** Every node type's handler; adding a type means one file in this folder and one line here. */
@@ -20,4 +27,13 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'variable-aggregator': variableAggregatorNode,
   'human-input': humanInputNode,
   'knowledge-retrieval': knowledgeRetrievalNode,
+  loop: loopNode,
+  'loop-start': containerStartNode,
+  'loop-end': loopEndNode,
+  assigner: assignerNode,
+  code: codeNode,
+  iteration: iterationNode,
+  'iteration-start': containerStartNode,
+  'http-request': httpRequestNode,
+  tool: toolNode,
 };

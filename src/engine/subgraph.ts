@@ -1,0 +1,105 @@
+import { executeNode } from './execute-node.js';
+import { completeNode, initialState } from './run-state.js';
+import { NodeFailure, StopSignal, type Graph, type NodeContext } from './types.js';
+
+export interface ContainerRound {
+  readonly type: 'loop' | 'iteration';
+  readonly index: number;
+}
+
+export interface RoundResult {
+  /** A `loop-end` node ran: the loop stops after this round. */
+  readonly broke: boolean;
+  readonly tokens: number;
+  readonly steps: number;
+}
+
+const sec = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * Runs a container's child graph once (one loop round or one iteration item), node by node in
+ * readiness order, in the run's variable pool. Child nodes report `node_started` / `node_finished`
+ * through the container's `emit` with `loop_id` / `iteration_id` set. A child that fails (after its
+ * own retry and error strategy) fails the round with its error.
+ */
+export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRound): Promise<RoundResult> {
+  const state = initialState(sub, {});
+  // each round starts clean, as in Dify: a child that does not run this round has no outputs
+  for (const id of sub.nodes.keys()) ctx.pool.remove(id);
+  const queue: { node: string; from: string | null }[] = [{ node: sub.startId, from: null }];
+  const container = { type: round.type, id: ctx.node.id, index: round.index };
+  const idKey = round.type === 'loop' ? 'loop' : 'iteration';
+  let tokens = 0;
+  let steps = 0;
+  while (queue.length > 0) {
+    if (ctx.signal.aborted) throw new StopSignal('stopped');
+    const { node: id, from } = queue.shift()!;
+    const node = sub.nodes.get(id)!;
+    const index = ctx.step ? ctx.step() : ++steps;
+    steps++;
+    const execId = ctx.ports.newId();
+    const startedAt = ctx.ports.now();
+    const started = {
+      id: execId,
+      node_id: node.id,
+      node_type: node.type,
+      title: node.title,
+      index,
+      predecessor_node_id: from,
+      inputs: null,
+      inputs_truncated: false,
+      created_at: sec(startedAt),
+      extras: {},
+      iteration_id: round.type === 'iteration' ? ctx.node.id : null,
+      loop_id: round.type === 'loop' ? ctx.node.id : null,
+    };
+    ctx.emit({ type: 'event', event: 'node_started', data: started });
+    const finished = (status: string, error: string | null, r: { inputs?: unknown; outputs?: unknown; processData?: unknown; meta?: Record<string, unknown> }) => {
+      const now = ctx.ports.now();
+      ctx.emit({
+        type: 'event',
+        event: 'node_finished',
+        data: {
+          ...started,
+          inputs: r.inputs ?? null,
+          process_data: r.processData ?? null,
+          process_data_truncated: false,
+          outputs: r.outputs ?? null,
+          outputs_truncated: false,
+          status,
+          error,
+          elapsed_time: (now - startedAt) / 1000,
+          execution_metadata: { [`${idKey}_id`]: ctx.node.id, [`${idKey}_index`]: round.index, ...(r.meta ?? {}) },
+          finished_at: sec(now),
+          files: [],
+        },
+      });
+    };
+    const result = await executeNode(
+      { ...ctx, node, graph: sub, container, executionId: execId, streamedSegments: 0 },
+      (retryIndex, error) => ctx.emit({ type: 'event', event: 'node_retry', data: { ...started, status: 'retry', error, retry_index: retryIndex } }),
+    );
+    switch (result.type) {
+      case 'succeeded':
+      case 'exception': {
+        ctx.pool.setAll(node.id, result.outputs);
+        const used = result.usage ? result.usage.promptTokens + result.usage.completionTokens : 0;
+        tokens += used;
+        const meta = { ...(used ? { total_tokens: used, total_price: 0, currency: 'USD' } : {}), ...(result.errorStrategy ? { error_strategy: result.errorStrategy } : {}) };
+        finished(result.type, result.error, { inputs: result.inputs, outputs: result.outputs, processData: result.processData, meta });
+        if (node.type === 'loop-end') return { broke: true, tokens, steps };
+        for (const next of completeNode(sub, state, node.id, result.take)) queue.push({ node: next, from: node.id });
+        break;
+      }
+      case 'failed':
+        finished('failed', result.error, {});
+        throw new NodeFailure(result.error, 'NodeError', false);
+      case 'stopped':
+        finished('stopped', 'Stopped.', {});
+        throw new StopSignal('stopped');
+      case 'pause':
+        throw new NodeFailure(`node ${node.id} cannot pause inside a ${round.type}`, 'NodeError', false);
+    }
+  }
+  return { broke: false, tokens, steps };
+}
