@@ -70,7 +70,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     // sqlite-vec before anything reads the schema: Kysely's migrator introspects every table, and a
     // `vec0` virtual table (created by the vector index) cannot be read without its module.
     sqliteVec.load(handle);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
     store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, destroy: () => db.destroy() };
   }
   await migrate(store.db, opts.databaseUrl ? opts.databaseSchema : undefined);
@@ -110,6 +110,35 @@ async function withSchemaLock<T>(db: Kysely<Database>, schema: string | undefine
     } finally {
       await sql`select pg_advisory_unlock(${SCHEMA_LOCK})`.execute(conn);
     }
+  });
+}
+
+/** How many distinct SQL texts keep their prepared statement (the cache is emptied when full). */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * The SQLite handle as Kysely sees it, with `prepare` memoized by SQL text: Kysely prepares every
+ * query anew, and compiling a statement costs more than running it. Reuse is safe because Kysely
+ * runs each statement to completion synchronously (`all` / `run`) on the one connection; only its
+ * streaming `iterate` could hold a statement open, and Dovetail does not stream queries.
+ */
+function withStatementCache(handle: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (text: string): SQLite.Statement => {
+    let stmt = cache.get(text);
+    if (!stmt) {
+      stmt = handle.prepare(text);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+      cache.set(text, stmt);
+    }
+    return stmt;
+  };
+  return new Proxy(handle, {
+    get(target, key) {
+      if (key === 'prepare') return prepare;
+      const v: unknown = Reflect.get(target, key, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
   });
 }
 
