@@ -199,6 +199,7 @@ export class ChatflowService {
     await this.#db.transaction().execute(async (tx) => {
       await tx.deleteFrom('message_feedbacks').where('conversation_id', '=', conv.id).execute();
       await tx.deleteFrom('messages').where('conversation_id', '=', conv.id).execute();
+      await tx.deleteFrom('conversation_variables').where('conversation_id', '=', conv.id).execute();
       await tx.deleteFrom('conversations').where('id', '=', conv.id).execute();
     });
   }

@@ -14,6 +14,7 @@ import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
 import { RunLoop, STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta } from './run-loop.js';
+import { ConversationVariables } from './conversation-variables.js';
 import { DbConversationMemory } from './conversation-memory.js';
 import { finishedFrame } from './frames.js';
 
@@ -70,6 +71,8 @@ export class RunService implements RunResumer {
   readonly #graphs = new WeakMap<App, Graph>();
   readonly #active = new Map<string, { loop: RunLoop; done: Promise<RunEnd | undefined> }>();
   readonly #memory: DbConversationMemory;
+  /** Chatflow conversation variables, carried from turn to turn. */
+  readonly conversationVariables: ConversationVariables;
   readonly #findApp: (id: string) => Promise<App | undefined>;
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
@@ -105,6 +108,7 @@ export class RunService implements RunResumer {
     this.#code = deps.code;
     this.#http = deps.http;
     this.#memory = new DbConversationMemory(deps.db);
+    this.conversationVariables = new ConversationVariables(deps.db, deps.clock);
   }
 
   /** Plugs the Human Input form store in (the lead's `src/forms`); tests plug an in-memory one. */
@@ -200,7 +204,10 @@ export class RunService implements RunResumer {
     const state = initialState(graph, {
       sys,
       env: { ...graph.environment },
-      conversation: { ...graph.conversationDefaults },
+      conversation: {
+        ...graph.conversationDefaults,
+        ...(mode === 'advanced-chat' && meta.conversationId ? await this.conversationVariables.load(app, meta.conversationId) : {}),
+      },
       [graph.startId]: { ...input.inputs, ...(mode === 'advanced-chat' ? { 'sys.query': input.query ?? '' } : {}) },
     });
     await this.#db
@@ -277,7 +284,11 @@ export class RunService implements RunResumer {
       })
       .where('id', '=', meta.messageId!)
       .execute();
-    if (meta.conversationId) await this.#db.updateTable('conversations').set({ updated_at: this.#clock.now() }).where('id', '=', meta.conversationId).execute();
+    if (meta.conversationId) {
+      await this.#db.updateTable('conversations').set({ updated_at: this.#clock.now() }).where('id', '=', meta.conversationId).execute();
+      const app = await this.#findApp(meta.appId);
+      if (app) await this.conversationVariables.save(app, meta.conversationId, end.state.pool.conversation ?? {});
+    }
   }
 
   /**

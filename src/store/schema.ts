@@ -27,6 +27,7 @@ export interface Database {
   segments: SegmentTable;
   parent_chunks: ParentChunkTable;
   segment_embeddings: SegmentEmbeddingTable;
+  conversation_variables: ConversationVariableTable;
 }
 
 export interface WorkspaceTable {
@@ -89,6 +90,21 @@ export interface UploadFileTable {
   /** end_user | account */
   created_by_role: string;
   created_at: number;
+}
+
+/** A chatflow conversation variable's current value in one conversation. */
+export interface ConversationVariableTable {
+  /** The variable's id in the DSL (`conversation_variables[].id`), the same in every conversation. */
+  id: string;
+  conversation_id: string;
+  app_id: string;
+  name: string;
+  value_type: string;
+  /** JSON. */
+  value: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface ConversationTable {

@@ -6,6 +6,7 @@ import { DEFAULT_USER } from '../../apps/end-users.js';
 import { CONVERSATION_SORTS } from '../../runs/chatflow-service.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
+import { invalidParam } from '../../infra/errors.js';
 
 const CHAT_MODES = new Set(['chat', 'agent-chat', 'advanced-chat']);
 
@@ -29,6 +30,14 @@ const RenameBody = Type.Object({
   user: Type.Optional(Type.String()),
 });
 const DeleteBody = Type.Object({ user: Type.Optional(Type.String()) });
+const VariablesQuery = Type.Object({
+  user: Type.Optional(Type.String()),
+  last_id: Type.Optional(Type.String()),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  variable_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+});
+const VariableParams = Type.Object({ conversation_id: Type.String(), variable_id: Type.String() });
+const VariableBody = Type.Object({ value: Type.Unknown(), user: Type.Optional(Type.String()) });
 
 /** `GET /messages`, `GET /conversations`, renaming and deleting, over the shared conversation tables. */
 export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
@@ -55,6 +64,32 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = asyn
       const endUser = await runtime.endUsers.getOrCreate(a.id, request.body.user || DEFAULT_USER);
       const { name, auto_generate } = request.body;
       return runtime.chatflow.rename(a.id, endUser.id, request.params.conversation_id, { name: name ?? undefined, autoGenerate: auto_generate === true });
+    },
+  );
+
+  app.get<{ Params: Static<typeof ConversationParams>; Querystring: Static<typeof VariablesQuery> }>(
+    '/conversations/:conversation_id/variables',
+    { schema: { params: ConversationParams, querystring: VariablesQuery } },
+    async (request) => {
+      const a = requireApp(request);
+      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
+      const endUser = await runtime.endUsers.getOrCreate(a.id, request.query.user || DEFAULT_USER);
+      const conv = await runtime.chatflow.conversation(a.id, endUser.id, request.params.conversation_id);
+      const q = request.query;
+      return runtime.runs.conversationVariables.list(conv.id, { lastId: q.last_id || undefined, limit: q.limit, name: q.variable_name });
+    },
+  );
+
+  app.put<{ Params: Static<typeof VariableParams>; Body: Static<typeof VariableBody> }>(
+    '/conversations/:conversation_id/variables/:variable_id',
+    { preValidation: requireJson, schema: { params: VariableParams, body: VariableBody } },
+    async (request) => {
+      const a = requireApp(request);
+      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
+      if (!('value' in (request.body as object))) throw invalidParam('value is required');
+      const endUser = await runtime.endUsers.getOrCreate(a.id, request.body.user || DEFAULT_USER);
+      const conv = await runtime.chatflow.conversation(a.id, endUser.id, request.params.conversation_id);
+      return runtime.runs.conversationVariables.update(conv.id, request.params.variable_id, request.body.value);
     },
   );
 

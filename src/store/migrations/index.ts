@@ -9,6 +9,7 @@ import * as m007 from './007-knowledge-parents.js';
 import * as m008 from './008-document-status.js';
 import * as m009 from './009-indexing-pause.js';
 import * as m010 from './010-knowledge-qa.js';
+import * as m011 from './011-conversation-variables.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '008-document-status': m008,
   '009-indexing-pause': m009,
   '010-knowledge-qa': m010,
+  '011-conversation-variables': m011,
 };
