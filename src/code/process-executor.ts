@@ -34,7 +34,8 @@ export class ProcessCodeExecutor implements CodeExecutor {
     const { timeoutSeconds, maxOutputBytes } = this.config;
     return new Promise((resolve, reject) => {
       const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: cwd, PYTHONIOENCODING: 'utf-8' };
-      const child = spawn(command, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      // Its own process group, so a timeout or stop also ends processes the code started.
+      const child = spawn(command, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       let outBytes = 0;
@@ -42,11 +43,19 @@ export class ProcessCodeExecutor implements CodeExecutor {
       let failure: string | undefined;
       const kill = (why: string) => {
         failure ??= why;
-        child.kill('SIGKILL');
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          child.kill('SIGKILL');
+        }
+        // A descendant that escaped the group may still hold the pipes: stop waiting for them.
+        child.stdout.destroy();
+        child.stderr.destroy();
       };
       const timer = setTimeout(() => kill(`Code execution timed out after ${timeoutSeconds}s (CODE_EXECUTION_TIMEOUT).`), timeoutSeconds * 1000);
       const onAbort = () => kill('Code execution was stopped.');
-      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
       child.stdout.on('data', (c: Buffer) => {
         outBytes += c.length;
         if (outBytes > maxOutputBytes) kill(`Code output exceeds ${maxOutputBytes} bytes (CODE_MAX_OUTPUT_BYTES).`);

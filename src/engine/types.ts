@@ -125,6 +125,8 @@ export interface HttpRequestSpec {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string | Uint8Array | undefined;
+  /** Headers that carry credentials: not sent on to another origin after a redirect. */
+  readonly credentialHeaders?: readonly string[];
   /** Seconds. */
   readonly timeouts: { readonly connect: number; readonly read: number; readonly write: number };
 }

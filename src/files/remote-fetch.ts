@@ -36,12 +36,23 @@ function ipv4Blocked(ip: string): boolean {
   );
 }
 
+/** The IPv4 address an IPv6 address carries (mapped `::ffff:a.b.c.d` in either notation, NAT64, 6to4). */
+function embeddedIPv4(v6: string): string | undefined {
+  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(v6);
+  if (dotted) return dotted[1];
+  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(v6) ?? /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/.exec(v6);
+  if (!hex) return undefined;
+  const hi = parseInt(hex[1]!, 16);
+  const lo = parseInt(hex[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
 /** True for loopback, private, link-local, CGNAT, multicast, unspecified and their IPv6 forms. */
 export function isBlockedAddress(ip: string): boolean {
   if (isIP(ip) === 4) return ipv4Blocked(ip);
   const v6 = ip.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(v6);
-  if (mapped) return ipv4Blocked(mapped[1]!);
+  const v4 = embeddedIPv4(v6);
+  if (v4) return ipv4Blocked(v4);
   return v6 === '::' || v6 === '::1' || /^f[cd]/.test(v6) || /^fe[89ab]/.test(v6) || /^ff/.test(v6);
 }
 
@@ -156,6 +167,15 @@ export interface RemoteRequestOptions {
   readonly readTimeoutMs: number;
   readonly maxRedirects?: number;
   readonly signal?: AbortSignal;
+  /** Headers besides Authorization / Cookie that carry credentials: dropped on a cross-origin redirect. */
+  readonly credentialHeaders?: readonly string[];
+}
+
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+
+function withoutCredentials(headers: Record<string, string>, extra: readonly string[]): Record<string, string> {
+  const drop = new Set([...CREDENTIAL_HEADERS, ...extra.map((h) => h.toLowerCase())]);
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !drop.has(k.toLowerCase())));
 }
 
 /**
@@ -171,6 +191,7 @@ export async function sendRemote(req: RemoteRequest, opts: RemoteRequestOptions)
   }
   let method = req.method.toUpperCase();
   let body = req.body;
+  let sendHeaders: Record<string, string> = { ...req.headers };
   for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteFetchError(`only http and https URLs can be requested, got ${url.protocol}`);
     const pinned = await checkedAddress(url.hostname, opts.allowHosts);
@@ -180,7 +201,7 @@ export async function sendRemote(req: RemoteRequest, opts: RemoteRequestOptions)
     };
     const target = url;
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const r = (target.protocol === 'https:' ? https : http).request(target, { method, headers: { ...req.headers }, lookup: pinnedLookup, signal: opts.signal }, resolve);
+      const r = (target.protocol === 'https:' ? https : http).request(target, { method, headers: sendHeaders, lookup: pinnedLookup, signal: opts.signal }, resolve);
       const connectTimer = setTimeout(() => r.destroy(new RemoteFetchError(`timed out connecting to ${target.host} after ${opts.connectTimeoutMs / 1000}s`)), opts.connectTimeoutMs);
       r.on('socket', (sock) => {
         if (!sock.connecting) clearTimeout(connectTimer);
@@ -197,7 +218,10 @@ export async function sendRemote(req: RemoteRequest, opts: RemoteRequestOptions)
     const status = res.statusCode ?? 0;
     if (status >= 300 && status < 400 && res.headers.location) {
       res.resume();
-      url = new URL(res.headers.location, url);
+      const next = new URL(res.headers.location, url);
+      // Credentials stay with the origin they were given for (as browsers and httpx do).
+      if (next.origin !== url.origin) sendHeaders = withoutCredentials(sendHeaders, opts.credentialHeaders ?? []);
+      url = next;
       if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
         method = 'GET';
         body = undefined;

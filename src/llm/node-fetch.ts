@@ -58,8 +58,14 @@ export function createNodeFetch(opts: { maxSockets?: number } = {}): typeof fetc
           response = res;
           res.once('close', detach);
           const status = res.statusCode ?? 502;
-          const nullBody = status === 204 || status === 304 || init.method === 'HEAD';
-          resolve(new Response(nullBody ? null : coalescingBody(decoded(res)), { status, statusText: res.statusMessage, headers: toHeaders(res.headers) }));
+          const nullBody = status === 204 || status === 205 || status === 304 || init.method === 'HEAD';
+          try {
+            resolve(new Response(nullBody ? null : coalescingBody(decoded(res)), { status, statusText: res.statusMessage, headers: toHeaders(res.headers) }));
+          } catch (err) {
+            // A status fetch cannot represent (e.g. 999) is a failed request, not a crash.
+            res.destroy();
+            reject(new TypeError('fetch failed', { cause: err }));
+          }
         });
         req.end(body);
       });

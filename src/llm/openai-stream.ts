@@ -100,6 +100,7 @@ export function deltaContent(payload: string): string | undefined {
       j += 2;
     } else j++;
   }
-  if (payload.charCodeAt(j + 1) !== 125 || payload.includes('"usage"', j) || payload.includes('"error"')) return undefined;
+  // `"usage":null` rides on every chunk when usage is requested (OpenAI); only a usage object needs the full parse.
+  if (payload.charCodeAt(j + 1) !== 125 || payload.includes('"usage":{') || payload.includes('"error"')) return undefined;
   return escaped ? (JSON.parse(payload.slice(s - 1, j + 1)) as string) : payload.slice(s, j);
 }

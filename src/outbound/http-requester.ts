@@ -25,6 +25,7 @@ export class GuardedHttpRequester implements HttpRequester {
         allowHosts: c.allowHosts,
         connectTimeoutMs: Math.min(req.timeouts.connect, c.maxConnectTimeout) * 1000,
         readTimeoutMs: Math.min(req.timeouts.read, c.maxReadTimeout) * 1000,
+        credentialHeaders: req.credentialHeaders ?? [],
         signal,
       },
     );

@@ -74,6 +74,11 @@ describe('http-request node over HTTP', () => {
     expect(d.outputs.files).toEqual([]);
     const req = seen.at(-1)!;
     expect(req.headers).toMatchObject({ authorization: 'Bearer sk-test', 'x-name': 'ada', 'content-type': 'application/json' });
+    // The key never reaches API clients: the node's process_data shows it masked.
+    const events = await s.runtime.store.db.selectFrom('workflow_run_events').select('payload').execute();
+    const logged = events.map((e) => e.payload).join('');
+    expect(logged).not.toContain('sk-test');
+    expect(logged).toContain('"Authorization":"**************"');
   });
 
   it('follows redirects; a 404 succeeds without an error strategy and fails with one', async () => {

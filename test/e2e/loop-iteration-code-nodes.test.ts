@@ -1,3 +1,6 @@
+import os from 'node:os';
+import path from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js';
@@ -158,6 +161,26 @@ describe('code node over HTTP', () => {
     expect(await fail(codeNode('c', 'python3', 'def main():\n    return {"r": 5}\n', { r: 'string' }))).toBe('Output variable `r` must be a string');
     expect(await fail(codeNode('c', 'python3', 'import time\ndef main():\n    time.sleep(30)\n    return {"r": "late"}\n', { r: 'string' }))).toBe('Code execution timed out after 1s (CODE_EXECUTION_TIMEOUT).');
     expect(await fail(codeNode('c', 'javascript', 'function main() { return { r: require("fs") } }', { r: 'string' }))).toMatch(/require is not defined/);
+  });
+
+  it('the timeout also ends the processes the code started', async () => {
+    const pidFile = path.join(os.tmpdir(), `dovetail-grandchild-${process.pid}-${Date.now()}`);
+    const code = `import subprocess, time\ndef main():\n    p = subprocess.Popen(["sleep", "60"])\n    open(${JSON.stringify(pidFile)}, "w").write(str(p.pid))\n    time.sleep(60)\n    return {"r": "late"}\n`;
+    const d = await blocking((await s.importApp(app(codeNode('c', 'python3', code, { r: 'string' }), { r: ['c', 'r'] }))).apiKey, { x: 1 });
+    expect(d).toMatchObject({ status: 'failed', error: 'Code execution timed out after 1s (CODE_EXECUTION_TIMEOUT).' });
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    rmSync(pidFile, { force: true });
+    // Gone, or a zombie waiting to be reaped by init: either way no longer running.
+    const running = () => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 50 && running(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(running()).toBe(false);
   });
 
   it('a missing python3 fails the node with a clear message', async () => {

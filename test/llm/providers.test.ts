@@ -104,6 +104,9 @@ describe('delta fast path', () => {
     expect(deltaContent(ev({ role: 'assistant', content: 'x' }))).toBeUndefined();
     expect(deltaContent(ev({ content: 'x', tool_calls: [] }))).toBeUndefined();
     expect(deltaContent(ev({ content: 'x' }, { usage: { prompt_tokens: 1, completion_tokens: 1 } }))).toBeUndefined();
+    expect(deltaContent(JSON.stringify({ usage: { prompt_tokens: 1 }, choices: [{ index: 0, delta: { content: 'x' } }] }))).toBeUndefined();
+    // OpenAI sends `"usage":null` on every chunk when usage is requested: still the fast path.
+    expect(deltaContent(ev({ content: 'x' }, { usage: null }))).toBe('x');
     expect(deltaContent(ev({ content: null }))).toBeUndefined();
     expect(deltaContent('{"choices":[{"text":"abc"}]}')).toBeUndefined();
     expect(deltaContent('{"error":{"message":"x"},"choices":[{"delta":{"content":"y"}}]}')).toBeUndefined();
@@ -135,6 +138,8 @@ describe('node:http fetch for the SDKs', () => {
         let raw = '';
         rq.on('data', (c: Buffer) => (raw += c));
         rq.on('end', () => rs.writeHead(201, { 'x-m': rq.method ?? '', 'content-type': 'text/plain' }).end(`${rq.headers.authorization} ${raw}`));
+      } else if (rq.url === '/odd-status') {
+        rs.writeHead(999, { 'content-type': 'text/plain' }).end('?');
       } else if (rq.url === '/break') {
         rs.writeHead(200, { 'content-type': 'text/plain' });
         rs.write('partial');
@@ -213,6 +218,10 @@ describe('node:http fetch for the SDKs', () => {
       for (const c of connections) c.destroy();
       raw.close();
     }
+  });
+
+  it('a status fetch cannot represent is a failed request, not a crash', async () => {
+    await expect(f(`${base}/odd-status`)).rejects.toBeInstanceOf(TypeError);
   });
 
   it('a body that breaks off is an error, not a short answer', async () => {

@@ -145,10 +145,17 @@ export const httpRequestNode: NodeHandler = {
         break;
       }
     }
-    const inputs = { method: spec.method.toUpperCase(), url: url.href, headers: { ...headers }, ...(body !== undefined ? { body } : {}) };
+    // The request as the run's events show it: the api key masked (as Dify's `to_log`).
+    const shown = { ...headers };
+    if (spec.auth.type === 'api-key') {
+      const name = spec.auth.header.toLowerCase();
+      for (const k of Object.keys(shown)) if (k.toLowerCase() === name) shown[k] = '*'.repeat(shown[k]!.length);
+    }
+    const inputs = { method: spec.method.toUpperCase(), url: url.href, headers: shown, ...(body !== undefined ? { body } : {}) };
     let res;
     try {
-      res = await http.send({ method: spec.method.toUpperCase(), url: url.href, headers, body, timeouts: spec.timeouts }, ctx.signal);
+      const credentialHeaders = spec.auth.type === 'api-key' ? [spec.auth.header] : [];
+      res = await http.send({ method: spec.method.toUpperCase(), url: url.href, headers, body, timeouts: spec.timeouts, credentialHeaders }, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       throw new NodeFailure((err as Error).message || 'HTTP request failed', 'HttpRequestNodeError', true, { cause: err });
