@@ -109,6 +109,10 @@ export function toErrorBody(err: unknown): { body: ErrorBody; headers: Record<st
     default:
       break;
   }
+  // PostgreSQL refuses NUL characters in text ("invalid byte sequence for encoding UTF8: 0x00").
+  if (fe?.code === '22021' || fe?.code === '22P05') {
+    return { body: { code: 'invalid_param', message: 'Text values must not contain NUL (\\u0000) characters.', status: 400 }, headers: {} };
+  }
   if (fe instanceof SyntaxError || fe?.name === 'SyntaxError') {
     return { body: { code: 'bad_request', message: INVALID_JSON, status: 400 }, headers: {} };
   }

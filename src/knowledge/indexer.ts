@@ -154,7 +154,12 @@ export class Indexer {
     try {
       await this.#run(run, signal);
     } catch (err) {
-      if (!(err instanceof Fenced)) throw err;
+      if (!(err instanceof Fenced)) {
+        // A failure of an execution that has lost the run (paused, then resumed by another) is not
+        // the run's failure: reporting it would let the job's last attempt fail the new owner's run.
+        const current = await this.#db.selectFrom('indexing_runs').select('owner').where('id', '=', runId).executeTakeFirst();
+        if (current?.owner === owner) throw err;
+      }
       this.#log.info({ run: run.id }, 'indexing run paused or taken over; this execution stops');
     }
   }

@@ -151,7 +151,7 @@ export class CompletionService {
   async start(input: CompletionInput, sink?: CompletionSink): Promise<CompletionRun> {
     if (input.app.mode !== 'completion') throw appUnavailable();
     const p = await this.#prepare(input);
-    const prompt = buildCompletionPrompt(p.prePrompt, p.inputs, input.query, p.model.mode === 'chat' ? p.images : []);
+    const prompt = buildCompletionPrompt(p.prePrompt, p.inputs, p.query, p.model.mode === 'chat' ? p.images : []);
     const messageId = newId();
     // Dify gives every completion message its own conversation; feedback items carry its id.
     const conversation = { id: messageId, appId: input.app.id, endUserId: p.endUserId, name: 'New conversation', inputs: p.inputs };
@@ -178,9 +178,9 @@ export class CompletionService {
       history = await this.#history(conv.id);
     } else {
       conversationId = newId();
-      newConversation = { id: conversationId, appId: input.app.id, endUserId: p.endUserId, name: conversationName(input.query), inputs };
+      newConversation = { id: conversationId, appId: input.app.id, endUserId: p.endUserId, name: conversationName(p.query), inputs };
     }
-    const prompt = buildChatPrompt(p.prePrompt, inputs, history, input.query, p.model.mode === 'chat' ? p.images : []);
+    const prompt = buildChatPrompt(p.prePrompt, inputs, history, p.query, p.model.mode === 'chat' ? p.images : []);
     // Completion-mode models continue the transcript; stop them at the next human turn (as Dify).
     const stop = p.model.params.stop;
     const unset = stop === undefined || stop === null || (Array.isArray(stop) && stop.length === 0);
@@ -203,7 +203,8 @@ export class CompletionService {
     const images = refs.length ? await imageParts(refs, app.id, d.uploads, 'files', upload.detail) : [];
     const endUser = await d.endUsers.getOrCreate(app.id, input.user);
     const prePrompt = typeof app.dsl.model_config?.pre_prompt === 'string' ? app.dsl.model_config.pre_prompt : '';
-    return { app, startedAt, inputs, model, provider, images, endUserId: endUser.id, prePrompt, query: input.query, files: input.files ?? [] };
+    // NUL characters are dropped from the query, as Dify does (PostgreSQL cannot store them).
+    return { app, startedAt, inputs, model, provider, images, endUserId: endUser.id, prePrompt, query: input.query.replaceAll('\x00', ''), files: input.files ?? [] };
   }
 
   /** Takes a concurrency slot, registers the task, stores the message and starts generating. */

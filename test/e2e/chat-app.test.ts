@@ -129,6 +129,15 @@ describe('chat apps: POST /chat-messages', () => {
     expect(await fb.json()).toEqual({ result: 'success' });
   });
 
+  it('NUL characters are dropped from the query, as Dify does', async () => {
+    fake.behaviour = { reply: 'ok' };
+    const r = await send({ inputs: { persona: 'x' }, query: 'a\u0000b', user: 'nul' });
+    expect(r.status).toBe(200);
+    const body = await r.json();
+    const msgs = await (await fetch(`${s.api}/messages?user=nul&conversation_id=${body.conversation_id}`, { headers: headers() })).json();
+    expect(msgs.data[0].query).toBe('ab');
+  });
+
   it('bad input: missing user, a required input, a completion-only route', async () => {
     const noUser = await send({ inputs: { persona: 'x' }, query: 'Q' });
     expect(noUser.status).toBe(400);
