@@ -16,6 +16,51 @@ export interface RoundResult {
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 
+/** What a container reports when it ends; `metadata` joins `total_tokens` in `execution_metadata`. */
+export interface ContainerTotals {
+  readonly tokens: number;
+  readonly steps: number;
+  readonly metadata: Record<string, unknown>;
+}
+
+/**
+ * The container's own events in Dify's shapes: `<kind>_started` (sent at once), `<kind>_next`
+ * and `<kind>_completed`.
+ */
+export function containerEvents(ctx: NodeContext, kind: ContainerRound['type'], inputs: Record<string, unknown>, metadata: Record<string, unknown>) {
+  const startedAt = ctx.ports.now();
+  const base = { id: ctx.executionId ?? ctx.node.id, node_id: ctx.node.id, node_type: kind, title: ctx.node.title };
+  ctx.emit({ type: 'event', event: `${kind}_started`, data: { ...base, created_at: sec(startedAt), extras: {}, metadata, inputs, inputs_truncated: false } });
+  return {
+    next(index: number, extra: Record<string, unknown> = {}): void {
+      ctx.emit({ type: 'event', event: `${kind}_next`, data: { ...base, index, created_at: sec(ctx.ports.now()), ...extra, extras: {} } });
+    },
+    completed(status: string, error: string | null, outputs: Record<string, unknown> | null, totals: ContainerTotals): void {
+      const now = ctx.ports.now();
+      ctx.emit({
+        type: 'event',
+        event: `${kind}_completed`,
+        data: {
+          ...base,
+          outputs,
+          outputs_truncated: false,
+          inputs,
+          inputs_truncated: false,
+          created_at: sec(startedAt),
+          extras: {},
+          status,
+          error,
+          elapsed_time: (now - startedAt) / 1000,
+          total_tokens: totals.tokens,
+          execution_metadata: { total_tokens: totals.tokens, ...totals.metadata },
+          finished_at: sec(now),
+          steps: totals.steps,
+        },
+      });
+    },
+  };
+}
+
 /**
  * Runs a container's child graph once (one loop round or one iteration item), node by node in
  * readiness order, in the run's variable pool. Child nodes report `node_started` / `node_finished`

@@ -1,4 +1,4 @@
-import { runRound } from '../subgraph.js';
+import { containerEvents, runRound } from '../subgraph.js';
 import { DEFAULT_ENGINE_LIMITS, NodeFailure, isStop, type GraphNode, type NodeHandler } from '../types.js';
 import { selectorOf } from './shared.js';
 
@@ -18,8 +18,6 @@ function specOf(node: GraphNode): { iterator: string[]; output: string[]; mode: 
   if (d.flatten_output !== undefined && typeof d.flatten_output !== 'boolean') throw new Error('flatten_output must be a boolean');
   return { iterator, output, mode: mode as ErrorMode, flatten: d.flatten_output !== false };
 }
-
-const sec = (ms: number) => Math.floor(ms / 1000);
 
 /**
  * Dify's iteration: runs the child graph once per item of `iterator_selector` with `[id, item]` and
@@ -43,39 +41,15 @@ export const iterationNode: NodeHandler = {
     const items = value ?? [];
     const max = (ctx.ports.limits ?? DEFAULT_ENGINE_LIMITS).iterationMaxItems;
     if (items.length > max) throw new NodeFailure(`Iterator length ${items.length} exceeds the limit of ${max} (MAX_ITERATIONS_NUM).`, 'IterationNodeError', false);
-    const startedAt = ctx.ports.now();
-    const base = { id: ctx.executionId ?? ctx.node.id, node_id: ctx.node.id, node_type: 'iteration', title: ctx.node.title };
-    ctx.emit({ type: 'event', event: 'iteration_started', data: { ...base, created_at: sec(startedAt), extras: {}, metadata: { iterator_length: items.length }, inputs, inputs_truncated: false } });
+    const events = containerEvents(ctx, 'iteration', inputs, { iterator_length: items.length });
     let tokens = 0;
     let steps = 0;
     const durations: Record<string, number> = {};
-    const complete = (status: string, error: string | null, outputs: Record<string, unknown> | null) => {
-      const now = ctx.ports.now();
-      ctx.emit({
-        type: 'event',
-        event: 'iteration_completed',
-        data: {
-          ...base,
-          outputs,
-          outputs_truncated: false,
-          inputs,
-          inputs_truncated: false,
-          created_at: sec(startedAt),
-          extras: {},
-          status,
-          error,
-          elapsed_time: (now - startedAt) / 1000,
-          total_tokens: tokens,
-          execution_metadata: { total_tokens: tokens, iteration_duration_map: durations },
-          finished_at: sec(now),
-          steps,
-        },
-      });
-    };
+    const totals = () => ({ tokens, steps, metadata: { iteration_duration_map: durations } });
     const collected: unknown[] = [];
     try {
       for (let i = 0; i < items.length; i++) {
-        ctx.emit({ type: 'event', event: 'iteration_next', data: { ...base, index: i, created_at: sec(ctx.ports.now()), extras: {} } });
+        events.next(i);
         ctx.pool.setAll(ctx.node.id, { item: items[i], index: i });
         const itemStart = ctx.ports.now();
         try {
@@ -91,12 +65,12 @@ export const iterationNode: NodeHandler = {
         }
       }
     } catch (err) {
-      if (!ctx.signal.aborted) complete('failed', (err as Error).message, null);
+      if (!ctx.signal.aborted) events.completed('failed', (err as Error).message, null, totals());
       throw err;
     }
     const flat = spec.flatten && collected.length > 0 && collected.every(Array.isArray) ? (collected as unknown[][]).flat(1) : collected;
     const outputs = { output: flat };
-    complete('succeeded', null, outputs);
+    events.completed('succeeded', null, outputs, totals());
     return {
       type: 'succeeded',
       inputs,

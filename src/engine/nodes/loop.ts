@@ -1,5 +1,5 @@
 import { conditionsHold, parseConditions, type Condition } from '../conditions.js';
-import { runRound } from '../subgraph.js';
+import { containerEvents, runRound } from '../subgraph.js';
 import { DEFAULT_ENGINE_LIMITS, NodeFailure, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
 import { isObject, selectorOf } from './shared.js';
 import { constantOf } from './value-types.js';
@@ -37,8 +37,6 @@ function specOf(node: GraphNode): LoopSpec {
   return { count, logic: d.logical_operator === 'or' ? 'or' : 'and', breaks, variables };
 }
 
-const sec = (ms: number) => Math.floor(ms / 1000);
-
 /**
  * Dify's loop: loop variables live at `[loop id, label]`; each round runs the child graph once;
  * the loop ends after `loop_count` rounds, when the break conditions hold (checked before the first
@@ -57,9 +55,7 @@ export const loopNode: NodeHandler = {
     const inputs: Record<string, unknown> = {};
     for (const v of spec.variables) inputs[v.label] = 'selector' in v.source ? (ctx.pool.get(v.source.selector) ?? null) : v.source.constant;
     ctx.pool.setAll(ctx.node.id, inputs);
-    const startedAt = ctx.ports.now();
-    const base = { id: ctx.executionId ?? ctx.node.id, node_id: ctx.node.id, node_type: 'loop', title: ctx.node.title };
-    ctx.emit({ type: 'event', event: 'loop_started', data: { ...base, created_at: sec(startedAt), extras: {}, metadata: { loop_length: spec.count }, inputs, inputs_truncated: false } });
+    const events = containerEvents(ctx, 'loop', inputs, { loop_length: spec.count });
     const holds = () => conditionsHold(spec.breaks, spec.logic, (s) => ctx.pool.get(s), (t) => ctx.pool.render(t));
     const current = (): Record<string, unknown> => {
       const out: Record<string, unknown> = {};
@@ -71,29 +67,7 @@ export const loopNode: NodeHandler = {
     let reason = 'loop_completed';
     const variableMap: Record<string, Record<string, unknown>> = {};
     const durations: Record<string, number> = {};
-    const complete = (status: string, error: string | null, outputs: Record<string, unknown> | null) => {
-      const now = ctx.ports.now();
-      ctx.emit({
-        type: 'event',
-        event: 'loop_completed',
-        data: {
-          ...base,
-          outputs,
-          outputs_truncated: false,
-          inputs,
-          inputs_truncated: false,
-          created_at: sec(startedAt),
-          extras: {},
-          status,
-          error,
-          elapsed_time: (now - startedAt) / 1000,
-          total_tokens: tokens,
-          execution_metadata: { total_tokens: tokens, completed_reason: reason, loop_duration_map: durations, loop_variable_map: variableMap },
-          finished_at: sec(now),
-          steps: rounds,
-        },
-      });
-    };
+    const totals = () => ({ tokens, steps: rounds, metadata: { completed_reason: reason, loop_duration_map: durations, loop_variable_map: variableMap } });
     try {
       if (holds()) reason = 'loop_break';
       else {
@@ -109,16 +83,16 @@ export const loopNode: NodeHandler = {
             break;
           }
           if (i + 1 < spec.count) {
-            ctx.emit({ type: 'event', event: 'loop_next', data: { ...base, index: i + 1, created_at: sec(ctx.ports.now()), pre_loop_output: { ...current(), loop_round: rounds }, extras: {} } });
+            events.next(i + 1, { pre_loop_output: { ...current(), loop_round: rounds } });
           }
         }
       }
     } catch (err) {
-      if (!ctx.signal.aborted) complete('failed', (err as Error).message, null);
+      if (!ctx.signal.aborted) events.completed('failed', (err as Error).message, null, totals());
       throw err;
     }
     const outputs = { ...current(), loop_round: rounds };
-    complete('succeeded', null, outputs);
+    events.completed('succeeded', null, outputs, totals());
     return {
       type: 'succeeded',
       inputs,
