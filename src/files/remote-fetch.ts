@@ -80,6 +80,42 @@ function filenameFrom(res: http.IncomingMessage, url: URL): string {
   return decodeURIComponent(url.pathname.split('/').pop() ?? '');
 }
 
+/** A `lookup` that answers with the address the guard checked, so the connection cannot rebind. */
+function lookupPinnedTo(pinned: { address: string; family: number }): LookupFunction {
+  return (_h, o, cb) => {
+    if ((o as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
+    else cb(null, pinned.address, pinned.family);
+  };
+}
+
+/**
+ * Reads a body of at most `maxBytes` (declared or actual); the errors say `<what> is … over the
+ * limit of <limit>`, and a broken read `<failure>: <cause>`.
+ */
+async function readCapped(res: http.IncomingMessage, maxBytes: number, what: string, limit: string, failure: string): Promise<Buffer> {
+  const declared = Number(res.headers['content-length'] ?? NaN);
+  if (declared > maxBytes) {
+    res.destroy();
+    throw new RemoteFetchError(`${what} is ${declared} bytes, over the limit of ${limit}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of res) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        res.destroy();
+        throw new RemoteFetchError(`${what} is over the limit of ${limit}`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (err instanceof RemoteFetchError) throw err;
+    throw new RemoteFetchError(`${failure}: ${(err as Error).message}`);
+  }
+  return Buffer.concat(chunks);
+}
+
 /**
  * Fetches an http(s) URL through the SSRF guard: only http/https, every hop's address checked and
  * pinned (no DNS rebinding), at most `maxRedirects` redirects, the body capped at `maxBytes`.
@@ -93,11 +129,7 @@ export async function fetchRemote(rawUrl: string, opts: RemoteFetchOptions): Pro
   }
   for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteFetchError(`only http and https URLs can be fetched, got ${url.protocol}`);
-    const pinned = await checkedAddress(url.hostname, opts.allowHosts);
-    const pinnedLookup: LookupFunction = (_h, o, cb) => {
-      if ((o as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
-      else cb(null, pinned.address, pinned.family);
-    };
+    const pinnedLookup = lookupPinnedTo(await checkedAddress(url.hostname, opts.allowHosts));
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const req = (url.protocol === 'https:' ? https : http).get(url, { lookup: pinnedLookup, timeout: opts.timeoutMs ?? 10_000, signal: opts.signal }, resolve);
       req.on('timeout', () => req.destroy(new RemoteFetchError(`timed out fetching ${url.href}`)));
@@ -113,28 +145,9 @@ export async function fetchRemote(rawUrl: string, opts: RemoteFetchOptions): Pro
       res.resume();
       throw new RemoteFetchError(`fetching ${url.href} failed with HTTP ${status}`);
     }
-    const declared = Number(res.headers['content-length'] ?? NaN);
-    if (declared > opts.maxBytes) {
-      res.destroy();
-      throw new RemoteFetchError(`remote file is ${declared} bytes, over the limit of ${opts.maxBytes} bytes`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of res) {
-        size += (chunk as Buffer).length;
-        if (size > opts.maxBytes) {
-          res.destroy();
-          throw new RemoteFetchError(`remote file is over the limit of ${opts.maxBytes} bytes`);
-        }
-        chunks.push(chunk as Buffer);
-      }
-    } catch (err) {
-      if (err instanceof RemoteFetchError) throw err;
-      throw new RemoteFetchError(`cannot fetch ${url.href}: ${(err as Error).message}`);
-    }
+    const body = await readCapped(res, opts.maxBytes, 'remote file', `${opts.maxBytes} bytes`, `cannot fetch ${url.href}`);
     return {
-      body: Buffer.concat(chunks),
+      body,
       mimeType: String(res.headers['content-type'] ?? '').split(';')[0]!.trim(),
       filename: filenameFrom(res, url),
       url: url.href,
@@ -194,11 +207,7 @@ export async function sendRemote(req: RemoteRequest, opts: RemoteRequestOptions)
   let sendHeaders: Record<string, string> = { ...req.headers };
   for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteFetchError(`only http and https URLs can be requested, got ${url.protocol}`);
-    const pinned = await checkedAddress(url.hostname, opts.allowHosts);
-    const pinnedLookup: LookupFunction = (_h, o, cb) => {
-      if ((o as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
-      else cb(null, pinned.address, pinned.family);
-    };
+    const pinnedLookup = lookupPinnedTo(await checkedAddress(url.hostname, opts.allowHosts));
     const target = url;
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const r = (target.protocol === 'https:' ? https : http).request(target, { method, headers: sendHeaders, lookup: pinnedLookup, signal: opts.signal }, resolve);
@@ -229,29 +238,10 @@ export async function sendRemote(req: RemoteRequest, opts: RemoteRequestOptions)
       continue;
     }
     const limit = `${opts.maxBytes} bytes${opts.limitName ? ` (${opts.limitName})` : ''}`;
-    const declared = Number(res.headers['content-length'] ?? NaN);
-    if (declared > opts.maxBytes) {
-      res.destroy();
-      throw new RemoteFetchError(`the response is ${declared} bytes, over the limit of ${limit}`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of res) {
-        size += (chunk as Buffer).length;
-        if (size > opts.maxBytes) {
-          res.destroy();
-          throw new RemoteFetchError(`the response is over the limit of ${limit}`);
-        }
-        chunks.push(chunk as Buffer);
-      }
-    } catch (err) {
-      if (err instanceof RemoteFetchError) throw err;
-      throw new RemoteFetchError(`cannot read ${url.href}: ${(err as Error).message}`);
-    }
+    const content = await readCapped(res, opts.maxBytes, 'the response', limit, `cannot read ${url.href}`);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    return { status, headers, body: Buffer.concat(chunks), url: url.href };
+    return { status, headers, body: content, url: url.href };
   }
   throw new RemoteFetchError(`too many redirects requesting ${req.url}`);
 }
