@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { CodeOutputLimits } from './engine/types.js';
 import type { QueueConfig } from './infra/queue/queue.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
@@ -91,21 +92,18 @@ export interface Config {
   readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number };
 }
 
-export interface CodeConfig {
+/**
+ * Code nodes. The output checks are the engine's `CodeOutputLimits`, as Dify:
+ * `CODE_MAX_STRING_LENGTH` 400000, `CODE_MAX_STRING_ARRAY_LENGTH` 30, `CODE_MAX_OBJECT_ARRAY_LENGTH` 30,
+ * `CODE_MAX_NUMBER_ARRAY_LENGTH` 1000, `CODE_MAX_DEPTH` 5, `CODE_MAX_PRECISION` 20.
+ */
+export interface CodeConfig extends CodeOutputLimits {
   /** Program run for `python3` code nodes (`CODE_PYTHON_COMMAND`, default `python3` on the PATH). */
   readonly pythonCommand: string;
   /** Wall time of one code node run, seconds (`CODE_EXECUTION_TIMEOUT`, default 15 as Dify's sandbox). */
   readonly timeoutSeconds: number;
   /** Largest result (JSON) and stderr a program may write, bytes (`CODE_MAX_OUTPUT_BYTES`, default 1 MiB). */
   readonly maxOutputBytes: number;
-  /** Output checks, as Dify (`CODE_MAX_STRING_LENGTH` 400000, `CODE_MAX_STRING_ARRAY_LENGTH` 30,
-   * `CODE_MAX_OBJECT_ARRAY_LENGTH` 30, `CODE_MAX_NUMBER_ARRAY_LENGTH` 1000, `CODE_MAX_DEPTH` 5, `CODE_MAX_PRECISION` 20). */
-  readonly maxStringLength: number;
-  readonly maxStringArrayLength: number;
-  readonly maxObjectArrayLength: number;
-  readonly maxNumberArrayLength: number;
-  readonly maxDepth: number;
-  readonly maxPrecision: number;
 }
 
 export interface KnowledgeConfig {
