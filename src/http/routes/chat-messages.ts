@@ -9,6 +9,7 @@ import { requireJson } from '../json-body.js';
 import { streamRun } from '../run-stream.js';
 import { toSeconds } from '../../infra/clock.js';
 import { replyWithGeneration } from './completion.js';
+import { CHAT_MODES } from './conversations.js';
 import { requireUser } from './workflows.js';
 
 const ChatBody = Type.Object({
@@ -22,8 +23,6 @@ const ChatBody = Type.Object({
 });
 const StopBody = Type.Object({ user: Type.Optional(Type.Unknown()) });
 const TaskParams = Type.Object({ task_id: Type.String() });
-
-const CHAT_MODES = new Set(['chat', 'agent-chat', 'advanced-chat']);
 
 /** `POST /chat-messages` and `POST /chat-messages/{task_id}/stop` for chat and chatflow (advanced-chat) apps. */
 export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {

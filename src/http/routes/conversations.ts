@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Runtime } from '../../runtime.js';
 import { notChatApp } from '../../apps/errors.js';
@@ -8,7 +8,8 @@ import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { invalidParam } from '../../infra/errors.js';
 
-const CHAT_MODES = new Set(['chat', 'agent-chat', 'advanced-chat']);
+/** App modes the chat routes serve. */
+export const CHAT_MODES: ReadonlySet<string> = new Set(['chat', 'agent-chat', 'advanced-chat']);
 
 const MessagesQuery = Type.Object({
   conversation_id: Type.String(),
@@ -41,17 +42,20 @@ const VariableBody = Type.Object({ value: Type.Unknown(), user: Type.Optional(Ty
 
 /** `GET /messages`, `GET /conversations`, renaming and deleting, over the shared conversation tables. */
 export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
-  app.get<{ Querystring: Static<typeof MessagesQuery> }>('/messages', { schema: { querystring: MessagesQuery } }, async (request) => {
+  /** The app (a chat-family app, else 400 `not_chat_app`) and the caller's end user (`DEFAULT-USER` when unnamed). */
+  const chatCaller = async (request: FastifyRequest, user: string | undefined) => {
     const a = requireApp(request);
     if (!CHAT_MODES.has(a.mode)) throw notChatApp();
-    const endUser = await runtime.endUsers.getOrCreate(a.id, request.query.user || DEFAULT_USER);
+    return { a, endUser: await runtime.endUsers.getOrCreate(a.id, user || DEFAULT_USER) };
+  };
+
+  app.get<{ Querystring: Static<typeof MessagesQuery> }>('/messages', { schema: { querystring: MessagesQuery } }, async (request) => {
+    const { a, endUser } = await chatCaller(request, request.query.user);
     return runtime.chatflow.messages(a.id, endUser.id, request.query.conversation_id, request.query.first_id || undefined, request.query.limit);
   });
 
   app.get<{ Querystring: Static<typeof ConversationsQuery> }>('/conversations', { schema: { querystring: ConversationsQuery } }, async (request) => {
-    const a = requireApp(request);
-    if (!CHAT_MODES.has(a.mode)) throw notChatApp();
-    const endUser = await runtime.endUsers.getOrCreate(a.id, request.query.user || DEFAULT_USER);
+    const { a, endUser } = await chatCaller(request, request.query.user);
     return runtime.chatflow.conversations(a.id, endUser.id, request.query.last_id || undefined, request.query.limit, request.query.sort_by);
   });
 
@@ -59,9 +63,7 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = asyn
     '/conversations/:conversation_id/name',
     { preValidation: requireJson, schema: { params: ConversationParams, body: RenameBody } },
     async (request) => {
-      const a = requireApp(request);
-      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
-      const endUser = await runtime.endUsers.getOrCreate(a.id, request.body.user || DEFAULT_USER);
+      const { a, endUser } = await chatCaller(request, request.body.user);
       const { name, auto_generate } = request.body;
       return runtime.chatflow.rename(a.id, endUser.id, request.params.conversation_id, { name: name ?? undefined, autoGenerate: auto_generate === true });
     },
@@ -71,9 +73,7 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = asyn
     '/conversations/:conversation_id/variables',
     { schema: { params: ConversationParams, querystring: VariablesQuery } },
     async (request) => {
-      const a = requireApp(request);
-      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
-      const endUser = await runtime.endUsers.getOrCreate(a.id, request.query.user || DEFAULT_USER);
+      const { a, endUser } = await chatCaller(request, request.query.user);
       const conv = await runtime.chatflow.conversation(a.id, endUser.id, request.params.conversation_id);
       const q = request.query;
       return runtime.runs.conversationVariables.list(conv.id, { lastId: q.last_id || undefined, limit: q.limit, name: q.variable_name });
@@ -84,10 +84,8 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = asyn
     '/conversations/:conversation_id/variables/:variable_id',
     { preValidation: requireJson, schema: { params: VariableParams, body: VariableBody } },
     async (request) => {
-      const a = requireApp(request);
-      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
+      const { a, endUser } = await chatCaller(request, request.body.user);
       if (!('value' in (request.body as object))) throw invalidParam('value is required');
-      const endUser = await runtime.endUsers.getOrCreate(a.id, request.body.user || DEFAULT_USER);
       const conv = await runtime.chatflow.conversation(a.id, endUser.id, request.params.conversation_id);
       return runtime.runs.conversationVariables.update(conv.id, request.params.variable_id, request.body.value);
     },
@@ -97,9 +95,7 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = asyn
     '/conversations/:conversation_id',
     { preValidation: requireJson, schema: { params: ConversationParams, body: DeleteBody } },
     async (request, reply) => {
-      const a = requireApp(request);
-      if (!CHAT_MODES.has(a.mode)) throw notChatApp();
-      const endUser = await runtime.endUsers.getOrCreate(a.id, request.body.user || DEFAULT_USER);
+      const { a, endUser } = await chatCaller(request, request.body.user);
       await runtime.chatflow.delete(a.id, endUser.id, request.params.conversation_id);
       return reply.code(204).send();
     },
