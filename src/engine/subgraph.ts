@@ -80,8 +80,8 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
     if (ctx.signal.aborted) throw new StopSignal('stopped');
     const { node: id, from } = queue.shift()!;
     const node = sub.nodes.get(id)!;
-    const index = ctx.step ? ctx.step() : ++steps;
     steps++;
+    const index = ctx.step ? ctx.step() : steps;
     const execId = ctx.ports.newId();
     const startedAt = ctx.ports.now();
     const started = {
