@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { completionRequestError } from './errors.js';
-import { createNodeFetch } from './node-fetch.js';
+import { createSdkFetch } from './sdk-fetch.js';
 import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider } from './model-provider.js';
 
 export interface AnthropicProviderOptions {
@@ -40,7 +40,7 @@ export class AnthropicProvider implements ModelProvider {
   readonly #client: Anthropic;
 
   constructor(opts: AnthropicProviderOptions) {
-    this.#client = new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createNodeFetch() });
+    this.#client = new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createSdkFetch() });
   }
 
   async *stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { completionRequestError } from './errors.js';
-import { createNodeFetch } from './node-fetch.js';
+import { createSdkFetch } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
 import { messagesText, type ChatMessage, type GenerateChunk, type GenerateRequest, type ModelProvider } from './model-provider.js';
 
@@ -55,7 +55,7 @@ export class OpenAIProvider implements ModelProvider {
 
   constructor(opts: OpenAIProviderOptions) {
     this.name = opts.name;
-    this.#client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createNodeFetch() });
+    this.#client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createSdkFetch() });
   }
 
   async *stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {
