@@ -56,6 +56,7 @@ export async function run(): Promise<void> {
   const fake = upstream.info;
   const server = await startChild<{ url: string; apiKey: string }>('server-process.ts', { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.baseUrl });
   const proxy = await startChild<{ baseUrl: string }>('pipe-proxy-process.ts', { upstream: fake.baseUrl });
+  const relay = await startChild<{ baseUrl: string }>('tcp-relay-process.ts', { upstream: fake.baseUrl });
   const s = { url: server.info.url };
   const apiKey = server.info.apiKey;
 
@@ -79,17 +80,21 @@ export async function run(): Promise<void> {
   };
 
   const piped = () => direct(proxy.info.baseUrl);
+  const relayed = () => direct(relay.info.baseUrl);
   for (let i = 0; i < WARMUP; i++) {
     await direct();
     await piped();
+    await relayed();
     await through();
   }
   const d: Timing[] = [];
   const p: Timing[] = [];
+  const r: Timing[] = [];
   const o: Timing[] = [];
   for (let i = 0; i < RUNS; i++) {
     d.push(await direct());
     p.push(await piped());
+    r.push(await relayed());
     o.push(await through());
   }
   const dFirst = median(d.map((t) => t.firstMs));
@@ -99,19 +104,24 @@ export async function run(): Promise<void> {
   const overheads = o.map((t, i) => t.firstMs - d[i]!.firstMs);
   const pFirst = median(p.map((t) => t.firstMs));
   const pLast = median(p.map((t) => t.lastMs));
+  const rFirst = median(r.map((t) => t.firstMs));
+  const rLast = median(r.map((t) => t.lastMs));
   process.stdout.write(
     [
       `${TOKENS}-token stream, ${RUNS} runs each (medians)`,
       `direct upstream        first token ${fmt(dFirst)} ms   last token ${fmt(dLast)} ms`,
       `through Dovetail       first token ${fmt(oFirst)} ms   last token ${fmt(oLast)} ms`,
-      `bare pipe proxy        first token ${fmt(pFirst)} ms   last token ${fmt(pLast)} ms   (context: one extra process hop, no work)`,
+      `TCP relay              first token ${fmt(rFirst)} ms   last token ${fmt(rLast)} ms   (context: one extra process hop, bytes only)`,
+      `node:http pipe proxy   first token ${fmt(pFirst)} ms   last token ${fmt(pLast)} ms   (context: one extra hop through an HTTP proxy that only pipes)`,
       `first-token overhead   ${fmt(median(overheads))} ms median (target ≤ 3 ms)`,
       `first-token ratio      ${fmt(oFirst / dFirst)}×`,
       `last-token ratio       ${fmt(oLast / dLast)}× direct (target ≤ 1.15×)`,
-      `vs the bare proxy      first token +${fmt(median(o.map((t, i) => t.firstMs - p[i]!.firstMs)))} ms median, last token ${fmt(oLast / pLast)}×`,
+      `vs the TCP relay       first token +${fmt(median(o.map((t, i) => t.firstMs - r[i]!.firstMs)))} ms median, last token ${fmt(oLast / rLast)}×`,
+      `vs the pipe proxy      first token +${fmt(median(o.map((t, i) => t.firstMs - p[i]!.firstMs)))} ms median, last token ${fmt(oLast / pLast)}×`,
     ].join('\n') + '\n',
   );
   server.stop();
   proxy.stop();
+  relay.stop();
   upstream.stop();
 }

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { completionRequestError } from './errors.js';
-import { createSdkFetch } from './sdk-fetch.js';
+import { createSdkFetch, reportSent } from './sdk-fetch.js';
 import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider } from './model-provider.js';
 
 export interface AnthropicProviderOptions {
@@ -63,7 +63,7 @@ export class AnthropicProvider implements ModelProvider {
           ...(typeof p.top_p === 'number' ? { top_p: p.top_p } : {}),
           ...(Array.isArray(p.stop) && p.stop.length > 0 ? { stop_sequences: p.stop.map(String) } : {}),
         },
-        { signal: req.signal },
+        { signal: req.signal, ...reportSent(req.onSent) },
       );
       let promptTokens: number | undefined;
       for await (const ev of stream) {

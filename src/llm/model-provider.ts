@@ -25,6 +25,12 @@ export interface GenerateRequest {
   readonly params: Readonly<Record<string, unknown>>;
   /** Aborting closes the upstream connection; the stream then throws (check `signal.aborted`). */
   readonly signal?: AbortSignal;
+  /**
+   * Called once, right after the request has been handed to the network: the caller's own work
+   * (storing the message) then runs while the upstream is busy. Providers without an upstream
+   * request never call it.
+   */
+  readonly onSent?: () => void;
 }
 
 export interface ProviderUsage {

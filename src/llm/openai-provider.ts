@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { completionRequestError } from './errors.js';
-import { createSdkFetch } from './sdk-fetch.js';
+import { createSdkFetch, reportSent } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
 import { messagesText, type ChatMessage, type GenerateChunk, type GenerateRequest, type ModelProvider } from './model-provider.js';
 
@@ -67,7 +67,7 @@ export class OpenAIProvider implements ModelProvider {
       const response =
         req.mode === 'completion'
           ? await this.#client.completions
-              .create({ model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, { signal: req.signal })
+              .create({ model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, { signal: req.signal, ...reportSent(req.onSent) })
               .asResponse()
           : await this.#client.chat.completions
               .create(
@@ -78,7 +78,7 @@ export class OpenAIProvider implements ModelProvider {
                   stream_options: { include_usage: true },
                   ...params,
                 },
-                { signal: req.signal },
+                { signal: req.signal, ...reportSent(req.onSent) },
               )
               .asResponse();
       body = response.body;

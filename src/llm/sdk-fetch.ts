@@ -22,6 +22,19 @@ const MAX_STALE_RETRIES = 4;
 const reusedConnectionErrors = new WeakSet<object>();
 
 /**
+ * `RequestInit` as the SDKs hand it on: `fetchOptions` given to an SDK call reach `fetch` as they are.
+ * `onRequestSent` runs (as a microtask) once the request has been written to the connection.
+ */
+export interface SdkFetchInit extends RequestInit {
+  readonly onRequestSent?: () => void;
+}
+
+/** The SDK call option that makes `fetch` report when the request is on its way. */
+export function reportSent(onSent: (() => void) | undefined): { fetchOptions?: object } {
+  return onSent ? { fetchOptions: { onRequestSent: onSent } } : {};
+}
+
+/**
  * A `fetch` for the model SDKs, on undici's dispatcher with keep-alive connections, instead of the
  * built-in `fetch`. What matters for streaming answers:
  *
@@ -57,7 +70,7 @@ export function createSdkFetch(opts: { connections?: number } = {}): typeof fetc
         else callback(null, socket as Socket);
       }),
   });
-  return (async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+  return (async (input: string | URL | Request, init: SdkFetchInit = {}): Promise<Response> => {
     const url = new URL(input instanceof Request ? input.url : input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
     const signal = init.signal ?? undefined;
@@ -73,7 +86,7 @@ export function createSdkFetch(opts: { connections?: number } = {}): typeof fetc
     };
     const send = (attempt: number) =>
       new Promise<Response>((resolve, reject) => {
-        agent.dispatch(options, new ResponseHandler(signal, init.method === 'HEAD', resolve, (err, beforeResponse) => {
+        agent.dispatch(options, new ResponseHandler(signal, init.method === 'HEAD', init.onRequestSent, resolve, (err, beforeResponse) => {
           // A kept-alive connection the server closed meanwhile: again, on another connection (the
           // pool may hold more such; a fresh connection's failure is final).
           if (beforeResponse && attempt < MAX_STALE_RETRIES && !signal?.aborted && reusedConnectionErrors.has(err)) resolve(send(attempt + 1));
@@ -94,6 +107,11 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   #parts: Buffer[] = [];
   #flushQueued = false;
   #done = false;
+  /** The body, made when the request goes out; handed on with the response. */
+  #stream: ReadableStream<Uint8Array> | undefined;
+  #responded = false;
+  /** Undefined until the first body bytes; true while the parser is held after them. */
+  #holding: boolean | undefined;
   readonly #onAbort = () => {
     const err = abortError(this.signal!);
     // Not on a connection yet: reject now; the request is dropped when it gets one.
@@ -104,6 +122,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   constructor(
     readonly signal: AbortSignal | undefined,
     readonly head: boolean,
+    readonly onSent: (() => void) | undefined,
     readonly resolve: (r: Response) => void,
     readonly fail: (err: Error, beforeResponse: boolean) => void,
   ) {
@@ -111,8 +130,12 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
-    if (this.signal?.aborted) this.#onAbort();
+    this.#controller = controller; 
+    if (this.signal?.aborted) return this.#onAbort();
+    // Made while the upstream works, off the path to the first byte.
+    this.#stream ??= this.#bodyStream(controller);
+    // undici writes the request right after this call returns, in the same tick.
+    if (this.onSent) queueMicrotask(this.onSent);
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusText?: string): void {
@@ -120,7 +143,8 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     const nullBody = status === 204 || status === 205 || status === 304 || this.head;
     let response: Response;
     try {
-      response = new Response(nullBody ? null : this.#stream(controller, headers['content-encoding']), { status, statusText, headers: toHeaders(headers) });
+      response = new Response(nullBody ? null : this.#stream!, { status, statusText, headers: toHeaders(headers) });
+      if (!nullBody) this.#sink = decompressing(headers['content-encoding'], this.#direct, (err) => controller.abort(err)) ?? this.#direct;
     } catch (err) {
       // A status fetch cannot represent (e.g. 999) is a failed request, not a crash.
       this.#finish();
@@ -128,12 +152,23 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
       controller.abort(err as Error);
       return;
     }
+    this.#responded = true;
     this.resolve(response);
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (!this.#sink) return;
     this.#sink.write(chunk);
+    if (this.#holding === undefined) {
+      // The first body bytes (the first token) go on before the parser works through the rest of
+      // a burst: it resumes once this tick's work, their delivery included, is done.
+      this.#holding = true;
+      controller.pause();
+      setImmediate(() => {
+        this.#holding = false;
+        if ((this.#body?.desiredSize ?? 1) > 0) controller.resume();
+      });
+    }
   }
 
   onResponseEnd(): void {
@@ -143,7 +178,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     const cause = this.signal?.aborted ? abortError(this.signal) : err;
-    if (this.#body) {
+    if (this.#responded && this.#body) {
       this.#flush();
       try {
         this.#body.error(cause);
@@ -159,15 +194,15 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     this.signal?.removeEventListener('abort', this.#onAbort);
   }
 
-  /** The body stream: parts gathered until the parser has gone through the whole read. */
-  #stream(controller: Dispatcher.DispatchController, encoding: string | string[] | undefined): ReadableStream<Uint8Array> {
-    const body = new ReadableStream<Uint8Array>(
+  /** The body stream; `#direct` gathers parts until the parser has gone through the whole read. */
+  #bodyStream(controller: Dispatcher.DispatchController): ReadableStream<Uint8Array> {
+    return new ReadableStream<Uint8Array>(
       {
         start: (c) => {
           this.#body = c;
         },
         pull: () => {
-          if (controller.paused) controller.resume();
+          if (controller.paused && !this.#holding) controller.resume();
         },
         cancel: () => {
           this.#body = undefined;
@@ -177,22 +212,21 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
       },
       { highWaterMark: 1 << 20, size: (chunk) => chunk.byteLength },
     );
-    const direct: Sink = {
-      write: (chunk) => {
-        this.#parts.push(chunk);
-        if (this.#flushQueued) return;
-        this.#flushQueued = true;
-        queueMicrotask(() => this.#flush());
-      },
-      end: () => {
-        this.#flush();
-        this.#body?.close();
-        this.#body = undefined;
-      },
-    };
-    this.#sink = decompressing(encoding, direct, (err) => controller.abort(err)) ?? direct;
-    return body;
   }
+
+  readonly #direct: Sink = {
+    write: (chunk) => {
+      this.#parts.push(chunk);
+      if (this.#flushQueued) return;
+      this.#flushQueued = true;
+      queueMicrotask(() => this.#flush());
+    },
+    end: () => {
+      this.#flush();
+      this.#body?.close();
+      this.#body = undefined;
+    },
+  };
 
   #flush(): void {
     this.#flushQueued = false;

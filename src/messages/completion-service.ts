@@ -28,8 +28,12 @@ export interface CompletionInput {
   readonly files: readonly unknown[] | null;
 }
 
-/** What a generation emits as it goes; the HTTP layer shapes these into Dify's events. */
+/**
+ * What a generation emits as it goes; the HTTP layer shapes these into Dify's events. `sent` (no
+ * wire event) says the model request is on its way: a stream can send its headers then.
+ */
 export type CompletionEvent =
+  | { readonly type: 'sent' }
   | { readonly type: 'message'; readonly text: string }
   | { readonly type: 'end'; readonly outcome: CompletionOutcome };
 
@@ -223,15 +227,18 @@ export class CompletionService {
       const { messageId, conversationId } = ids;
       const controller = new AbortController();
       const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: p.endUserId, controller });
-      // The row is written once the upstream request is on its way (it is awaited before the end).
-      const inserted = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-        d.messages.insert(
+      // The row is written once the upstream request is on its way, while the model works; without
+      // an upstream request, at the first chunk. It is awaited before the end either way.
+      let inserted: Promise<void> | undefined;
+      const insert = () => {
+        inserted ??= d.messages.insert(
           { id: messageId, appId: app.id, conversationId, endUserId: p.endUserId, taskId, mode: app.mode, inputs: p.inputs, query: p.query, files: p.files, createdAt: p.startedAt },
           conversation,
-        ),
-      );
-      inserted.catch(() => undefined);
-      const done = this.#generate({ provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, inserted, sink }).finally(() => {
+        );
+        inserted.catch(() => undefined);
+        return inserted;
+      };
+      const done = this.#generate({ provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink }).finally(() => {
         unregister();
         release();
       });
@@ -272,7 +279,8 @@ export class CompletionService {
     controller: AbortController;
     startedAt: number;
     messageId: string;
-    inserted: Promise<void>;
+    /** Stores the message row (once; later calls return the same promise). */
+    insert: () => Promise<void>;
     sink: CompletionSink | undefined;
   }): Promise<CompletionOutcome> {
     const d = this.#d;
@@ -293,11 +301,18 @@ export class CompletionService {
     let status: CompletionOutcome['status'] = 'normal';
     let error: ServiceError | undefined;
     try {
-      const chunks = g.provider.stream({ model: g.model.name, mode: g.model.mode, messages: g.prompt.messages, prompt: g.prompt.text, params: g.model.params, signal });
+      let sent = false;
+      const onSent = () => {
+        sent = true;
+        void g.insert();
+        emit({ type: 'sent' });
+      };
+      const chunks = g.provider.stream({ model: g.model.name, mode: g.model.mode, messages: g.prompt.messages, prompt: g.prompt.text, params: g.model.params, signal, onSent });
       for await (const chunk of chunks) {
         if (chunk.type === 'text') {
           answer += chunk.text;
           emit({ type: 'message', text: chunk.text });
+          if (!sent) onSent(); // providers without an upstream request
         } else {
           reported = { ...reported, ...chunk.usage };
         }
@@ -326,7 +341,7 @@ export class CompletionService {
       latencySeconds: (d.clock.now() - g.startedAt) / 1000,
     });
     try {
-      await g.inserted;
+      await g.insert();
       await d.messages.finish(g.messageId, {
         answer,
         status,

@@ -6,7 +6,7 @@ import { AnthropicProvider } from '../../src/llm/anthropic-provider.js';
 import { OpenAIProvider } from '../../src/llm/openai-provider.js';
 import { ProviderRegistry, providerKind } from '../../src/llm/provider-registry.js';
 import { deltaContent, readOpenAIStream } from '../../src/llm/openai-stream.js';
-import { createSdkFetch } from '../../src/llm/sdk-fetch.js';
+import { createSdkFetch, type SdkFetchInit } from '../../src/llm/sdk-fetch.js';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import { addDecimals, priceOf } from '../../src/llm/decimal.js';
@@ -163,6 +163,16 @@ describe('the SDKs fetch (undici dispatcher)', () => {
     expect(r.status).toBe(201);
     expect(r.headers.get('x-m')).toBe('POST');
     expect(await r.text()).toBe('Bearer k {"a":1}');
+  });
+
+  it('reports once that the request is on its way, before the response', async () => {
+    const seen: string[] = [];
+    const r = await f(`${base}/echo`, { method: 'POST', body: 'x', onRequestSent: () => seen.push('sent') } as SdkFetchInit).then((res) => {
+      seen.push('response');
+      return res.text();
+    });
+    expect(r).toBe('undefined x');
+    expect(seen).toEqual(['sent', 'response']);
   });
 
   it('decompresses gzip bodies', async () => {

@@ -33,7 +33,7 @@ const StopBody = Type.Object({ user: Type.Optional(Type.String()) });
 const SuccessResult = Type.Object({ result: Type.String() });
 
 /** Dify's chunk shapes, keys in Dify's order; chat apps' chunks also carry `conversation_id`. */
-function frame(run: CompletionRun & { conversationId?: string }, ev: CompletionEvent): Record<string, unknown> {
+function frame(run: CompletionRun & { conversationId?: string }, ev: Exclude<CompletionEvent, { type: 'sent' }>): Record<string, unknown> {
   const base = {
     event: ev.type === 'end' ? 'message_end' : 'message',
     ...(run.conversationId !== undefined ? { conversation_id: run.conversationId } : {}),
@@ -72,11 +72,13 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
   const early: CompletionEvent[] = [];
   const deliver = (ev: CompletionEvent) => {
     if (!sse || !run) return void early.push(ev);
+    // Headers go out once the model request is on its way, off the path to the first token.
+    if (ev.type === 'sent') return sse.flushHeaders();
     sse.send(frame(run, ev));
     if (ev.type === 'end') sse.end();
   };
   run = await start(deliver);
-  sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs });
+  sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: true });
   for (const ev of early.splice(0)) deliver(ev);
   await run.done;
   return reply;
