@@ -130,7 +130,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller; 
+    this.#controller = controller;
     if (this.signal?.aborted) return this.#onAbort();
     // Made while the upstream works, off the path to the first byte.
     this.#stream ??= this.#bodyStream(controller);

@@ -264,6 +264,28 @@ describe('OpenAI provider against the local upstream', () => {
     expect(body).not.toHaveProperty('stop');
     expect(body).not.toHaveProperty('top_k');
     expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] }]);
+    // The SDK's own request headers: bearer auth, JSON, its user agent and platform headers.
+    const headers = fake.requests.at(-1)!.headers;
+    expect(headers.authorization).toBe('Bearer k');
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['user-agent']).toMatch(/^OpenAI\/JS /);
+    expect(headers['x-stainless-lang']).toBe('js');
+  });
+
+  it('upstream failures are completion_request_error with the upstream message: JSON errors, other bodies, no connection', async () => {
+    const p = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: fake.baseUrl });
+    fake.behaviour = { failStatus: 429, failMessage: 'Rate limit reached' };
+    await expect(drain(p.stream(req()))).rejects.toMatchObject({ code: 'completion_request_error', message: '[429] Rate limit reached' });
+    const html = http.createServer((_rq, rs) => rs.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>'));
+    await new Promise<void>((r) => html.listen(0, '127.0.0.1', r));
+    try {
+      const q = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: `http://127.0.0.1:${(html.address() as AddressInfo).port}/v1` });
+      await expect(drain(q.stream(req()))).rejects.toMatchObject({ code: 'completion_request_error', message: expect.stringContaining('<h1>Bad Gateway</h1>') });
+    } finally {
+      html.close();
+    }
+    const closed = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: 'http://127.0.0.1:1/v1' });
+    await expect(drain(closed.stream(req()))).rejects.toMatchObject({ code: 'completion_request_error', message: 'Connection error.' });
   });
 
   it('a hanging upstream is released by abort (the upstream sees the connection close)', async () => {
