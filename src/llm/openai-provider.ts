@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { completionRequestError } from './errors.js';
-import { createSdkFetch, type SdkFetchInit } from './sdk-fetch.js';
+import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, type UpstreamHttp } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
 import { messagesText, type ChatMessage, type GenerateChunk, type GenerateRequest, type ModelProvider } from './model-provider.js';
 
@@ -67,13 +67,13 @@ interface PreparedRequest {
 export class OpenAIProvider implements ModelProvider {
   readonly name: string;
   readonly #client: OpenAI;
-  readonly #fetch: typeof fetch;
+  readonly #http: UpstreamHttp;
   readonly #prepared = new Map<Endpoint, Promise<PreparedRequest>>();
 
   constructor(opts: OpenAIProviderOptions) {
     this.name = opts.name;
-    this.#fetch = createSdkFetch();
-    this.#client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: this.#fetch });
+    this.#http = createUpstreamHttp();
+    this.#client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: this.#http.fetch });
   }
 
   /** The SDK's request for `path`, built on first use. */
@@ -92,17 +92,18 @@ export class OpenAIProvider implements ModelProvider {
   }
 
   /** Sends `body` to `path` as a streaming request; non-2xx answers become the SDK's errors. */
-  async #post(path: Endpoint, body: Record<string, unknown>, req: GenerateRequest): Promise<Response> {
+  async #post(path: Endpoint, body: Record<string, unknown>, req: GenerateRequest): Promise<RawResponse> {
     const { url, headers } = await this.#request(path);
-    let response: Response;
+    let raw: RawResponse;
     try {
       const init: SdkFetchInit = { method: 'POST', headers, body: JSON.stringify(body), signal: req.signal ?? null, onRequestSent: req.onSent };
-      response = await this.#fetch(url, init);
+      raw = await this.#http.request(url, init);
     } catch (err) {
       if (req.signal?.aborted) throw new OpenAI.APIUserAbortError();
       throw new OpenAI.APIConnectionError({ cause: err instanceof Error ? err : undefined });
     }
-    if (response.ok) return response;
+    if (raw.status >= 200 && raw.status < 300) return raw;
+    const response = toResponse(raw);
     // As the SDK reads an error answer: JSON when it parses, the text otherwise.
     const text = await response.text().catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
     let json: Record<string, unknown> | undefined;

@@ -53,6 +53,27 @@ export function reportSent(onSent: (() => void) | undefined): { fetchOptions?: o
  * timeouts: a generation's own time limit (`APP_MAX_EXECUTION_TIME`) aborts it.
  */
 export function createSdkFetch(opts: { connections?: number } = {}): typeof fetch {
+  return createUpstreamHttp(opts).fetch;
+}
+
+/** An upstream answer before it is made a `Response`: status, headers and the body stream. */
+export interface RawResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: IncomingHttpHeaders;
+  /** Null for statuses without a body and for HEAD. */
+  readonly body: ReadableStream<Uint8Array> | null;
+}
+
+export interface UpstreamHttp {
+  /** The `fetch` above, for the SDKs. */
+  readonly fetch: typeof fetch;
+  /** The same request without the `Response`/`Headers` objects (a quarter of a millisecond per answer). */
+  request(url: string, init: SdkFetchInit): Promise<RawResponse>;
+}
+
+/** One keep-alive connection pool with both ways in: `fetch` for the SDKs, `request` for callers that read the raw answer. */
+export function createUpstreamHttp(opts: { connections?: number } = {}): UpstreamHttp {
   const connect = buildConnector({});
   const agent = new Agent({
     // Idle connections are closed after 4 s, before common servers' 5 s keep-alive timeout.
@@ -70,8 +91,8 @@ export function createSdkFetch(opts: { connections?: number } = {}): typeof fetc
         else callback(null, socket as Socket);
       }),
   });
-  return (async (input: string | URL | Request, init: SdkFetchInit = {}): Promise<Response> => {
-    const url = new URL(input instanceof Request ? input.url : input);
+  const request = async (input: string | URL, init: SdkFetchInit): Promise<RawResponse> => {
+    const url = new URL(input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) throw abortError(signal);
@@ -85,7 +106,7 @@ export function createSdkFetch(opts: { connections?: number } = {}): typeof fetc
       body: (await requestBody(init.body)) ?? null,
     };
     const send = (attempt: number) =>
-      new Promise<Response>((resolve, reject) => {
+      new Promise<RawResponse>((resolve, reject) => {
         agent.dispatch(options, new ResponseHandler(signal, init.method === 'HEAD', init.onRequestSent, resolve, (err, beforeResponse) => {
           // A kept-alive connection the server closed meanwhile: again, on another connection (the
           // pool may hold more such; a fresh connection's failure is final).
@@ -94,7 +115,16 @@ export function createSdkFetch(opts: { connections?: number } = {}): typeof fetc
         }));
       });
     return send(0);
-  }) as typeof fetch;
+  };
+  const fetch = async (input: string | URL | Request, init: SdkFetchInit = {}): Promise<Response> => {
+    return toResponse(await request(input instanceof Request ? input.url : input, init));
+  };
+  return { fetch: fetch as typeof globalThis.fetch, request };
+}
+
+/** The `Response` of a raw answer (the body is not read). */
+export function toResponse(raw: RawResponse): Response {
+  return new Response(raw.body, { status: raw.status, statusText: raw.statusText, headers: toHeaders(raw.headers) });
 }
 
 type Sink = { write(chunk: Buffer): void; end(): void };
@@ -123,7 +153,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     readonly signal: AbortSignal | undefined,
     readonly head: boolean,
     readonly onSent: (() => void) | undefined,
-    readonly resolve: (r: Response) => void,
+    readonly resolve: (r: RawResponse) => void,
     readonly fail: (err: Error, beforeResponse: boolean) => void,
   ) {
     signal?.addEventListener('abort', this.#onAbort, { once: true });
@@ -140,20 +170,18 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusText?: string): void {
     if (status < 200) return; // 1xx: the real response follows
-    const nullBody = status === 204 || status === 205 || status === 304 || this.head;
-    let response: Response;
-    try {
-      response = new Response(nullBody ? null : this.#stream!, { status, statusText, headers: toHeaders(headers) });
-      if (!nullBody) this.#sink = decompressing(headers['content-encoding'], this.#direct, (err) => controller.abort(err)) ?? this.#direct;
-    } catch (err) {
-      // A status fetch cannot represent (e.g. 999) is a failed request, not a crash.
+    if (status > 599) {
+      // A status HTTP does not have (e.g. 999) is a failed request, as for `fetch`, not a crash.
+      const err = new RangeError(`the upstream answered with status ${status}`);
       this.#finish();
-      this.fail(err as Error, false);
-      controller.abort(err as Error);
+      this.fail(err, false);
+      controller.abort(err);
       return;
     }
+    const nullBody = status === 204 || status === 205 || status === 304 || this.head;
+    if (!nullBody) this.#sink = decompressing(headers['content-encoding'], this.#direct, (err) => controller.abort(err)) ?? this.#direct;
     this.#responded = true;
-    this.resolve(response);
+    this.resolve({ status, statusText: statusText ?? '', headers, body: nullBody ? null : this.#stream! });
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
