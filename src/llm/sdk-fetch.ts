@@ -1,25 +1,36 @@
 import diagnostics from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
-import zlib from 'node:zlib';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { UpstreamBody } from './upstream-body.js';
 
 /**
- * Requests written on each connection, counted from undici's `undici:client:sendHeaders` channel:
- * a failure on a connection that has carried an earlier exchange is a kept-alive connection the
- * server closed meanwhile.
+ * Per connection: how many requests were written on it and how many bytes it had read when the
+ * last one was written (from undici's `undici:client:sendHeaders` diagnostics channel).
  */
-const exchanges = new WeakMap<object, number>();
+const written = new WeakMap<object, { readonly requests: number; readonly bytesRead: number }>();
 diagnostics.subscribe('undici:client:sendHeaders', (message) => {
-  const { socket } = message as { socket: object };
-  exchanges.set(socket, (exchanges.get(socket) ?? 0) + 1);
+  const { socket } = message as { socket: Socket };
+  written.set(socket, { requests: (written.get(socket)?.requests ?? 0) + 1, bytesRead: socket.bytesRead });
 });
 
-/** How many times a request is sent again after failing on a kept-alive connection. */
+/** How many times a request is sent again after finding its kept-alive connection closed. */
 const MAX_STALE_RETRIES = 4;
 
-/** Errors raised on a connection that had already carried an exchange before the failing one. */
-const reusedConnectionErrors = new WeakSet<object>();
+/**
+ * Failures that mean "the server had closed this kept-alive connection": it ended the connection
+ * (or refused the write) without a byte of answer, on a connection that had carried an earlier
+ * exchange. A reset after the request went through is not among them: the server may be working
+ * on it, and a POST is not sent twice.
+ */
+const staleConnectionErrors = new WeakSet<object>();
+
+function markStale(socket: Socket, err: Error): void {
+  const w = written.get(socket);
+  const code = (err as { code?: string }).code;
+  const closedUnanswered = (code === 'UND_ERR_SOCKET' && err.message === 'other side closed') || code === 'EPIPE';
+  if (w && w.requests > 1 && socket.bytesRead === w.bytesRead && closedUnanswered) staleConnectionErrors.add(err);
+}
 
 /**
  * `RequestInit` as the SDKs hand it on: `fetchOptions` given to an SDK call reach `fetch` as they are.
@@ -49,8 +60,9 @@ export function reportSent(onSent: (() => void) | undefined): { fetchOptions?: o
  * `AbortError` and closes the connection), a `Response` with status, headers and a streaming body
  * (with backpressure). Compressed bodies are decompressed. Connection failures reject with
  * `TypeError('fetch failed')` and the cause, as `fetch` does; a request that finds its kept-alive
- * connection closed by the server is sent again on another one. There are no header or body
- * timeouts: a generation's own time limit (`APP_MAX_EXECUTION_TIME`) aborts it.
+ * connection closed by the server (closed without a byte of answer) is sent again on another one.
+ * There are no header or body timeouts: a generation's own time limit (`APP_MAX_EXECUTION_TIME`)
+ * aborts it. Unlike `fetch`, redirects are not followed and one `content-encoding` is decoded.
  */
 export function createSdkFetch(opts: { connections?: number } = {}): typeof fetch {
   return createUpstreamHttp(opts).fetch;
@@ -84,9 +96,7 @@ export function createUpstreamHttp(opts: { connections?: number } = {}): Upstrea
     connect: (options, callback) =>
       connect(options, (err, socket) => {
         // Registered before undici's own listeners, so the mark is there when the request fails.
-        socket?.on('error', (e: Error) => {
-          if ((exchanges.get(socket) ?? 0) > 1) reusedConnectionErrors.add(e);
-        });
+        socket?.on('error', (e: Error) => markStale(socket as Socket, e));
         if (err) callback(err, null);
         else callback(null, socket as Socket);
       }),
@@ -105,12 +115,23 @@ export function createUpstreamHttp(opts: { connections?: number } = {}): Upstrea
       headers,
       body: (await requestBody(init.body)) ?? null,
     };
+    // Reported once, also when a stale connection makes the request go out again.
+    let reported = !init.onRequestSent;
+    const onSent = () => {
+      if (reported) return;
+      reported = true;
+      try {
+        init.onRequestSent!();
+      } catch {
+        // the caller's hook must not break the request
+      }
+    };
     const send = (attempt: number) =>
       new Promise<RawResponse>((resolve, reject) => {
-        agent.dispatch(options, new ResponseHandler(signal, init.method === 'HEAD', init.onRequestSent, resolve, (err, beforeResponse) => {
-          // A kept-alive connection the server closed meanwhile: again, on another connection (the
-          // pool may hold more such; a fresh connection's failure is final).
-          if (beforeResponse && attempt < MAX_STALE_RETRIES && !signal?.aborted && reusedConnectionErrors.has(err)) resolve(send(attempt + 1));
+        agent.dispatch(options, new ResponseHandler(signal, init.method === 'HEAD', onSent, resolve, (err, beforeResponse) => {
+          // A kept-alive connection the server had closed: again, on another connection (the pool
+          // may hold more such; a fresh connection's failure is final).
+          if (beforeResponse && attempt < MAX_STALE_RETRIES && !signal?.aborted && staleConnectionErrors.has(err)) resolve(send(attempt + 1));
           else reject(signal?.aborted ? abortError(signal) : new TypeError('fetch failed', { cause: err }));
         }));
       });
@@ -127,32 +148,30 @@ export function toResponse(raw: RawResponse): Response {
   return new Response(raw.body, { status: raw.status, statusText: raw.statusText, headers: toHeaders(raw.headers) });
 }
 
-type Sink = { write(chunk: Buffer): void; end(): void };
+/** HTTP allows any byte in a reason phrase; `Response` takes Latin-1 only. */
+const latin1 = (text: string | undefined) => (text && /^[\x00-\xff]*$/.test(text) ? text : '');
 
-/** One request's dispatch handler: resolves a `Response` at the headers, then feeds its body. */
+/** One request's dispatch handler: resolves the raw answer at the headers, then feeds its body. */
 class ResponseHandler implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
-  #body: ReadableStreamDefaultController<Uint8Array> | undefined;
-  #sink: Sink | undefined;
-  #parts: Buffer[] = [];
-  #flushQueued = false;
-  #done = false;
-  /** The body, made when the request goes out; handed on with the response. */
-  #stream: ReadableStream<Uint8Array> | undefined;
+  /** Made when the request goes out (off the path to the first byte); handed on with the answer. */
+  #body: UpstreamBody | undefined;
   #responded = false;
+  /** The request (not its body stream) has ended: undici's controller no longer applies. */
+  #requestDone = false;
   /** Undefined until the first body bytes; true while the parser is held after them. */
   #holding: boolean | undefined;
   readonly #onAbort = () => {
     const err = abortError(this.signal!);
-    // Not on a connection yet: reject now; the request is dropped when it gets one.
-    if (this.#controller) this.#controller.abort(err);
-    else this.fail(err, true);
+    if (!this.#controller) return this.#settle(err); // not on a connection yet; dropped when it gets one
+    if (!this.#requestDone) this.#controller.abort(err);
+    else this.#body?.error(err); // the request ended but its body is still being inflated
   };
 
   constructor(
     readonly signal: AbortSignal | undefined,
     readonly head: boolean,
-    readonly onSent: (() => void) | undefined,
+    readonly onSent: () => void,
     readonly resolve: (r: RawResponse) => void,
     readonly fail: (err: Error, beforeResponse: boolean) => void,
   ) {
@@ -162,10 +181,22 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     if (this.signal?.aborted) return this.#onAbort();
-    // Made while the upstream works, off the path to the first byte.
-    this.#stream ??= this.#bodyStream(controller);
+    this.#body ??= new UpstreamBody(
+      {
+        pause: () => {
+          if (!this.#requestDone) controller.pause();
+        },
+        resume: () => {
+          if (!this.#requestDone && !this.#holding && controller.paused) controller.resume();
+        },
+        abort: (reason) => {
+          if (!this.#requestDone) controller.abort(reason);
+        },
+      },
+      () => this.#release(),
+    );
     // undici writes the request right after this call returns, in the same tick.
-    if (this.onSent) queueMicrotask(this.onSent);
+    queueMicrotask(this.onSent);
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusText?: string): void {
@@ -173,20 +204,20 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     if (status > 599) {
       // A status HTTP does not have (e.g. 999) is a failed request, as for `fetch`, not a crash.
       const err = new RangeError(`the upstream answered with status ${status}`);
-      this.#finish();
-      this.fail(err, false);
+      this.#settle(err, false);
       controller.abort(err);
       return;
     }
     const nullBody = status === 204 || status === 205 || status === 304 || this.head;
-    if (!nullBody) this.#sink = decompressing(headers['content-encoding'], this.#direct, (err) => controller.abort(err)) ?? this.#direct;
     this.#responded = true;
-    this.resolve({ status, statusText: statusText ?? '', headers, body: nullBody ? null : this.#stream! });
+    if (nullBody) this.#body = undefined;
+    else this.#body!.decode(headers['content-encoding']);
+    this.resolve({ status, statusText: latin1(statusText), headers, body: this.#body?.stream ?? null });
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (!this.#sink) return;
-    this.#sink.write(chunk);
+    if (!this.#responded || !this.#body?.open) return;
+    this.#body.write(chunk);
     if (this.#holding === undefined) {
       // The first body bytes (the first token) go on before the parser works through the rest of
       // a burst: it resumes once this tick's work, their delivery included, is done.
@@ -194,87 +225,38 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
       controller.pause();
       setImmediate(() => {
         this.#holding = false;
-        if ((this.#body?.desiredSize ?? 1) > 0) controller.resume();
+        if (!this.#requestDone && controller.paused && this.#body?.open !== false) controller.resume();
       });
     }
   }
 
   onResponseEnd(): void {
-    this.#sink?.end();
-    this.#finish();
+    this.#requestDone = true;
+    if (this.#body) this.#body.end();
+    else this.#release();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.#requestDone = true;
     const cause = this.signal?.aborted ? abortError(this.signal) : err;
-    if (this.#responded && this.#body) {
-      this.#flush();
-      try {
-        this.#body.error(cause);
-      } catch {
-        // already closed or cancelled by the reader
-      }
-    } else if (!this.#done) this.fail(err, true);
-    this.#finish();
+    if (this.#responded && this.#body) this.#body.error(cause);
+    else if (this.#responded) this.#release();
+    else this.#settle(err);
   }
 
-  #finish(): void {
-    this.#done = true;
+  /** Fails the request before any answer (once). */
+  #settle(err: Error, beforeResponse = true): void {
+    if (this.#responded) return;
+    this.#responded = true;
+    this.#body = undefined;
+    this.#release();
+    this.fail(err, beforeResponse);
+  }
+
+  /** The answer and its body are over: the caller's signal no longer concerns this request. */
+  #release(): void {
     this.signal?.removeEventListener('abort', this.#onAbort);
   }
-
-  /** The body stream; `#direct` gathers parts until the parser has gone through the whole read. */
-  #bodyStream(controller: Dispatcher.DispatchController): ReadableStream<Uint8Array> {
-    return new ReadableStream<Uint8Array>(
-      {
-        start: (c) => {
-          this.#body = c;
-        },
-        pull: () => {
-          if (controller.paused && !this.#holding) controller.resume();
-        },
-        cancel: () => {
-          this.#body = undefined;
-          this.#sink = undefined;
-          if (!this.#done) controller.abort(new DOMException('The body was cancelled', 'AbortError'));
-        },
-      },
-      { highWaterMark: 1 << 20, size: (chunk) => chunk.byteLength },
-    );
-  }
-
-  readonly #direct: Sink = {
-    write: (chunk) => {
-      this.#parts.push(chunk);
-      if (this.#flushQueued) return;
-      this.#flushQueued = true;
-      queueMicrotask(() => this.#flush());
-    },
-    end: () => {
-      this.#flush();
-      this.#body?.close();
-      this.#body = undefined;
-    },
-  };
-
-  #flush(): void {
-    this.#flushQueued = false;
-    if (this.#parts.length === 0 || !this.#body) return;
-    const parts = this.#parts;
-    this.#parts = [];
-    this.#body.enqueue(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
-    if ((this.#body.desiredSize ?? 1) <= 0) this.#controller?.pause();
-  }
-}
-
-/** A sink that inflates `encoding` (gzip, deflate, br) into `out`; undefined for identity. */
-function decompressing(encoding: string | string[] | undefined, out: Sink, fail: (err: Error) => void): Sink | undefined {
-  const enc = String(encoding ?? '').toLowerCase();
-  const unzip = enc === 'gzip' || enc === 'x-gzip' ? zlib.createGunzip() : enc === 'deflate' ? zlib.createInflate() : enc === 'br' ? zlib.createBrotliDecompress() : undefined;
-  if (!unzip) return undefined;
-  unzip.on('data', (c: Buffer) => out.write(c));
-  unzip.once('end', () => out.end());
-  unzip.once('error', fail);
-  return { write: (chunk) => unzip.write(chunk), end: () => unzip.end() };
 }
 
 function abortError(signal: AbortSignal): Error {

@@ -310,9 +310,14 @@ export class CompletionService {
       const chunks = g.provider.stream({ model: g.model.name, mode: g.model.mode, messages: g.prompt.messages, prompt: g.prompt.text, params: g.model.params, signal, onSent });
       for await (const chunk of chunks) {
         if (chunk.type === 'text') {
+          if (!sent) {
+            // A provider without an upstream request: the row is stored before the first frame
+            // names it (a failure surfaces when the message is finished).
+            onSent();
+            await g.insert().catch(() => undefined);
+          }
           answer += chunk.text;
           emit({ type: 'message', text: chunk.text });
-          if (!sent) onSent(); // providers without an upstream request
         } else {
           reported = { ...reported, ...chunk.usage };
         }

@@ -138,6 +138,18 @@ describe('the SDKs fetch (undici dispatcher)', () => {
         let raw = '';
         rq.on('data', (c: Buffer) => (raw += c));
         rq.on('end', () => rs.writeHead(201, { 'x-m': rq.method ?? '', 'content-type': 'text/plain' }).end(`${rq.headers.authorization} ${raw}`));
+      } else if (rq.url === '/gzip-stream') {
+        // gzip flushed per event, then the answer hangs: the reader stops mid-way
+        rs.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+        const gz = zlib.createGzip();
+        gz.pipe(rs);
+        for (let i = 0; i < 3; i++) {
+          gz.write(`data: ${'x'.repeat(20000)}${i}\n\n`);
+          gz.flush();
+        }
+      } else if (rq.url === '/truncated' || rq.url === '/mislabelled') {
+        const gz = zlib.gzipSync(JSON.stringify({ ok: true, pad: 'x'.repeat(100) }));
+        rs.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(rq.url === '/truncated' ? gz.subarray(0, gz.length - 8) : '{"plain":true}');
       } else if (rq.url === '/odd-status') {
         rs.writeHead(999, { 'content-type': 'text/plain' }).end('?');
       } else if (rq.url === '/break') {
@@ -205,31 +217,92 @@ describe('the SDKs fetch (undici dispatcher)', () => {
     await expect(f('http://127.0.0.1:1/x')).rejects.toBeInstanceOf(TypeError);
   });
 
-  it('a request whose kept-alive connection the server dropped is sent again on a new connection', async () => {
-    // A raw server: the first request on each connection is answered (keep-alive); a later
-    // request on the same connection gets the connection reset, as a server that timed it out.
+  /**
+   * A raw server: the first request on each connection is answered (keep-alive); a later request
+   * on the same connection is received and then `drop`ped without a byte of answer.
+   */
+  async function dropping(drop: (sock: net.Socket) => void) {
     const connections: net.Socket[] = [];
-    let resets = 0;
+    const received: string[] = [];
     const raw = net.createServer((sock) => {
       connections.push(sock);
       let served = 0;
       sock.on('data', (d: Buffer) => {
-        if (!d.toString('latin1').startsWith('POST ')) return; // the body, written after the head
+        const text = d.toString('latin1');
+        if (!text.startsWith('POST ')) return received.push(text) && undefined; // a body written after its head
+        received.push(text);
         if (served++ === 0) sock.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok');
-        else {
-          resets++;
-          sock.resetAndDestroy();
-        }
+        else drop(sock);
       });
     });
     await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
+    return {
+      url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`,
+      connections,
+      heads: () => received.filter((t) => t.startsWith('POST ')).length,
+      close: () => {
+        for (const c of connections) c.destroy();
+        raw.close();
+      },
+    };
+  }
+
+  it('a request whose kept-alive connection the server had closed is sent again on another connection, and reported sent once', async () => {
+    // A server that timed the connection out closes it without answering.
+    const srv = await dropping((sock) => sock.end());
+    const fresh = createSdkFetch();
+    let sent = 0;
+    try {
+      for (const body of ['a', 'b', 'c', 'd']) {
+        const init: SdkFetchInit = { method: 'POST', body, onRequestSent: () => sent++ };
+        expect(await (await fresh(srv.url, init)).text()).toBe('ok');
+      }
+      expect(srv.heads()).toBeGreaterThan(4); // at least one request went out twice
+      expect(sent).toBe(4);
+    } finally {
+      srv.close();
+    }
+  });
+
+  it('a connection reset after the request went out is a failure, not a second request (the server may be working on it)', async () => {
+    const srv = await dropping((sock) => setTimeout(() => sock.resetAndDestroy(), 20));
     const fresh = createSdkFetch();
     try {
-      for (const body of ['a', 'b', 'c', 'd']) expect(await (await fresh(url, { method: 'POST', body })).text()).toBe('ok');
-      expect(resets).toBeGreaterThan(0);
+      let failure: unknown;
+      for (const body of ['a', 'b', 'c', 'd']) {
+        try {
+          await (await fresh(srv.url, { method: 'POST', body })).text();
+        } catch (err) {
+          failure = err;
+          break;
+        }
+      }
+      expect(failure).toBeInstanceOf(TypeError);
+      expect(srv.heads()).toBe(srv.connections.length + 1); // the reset request was sent once
     } finally {
-      for (const c of connections) c.destroy();
+      srv.close();
+    }
+  });
+
+  it('a compressed body: stopping mid-way ends the read with AbortError; a corrupt one is an error, not a hang', async () => {
+    const ac = new AbortController();
+    const reader = (await f(`${base}/gzip-stream`, { signal: ac.signal })).body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    ac.abort();
+    await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' });
+    for (const path of ['/truncated', '/mislabelled']) {
+      await expect((await f(`${base}${path}`)).text()).rejects.toThrow(/could not be decoded \(gzip\)/);
+    }
+  });
+
+  it('a reason phrase fetch cannot carry is dropped, the status kept', async () => {
+    const raw = net.createServer((sock) => sock.once('data', () => sock.end(Buffer.from('HTTP/1.1 429 请求过多\r\ncontent-length: 2\r\nconnection: close\r\n\r\nno', 'utf8'))));
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    try {
+      const r = await createSdkFetch()(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/`);
+      expect(r.status).toBe(429);
+      expect(await r.text()).toBe('no');
+    } finally {
       raw.close();
     }
   });
