@@ -203,7 +203,7 @@ describe('parallel iteration over HTTP', () => {
 describe('parallel iteration error modes', () => {
   it('terminated: no item starts after a failure, the running ones finish, the node fails with the error', async () => {
     const g = newGroup();
-    const { apiKey } = await s.importApp(holdApp(g, 2, { is_parallel: true, parallel_nums: 2 }, 300));
+    const { apiKey } = await s.importApp(holdApp(g, 2, { is_parallel: true, parallel_nums: 2 }, 1000));
     const events = await streaming(s, apiKey, [-1, 1, 2, 3]);
     expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'failed' } });
     expect(dataOf(events.at(-1)!).error).toMatch(/ValueError: negative -1/);
