@@ -81,6 +81,8 @@ export interface Config {
     readonly loopMaxCount: number;
     /** Most items an iteration node accepts (`MAX_ITERATIONS_NUM`, default 99 as Dify). */
     readonly iterationMaxItems: number;
+    /** Most items a parallel iteration runs at once; `parallel_nums` is clamped to it (`ITERATION_MAX_PARALLEL`, default 10). */
+    readonly iterationMaxParallel: number;
   };
   /** Durable background jobs (indexing, resume, timeouts). */
   readonly queue: QueueConfig;
@@ -233,6 +235,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       orphanAfterMs: int(env, file, 'RUN_ORPHAN_AFTER_MS', 30_000, 100),
       loopMaxCount: int(env, file, 'LOOP_NODE_MAX_COUNT', 100, 1),
       iterationMaxItems: int(env, file, 'MAX_ITERATIONS_NUM', 99, 1),
+      iterationMaxParallel: int(env, file, 'ITERATION_MAX_PARALLEL', 10, 1),
     },
     queue: {
       worker: (str(env, file, 'QUEUE_WORKER') ?? 'true') !== 'false',

@@ -5,6 +5,11 @@ import { NodeFailure, StopSignal, type Graph, type NodeContext } from './types.j
 export interface ContainerRound {
   readonly type: 'loop' | 'iteration';
   readonly index: number;
+  /**
+   * A parallel iteration item's run id (Dify's `parallel_mode_run_id`): child `node_started` carry it
+   * as `parallel_run_id`, child `node_finished` in `execution_metadata.parallel_mode_run_id`.
+   */
+  readonly parallelRunId?: string;
 }
 
 export interface RoundResult {
@@ -63,7 +68,7 @@ export function containerEvents(ctx: NodeContext, kind: ContainerRound['type'], 
 
 /**
  * Runs a container's child graph once (one loop round or one iteration item), node by node in
- * readiness order, in the run's variable pool. Child nodes report `node_started` / `node_finished`
+ * readiness order, in `ctx.pool` (the run's pool, or a parallel item's `ScopedPool`). Child nodes report `node_started` / `node_finished`
  * through the container's `emit` with `loop_id` / `iteration_id` set. A child that fails (after its
  * own retry and error strategy) fails the round with its error.
  */
@@ -74,6 +79,7 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
   const queue: { node: string; from: string | null }[] = [{ node: sub.startId, from: null }];
   const container = { type: round.type, id: ctx.node.id, index: round.index };
   const idKey = round.type === 'loop' ? 'loop' : 'iteration';
+  const runId = round.parallelRunId ? { parallel_mode_run_id: round.parallelRunId } : {};
   let tokens = 0;
   let steps = 0;
   while (queue.length > 0) {
@@ -98,7 +104,7 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
       iteration_id: round.type === 'iteration' ? ctx.node.id : null,
       loop_id: round.type === 'loop' ? ctx.node.id : null,
     };
-    ctx.emit({ type: 'event', event: 'node_started', data: started });
+    ctx.emit({ type: 'event', event: 'node_started', data: round.parallelRunId ? { ...started, parallel_run_id: round.parallelRunId } : started });
     const finished = (status: string, error: string | null, r: { inputs?: unknown; outputs?: unknown; processData?: unknown; meta?: Record<string, unknown> }) => {
       const now = ctx.ports.now();
       ctx.emit({
@@ -114,7 +120,7 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
           status,
           error,
           elapsed_time: (now - startedAt) / 1000,
-          execution_metadata: { [`${idKey}_id`]: ctx.node.id, [`${idKey}_index`]: round.index, ...(r.meta ?? {}) },
+          execution_metadata: { [`${idKey}_id`]: ctx.node.id, [`${idKey}_index`]: round.index, ...runId, ...(r.meta ?? {}) },
           finished_at: sec(now),
           files: [],
         },

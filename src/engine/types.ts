@@ -148,6 +148,8 @@ export interface EngineLimits {
   readonly loopMaxCount: number;
   /** `MAX_ITERATIONS_NUM`: the most items an iteration node accepts. */
   readonly iterationMaxItems: number;
+  /** `ITERATION_MAX_PARALLEL`: the most items a parallel iteration runs at once (`parallel_nums` is clamped to it). */
+  readonly iterationMaxParallel: number;
   /** Code node output checks (`CODE_MAX_STRING_LENGTH`, `CODE_MAX_*_ARRAY_LENGTH`, `CODE_MAX_DEPTH`, `CODE_MAX_PRECISION`). */
   readonly code: CodeOutputLimits;
 }
@@ -164,6 +166,7 @@ export interface CodeOutputLimits {
 export const DEFAULT_ENGINE_LIMITS: EngineLimits = {
   loopMaxCount: 100,
   iterationMaxItems: 99,
+  iterationMaxParallel: 10,
   code: { maxStringLength: 400_000, maxStringArrayLength: 30, maxObjectArrayLength: 30, maxNumberArrayLength: 1000, maxDepth: 5, maxPrecision: 20 },
 };
 

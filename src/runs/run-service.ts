@@ -25,6 +25,8 @@ export interface RunServiceConfig extends RunLimits {
   readonly loopMaxCount?: number;
   /** `MAX_ITERATIONS_NUM`; Dify's default when absent. */
   readonly iterationMaxItems?: number;
+  /** `ITERATION_MAX_PARALLEL`; the engine default when absent. */
+  readonly iterationMaxParallel?: number;
   /** Code node output checks; Dify's defaults when absent. */
   readonly codeOutputs?: CodeOutputLimits;
 }
@@ -157,6 +159,7 @@ export class RunService implements RunResumer {
       limits: {
         loopMaxCount: this.#config.loopMaxCount ?? DEFAULT_ENGINE_LIMITS.loopMaxCount,
         iterationMaxItems: this.#config.iterationMaxItems ?? DEFAULT_ENGINE_LIMITS.iterationMaxItems,
+        iterationMaxParallel: this.#config.iterationMaxParallel ?? DEFAULT_ENGINE_LIMITS.iterationMaxParallel,
         code: this.#config.codeOutputs ?? DEFAULT_ENGINE_LIMITS.code,
       },
       code: this.#code,

@@ -198,7 +198,11 @@ describe('code node over HTTP', () => {
 });
 
 describe('iteration over HTTP', () => {
-  /** Iterates `start.xs` (JSON list) through a python3 code node that fails on negative items. */
+  /**
+   * Iterates `start.xs` (JSON list) through a python3 code node that fails on negative items; in
+   * parallel (4 at once) unless `extra` says otherwise. test/e2e/iteration-parallel.test.ts covers
+   * what parallel mode adds.
+   */
   const iterApp = (mode: string, extra: Record<string, unknown> = {}) =>
     workflowDsl(
       [
@@ -212,8 +216,8 @@ describe('iteration over HTTP', () => {
       [['start', 'parse'], ['parse', 'it'], ['itstart', 'sq'], ['it', 'end']],
     );
 
-  it('collects one output per item, with iteration events and iteration_id on child nodes', async () => {
-    const { apiKey } = await s.importApp(iterApp('terminated'));
+  it('sequential: collects one output per item, with iteration events and iteration_id on child nodes in item order', async () => {
+    const { apiKey } = await s.importApp(iterApp('terminated', { is_parallel: false }));
     const events = await streaming(apiKey, { xs: '[1, 2, 3]' });
     expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { out: [1, 4, 9] } } });
     const it = events.filter((e) => String(e.event).startsWith('iteration_'));
@@ -223,10 +227,11 @@ describe('iteration over HTTP', () => {
     expect(it[4]!.data).toMatchObject({ status: 'succeeded', outputs: { output: [1, 4, 9] }, steps: 3 });
     const children = events.filter((e) => e.event === 'node_finished' && (e.data as { iteration_id: string | null }).iteration_id === 'it');
     expect(children.map((e) => (e.data as { node_id: string; outputs: unknown }).outputs)).toEqual([{}, { r: 1 }, {}, { r: 4 }, {}, { r: 9 }]);
+    expect(children.map((e) => (e.data as { execution_metadata: Record<string, unknown> }).execution_metadata)).toEqual([0, 0, 1, 1, 2, 2].map((i) => ({ iteration_id: 'it', iteration_index: i })));
     expect(await blocking(apiKey, { xs: '[]' })).toMatchObject({ status: 'succeeded', outputs: { out: [] } });
   });
 
-  it('error_handle_mode: terminated fails the run; continue-on-error keeps null; remove-abnormal-output drops the item', async () => {
+  it('parallel, error_handle_mode: terminated fails the run; continue-on-error keeps null; remove-abnormal-output drops the item', async () => {
     const run = async (mode: string) => blocking((await s.importApp(iterApp(mode))).apiKey, { xs: '[2, -1, 3]' });
     const term = await run('terminated');
     expect(term.status).toBe('failed');
