@@ -8,8 +8,6 @@ export interface SseStream {
   send(payload: object): boolean;
   /** Writes the keep-alive frame `event: ping\n\n`. */
   ping(): void;
-  /** Sends the headers now if nothing has been written yet (see `headersWithFirstFrame`). */
-  flushHeaders(): void;
   /** Ends the response (idempotent). */
   end(): void;
   /** Aborted when the client disconnects or the stream ends. */
@@ -23,10 +21,7 @@ export interface SseOptions {
   readonly pingIntervalMs?: number;
   /** Extra response headers. */
   readonly headers?: Record<string, string>;
-  /**
-   * Hold the headers until `flushHeaders()`, the first frame or the first ping, instead of sending
-   * them at once: the caller can start its work first.
-   */
+  /** Send the headers with the first frame (or ping) instead of at once: one write for both. */
   readonly headersWithFirstFrame?: boolean;
 }
 
@@ -56,21 +51,15 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     controller.abort();
   };
   res.on('close', close);
-  // `res.headersSent` is true from `writeHead` on, sent or not.
-  let written = false;
   const write = (frame: string): boolean => {
     if (closed || res.destroyed) return false;
-    written = true;
     res.write(frame);
     return true;
   };
   const timer = setInterval(() => write('event: ping\n\n'), opts.pingIntervalMs ?? PING_INTERVAL_MS);
   timer.unref();
   if (opts.leadingPing) write('event: ping\n\n');
-  else if (!opts.headersWithFirstFrame) {
-    written = true;
-    res.flushHeaders();
-  }
+  else if (!opts.headersWithFirstFrame) res.flushHeaders();
   let sent = false;
   return {
     send: (payload) => {
@@ -84,11 +73,6 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
       return true;
     },
     ping: () => void write('event: ping\n\n'),
-    flushHeaders: () => {
-      if (closed || written) return;
-      written = true;
-      res.flushHeaders();
-    },
     end: () => {
       if (!closed && !res.destroyed) res.end();
       close();

@@ -113,7 +113,7 @@ export function createUpstreamHttp(opts: { connections?: number } = {}): Upstrea
       path: `${url.pathname}${url.search}`,
       method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
       headers,
-      body: (await requestBody(init.body)) ?? null,
+      body: bytesOf(init.body) ?? (await serialised(init.body)),
     };
     // Reported once, also when a stale connection makes the request go out again.
     let reported = !init.onRequestSent;
@@ -282,11 +282,15 @@ function toHeaders(h: Record<string, string | string[] | undefined>): Headers {
   return out;
 }
 
-async function requestBody(body: BodyInit | null | undefined): Promise<Buffer | undefined> {
-  if (body === undefined || body === null) return undefined;
+/** A string or bytes body as a Buffer (no await on the common path); null for other kinds. */
+function bytesOf(body: BodyInit | null | undefined): Buffer | null {
   if (typeof body === 'string') return Buffer.from(body);
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   if (body instanceof ArrayBuffer) return Buffer.from(body);
-  // FormData, Blob, streams: let the platform serialise them.
-  return Buffer.from(await new Response(body).arrayBuffer());
+  return null;
+}
+
+/** FormData, Blob, streams: the platform serialises them. */
+async function serialised(body: BodyInit | null | undefined): Promise<Buffer | null> {
+  return body === undefined || body === null ? null : Buffer.from(await new Response(body).arrayBuffer());
 }

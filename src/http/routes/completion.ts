@@ -66,19 +66,21 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
     if (outcome.status === 'error' && outcome.error) throw outcome.error;
     return reply.type('application/json').send(blockingBody(run, outcome));
   }
-  // Events that arrive before the stream is open (none in practice) wait here.
+  // The stream opens once the model request is on its way (headers sent at once), or with the first
+  // frame: nothing but the upstream request is on the path to the first token. Events that arrive
+  // before `start` has returned (none in practice) wait here.
   let sse: SseStream | undefined;
   let run: R | undefined;
   const early: CompletionEvent[] = [];
+  const open = (flush: boolean) => (sse ??= openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: !flush }));
   const deliver = (ev: CompletionEvent) => {
-    if (!sse || !run) return void early.push(ev);
-    // Headers go out once the model request is on its way, off the path to the first token.
-    if (ev.type === 'sent') return sse.flushHeaders();
-    sse.send(frame(run, ev));
-    if (ev.type === 'end') sse.end();
+    if (!run) return void early.push(ev);
+    if (ev.type === 'sent') return void open(true);
+    const stream = open(false);
+    stream.send(frame(run, ev));
+    if (ev.type === 'end') stream.end();
   };
   run = await start(deliver);
-  sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: true });
   for (const ev of early.splice(0)) deliver(ev);
   await run.done;
   return reply;
