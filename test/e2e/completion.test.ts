@@ -276,6 +276,23 @@ describe('POST /completion-messages — streaming', () => {
     expect((await messageRow(String(e.message_id)))!.status).toBe('error');
   });
 
+  it('an upstream that cannot be reached: the stream opens with its one error event, and the message is stored', async () => {
+    const down = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' } });
+    try {
+      const app = await down.importApp(completionApp());
+      const r = await fetch(`${down.api}/completion-messages`, { method: 'POST', headers: headers(app.apiKey), body: JSON.stringify({ inputs: { topic: 'x' }, user: 'u', response_mode: 'streaming' }) });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const data = dataFrames(parseSse(await r.text()));
+      expect(data).toHaveLength(1);
+      expect(data[0]).toMatchObject({ event: 'error', code: 'completion_request_error', status: 400, message: 'Connection error.' });
+      const row = await down.runtime.store.db.selectFrom('messages').selectAll().where('id', '=', String(data[0]!.message_id)).executeTakeFirst();
+      expect(row).toMatchObject({ status: 'error', answer: '' });
+    } finally {
+      await down.close();
+    }
+  });
+
   it('a stream broken mid-way ends with an error event after the chunks already sent', async () => {
     fake.behaviour = { reply: 'abcdefghijklmnopqrstuvwxyz', chunkSize: 2, breakAfterChunks: 4, delayMs: 10 };
     const r = await post({ inputs: { topic: 'x' }, user: 'u', response_mode: 'streaming' });
