@@ -203,12 +203,9 @@ export class Indexer {
     // qa_model: every chunk becomes the Q&A pairs a model writes from it (Dify's QA index processor).
     const units = doc.doc_form === 'qa_model' ? await this.#qaUnits(chunks, doc.doc_language, signal) : chunks.map((content) => ({ content, answer: null }));
     if (units.length === 0) return this.fail(run.id, 'The model generated no question-answer pairs from the document.');
-    const from = resumable ? await this.#resumePoint(run, 'segments', units.map((u) => u.content)) : 0;
-    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: units.length, completed_segments: from });
-
-    const highQuality = run.indexing_technique === 'high_quality';
-    const step = highQuality ? this.#batchSize : INSERT_BATCH;
-    let { tokens, words } = await this.#indexedTotals(run, 'segments', from);
+    const start = await this.#beginIndexing(run, 'segments', units.map((u) => u.content), resumable);
+    const { from, highQuality, step } = start;
+    let { tokens, words } = start;
     for (let i = from; i < units.length; i += step) {
       signal.throwIfAborted();
       await assertOwner(this.#db, run, this.#clock.now()); // before paying for embeddings
@@ -288,25 +285,38 @@ export class Indexer {
    */
   async #resumePoint(run: IndexingRunTable, table: 'segments' | 'parent_chunks', contents: readonly string[]): Promise<number> {
     const n = run.completed_segments;
-    const base = () => {
-      const q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
-      return table === 'segments' ? q.where('parent_id', 'is', null) : q;
-    };
     if (n > 0 && n <= contents.length) {
-      const agg = await base().select((eb) => [eb.fn.countAll<number>().as('c'), eb.fn.max<number>('position').as('m')]).executeTakeFirst();
-      const last = await base().select('hash').where('position', '=', n).executeTakeFirst();
+      const agg = await this.#stored(run, table).select((eb) => [eb.fn.countAll<number>().as('c'), eb.fn.max<number>('position').as('m')]).executeTakeFirst();
+      const last = await this.#stored(run, table).select('hash').where('position', '=', n).executeTakeFirst();
       if (Number(agg?.c) === n && Number(agg?.m) === n && last?.hash === sha256(contents[n - 1]!)) return n;
     }
     await this.#discard(run);
     return 0;
   }
 
+  /**
+   * Starts the indexing stage of a split document: where to begin (after the units a resumed run
+   * already committed, see `#resumePoint`), the run marked `indexing` with its totals, the batch
+   * size (`#batchSize` units when they get embeddings, `INSERT_BATCH` otherwise) and the tokens and
+   * characters of the units already stored.
+   */
+  async #beginIndexing(run: IndexingRunTable, table: 'segments' | 'parent_chunks', contents: readonly string[], resumable: boolean) {
+    const from = resumable ? await this.#resumePoint(run, table, contents) : 0;
+    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: contents.length, completed_segments: from });
+    const highQuality = run.indexing_technique === 'high_quality';
+    return { from, highQuality, step: highQuality ? this.#batchSize : INSERT_BATCH, ...(await this.#indexedTotals(run, table, from)) };
+  }
+
+  /** The units of `table` this run has stored: parent chunks, or top-level segments (not children). */
+  #stored(run: IndexingRunTable, table: 'segments' | 'parent_chunks') {
+    const q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
+    return table === 'segments' ? q.where('parent_id', 'is', null) : q;
+  }
+
   /** Tokens and characters of the first `count` units already stored (0 when starting over). */
   async #indexedTotals(run: IndexingRunTable, table: 'segments' | 'parent_chunks', count: number): Promise<{ tokens: number; words: number }> {
     if (count === 0) return { tokens: 0, words: 0 };
-    let q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
-    if (table === 'segments') q = q.where('parent_id', 'is', null);
-    const r = await q.select((eb) => [eb.fn.sum<number>('tokens').as('t'), eb.fn.sum<number>('word_count').as('w')]).executeTakeFirst();
+    const r = await this.#stored(run, table).select((eb) => [eb.fn.sum<number>('tokens').as('t'), eb.fn.sum<number>('word_count').as('w')]).executeTakeFirst();
     return { tokens: Number(r?.t ?? 0), words: Number(r?.w ?? 0) };
   }
 
@@ -326,12 +336,9 @@ export class Indexer {
       .map((content) => ({ content, children: splitText(content, children) }))
       .filter((g) => g.children.length > 0);
     if (groups.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
-    const from = resumable ? await this.#resumePoint(run, 'parent_chunks', groups.map((g) => g.content)) : 0;
-    await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: groups.length, completed_segments: from });
-
-    const highQuality = run.indexing_technique === 'high_quality';
-    const step = highQuality ? this.#batchSize : INSERT_BATCH;
-    let { tokens, words } = await this.#indexedTotals(run, 'parent_chunks', from);
+    const start = await this.#beginIndexing(run, 'parent_chunks', groups.map((g) => g.content), resumable);
+    const { from, highQuality, step } = start;
+    let { tokens, words } = start;
     for (let i = from; i < groups.length; ) {
       signal.throwIfAborted();
       await assertOwner(this.#db, run, this.#clock.now());
