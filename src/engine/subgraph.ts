@@ -1,6 +1,6 @@
 import { executeNode } from './execute-node.js';
 import { completeNode, initialState } from './run-state.js';
-import { NodeFailure, StopSignal, type Graph, type NodeContext } from './types.js';
+import { NodeFailure, StopSignal, type Graph, type NodeContext, type NodeOutcome } from './types.js';
 
 export interface ContainerRound {
   readonly type: 'loop' | 'iteration';
@@ -62,6 +62,11 @@ export function containerEvents(ctx: NodeContext, kind: ContainerRound['type'], 
           steps: totals.steps,
         },
       });
+    },
+    /** `<kind>_completed` with `succeeded`, and the container's outcome (its tokens as usage). */
+    succeeded(outputs: Record<string, unknown>, totals: ContainerTotals): NodeOutcome {
+      this.completed('succeeded', null, outputs, totals);
+      return { type: 'succeeded', inputs, outputs, ...(totals.tokens > 0 ? { usage: { promptTokens: totals.tokens, completionTokens: 0 } } : {}) };
     },
   };
 }

@@ -132,13 +132,6 @@ export const iterationNode: NodeHandler = {
       else if (spec.mode === 'continue-on-error') collected.push(null);
     }
     const flat = spec.flatten && collected.length > 0 && collected.every(Array.isArray) ? (collected as unknown[][]).flat(1) : collected;
-    const outputs = { output: flat };
-    events.completed('succeeded', null, outputs, totals());
-    return {
-      type: 'succeeded',
-      inputs,
-      outputs,
-      ...(tokens > 0 ? { usage: { promptTokens: tokens, completionTokens: 0 } } : {}),
-    };
+    return events.succeeded({ output: flat }, totals());
   },
 };

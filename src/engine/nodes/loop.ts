@@ -91,13 +91,6 @@ export const loopNode: NodeHandler = {
       if (!ctx.signal.aborted) events.completed('failed', (err as Error).message, null, totals());
       throw err;
     }
-    const outputs = { ...current(), loop_round: rounds };
-    events.completed('succeeded', null, outputs, totals());
-    return {
-      type: 'succeeded',
-      inputs,
-      outputs,
-      ...(tokens > 0 ? { usage: { promptTokens: tokens, completionTokens: 0 } } : {}),
-    };
+    return events.succeeded({ ...current(), loop_round: rounds }, totals());
   },
 };
