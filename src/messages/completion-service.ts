@@ -30,7 +30,7 @@ export interface CompletionInput {
 
 /**
  * What a generation emits as it goes; the HTTP layer shapes these into Dify's events. `sent` (no
- * wire event) says the model request is on its way: a stream can send its headers then.
+ * wire event) says the model request is on its way: a stream opens then.
  */
 export type CompletionEvent =
   | { readonly type: 'sent' }
