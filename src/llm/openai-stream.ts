@@ -1,4 +1,6 @@
+import { isAscii } from 'node:buffer';
 import { completionRequestError } from './errors.js';
+import { EventShape } from './event-shape.js';
 import type { GenerateChunk } from './model-provider.js';
 
 interface StreamChunk {
@@ -11,12 +13,14 @@ interface StreamChunk {
  * Reads an OpenAI-protocol event stream (`data: {json}` lines, `data: [DONE]`) from a response
  * body. Everything that arrived in one network read is yielded as one text chunk, so a fast
  * upstream costs one downstream frame per read rather than per token (the first token is yielded
- * on its own, as soon as it is decoded). A body that breaks off
- * throws `completion_request_error`; an aborted request rethrows the abort.
+ * on its own, as soon as it is decoded). Token events of a shape seen before are read without
+ * `JSON.parse` (`EventShape`). A body that breaks off throws `completion_request_error`; an
+ * aborted request rethrows the abort.
  */
 export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<GenerateChunk> {
   const reader = body.getReader();
-  const decoder = new TextDecoder();
+  const decoder = new EventStreamDecoder();
+  const shape = new EventShape();
   let buf = '';
   let finished = false;
   let first = true;
@@ -30,34 +34,31 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
         throw completionRequestError(`the upstream stream broke off: ${err instanceof Error ? err.message : String(err)}`);
       }
       if (read.done) break;
-      buf += decoder.decode(read.value, { stream: true });
+      buf += decoder.decode(read.value);
       let text = '';
       let usage: StreamChunk['usage'];
       let start = 0;
       let nl: number;
       while ((nl = buf.indexOf('\n', start)) >= 0) {
-        const line = buf.charCodeAt(nl - 1) === 13 ? buf.slice(start, nl - 1) : buf.slice(start, nl);
+        const lineStart = start;
+        const end = nl > lineStart && buf.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
         start = nl + 1;
-        if (!line.startsWith('data:')) continue;
-        const payload = line.slice(line.charCodeAt(5) === 32 ? 6 : 5);
-        const fast = deltaContent(payload);
-        if (fast !== undefined) {
-          text += fast;
-        } else if (payload === '[DONE]') {
-          finished = true;
-          break;
+        const known = shape.match(buf, lineStart, end);
+        if (known !== undefined) {
+          text += known;
         } else {
-          let chunk: StreamChunk;
-          try {
-            chunk = JSON.parse(payload) as StreamChunk;
-          } catch {
-            throw completionRequestError(`the upstream sent an event that is not JSON: ${payload.slice(0, 200)}`);
+          if (!buf.startsWith('data:', lineStart)) continue;
+          const line = buf.slice(lineStart, end);
+          const payloadStart = line.charCodeAt(5) === 32 ? 6 : 5;
+          const payload = line.slice(payloadStart);
+          if (payload === '[DONE]') {
+            finished = true;
+            break;
           }
-          if (chunk.error) throw completionRequestError(chunk.error.message ?? 'the upstream reported an error');
-          const choice = chunk.choices?.[0];
-          const t = choice?.delta?.content ?? choice?.text;
-          if (t) text += t;
-          if (chunk.usage) usage = chunk.usage;
+          const event = readEvent(parseEvent(payload));
+          if (event.token) text += event.token;
+          if (event.usage) usage = event.usage;
+          else if (event.token !== undefined) shape.learn(line, payloadStart, readEvent);
         }
         if (first && text) {
           // The first token goes out at once; the rest of this read follows as one chunk.
@@ -77,30 +78,40 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
   }
 }
 
-const DELTA = '"delta":{"content":"';
+function parseEvent(payload: string): StreamChunk {
+  try {
+    return JSON.parse(payload) as StreamChunk;
+  } catch {
+    throw completionRequestError(`the upstream sent an event that is not JSON: ${payload.slice(0, 200)}`);
+  }
+}
 
 /**
- * The token of the common event shape `…"delta":{"content":"<token>"}…` (no usage), read
- * without `JSON.parse` — five times cheaper per token. Any other shape (role, tool calls, usage,
- * errors, legacy `text`) returns `undefined` and is parsed in full. The scan cannot be fooled by
- * the pattern inside a string value: quotes inside JSON strings are escaped.
+ * What an event carries: the first choice's token (`delta.content`, or `text` of the legacy
+ * completions), a usage object; an error event throws.
  */
-export function deltaContent(payload: string): string | undefined {
-  const i = payload.indexOf(DELTA);
-  if (i < 0) return undefined;
-  const s = i + DELTA.length;
-  let j = s;
-  let escaped = false;
-  for (;;) {
-    if (j >= payload.length) return undefined;
-    const c = payload.charCodeAt(j);
-    if (c === 34) break; // closing quote
-    if (c === 92) {
-      escaped = true;
-      j += 2;
-    } else j++;
+function readEvent(event: unknown): { token: string | undefined; usage: StreamChunk['usage']; other: boolean } {
+  const chunk = (typeof event === 'object' && event !== null ? event : {}) as StreamChunk;
+  if (chunk.error) throw completionRequestError(chunk.error.message ?? 'the upstream reported an error');
+  const choice = chunk.choices?.[0];
+  const t = choice?.delta?.content ?? choice?.text;
+  const usage = chunk.usage ?? undefined;
+  return { token: typeof t === 'string' ? t : undefined, usage, other: usage !== undefined };
+}
+
+/**
+ * Decodes the body's bytes. A read of plain ASCII (nearly every read of JSON events) is copied as
+ * Latin-1, an order of magnitude cheaper than UTF-8 decoding; a read with other bytes, and the
+ * read after it (which may finish its last character), goes through the UTF-8 decoder.
+ */
+class EventStreamDecoder {
+  readonly #utf8 = new TextDecoder();
+  #pending = false;
+
+  decode(bytes: Uint8Array): string {
+    const ascii = isAscii(bytes);
+    if (ascii && !this.#pending) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+    this.#pending = !ascii;
+    return this.#utf8.decode(bytes, { stream: true });
   }
-  // `"usage":null` rides on every chunk when usage is requested (OpenAI); only a usage object needs the full parse.
-  if (payload.charCodeAt(j + 1) !== 125 || payload.includes('"usage":{') || payload.includes('"error"')) return undefined;
-  return escaped ? (JSON.parse(payload.slice(s - 1, j + 1)) as string) : payload.slice(s, j);
 }

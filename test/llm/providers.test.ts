@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MockProvider, mockAnswer } from '../../src/llm/mock-provider.js';
 import { AnthropicProvider } from '../../src/llm/anthropic-provider.js';
 import { OpenAIProvider } from '../../src/llm/openai-provider.js';
 import { ProviderRegistry, providerKind } from '../../src/llm/provider-registry.js';
-import { deltaContent, readOpenAIStream } from '../../src/llm/openai-stream.js';
+import { readOpenAIStream } from '../../src/llm/openai-stream.js';
 import { createSdkFetch, type SdkFetchInit } from '../../src/llm/sdk-fetch.js';
 import net from 'node:net';
 import zlib from 'node:zlib';
@@ -87,39 +87,98 @@ describe('OpenAI stream reader', () => {
   });
 });
 
-describe('delta fast path', () => {
+describe('token events of a known shape (read without JSON.parse)', () => {
   const ev = (delta: unknown, extra: Record<string, unknown> = {}) =>
-    JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], ...extra });
+    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], ...extra })}\n\n`;
+  const bytes = (s: string) => new TextEncoder().encode(s);
+  function byteStream(parts: Uint8Array[]): ReadableStream<Uint8Array> {
+    return new ReadableStream({
+      start(c) {
+        for (const p of parts) c.enqueue(p);
+        c.close();
+      },
+    });
+  }
 
-  it('reads exactly what JSON.parse reads for the common shape, escapes included', () => {
-    for (const t of ['tok ', '', 'a "quoted" \\ word', 'line\nbreak\ttab', 'ünïcödé 😀 中文', '\\', '"', '}']) {
-      const payload = ev({ content: t });
-      expect(deltaContent(payload)).toBe(t);
-    }
-    // Escapes as other servers write them (\u, \/).
-    expect(deltaContent('{"choices":[{"delta":{"content":"a\\u00e9\\/b"}}]}')).toBe('aé/b');
-  });
-
-  it('leaves every other shape to the full parser', () => {
-    expect(deltaContent(ev({ role: 'assistant', content: 'x' }))).toBeUndefined();
-    expect(deltaContent(ev({ content: 'x', tool_calls: [] }))).toBeUndefined();
-    expect(deltaContent(ev({ content: 'x' }, { usage: { prompt_tokens: 1, completion_tokens: 1 } }))).toBeUndefined();
-    expect(deltaContent(JSON.stringify({ usage: { prompt_tokens: 1 }, choices: [{ index: 0, delta: { content: 'x' } }] }))).toBeUndefined();
-    // OpenAI sends `"usage":null` on every chunk when usage is requested: still the fast path.
-    expect(deltaContent(ev({ content: 'x' }, { usage: null }))).toBe('x');
-    expect(deltaContent(ev({ content: null }))).toBeUndefined();
-    expect(deltaContent('{"choices":[{"text":"abc"}]}')).toBeUndefined();
-    expect(deltaContent('{"error":{"message":"x"},"choices":[{"delta":{"content":"y"}}]}')).toBeUndefined();
-    expect(deltaContent('{"choices":[{"delta":{"content":"unterminated')).toBeUndefined();
-    // The pattern inside a string value is escaped, so it is not mistaken for a delta.
-    expect(deltaContent(JSON.stringify({ model: '"delta":{"content":"x"}', choices: [] }))).toBeUndefined();
-  });
-
-  it('a stream mixing both shapes yields the same text as parsing every event', async () => {
-    const texts = ['He', 'llo', ' "w"', 'orld\n', '😀'];
-    const parts = texts.map((t, i) => `data: ${i % 2 ? ev({ content: t }) : ev({ role: 'assistant', content: t })}\n\n`);
-    const r = await drain(readOpenAIStream(streamOf([...parts, 'data: [DONE]\n\n']), undefined));
+  it('reads exactly what JSON.parse reads, escapes included', async () => {
+    const texts = ['tok ', '', 'a "quoted" \\ word', 'line\nbreak\ttab', 'ünïcödé 😀 中文', '\\', '"', '}', '"},"usage":{"x":1}'];
+    const r = await drain(readOpenAIStream(streamOf([ev({ role: 'assistant', content: '' }), ...texts.map((t) => ev({ content: t })), 'data: [DONE]\n\n']), undefined));
     expect(r.text).toBe(texts.join(''));
+    // Escapes as other servers write them (\u, \/).
+    const other = 'data: {"choices":[{"delta":{"content":"x"}}]}\n\ndata: {"choices":[{"delta":{"content":"a\\u00e9\\/b"}}]}\n\n';
+    expect((await drain(readOpenAIStream(streamOf([other]), undefined))).text).toBe('xaé/b');
+  });
+
+  it('parses a run of same-shape events once or twice, not once per event', async () => {
+    const events = [ev({ role: 'assistant', content: '' }), ...Array.from({ length: 200 }, (_, i) => ev({ content: `t${i} ` }))];
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const r = await drain(readOpenAIStream(streamOf([events.join('') + 'data: [DONE]\n\n']), undefined));
+      expect(r.text).toBe(Array.from({ length: 200 }, (_, i) => `t${i} `).join(''));
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(6);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('a line that differs outside the token is parsed in full: usage, finish, error, other choices', async () => {
+    const usage = { prompt_tokens: 1, completion_tokens: 3 };
+    const r = await drain(
+      readOpenAIStream(
+        streamOf([ev({ content: 'a' }), ev({ content: 'b' }), ev({ content: 'c' }, { usage }), ev({ content: 'd' }, { usage: null }), ev({ content: 'e', tool_calls: [] }), 'data: [DONE]\n\n']),
+        undefined,
+      ),
+    );
+    expect(r.text).toBe('abcde');
+    expect(r.usage).toEqual([{ promptTokens: 1, completionTokens: 3 }]);
+    const err = await drain(readOpenAIStream(streamOf([ev({ content: 'a' }), ev({ content: 'b' }), 'data: {"error":{"message":"overloaded"},"choices":[{"delta":{"content":"b"}}]}\n\n']), undefined)).catch((e) => e);
+    expect(err).toMatchObject({ code: 'completion_request_error', message: 'overloaded' });
+    // A null content is no token, whatever shape came before.
+    expect((await drain(readOpenAIStream(streamOf([ev({ content: 'a' }), ev({ content: 'b' }), ev({ content: null }), 'data: [DONE]\n\n']), undefined))).text).toBe('ab');
+  });
+
+  it('the token key inside another string value is not taken for the token', async () => {
+    const line = (t: string) => `data: ${JSON.stringify({ model: '"content":"x"', note: { content: 'fixed' }, choices: [{ index: 0, delta: { content: t } }] })}\n\n`;
+    const r = await drain(readOpenAIStream(streamOf([line('one'), line(' two'), line(' three'), 'data: [DONE]\n\n']), undefined));
+    expect(r.text).toBe('one two three');
+    // Another `content` string that changes from event to event while the token does not.
+    const decoy = (n: number) => `data: ${JSON.stringify({ meta: { content: `n${n}` }, choices: [{ index: 0, delta: { content: 'x' } }] })}\n\n`;
+    const r2 = await drain(readOpenAIStream(streamOf([decoy(1), decoy(2), decoy(3), decoy(4), 'data: [DONE]\n\n']), undefined));
+    expect(r2.text).toBe('xxxx');
+  });
+
+  it('a line as long as the known shape but different after the token is parsed in full', async () => {
+    const usageLine = `{"choices":[{"delta":{"content":"c"}}],"usage":{"prompt_tokens":1,"completion_tokens":3}}`;
+    const head = `{"choices":[{"delta":{"content":"c"}}],"usage":null,"pad":"`;
+    const plain = (t: string) => `data: ${head.replace('"c"', JSON.stringify(t))}${'p'.repeat(usageLine.length - head.length - 2)}"}\n\n`;
+    expect(plain('c').length).toBe(`data: ${usageLine}\n\n`.length);
+    const r = await drain(readOpenAIStream(streamOf([plain('a'), plain('b'), `data: ${usageLine}\n\n`, 'data: [DONE]\n\n']), undefined));
+    expect(r.text).toBe('abc');
+    expect(r.usage).toEqual([{ promptTokens: 1, completionTokens: 3 }]);
+  });
+
+  it('a server whose events all differ is read right (parsed in full)', async () => {
+    const parts = Array.from({ length: 30 }, (_, i) => `data: ${JSON.stringify({ seq: i, choices: [{ delta: { content: `${i},` } }] })}\n\n`);
+    const r = await drain(readOpenAIStream(streamOf([...parts, 'data: [DONE]\n\n']), undefined));
+    expect(r.text).toBe(Array.from({ length: 30 }, (_, i) => `${i},`).join(''));
+  });
+
+  it('legacy completion `text` events and CRLF lines', async () => {
+    const line = (t: string) => `data: ${JSON.stringify({ id: 'x', choices: [{ text: t, index: 0, finish_reason: null }] })}\r\n\r\n`;
+    const r = await drain(readOpenAIStream(streamOf([line('a'), line('b'), line('c\r'), 'data: [DONE]\r\n\r\n']), undefined));
+    expect(r.text).toBe('abc\r');
+  });
+
+  it('UTF-8 characters split between reads, next to reads of plain ASCII', async () => {
+    const whole = bytes([ev({ content: 'ab' }), ev({ content: 'é😀中' }), ev({ content: 'cd' }), 'data: [DONE]\n\n'].join(''));
+    const emoji = whole.indexOf(0xf0);
+    // ASCII read, a read that ends inside the emoji, the rest of it, ASCII again.
+    const cuts = [0, emoji - 3, emoji + 2, emoji + 4, whole.length];
+    const parts = cuts.slice(1).map((c, i) => whole.subarray(cuts[i], c));
+    const r = await drain(readOpenAIStream(byteStream(parts), undefined));
+    expect(r.text).toBe('abé😀中cd');
+    const r2 = await drain(readOpenAIStream(byteStream([...whole].map((b) => new Uint8Array([b]))), undefined));
+    expect(r2.text).toBe('abé😀中cd');
   });
 });
 
