@@ -23,6 +23,12 @@ export interface SseOptions {
   readonly headers?: Record<string, string>;
   /** Send the headers with the first frame (or ping) instead of at once: one write for both. */
   readonly headersWithFirstFrame?: boolean;
+  /**
+   * Write every frame to the connection at once. By default frames sent in one event-loop turn
+   * go out together, at its end (the first frame always at once); a stream whose frames are
+   * already gathered (one per upstream read) wants each out before the work that follows it.
+   */
+  readonly flushEachFrame?: boolean;
 }
 
 /**
@@ -66,7 +72,7 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
       if (!write(`data: ${JSON.stringify(payload)}\n\n`)) return false;
       // Node holds a response's writes until the next tick to send them together; the first
       // frame (the time to first token) goes out at once.
-      if (!sent) {
+      if (!sent || opts.flushEachFrame) {
         sent = true;
         res.uncork();
       }

@@ -72,7 +72,7 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
   let sse: SseStream | undefined;
   let run: R | undefined;
   const early: CompletionEvent[] = [];
-  const open = (flush: boolean) => (sse ??= openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: !flush }));
+  const open = (flush: boolean) => (sse ??= openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: !flush, flushEachFrame: true }));
   const deliver = (ev: CompletionEvent) => {
     if (!run) return void early.push(ev);
     if (ev.type === 'sent') return void open(true);
