@@ -8,8 +8,8 @@ export interface SseStream {
   send(payload: object): boolean;
   /** Writes the keep-alive frame `event: ping\n\n`. */
   ping(): void;
-  /** Ends the response (idempotent). */
-  end(): void;
+  /** Ends the response (idempotent), with `payload` as its last frame when given: one write for both. */
+  end(payload?: object): void;
   /** Aborted when the client disconnects or the stream ends. */
   readonly signal: AbortSignal;
   readonly closed: boolean;
@@ -79,8 +79,8 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
       return true;
     },
     ping: () => void write('event: ping\n\n'),
-    end: () => {
-      if (!closed && !res.destroyed) res.end();
+    end: (payload) => {
+      if (!closed && !res.destroyed) res.end(payload ? `data: ${JSON.stringify(payload)}\n\n` : undefined);
       close();
     },
     signal: controller.signal,

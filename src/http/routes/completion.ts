@@ -77,8 +77,8 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
     if (!run) return void early.push(ev);
     if (ev.type === 'sent') return void open(true);
     const stream = open(false);
-    stream.send(frame(run, ev));
-    if (ev.type === 'end') stream.end();
+    if (ev.type === 'end') stream.end(frame(run, ev));
+    else stream.send(frame(run, ev));
   };
   run = await start(deliver);
   for (const ev of early.splice(0)) deliver(ev);
