@@ -58,7 +58,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
           const event = readEvent(parseEvent(payload));
           if (event.token) text += event.token;
           if (event.usage) usage = event.usage;
-          else if (event.token !== undefined) shape.learn(line, payloadStart, readEvent);
+          else if (event.token) shape.learn(line, payloadStart, readEvent);
         }
         if (first && text) {
           // The first token goes out at once; the rest of this read follows as one chunk.
@@ -101,14 +101,16 @@ function readEvent(event: unknown): { token: string | undefined; usage: StreamCh
 
 /**
  * Decodes the body's bytes. A read of plain ASCII (nearly every read of JSON events) is copied as
- * Latin-1, an order of magnitude cheaper than UTF-8 decoding; a read with other bytes, and the
- * read after it (which may finish its last character), goes through the UTF-8 decoder.
+ * Latin-1, an order of magnitude cheaper than UTF-8 decoding. The first read (where the decoder
+ * drops a byte-order mark, and only there), a read with other bytes and the read after it (which
+ * may finish its last character) go through the UTF-8 decoder.
  */
 class EventStreamDecoder {
   readonly #utf8 = new TextDecoder();
-  #pending = false;
+  #pending = true;
 
   decode(bytes: Uint8Array): string {
+    if (bytes.byteLength === 0) return '';
     const ascii = isAscii(bytes);
     if (ascii && !this.#pending) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
     this.#pending = !ascii;

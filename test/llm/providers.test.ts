@@ -163,6 +163,44 @@ describe('token events of a known shape (read without JSON.parse)', () => {
     expect(r.text).toBe(Array.from({ length: 30 }, (_, i) => `${i},`).join(''));
   });
 
+  it('OpenAI events carry a random `obfuscation` string: still read without a parse per event', async () => {
+    const head = '"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","service_tier":"default","system_fingerprint":"fp_1"';
+    const pad = (i: number) => 'xyzw'.repeat(4).slice(0, 1 + ((i * 7) % 15));
+    let body = `data: {${head},"choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"q"}\n\n`;
+    for (let i = 0; i < 200; i++) body += `data: {${head},"choices":[{"index":0,"delta":{"content":" t${i}"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"${pad(i)}"}\n\n`;
+    body += `data: {${head},"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":200},"obfuscation":"ab"}\n\ndata: [DONE]\n\n`;
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const r = await drain(readOpenAIStream(streamOf([body]), undefined));
+      expect(r.text).toBe(Array.from({ length: 200 }, (_, i) => ` t${i}`).join(''));
+      expect(r.usage).toEqual([{ promptTokens: 5, completionTokens: 200 }]);
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(6);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('events without a token (a reasoning phase) do not use up the learning of the answer\'s shape', async () => {
+    const reasoning = Array.from({ length: 8 }, (_, i) => `data: ${JSON.stringify({ id: 'r', choices: [{ index: 0, delta: { content: '', reasoning_content: `step ${i} ` } }] })}\n\n`);
+    const answer = Array.from({ length: 300 }, (_, i) => ev({ content: `a${i} ` }));
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const r = await drain(readOpenAIStream(streamOf([[...reasoning, ...answer, 'data: [DONE]\n\n'].join('')]), undefined));
+      expect(r.text).toBe(Array.from({ length: 300 }, (_, i) => `a${i} `).join(''));
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(reasoning.length + 6);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('a known-shape line that is not JSON fails as the full parser does (bad escape, raw control character)', async () => {
+    const raw = (token: string) => `data: {"id":"x","choices":[{"index":0,"delta":{"content":${token}},"finish_reason":null}]}\n\n`;
+    for (const bad of ['"\\x"', '"\\u12"', '"c\td"']) {
+      const err = await drain(readOpenAIStream(streamOf([raw('"a"') + raw('"b"') + raw(bad) + 'data: [DONE]\n\n']), undefined)).catch((e) => e);
+      expect(err).toMatchObject({ code: 'completion_request_error' });
+    }
+  });
+
   it('legacy completion `text` events and CRLF lines', async () => {
     const line = (t: string) => `data: ${JSON.stringify({ id: 'x', choices: [{ text: t, index: 0, finish_reason: null }] })}\r\n\r\n`;
     const r = await drain(readOpenAIStream(streamOf([line('a'), line('b'), line('c\r'), 'data: [DONE]\r\n\r\n']), undefined));
@@ -179,6 +217,11 @@ describe('token events of a known shape (read without JSON.parse)', () => {
     expect(r.text).toBe('abé😀中cd');
     const r2 = await drain(readOpenAIStream(byteStream([...whole].map((b) => new Uint8Array([b]))), undefined));
     expect(r2.text).toBe('abé😀中cd');
+    // U+FEFF inside the answer is a character: only a mark at the very start of the body is dropped.
+    const feff = bytes([ev({ content: 'a' }), ev({ content: '\uFEFFb' }), 'data: [DONE]\n\n'].join(''));
+    const at = feff.indexOf(0xef);
+    expect((await drain(readOpenAIStream(byteStream([feff.subarray(0, at), feff.subarray(at)]), undefined))).text).toBe('a\uFEFFb');
+    expect((await drain(readOpenAIStream(byteStream([bytes('\uFEFF'), feff]), undefined))).text).toBe('a\uFEFFb');
   });
 });
 
