@@ -153,7 +153,10 @@ describe('segments of a text document', () => {
     await kb.call('POST', `${segs(ds, d)}/${owl.id}`, { segment: { enabled: true } });
     expect((await kb.retrieve(ds, 'owls night', semantic))[0]).toBe('Owls hunt at night.');
 
+    const stored = () => s.runtime.store.db.selectFrom('segment_embeddings').select('segment_id').where('segment_id', '=', z.id).execute();
+    expect(await stored()).toHaveLength(1);
     expect((await kb.call('DELETE', `${segs(ds, d)}/${z.id}`)).status).toBe(204);
+    expect(await stored()).toEqual([]);
     expect(await kb.retrieve(ds, 'giraffes necks', semantic)).not.toContain('Giraffes have long necks.');
     expect((await kb.retrieve(ds, 'giraffes necks', { search_method: 'hybrid_search', top_k: 10 }))).not.toContain('Giraffes have long necks.');
   });
@@ -290,5 +293,28 @@ describe('Q&A and parent-child documents', () => {
     expect(await kb.retrieve(ds, 'car park')).toEqual([]);
     expect((await kb.call('GET', segs(ds, d))).body.total).toBe(2);
     expect((await getDoc(ds, d)).word_count).toBe('Leave.\nTwenty vacation days.'.length + 'Remote.\nFridays from home.'.length);
+  });
+});
+
+describe('segment writes re-check the document in their transaction', () => {
+  it('an edit prepared against the served version is refused once a newer version has been accepted', async () => {
+    const ds = await kb.dataset('segments-race', 'high_quality');
+    const d = await doc(ds, 'Vacation is twenty days a year.');
+    const [a] = (await kb.call('GET', segs(ds, d))).body.data;
+    const dataset = await s.runtime.store.db.selectFrom('datasets').selectAll().where('id', '=', ds).executeTakeFirstOrThrow();
+    // 1. the edit reads the document (completed, serving version 1) …
+    const stale = await s.runtime.documents.get(ds, d);
+    // 2. … an update of the document is accepted in between …
+    emb.mode = 'hold';
+    const upd = await kb.call('POST', `/datasets/${ds}/documents/${d}/update-by-text`, { name: 'Handbook', text: 'Parking is free.\nLunch is at noon.' });
+    expect(upd.status).toBe(200);
+    // 3. … so the edit, checked again inside its transaction, changes nothing.
+    const patch = { content: 'Vacation is forty days.', answer: undefined, keywords: undefined, enabled: undefined, regenerateChildChunks: false };
+    await expect(s.runtime.segments.update(dataset, { ...stale }, a.id, patch, 'test')).rejects.toMatchObject({ code: 'document_indexing' });
+    await expect(s.runtime.segments.create(dataset, { ...stale }, [{ content: 'New.', answer: undefined, keywords: undefined }], 'test')).rejects.toMatchObject({ code: 'document_indexing' });
+    await expect(s.runtime.segments.delete({ ...stale }, a.id)).rejects.toMatchObject({ code: 'document_indexing' });
+    emb.release();
+    expect((await kb.settle(ds, upd.body.batch)).indexing_status).toBe('completed');
+    expect((await kb.call('GET', segs(ds, d))).body.data.map((x: any) => x.content)).toEqual(['Parking is free.', 'Lunch is at noon.']);
   });
 });
