@@ -40,6 +40,7 @@ import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
 import { HitCounter } from './knowledge/hit-counter.js';
 import { DocumentStatusService } from './knowledge/document-status.js';
 import { SegmentService } from './knowledge/segments.js';
+import { ChildChunkService } from './knowledge/child-chunks.js';
 import type { KnowledgeRetriever } from './engine/types.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
@@ -90,6 +91,7 @@ export interface Runtime {
   /** Batch status changes and pause / resume of documents. */
   readonly documentStatus: DocumentStatusService;
   readonly segments: SegmentService;
+  readonly childChunks: ChildChunkService;
   /** Retrieval hit counts, written off the request path. */
   readonly hits: HitCounter;
   /** Stops background work and closes connections. */
@@ -203,6 +205,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
   });
+  const childChunks = new ChildChunkService({ db: store.db, segments, embedder, keyword, vectors });
   const indexer = new Indexer({
     db: store.db,
     sqlite: store.sqlite,
@@ -264,6 +267,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     retrieval,
     documentStatus,
     segments,
+    childChunks,
     hits,
     async close() {
       for (const c of closers.reverse()) await c();

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, DatasetTable, DocumentTable, ParentChunkTable, SegmentTable } from '../store/schema.js';
-import { toSeconds, type Clock } from '../infra/clock.js';
+import type { Clock } from '../infra/clock.js';
 import { newId, sha256 } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { documentIndexing } from './errors.js';
@@ -11,31 +11,9 @@ import { INDEXED_CHUNK } from './indexer.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
+import type { NewSegment, SegmentPatch, SegmentQuery } from './segment-input.js';
 
 type Trx = Transaction<Database>;
-
-/** One segment to create (`POST …/segments`, an item of `segments`). */
-export interface NewSegment {
-  readonly content: string;
-  readonly answer: string | undefined;
-  readonly keywords: readonly string[] | undefined;
-}
-
-/** A segment update (`POST …/segments/{id}`, the `segment` object); absent fields keep their value. */
-export interface SegmentPatch {
-  readonly content: string | undefined;
-  readonly answer: string | undefined;
-  readonly keywords: readonly string[] | undefined;
-  readonly enabled: boolean | undefined;
-  readonly regenerateChildChunks: boolean;
-}
-
-export interface SegmentQuery {
-  readonly page: number;
-  readonly limit: number;
-  readonly keyword: string | undefined;
-  readonly status: readonly string[];
-}
 
 /**
  * What the segment API calls a segment: a `segments` row of a text or Q&A document, or a parent
@@ -46,63 +24,6 @@ export type Chunk = { readonly kind: 'segment'; readonly row: SegmentTable } | {
 const INDEXING = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'paused'];
 
 export const segmentNotFound = () => notFound('Segment not found.');
-
-/** Reads the `segments` list of a create request, naming the item and field in errors. */
-export function parseNewSegments(body: Record<string, unknown>, maxItems: number, maxChars: number): NewSegment[] {
-  const list = body.segments;
-  if (list === undefined || list === null) throw invalidParam('segments is required.');
-  if (!Array.isArray(list)) throw invalidParam('segments must be a list of segment objects.');
-  if (list.length === 0) throw invalidParam('segments must have at least 1 item.');
-  if (list.length > maxItems) throw invalidParam(`Exceeded maximum segments limit of ${maxItems}.`);
-  return list.map((item: unknown, i) => {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw invalidParam(`segments[${i}] must be an object.`);
-    const o = item as Record<string, unknown>;
-    if (typeof o.content !== 'string' || o.content.trim() === '') throw invalidParam(`Content is empty (segments[${i}].content).`);
-    return {
-      content: text(o.content, `segments[${i}].content`, maxChars),
-      answer: o.answer === undefined || o.answer === null ? undefined : text(o.answer, `segments[${i}].answer`, maxChars),
-      keywords: keywords(o.keywords, `segments[${i}].keywords`),
-    };
-  });
-}
-
-/** Reads the `segment` object of an update request. */
-export function parseSegmentPatch(body: Record<string, unknown>, maxChars: number): SegmentPatch {
-  const s = body.segment;
-  if (typeof s !== 'object' || s === null || Array.isArray(s)) throw invalidParam('segment is required and must be an object.');
-  const o = s as Record<string, unknown>;
-  const bool = (name: string): boolean | undefined => {
-    const v = o[name];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'boolean') throw invalidParam(`segment.${name} must be a boolean.`);
-    return v;
-  };
-  let content: string | undefined;
-  // As Dify (`args.content or segment.content`): an empty content keeps the current one.
-  if (o.content !== undefined && o.content !== null && o.content !== '') {
-    content = text(o.content, 'segment.content', maxChars);
-    if (content.trim() === '') throw invalidParam('Content is empty (segment.content).');
-  }
-  return {
-    content,
-    answer: o.answer === undefined || o.answer === null ? undefined : text(o.answer, 'segment.answer', maxChars),
-    keywords: keywords(o.keywords, 'segment.keywords'),
-    enabled: bool('enabled'),
-    regenerateChildChunks: bool('regenerate_child_chunks') ?? false,
-  };
-}
-
-function text(v: unknown, field: string, maxChars: number): string {
-  if (typeof v !== 'string') throw invalidParam(`${field} must be a string.`);
-  if (v.length > maxChars) throw invalidParam(`${field} must be at most ${maxChars} characters (KNOWLEDGE_SEGMENT_MAX_CHARS).`);
-  return v;
-}
-
-function keywords(v: unknown, field: string): string[] | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.some((k) => typeof k !== 'string')) throw invalidParam(`${field} must be a list of strings.`);
-  return v as string[];
-}
 
 /**
  * Segment editing for knowledge-base documents (Dify's SegmentService). Edits apply to the segments
@@ -158,12 +79,13 @@ export class SegmentService {
   }
 
   async get(doc: DocumentTable, segmentId: string): Promise<Chunk> {
-    const c = await this.#find(this.#db, doc, segmentId);
+    const c = await this.find(this.#db, doc, segmentId);
     if (!c) throw segmentNotFound();
     return c;
   }
 
-  async #find(db: Kysely<Database> | Trx, doc: DocumentTable, segmentId: string): Promise<Chunk | undefined> {
+  /** @internal shared with ChildChunkService */
+  async find(db: Kysely<Database> | Trx, doc: DocumentTable, segmentId: string): Promise<Chunk | undefined> {
     if (doc.doc_form === 'hierarchical_model') {
       const row = await db.selectFrom('parent_chunks').selectAll().where('id', '=', segmentId).where('document_id', '=', doc.id).where('generation', '=', doc.active_generation).executeTakeFirst();
       return row ? (await this.#withChildren(db, [row]))[0] : undefined;
@@ -199,7 +121,8 @@ export class SegmentService {
     return invalidParam('Document is not available');
   }
 
-  #checkEditable(doc: DocumentTable): void {
+  /** @internal shared with ChildChunkService */
+  checkEditable(doc: DocumentTable): void {
     if (doc.indexing_status !== 'completed' || doc.latest_generation !== doc.active_generation) throw this.#notEditable(doc);
   }
 
@@ -218,7 +141,8 @@ export class SegmentService {
     return parts.length > 0 ? parts : [content.trim()];
   }
 
-  async #embed(ds: DatasetTable, texts: readonly string[]): Promise<Float32Array[]> {
+  /** @internal shared with ChildChunkService */
+  async embed(ds: DatasetTable, texts: readonly string[]): Promise<Float32Array[]> {
     if (ds.indexing_technique !== 'high_quality' || texts.length === 0) return [];
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += this.#batchSize) out.push(...(await this.#embedder.embed(texts.slice(i, i + this.#batchSize))));
@@ -229,8 +153,9 @@ export class SegmentService {
    * Runs `fn` in one transaction that first re-checks (and locks, on PostgreSQL) the document: still
    * `completed`, serving the version the caller read, with no newer version accepted. Afterwards the
    * document's `word_count` / `tokens` are summed again and the dataset's `index_version` bumped.
+   * @internal Shared with ChildChunkService.
    */
-  async #write<T>(doc: DocumentTable, fn: (trx: Trx, now: number) => Promise<T>): Promise<T> {
+  async write<T>(doc: DocumentTable, fn: (trx: Trx, now: number) => Promise<T>): Promise<T> {
     return this.#db.transaction().execute(async (trx) => {
       const now = this.#clock.now();
       const res = await trx
@@ -276,8 +201,8 @@ export class SegmentService {
       .execute();
   }
 
-  /** Inserts segment rows and indexes them (keyword always, vectors when given). */
-  async #insertIndexed(trx: Trx, rows: readonly SegmentTable[], vectors: readonly Float32Array[]): Promise<void> {
+  /** Inserts segment rows and indexes them (keyword always, vectors when given). @internal Shared with ChildChunkService. */
+  async insertIndexed(trx: Trx, rows: readonly SegmentTable[], vectors: readonly Float32Array[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 100) await trx.insertInto('segments').values(rows.slice(i, i + 100)).execute();
     await this.#keyword.addSegments(trx, rows.map((r) => r.id));
     if (vectors.length > 0) {
@@ -289,15 +214,16 @@ export class SegmentService {
     }
   }
 
-  /** Removes segment rows and their index entries (the keyword index first: it reads their content). */
-  async #deleteIndexed(trx: Trx, ids: readonly string[]): Promise<void> {
+  /** Removes segment rows and their index entries (the keyword index first: it reads their content). @internal Shared with ChildChunkService. */
+  async deleteIndexed(trx: Trx, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.#keyword.removeSegments(trx, ids);
     await this.#vectors.removeSegments(trx, ids);
     await trx.deleteFrom('segments').where('id', 'in', [...ids]).execute();
   }
 
-  #segmentRow(doc: DocumentTable, content: string, position: number, now: number, by: string, extra: Partial<SegmentTable>): SegmentTable {
+  /** @internal shared with ChildChunkService */
+  segmentRow(doc: DocumentTable, content: string, position: number, now: number, by: string, extra: Partial<SegmentTable>): SegmentTable {
     const answer = extra.answer ?? null;
     const whole = answer === null ? content : content + answer;
     return {
@@ -333,11 +259,11 @@ export class SegmentService {
       });
     }
     if (doc.doc_form === 'hierarchical_model') return this.#createParents(ds, doc, items, by);
-    const vectors = await this.#embed(
+    const vectors = await this.embed(
       ds,
       items.map((s) => s.content),
     );
-    const ids = await this.#write(doc, async (trx, now) => {
+    const ids = await this.write(doc, async (trx, now) => {
       const max = await trx
         .selectFrom('segments')
         .select((eb) => eb.fn.max<number>('position').as('p'))
@@ -347,12 +273,12 @@ export class SegmentService {
         .executeTakeFirst();
       const first = Number(max?.p ?? 0) + 1;
       const rows = items.map((s, i) =>
-        this.#segmentRow(doc, s.content, first + i, now, by, {
+        this.segmentRow(doc, s.content, first + i, now, by, {
           answer: doc.doc_form === 'qa_model' ? s.answer! : null,
           keywords: JSON.stringify(s.keywords ?? []),
         }),
       );
-      await this.#insertIndexed(trx, rows, vectors);
+      await this.insertIndexed(trx, rows, vectors);
       return rows.map((r) => r.id);
     });
     const rows = await this.#db.selectFrom('segments').selectAll().where('id', 'in', ids).orderBy('position').execute();
@@ -361,11 +287,11 @@ export class SegmentService {
 
   async #createParents(ds: DatasetTable, doc: DocumentTable, items: readonly NewSegment[], by: string): Promise<Chunk[]> {
     const groups = items.map((s) => ({ item: s, children: this.#children(doc, s.content) }));
-    const vectors = await this.#embed(
+    const vectors = await this.embed(
       ds,
       groups.flatMap((g) => g.children),
     );
-    const ids = await this.#write(doc, async (trx, now) => {
+    const ids = await this.write(doc, async (trx, now) => {
       const max = await trx
         .selectFrom('parent_chunks')
         .select((eb) => eb.fn.max<number>('position').as('p'))
@@ -378,10 +304,10 @@ export class SegmentService {
       groups.forEach((g, i) => {
         const parent = this.#parentRow(doc, g.item.content, first + i, now, by, JSON.stringify(g.item.keywords ?? []));
         parents.push(parent);
-        g.children.forEach((c, k) => children.push(this.#segmentRow(doc, c, k + 1, now, by, { parent_id: parent.id, created_by: by })));
+        g.children.forEach((c, k) => children.push(this.segmentRow(doc, c, k + 1, now, by, { parent_id: parent.id, created_by: by })));
       });
       for (let i = 0; i < parents.length; i += 100) await trx.insertInto('parent_chunks').values(parents.slice(i, i + 100)).execute();
-      await this.#insertIndexed(trx, children, vectors);
+      await this.insertIndexed(trx, children, vectors);
       return parents.map((p) => p.id);
     });
     const rows = await this.#db.selectFrom('parent_chunks').selectAll().where('id', 'in', ids).orderBy('position').execute();
@@ -414,17 +340,17 @@ export class SegmentService {
    * parent chunk its children are re-split only with `regenerate_child_chunks`, as in Dify).
    */
   async update(ds: DatasetTable, doc: DocumentTable, segmentId: string, patch: SegmentPatch, by: string): Promise<Chunk> {
-    this.#checkEditable(doc);
-    const before = await this.#find(this.#db, doc, segmentId);
+    this.checkEditable(doc);
+    const before = await this.find(this.#db, doc, segmentId);
     if (!before) throw segmentNotFound();
     if (doc.doc_form === 'qa_model' && patch.answer !== undefined && patch.answer.trim() === '') throw invalidParam('Answer is empty (segment.answer).');
     const parent = doc.doc_form === 'hierarchical_model';
     // Embeddings are paid before the transaction (never while it holds the database).
     const newContent = patch.content !== undefined && patch.content !== before.row.content ? patch.content : undefined;
     const childTexts = parent && patch.regenerateChildChunks ? this.#children(doc, newContent ?? before.row.content) : undefined;
-    const vectors = parent ? (childTexts ? await this.#embed(ds, childTexts) : []) : newContent !== undefined ? await this.#embed(ds, [newContent]) : [];
-    await this.#write(doc, async (trx, now) => {
-      const c = await this.#find(trx, doc, segmentId);
+    const vectors = parent ? (childTexts ? await this.embed(ds, childTexts) : []) : newContent !== undefined ? await this.embed(ds, [newContent]) : [];
+    await this.write(doc, async (trx, now) => {
+      const c = await this.find(trx, doc, segmentId);
       if (!c) throw segmentNotFound();
       const table = c.kind === 'parent' ? 'parent_chunks' : 'segments';
       const childIds = c.kind === 'parent' ? c.children.map((x) => x.id) : [];
@@ -464,9 +390,9 @@ export class SegmentService {
       }
       await trx.updateTable('parent_chunks').set(set).where('id', '=', c.row.id).execute();
       if (childTexts) {
-        await this.#deleteIndexed(trx, childIds);
-        const rows = childTexts.map((t, k) => this.#segmentRow(doc, t, k + 1, now, by, { parent_id: c.row.id, created_by: by }));
-        await this.#insertIndexed(trx, rows, vectors);
+        await this.deleteIndexed(trx, childIds);
+        const rows = childTexts.map((t, k) => this.segmentRow(doc, t, k + 1, now, by, { parent_id: c.row.id, created_by: by }));
+        await this.insertIndexed(trx, rows, vectors);
       } else if (childIds.length > 0) {
         await trx.updateTable('segments').set(on).where('id', 'in', childIds).execute();
       }
@@ -476,71 +402,21 @@ export class SegmentService {
 
   /** Deletes a segment (a parent chunk with its children) and its index entries. */
   async delete(doc: DocumentTable, segmentId: string): Promise<void> {
-    this.#checkEditable(doc);
-    if (!(await this.#find(this.#db, doc, segmentId))) throw segmentNotFound();
-    await this.#write(doc, async (trx) => {
-      const c = await this.#find(trx, doc, segmentId);
+    this.checkEditable(doc);
+    if (!(await this.find(this.#db, doc, segmentId))) throw segmentNotFound();
+    await this.write(doc, async (trx) => {
+      const c = await this.find(trx, doc, segmentId);
       if (!c) throw segmentNotFound();
       if (c.kind === 'parent') {
-        await this.#deleteIndexed(
+        await this.deleteIndexed(
           trx,
           c.children.map((x) => x.id),
         );
         await trx.deleteFrom('parent_chunks').where('id', '=', c.row.id).execute();
       } else {
-        await this.#deleteIndexed(trx, [c.row.id]);
+        await this.deleteIndexed(trx, [c.row.id]);
       }
     });
   }
 }
 
-const s = (ms: number | null) => (ms === null ? null : toSeconds(ms));
-
-/** Dify's child chunk object. */
-export function childChunkToWire(c: SegmentTable): Record<string, unknown> {
-  return {
-    id: c.id,
-    segment_id: c.parent_id,
-    content: c.content,
-    position: c.position,
-    word_count: c.word_count,
-    type: c.chunk_type ?? 'automatic',
-    created_at: toSeconds(c.created_at),
-    updated_at: toSeconds(c.updated_at ?? c.created_at),
-  };
-}
-
-/** Dify's segment object (`segment_fields`); a chunk made by indexing was created by the document's creator. */
-export function segmentToWire(c: Chunk, doc: DocumentTable): Record<string, unknown> {
-  const r = c.row;
-  const createdBy = r.created_by ?? doc.created_by;
-  return {
-    id: r.id,
-    position: r.position,
-    document_id: r.document_id,
-    content: r.content,
-    sign_content: r.content,
-    answer: c.kind === 'segment' ? c.row.answer : null,
-    word_count: r.word_count,
-    tokens: r.tokens,
-    keywords: r.keywords === null ? [] : (JSON.parse(r.keywords) as string[]),
-    index_node_id: r.id,
-    index_node_hash: r.hash,
-    hit_count: r.hit_count,
-    enabled: r.enabled === 1,
-    disabled_at: s(r.disabled_at),
-    disabled_by: r.disabled_by,
-    status: c.kind === 'segment' ? c.row.status : 'completed',
-    created_by: createdBy,
-    created_at: toSeconds(r.created_at),
-    updated_at: toSeconds(r.updated_at ?? r.created_at),
-    updated_by: r.updated_by ?? createdBy,
-    indexing_at: toSeconds(r.created_at),
-    completed_at: s(r.completed_at),
-    error: null,
-    stopped_at: null,
-    child_chunks: c.kind === 'parent' ? c.children.map(childChunkToWire) : [],
-    attachments: [],
-    summary: null,
-  };
-}

@@ -318,3 +318,68 @@ describe('segment writes re-check the document in their transaction', () => {
     expect((await kb.call('GET', segs(ds, d))).body.data.map((x: any) => x.content)).toEqual(['Parking is free.', 'Lunch is at noon.']);
   });
 });
+
+describe('child chunks', () => {
+  it('lists, adds, edits and deletes the child chunks of a parent chunk; retrieval follows', async () => {
+    const ds = await kb.dataset('child-chunks', 'high_quality');
+    const rule = {
+      mode: 'hierarchical',
+      rules: { parent_mode: 'paragraph', segmentation: { separator: '\\n\\n', max_tokens: 200 }, subchunk_segmentation: { separator: '\\n', max_tokens: 50, chunk_overlap: 0 } },
+    };
+    const d = await doc(ds, 'Leave.\nTwenty vacation days.\n\nRemote.\nFridays from home.', { doc_form: 'hierarchical_model', process_rule: rule });
+    const [leave, remote] = (await kb.call('GET', segs(ds, d))).body.data;
+    const cc = (seg: string) => `${segs(ds, d)}/${seg}/child_chunks`;
+    const CC = `${SEG}/child_chunks`;
+
+    const list = await kb.call('GET', cc(leave.id));
+    expect(list.status).toBe(200);
+    expect(responseErrors(CC, 'get', 200, list.body)).toEqual([]);
+    expect(list.body).toMatchObject({ total: 2, total_pages: 1, page: 1, limit: 20 });
+    expect(list.body.data.map((c: any) => c.content)).toEqual(['Leave.', 'Twenty vacation days.']);
+    expect((await kb.call('GET', `${cc(leave.id)}?limit=1&page=2`)).body).toMatchObject({ total: 2, total_pages: 2, data: [{ position: 2 }] });
+    expect((await kb.call('GET', `${cc(leave.id)}?keyword=VACATION`)).body.total).toBe(1);
+
+    const add = await kb.call('POST', cc(leave.id), { content: 'Sick days are unlimited.' });
+    expect(add.status, JSON.stringify(add.body)).toBe(200);
+    expect(responseErrors(CC, 'post', 200, add.body)).toEqual([]);
+    expect(add.body.data).toMatchObject({ segment_id: leave.id, content: 'Sick days are unlimited.', position: 3, type: 'customized', word_count: 24 });
+    const hit = async (q: string) => (await kb.call('POST', `/datasets/${ds}/retrieve`, { query: q, retrieval_model: { search_method: 'keyword_search', top_k: 5 } })).body.records.map((r: any) => [r.segment.id, r.child_chunks.map((c: any) => c.content)]);
+    expect(await hit('sick unlimited')).toEqual([[leave.id, ['Sick days are unlimited.']]]);
+    expect((await kb.retrieve(ds, 'sick unlimited', { search_method: 'semantic_search', top_k: 1 }))[0]).toBe(leave.content);
+
+    const child = add.body.data.id;
+    const upd = await kb.call('PATCH', `${cc(leave.id)}/${child}`, { content: 'Parental leave is sixteen weeks.' });
+    expect(upd.status, JSON.stringify(upd.body)).toBe(200);
+    expect(responseErrors(`${CC}/{child_chunk_id}`, 'patch', 200, upd.body)).toEqual([]);
+    expect(upd.body.data).toMatchObject({ id: child, content: 'Parental leave is sixteen weeks.', type: 'customized', position: 3 });
+    expect(await hit('sick unlimited')).toEqual([]);
+    expect(await hit('parental')).toEqual([[leave.id, ['Parental leave is sixteen weeks.']]]);
+    // An indexed child edited becomes customized.
+    const first = list.body.data[0];
+    expect((await kb.call('PATCH', `${cc(leave.id)}/${first.id}`, { content: 'Annual leave.' })).body.data).toMatchObject({ type: 'customized', content: 'Annual leave.' });
+
+    // Not found: an unknown child, a child of another parent, an unknown parent.
+    const nf = (message: string) => ({ code: 'not_found', message, status: 404 });
+    expect((await kb.call('PATCH', `${cc(remote.id)}/${child}`, { content: 'x' })).body).toEqual(nf('Child chunk not found.'));
+    expect((await kb.call('DELETE', `${cc(leave.id)}/${NO_ID}`)).body).toEqual(nf('Child chunk not found.'));
+    expect((await kb.call('GET', cc(NO_ID))).body).toEqual(nf('Segment not found.'));
+    expect((await kb.call('POST', cc(leave.id), {})).body).toEqual({ code: 'invalid_param', message: 'content is required and must be a non-empty string.', status: 400 });
+
+    expect((await kb.call('DELETE', `${cc(leave.id)}/${child}`)).status).toBe(204);
+    expect(await hit('parental')).toEqual([]);
+    expect((await kb.call('GET', cc(leave.id))).body.data.map((c: any) => c.content)).toEqual(['Annual leave.', 'Twenty vacation days.']);
+    // The parent's own segment object lists its children.
+    expect((await kb.call('GET', `${segs(ds, d)}/${leave.id}`)).body.data.child_chunks.map((c: any) => c.content)).toEqual(['Annual leave.', 'Twenty vacation days.']);
+
+    // A text document's segment has no children.
+    const t = await kb.dataset('child-chunks-text');
+    const td = await doc(t, 'Vacation is twenty days a year.');
+    const ts = (await kb.call('GET', segs(t, td))).body.data[0].id;
+    expect((await kb.call('GET', `${segs(t, td)}/${ts}/child_chunks`)).body).toMatchObject({ data: [], total: 0 });
+    expect((await kb.call('POST', `${segs(t, td)}/${ts}/child_chunks`, { content: 'x' })).body).toEqual({
+      code: 'invalid_param',
+      message: 'Child chunks exist only in documents with doc_form hierarchical_model.',
+      status: 400,
+    });
+  });
+});

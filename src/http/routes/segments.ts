@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Runtime } from '../../runtime.js';
-import { parseNewSegments, parseSegmentPatch, segmentToWire } from '../../knowledge/segments.js';
+import { parseChildContent, parseNewSegments, parseSegmentPatch } from '../../knowledge/segment-input.js';
+import { childChunkToWire, segmentToWire } from '../../knowledge/segment-wire.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
@@ -58,6 +59,48 @@ export const segmentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
   app.delete<{ Params: PS }>('/datasets/:dataset_id/documents/:document_id/segments/:segment_id', async (request, reply) => {
     const { doc } = await target(request);
     await segments.delete(doc, request.params.segment_id);
+    return reply.code(204).send();
+  });
+};
+
+type PC = PS & { child_chunk_id: string };
+
+/** Child chunks of a parent chunk (knowledge keys): list, create, update (PATCH), delete. */
+export const childChunkRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+  const { datasets, documents, childChunks } = runtime;
+  const k = runtime.config.knowledge;
+  const base = '/datasets/:dataset_id/documents/:document_id/segments/:segment_id/child_chunks';
+
+  async function target(request: FastifyRequest<{ Params: PS }>) {
+    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+    const doc = await documents.get(ds.id, request.params.document_id);
+    return { ds, doc };
+  }
+
+  app.get<{ Params: PS }>(base, async (request) => {
+    const { doc } = await target(request);
+    const { page, limit, keyword } = pageParams(request, k.pageLimitMax);
+    const { rows, total } = await childChunks.list(doc, request.params.segment_id, { page, limit, keyword });
+    return { data: rows.map(childChunkToWire), total, total_pages: Math.ceil(total / limit), page, limit };
+  });
+
+  app.post<{ Params: PS }>(base, { preValidation: requireJson }, async (request) => {
+    const key = requireKey(request);
+    const { ds, doc } = await target(request);
+    const content = parseChildContent(jsonBody(request), k.segmentMaxChars);
+    return { data: childChunkToWire(await childChunks.create(ds, doc, request.params.segment_id, content, key.id)) };
+  });
+
+  app.patch<{ Params: PC }>(`${base}/:child_chunk_id`, { preValidation: requireJson }, async (request) => {
+    const key = requireKey(request);
+    const { ds, doc } = await target(request);
+    const content = parseChildContent(jsonBody(request), k.segmentMaxChars);
+    return { data: childChunkToWire(await childChunks.update(ds, doc, request.params.segment_id, request.params.child_chunk_id, content, key.id)) };
+  });
+
+  app.delete<{ Params: PC }>(`${base}/:child_chunk_id`, async (request, reply) => {
+    const { doc } = await target(request);
+    await childChunks.delete(doc, request.params.segment_id, request.params.child_chunk_id);
     return reply.code(204).send();
   });
 };
