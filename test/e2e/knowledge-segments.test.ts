@@ -343,7 +343,7 @@ describe('child chunks', () => {
     expect(add.status, JSON.stringify(add.body)).toBe(200);
     expect(responseErrors(CC, 'post', 200, add.body)).toEqual([]);
     expect(add.body.data).toMatchObject({ segment_id: leave.id, content: 'Sick days are unlimited.', position: 3, type: 'customized', word_count: 24 });
-    const hit = async (q: string) => (await kb.call('POST', `/datasets/${ds}/retrieve`, { query: q, retrieval_model: { search_method: 'keyword_search', top_k: 5 } })).body.records.map((r: any) => [r.segment.id, r.child_chunks.map((c: any) => c.content)]);
+    const hit = async (q: string): Promise<unknown[]> => (await kb.call('POST', `/datasets/${ds}/retrieve`, { query: q, retrieval_model: { search_method: 'keyword_search', top_k: 5 } })).body.records.map((r: any) => [r.segment.id, r.child_chunks.map((c: any) => c.content)]);
     expect(await hit('sick unlimited')).toEqual([[leave.id, ['Sick days are unlimited.']]]);
     expect((await kb.retrieve(ds, 'sick unlimited', { search_method: 'semantic_search', top_k: 1 }))[0]).toBe(leave.content);
 
@@ -354,6 +354,8 @@ describe('child chunks', () => {
     expect(upd.body.data).toMatchObject({ id: child, content: 'Parental leave is sixteen weeks.', type: 'customized', position: 3 });
     expect(await hit('sick unlimited')).toEqual([]);
     expect(await hit('parental')).toEqual([[leave.id, ['Parental leave is sixteen weeks.']]]);
+    const near = await kb.call('POST', `/datasets/${ds}/retrieve`, { query: 'parental sixteen weeks', retrieval_model: { search_method: 'semantic_search', top_k: 1 } });
+    expect(near.body.records[0].child_chunks[0].content).toBe('Parental leave is sixteen weeks.');
     // An indexed child edited becomes customized.
     const first = list.body.data[0];
     expect((await kb.call('PATCH', `${cc(leave.id)}/${first.id}`, { content: 'Annual leave.' })).body.data).toMatchObject({ type: 'customized', content: 'Annual leave.' });
