@@ -168,7 +168,8 @@ export class SegmentService {
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) {
         const current = await trx.selectFrom('documents').select('indexing_status').where('id', '=', doc.id).executeTakeFirst();
-        throw this.#notEditable(current ?? { indexing_status: 'error' });
+        if (!current) throw notFound('Document not found.'); // deleted meanwhile
+        throw this.#notEditable(current);
       }
       const out = await fn(trx, now);
       await this.#totals(trx, doc);
