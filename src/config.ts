@@ -132,6 +132,10 @@ export interface KnowledgeConfig {
   readonly statusBatchMax: number;
   /** `provider/model` that writes the Q&A pairs of `doc_form: qa_model` (`KNOWLEDGE_QA_MODEL`; unset refuses qa_model). */
   readonly qaModel: string | undefined;
+  /** Most segments in one `POST …/documents/{id}/segments` (`KNOWLEDGE_SEGMENTS_PER_REQUEST_MAX`, default 1000). */
+  readonly segmentsPerRequestMax: number;
+  /** Longest segment or child chunk content (and Q&A answer) in characters (`KNOWLEDGE_SEGMENT_MAX_CHARS`, default 100000). */
+  readonly segmentMaxChars: number;
   /** Model calls at once while writing Q&A pairs (`KNOWLEDGE_QA_CONCURRENCY`, default 4). */
   readonly qaConcurrency: number;
   /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
@@ -276,6 +280,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       statusBatchMax: int(env, file, 'KNOWLEDGE_STATUS_BATCH_MAX', 100, 1),
       qaModel: str(env, file, 'KNOWLEDGE_QA_MODEL'),
       qaConcurrency: int(env, file, 'KNOWLEDGE_QA_CONCURRENCY', 4, 1),
+      segmentsPerRequestMax: int(env, file, 'KNOWLEDGE_SEGMENTS_PER_REQUEST_MAX', 1000, 1),
+      segmentMaxChars: int(env, file, 'KNOWLEDGE_SEGMENT_MAX_CHARS', 100_000, 1),
     },
     ...overrides,
   };

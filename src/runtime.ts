@@ -39,6 +39,8 @@ import { RetrievalService } from './knowledge/retrieval.js';
 import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
 import { HitCounter } from './knowledge/hit-counter.js';
 import { DocumentStatusService } from './knowledge/document-status.js';
+import { SegmentService } from './knowledge/segments.js';
+import { ChildChunkService } from './knowledge/child-chunks.js';
 import type { KnowledgeRetriever } from './engine/types.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
@@ -88,6 +90,8 @@ export interface Runtime {
   readonly retrieval: RetrievalService;
   /** Batch status changes and pause / resume of documents. */
   readonly documentStatus: DocumentStatusService;
+  readonly segments: SegmentService;
+  readonly childChunks: ChildChunkService;
   /** Retrieval hit counts, written off the request path. */
   readonly hits: HitCounter;
   /** Stops background work and closes connections. */
@@ -192,6 +196,16 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     providers: () => opts.providers ?? providers,
   });
   const documentStatus = new DocumentStatusService({ db: store.db, clock, queue, documents, statusBatchMax: config.knowledge.statusBatchMax });
+  const segments = new SegmentService({
+    db: store.db,
+    clock,
+    embedder,
+    keyword,
+    vectors,
+    embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
+    maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+  });
+  const childChunks = new ChildChunkService({ db: store.db, segments, embedder, keyword, vectors });
   const indexer = new Indexer({
     db: store.db,
     sqlite: store.sqlite,
@@ -252,6 +266,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     documents,
     retrieval,
     documentStatus,
+    segments,
+    childChunks,
     hits,
     async close() {
       for (const c of closers.reverse()) await c();

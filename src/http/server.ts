@@ -19,6 +19,7 @@ import { chatMessageRoutes } from './routes/chat-messages.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { documentRoutes } from './routes/documents.js';
+import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
@@ -36,7 +37,7 @@ const APP_ROUTES: readonly RoutePlugin[] = [
   conversationRoutes,
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
-const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, documentRoutes];
+const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, documentRoutes, segmentRoutes, childChunkRoutes];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

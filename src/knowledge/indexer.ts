@@ -17,6 +17,9 @@ import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
 
 const INSERT_BATCH = 1000;
+
+/** The editing columns of a chunk made by indexing: enabled, never edited (their column defaults). */
+export const INDEXED_CHUNK = { enabled: 1, disabled_at: null, disabled_by: null, keywords: null, created_by: null, updated_at: null, updated_by: null } as const;
 const ACTIVE = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'];
 
 /**
@@ -233,6 +236,8 @@ export class Indexer {
           completed_at: now,
           parent_id: null,
           answer,
+          ...INDEXED_CHUNK,
+          chunk_type: null,
         };
       });
       await this.#db.transaction().execute(async (trx) => {
@@ -370,6 +375,7 @@ export class Indexer {
           hit_count: 0,
           created_at: now,
           completed_at: now,
+          ...INDEXED_CHUNK,
         });
         g.children.forEach((content, k) =>
           rows.push({
@@ -388,6 +394,8 @@ export class Indexer {
             completed_at: now,
             parent_id: parentId,
             answer: null,
+            ...INDEXED_CHUNK,
+            chunk_type: null,
           }),
         );
       });

@@ -313,6 +313,18 @@ export interface SegmentTable {
   parent_id: string | null;
   /** The answer of a Q&A pair (`qa_model`; `content` is the question); null otherwise. */
   answer: string | null;
+  /** 0 while disabled: kept in both indexes, filtered out by retrieval. */
+  enabled: number;
+  disabled_at: number | null;
+  disabled_by: string | null;
+  /** JSON array of strings given through the segment API; null = none. */
+  keywords: string | null;
+  /** Who created it through the segment API (null: made by indexing, i.e. the document's creator). */
+  created_by: string | null;
+  updated_at: number | null;
+  updated_by: string | null;
+  /** A child chunk's origin: null or `automatic` (indexing), `customized` (child-chunk API). */
+  chunk_type: string | null;
 }
 
 /** A parent chunk of a `hierarchical_model` document: returned by retrieval when a child matches. */
@@ -330,6 +342,16 @@ export interface ParentChunkTable {
   hit_count: number;
   created_at: number;
   completed_at: number | null;
+  /** 0 while disabled: kept in both indexes, filtered out by retrieval. */
+  enabled: number;
+  disabled_at: number | null;
+  disabled_by: string | null;
+  /** JSON array of strings given through the segment API; null = none. */
+  keywords: string | null;
+  /** Who created it through the segment API (null: made by indexing, i.e. the document's creator). */
+  created_by: string | null;
+  updated_at: number | null;
+  updated_by: string | null;
 }
 
 export interface SegmentEmbeddingTable {

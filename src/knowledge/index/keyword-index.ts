@@ -88,6 +88,26 @@ export class KeywordIndex {
     await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE document_id = ${documentId} AND generation <> ${keep}`.execute(db);
   }
 
+  /**
+   * Indexes segments already in `segments` by id, inside the caller's transaction (a segment
+   * created or whose content changed through the segment API). PostgreSQL indexes rows by itself.
+   */
+  async addSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+    if (this.#engine !== 'sqlite' || segmentIds.length === 0) return;
+    const ids = sql.join(segmentIds.map((id) => sql`${id}`));
+    await sql`INSERT INTO segments_fts (rowid, content, dataset_id) SELECT rowid, content, dataset_id FROM segments WHERE id IN (${ids})`.execute(db);
+  }
+
+  /**
+   * Forgets segments by id, inside the caller's transaction; must run while their `segments` rows
+   * still hold the indexed content (before a delete or a content change).
+   */
+  async removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+    if (this.#engine !== 'sqlite' || segmentIds.length === 0) return;
+    const ids = sql.join(segmentIds.map((id) => sql`${id}`));
+    await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE id IN (${ids})`.execute(db);
+  }
+
   async search(datasetIds: readonly string[], query: string, limit: number): Promise<Hit[]> {
     const terms = queryTerms(query);
     if (terms.length === 0 || datasetIds.length === 0) return [];
@@ -101,6 +121,7 @@ export class KeywordIndex {
         FROM (SELECT rowid AS rid, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank LIMIT ${limit * 3 + 20}) f
         JOIN segments s ON s.rowid = f.rid
         JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0
+        WHERE s.enabled = 1
         ORDER BY f.rank LIMIT ${limit}`.execute(this.#db);
       // bm25() is negative, lower is better; map it onto 0..1.
       return rows.map((r) => ({ segmentId: r.id, score: -r.rank / (1 - r.rank) }));
@@ -111,7 +132,7 @@ export class KeywordIndex {
       FROM segments s
       JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0,
       to_tsquery('english', ${tsq}) q
-      WHERE to_tsvector('english', s.content) @@ q AND s.dataset_id IN (${ids})
+      WHERE to_tsvector('english', s.content) @@ q AND s.dataset_id IN (${ids}) AND s.enabled = 1
       ORDER BY rank DESC LIMIT ${limit}`.execute(this.#db);
     return rows.map((r) => ({ segmentId: r.id, score: Number(r.rank) }));
   }

@@ -26,6 +26,8 @@ export interface VectorIndex {
   add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void>;
   removeDocument(db: Db, documentId: string, generation?: number): Promise<void>;
   removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void>;
+  /** Drops the vectors of these segments (a deleted segment, or one whose content changed). */
+  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void>;
   search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]>;
 }
 
@@ -52,7 +54,11 @@ async function deleteEmbeddings(db: Db, documentId: string, where: 'all' | { onl
   await sql`DELETE FROM segment_embeddings WHERE segment_id IN (SELECT id FROM segments WHERE document_id = ${documentId}${cond})`.execute(db);
 }
 
-/** Keeps only hits whose segment is in its document's active generation. */
+async function deleteSegmentEmbeddings(db: Db, segmentIds: readonly string[]): Promise<void> {
+  if (segmentIds.length > 0) await db.deleteFrom('segment_embeddings').where('segment_id', 'in', [...segmentIds]).execute();
+}
+
+/** Keeps only enabled hits whose segment is in its document's active generation. */
 async function activeOnly(db: Kysely<Database>, hits: Hit[]): Promise<Hit[]> {
   if (hits.length === 0) return hits;
   const rows = await db
@@ -60,6 +66,7 @@ async function activeOnly(db: Kysely<Database>, hits: Hit[]): Promise<Hit[]> {
     .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
     .select('s.id')
     .where('s.id', 'in', hits.map((h) => h.segmentId))
+    .where('s.enabled', '=', 1)
     .where('d.enabled', '=', 1)
     .where('d.archived', '=', 0)
     .execute();
@@ -107,6 +114,10 @@ export class ExactVectorIndex implements VectorIndex {
     return deleteEmbeddings(db, documentId, { except: keep });
   }
 
+  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+    return deleteSegmentEmbeddings(db, segmentIds);
+  }
+
   async #load(datasetId: string): Promise<{ ids: string[]; dims: number; matrix: Float32Array } | undefined> {
     const ds = await this.#db.selectFrom('datasets').select('index_version').where('id', '=', datasetId).executeTakeFirst();
     if (!ds) return undefined;
@@ -118,6 +129,7 @@ export class ExactVectorIndex implements VectorIndex {
       .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
       .select(['e.segment_id', 'e.dims', 'e.embedding'])
       .where('e.dataset_id', '=', datasetId)
+      .where('s.enabled', '=', 1)
       .execute();
     const dims = rows[0]?.dims ?? 0;
     const matrix = new Float32Array(rows.length * dims);
@@ -223,6 +235,13 @@ export class SqliteVecIndex implements VectorIndex {
     await deleteEmbeddings(db, documentId, { except: keep });
   }
 
+  async removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+    if (segmentIds.length === 0) return;
+    const ids = sql.join(segmentIds.map((id) => sql`${id}`));
+    for (const dims of this.#tables) await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (${ids})`.execute(db);
+    await deleteSegmentEmbeddings(db, segmentIds);
+  }
+
   async search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]> {
     const dims = vector.length;
     if (!this.#tables.has(dims)) return [];
@@ -235,7 +254,7 @@ export class SqliteVecIndex implements VectorIndex {
     }
     this.#active ??= this.#handle.prepare(
       `SELECT s.id AS id FROM segments s JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation
-       WHERE s.id IN (SELECT value FROM json_each(?)) AND d.enabled = 1 AND d.archived = 0`,
+       WHERE s.id IN (SELECT value FROM json_each(?)) AND s.enabled = 1 AND d.enabled = 1 AND d.archived = 0`,
     );
     const [knnStmt, activeStmt] = [knn, this.#active];
     // Prepared once and run on the raw handle, but under Kysely's connection lock: the same view of
