@@ -6,6 +6,7 @@ import { KeyService } from './apps/key-service.js';
 import { EndUserService } from './apps/end-users.js';
 import { DiskBlobs } from './files/blobs/disk-blobs.js';
 import type { Blobs } from './files/blobs/blobs.js';
+import { FilePreviewService } from './files/file-preview.js';
 import { UploadService } from './files/upload-service.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createLogger, type Logger } from './infra/logger.js';
@@ -54,6 +55,8 @@ export interface Runtime {
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
+  /** `GET /files/{id}/preview`: uploads read back through the app whose messages carry them. */
+  readonly filePreviews: FilePreviewService;
   /** Model providers by DSL provider name (openai, openai_api_compatible, anthropic, mock). */
   readonly providers: ModelProviders;
   /** Messages of completion, chat and chatflow apps. */
@@ -227,6 +230,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keys,
     endUsers,
     uploads,
+    filePreviews: new FilePreviewService(uploads, blobs, messages),
     providers,
     messages,
     tasks,
