@@ -22,6 +22,7 @@ import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
+import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
 import { RedisActiveRequests } from './infra/redis-active-requests.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
@@ -66,6 +67,8 @@ export interface Runtime {
   /** Per-app concurrent generation slots. */
   readonly activeRequests: ActiveRequestLimiter;
   readonly completions: CompletionService;
+  /** Follow-up questions after an answer (`GET /messages/{id}/suggested`). */
+  readonly suggestedQuestions: SuggestedQuestionsService;
   readonly feedback: FeedbackService;
   /** Human Input forms; also the engine's HumanInputGateway. */
   readonly forms: FormService;
@@ -236,6 +239,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tasks,
     activeRequests,
     completions,
+    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers }),
     feedback,
     forms,
     bindRunResumer(r) {

@@ -38,7 +38,7 @@ const auth = (k = key) => ({ authorization: `Bearer ${k}` });
 
 async function upload(bytes: Buffer, name: string, type: string, k = key): Promise<{ id: string; size: number }> {
   const fd = new FormData();
-  fd.append('file', new Blob([bytes], { type }), name);
+  fd.append('file', new Blob([new Uint8Array(bytes)], { type }), name);
   fd.append('user', 'ann');
   const r = await fetch(`${s.api}/files/upload`, { method: 'POST', headers: auth(k), body: fd });
   expect(r.status).toBe(201);
