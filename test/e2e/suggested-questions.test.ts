@@ -37,6 +37,7 @@ const QUESTIONS = ['What is a tenon?', 'Which wood?', 'How long?'];
 let fake: FakeOpenAI;
 let s: TestServer;
 let key: string;
+let appId: string;
 
 /** The fake model answers chat turns with `A:<query>` and the suggestion prompt with a fenced JSON array. */
 function replies(suggestion = `Sure:\n\`\`\`json\n${JSON.stringify(QUESTIONS)}\n\`\`\``) {
@@ -51,7 +52,7 @@ beforeAll(async () => {
   fake = await startFakeOpenAI();
   // Chat apps read OPENAI_*; chatflow LLM nodes take the providers handed to the runtime.
   s = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl }, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
-  ({ apiKey: key } = await s.importApp(chatApp(ENABLED)));
+  ({ apiKey: key, appId } = await s.importApp(chatApp(ENABLED)));
 });
 afterAll(async () => {
   await s?.close();
@@ -103,10 +104,21 @@ describe('GET /messages/{message_id}/suggested on a chat app', () => {
     expect(content.startsWith('Human: M2\nAssistant: A:M2\nHuman: M3\nAssistant: A:M3\nHuman: M4\nAssistant: A:M4\n')).toBe(true);
   });
 
-  it('404 not_found for an unknown, malformed or another user\'s message', async () => {
+  it('a newest message still being answered is left out of the history (as Dify)', async () => {
+    const m = await chat('done', 'ron');
+    const endUser = await s.runtime.endUsers.getOrCreate(appId, 'ron');
+    await s.runtime.messages.insert({ id: crypto.randomUUID(), appId: appId, conversationId: m.conversation_id, endUserId: endUser.id, taskId: crypto.randomUUID(), mode: 'chat', inputs: {}, query: 'pending', files: [], createdAt: Date.now() + 1000 });
+    await suggested(m.id, 'ron');
+    expect((lastUpstream().messages as { content: string }[])[0]!.content.startsWith(`Human: done\nAssistant: A:done\n${DIFY_INSTRUCTIONS}`)).toBe(true);
+  });
+
+  it('404 not_found for an unknown, malformed, another user\'s or another app\'s message', async () => {
     const mine = await chat('secret', 'cy');
+    await chat('hello', 'dee');
+    const { apiKey: otherApp } = await s.importApp(chatApp(ENABLED));
+    const theirs = await chat('elsewhere', 'cy', undefined, otherApp);
     const notExists = { code: 'not_found', message: 'Message Not Exists.', status: 404 };
-    for (const [id, user] of [['0b6a3c1e-1d7f-4d2b-9a61-4f0c8a9e2b11', 'cy'], ['nope', 'cy'], [mine.id, 'dee']] as const) {
+    for (const [id, user] of [['0b6a3c1e-1d7f-4d2b-9a61-4f0c8a9e2b11', 'cy'], ['nope', 'cy'], [mine.id, 'dee'], [theirs.id, 'cy']] as const) {
       const r = await suggested(id, user);
       expect(r.status).toBe(404);
       expect(await r.json()).toEqual(notExists);

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { countTokens } from '../../src/llm/usage.js';
+import {
+  DEFAULT_SUGGESTED_QUESTIONS_PROMPT,
+  historyText,
+  parseSuggestedQuestions,
+  suggestedQuestionsPrompt,
+} from '../../src/messages/suggested-questions.js';
+
+describe('suggested questions: Dify\'s prompt and parser', () => {
+  it('history lines are dropped oldest first until the text fits the token limit; one line always stays', () => {
+    const turns = [
+      { query: 'first question here', answer: 'first answer here' },
+      { query: 'second question', answer: 'second answer' },
+    ];
+    const all = historyText(turns, 3000);
+    expect(all).toBe('Human: first question here\nAssistant: first answer here\nHuman: second question\nAssistant: second answer');
+    const limit = countTokens('Human: second question\nAssistant: second answer');
+    expect(historyText(turns, limit)).toBe('Human: second question\nAssistant: second answer');
+    expect(historyText(turns, 1)).toBe('Assistant: second answer');
+  });
+
+  it('a blank custom prompt means the default; template variables in values are defused and <|…|> removed', () => {
+    expect(suggestedQuestionsPrompt('Human: hi', '  ')).toBe(`Human: hi\n${DEFAULT_SUGGESTED_QUESTIONS_PROMPT}\nquestions:\n`);
+    expect(suggestedQuestionsPrompt('Human: use {{name}} <|endoftext|>now')).toBe(`Human: use {name} now\n${DEFAULT_SUGGESTED_QUESTIONS_PROMPT}\nquestions:\n`);
+  });
+
+  it('parses the first bracketed JSON array only (Dify\'s non-greedy match)', () => {
+    expect(parseSuggestedQuestions('Here: ["a","b"] and ["c"]')).toEqual(['a', 'b']);
+    expect(parseSuggestedQuestions('["a [x]", "b"]')).toEqual([]);
+    expect(parseSuggestedQuestions('<think>pondering without end [1]')).toEqual([]);
+    expect(parseSuggestedQuestions('<think>pondering ["x"]')).toEqual(['x']);
+    expect(parseSuggestedQuestions('')).toEqual([]);
+  });
+});
