@@ -5,6 +5,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
 import { completionApp } from '../helpers/apps.js';
 import { example } from '../helpers/fixtures.js';
+import { validateResponse } from '../helpers/openapi.js';
 
 /** `GET /messages/{message_id}/suggested`: Dify's follow-up questions after an answer. */
 function chatApp(feature: string): string {
@@ -86,7 +87,9 @@ describe('GET /messages/{message_id}/suggested on a chat app', () => {
     const second = await chat('Q2', 'ann', first.conversation_id);
     const r = await suggested(second.id, 'ann');
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ result: 'success', data: QUESTIONS });
+    const answer = await r.json();
+    validateResponse('/messages/{message_id}/suggested', 'get', 200, answer);
+    expect(answer).toEqual({ result: 'success', data: QUESTIONS });
     const body = lastUpstream();
     expect(body.model).toBe('gpt-app');
     expect(body.messages).toEqual([{ role: 'user', content: `Human: Q1\nAssistant: A:Q1\nHuman: Q2\nAssistant: A:Q2\n${DIFY_INSTRUCTIONS}\nquestions:\n` }]);
