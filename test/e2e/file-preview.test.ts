@@ -72,6 +72,11 @@ describe('GET /files/{file_id}/preview', () => {
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     expect(r.headers.get('content-disposition')).toBeNull();
     expect(r.headers.get('accept-ranges')).toBeNull();
+    // HEAD answers the same headers without the bytes.
+    const head = await fetch(`${s.api}/files/${f.id}/preview`, { method: 'HEAD', headers: auth() });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(PNG.length));
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
   });
 
   it('as_attachment=true: a download under the file\'s name (RFC 5987, Python quote), as octet-stream', async () => {
