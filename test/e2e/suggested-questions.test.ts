@@ -214,20 +214,42 @@ describe('GET /messages/{message_id}/suggested on a chatflow', () => {
   });
 });
 
-describe('SUGGESTED_QUESTIONS_MODEL', () => {
-  it('stands in for Dify\'s workspace default model', async () => {
-    const other = await startServer({ env: { SUGGESTED_QUESTIONS_MODEL: 'openai/gpt-default', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl }, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
+describe('SUGGESTED_QUESTIONS_* settings', () => {
+  it('SUGGESTED_QUESTIONS_MODEL stands in for Dify\'s workspace default model; the limits are settings', async () => {
+    const other = await startServer({
+      env: {
+        SUGGESTED_QUESTIONS_MODEL: 'openai/gpt-default',
+        SUGGESTED_QUESTIONS_MAX_TOKENS: '99',
+        SUGGESTED_QUESTIONS_HISTORY_MESSAGES: '1',
+        SUGGESTED_QUESTIONS_TIMEOUT: '1',
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: fake.baseUrl,
+      },
+      runtime: { providers: openAiCompatibleProviders(fake.baseUrl) },
+    });
     try {
       const { apiKey } = await other.importApp(chatApp(ENABLED));
-      const r1 = await fetch(`${other.api}/chat-messages`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ inputs: {}, query: 'hello', user: 'lee', response_mode: 'blocking' }),
-      });
-      const m = (await r1.json()) as { id: string };
-      const r = await fetch(`${other.api}/messages/${m.id}/suggested?user=lee`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const send = async (query: string, conversationId?: string) => {
+        const r = await fetch(`${other.api}/chat-messages`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ inputs: {}, query, user: 'lee', response_mode: 'blocking', conversation_id: conversationId }),
+        });
+        return (await r.json()) as { id: string; conversation_id: string };
+      };
+      const first = await send('hello');
+      await send('again', first.conversation_id);
+      const r = await fetch(`${other.api}/messages/${first.id}/suggested?user=lee`, { headers: { authorization: `Bearer ${apiKey}` } });
       expect(await r.json()).toEqual({ result: 'success', data: QUESTIONS });
-      expect(lastUpstream().model).toBe('gpt-default');
+      const body = lastUpstream();
+      expect(body.model).toBe('gpt-default');
+      expect(body.max_tokens ?? body.max_completion_tokens).toBe(99);
+      expect((body.messages as { content: string }[])[0]!.content).toBe(`Human: again\nAssistant: A:again\n${DIFY_INSTRUCTIONS}\nquestions:\n`);
+      // A model that never answers is given up after SUGGESTED_QUESTIONS_TIMEOUT: an empty list, as Dify.
+      fake.behaviour = { hang: true };
+      const late = await fetch(`${other.api}/messages/${first.id}/suggested?user=lee`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(await late.json()).toEqual({ result: 'success', data: [] });
+      expect((await fake.waitForAbort()).body.model).toBe('gpt-default');
     } finally {
       await other.close();
     }

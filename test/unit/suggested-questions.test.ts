@@ -33,3 +33,16 @@ describe('suggested questions: Dify\'s prompt and parser', () => {
     expect(parseSuggestedQuestions('')).toEqual([]);
   });
 });
+
+describe('suggested questions: settings', () => {
+  it('SUGGESTED_QUESTIONS_MODEL must be provider/model; the limits must be positive integers', async () => {
+    const { loadConfig } = await import('../../src/config.js');
+    const env = { DOVETAIL_CONFIG: undefined as unknown as string };
+    expect(loadConfig(env).suggestedQuestions).toEqual({ model: undefined, maxTokens: 256, timeoutSeconds: 30, historyMessages: 3, historyMaxTokens: 3000 });
+    expect(loadConfig({ ...env, SUGGESTED_QUESTIONS_MODEL: 'openai/gpt-4o-mini' }).suggestedQuestions.model).toBe('openai/gpt-4o-mini');
+    expect(() => loadConfig({ ...env, SUGGESTED_QUESTIONS_MODEL: 'gpt-4o-mini' })).toThrow(
+      'SUGGESTED_QUESTIONS_MODEL must be provider/model (e.g. openai/gpt-4o-mini), got "gpt-4o-mini"',
+    );
+    expect(() => loadConfig({ ...env, SUGGESTED_QUESTIONS_HISTORY_MESSAGES: '0' })).toThrow('SUGGESTED_QUESTIONS_HISTORY_MESSAGES must be at least 1, got 0');
+  });
+});
