@@ -84,6 +84,8 @@ export interface Config {
     /** Most items a parallel iteration runs at once; `parallel_nums` is clamped to it (`ITERATION_MAX_PARALLEL`, default 10). */
     readonly iterationMaxParallel: number;
   };
+  /** `GET /messages/{id}/suggested` (see `SuggestedQuestionsConfig`). */
+  readonly suggestedQuestions: SuggestedQuestionsConfig;
   /** Durable background jobs (indexing, resume, timeouts). */
   readonly queue: QueueConfig;
   readonly knowledge: KnowledgeConfig;
@@ -106,6 +108,24 @@ export interface CodeConfig extends CodeOutputLimits {
   readonly timeoutSeconds: number;
   /** Largest result (JSON) and stderr a program may write, bytes (`CODE_MAX_OUTPUT_BYTES`, default 1 MiB). */
   readonly maxOutputBytes: number;
+}
+
+/**
+ * Follow-up questions after an answer (Dify's `generate_suggested_questions_after_answer`). A
+ * model named in the app's `suggested_questions_after_answer.model` wins; otherwise `model`
+ * stands in for Dify's workspace default model, and without it the app's own model is asked.
+ */
+export interface SuggestedQuestionsConfig {
+  /** `provider/model` (`SUGGESTED_QUESTIONS_MODEL`); unset = the app's own model. */
+  readonly model: string | undefined;
+  /** `max_tokens` of the default-model call (`SUGGESTED_QUESTIONS_MAX_TOKENS`, default 256 as Dify). */
+  readonly maxTokens: number;
+  /** Longest the model call may take, seconds (`SUGGESTED_QUESTIONS_TIMEOUT`, default 30 as Dify); then `[]`. */
+  readonly timeoutSeconds: number;
+  /** Messages of the conversation shown to the model (`SUGGESTED_QUESTIONS_HISTORY_MESSAGES`, default 3 as Dify). */
+  readonly historyMessages: number;
+  /** Tokens those messages are cut to, oldest turns first (`SUGGESTED_QUESTIONS_HISTORY_MAX_TOKENS`, default 3000 as Dify). */
+  readonly historyMaxTokens: number;
 }
 
 export interface KnowledgeConfig {
@@ -163,6 +183,13 @@ function str(env: Env, file: Record<string, unknown>, key: string): string | und
 function list(raw: string | undefined, fallback: readonly string[]): readonly string[] {
   if (raw === undefined) return fallback;
   return raw.split(',').map((s) => s.trim().replace(/^\./, '').toLowerCase()).filter(Boolean);
+}
+
+/** A `provider/model` setting, checked at boot. */
+function modelRef(raw: string | undefined, key: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[^/\s].*\/[^/\s]+$/.test(raw.trim())) throw new ConfigError(`${key} must be provider/model (e.g. openai/gpt-4o-mini), got "${raw}"`);
+  return raw.trim();
 }
 
 function readFileConfig(env: Env): Record<string, unknown> {
@@ -240,6 +267,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       loopMaxCount: int(env, file, 'LOOP_NODE_MAX_COUNT', 100, 1),
       iterationMaxItems: int(env, file, 'MAX_ITERATIONS_NUM', 99, 1),
       iterationMaxParallel: int(env, file, 'ITERATION_MAX_PARALLEL', 10, 1),
+    },
+    suggestedQuestions: {
+      model: modelRef(str(env, file, 'SUGGESTED_QUESTIONS_MODEL'), 'SUGGESTED_QUESTIONS_MODEL'),
+      maxTokens: int(env, file, 'SUGGESTED_QUESTIONS_MAX_TOKENS', 256, 1),
+      timeoutSeconds: int(env, file, 'SUGGESTED_QUESTIONS_TIMEOUT', 30, 1),
+      historyMessages: int(env, file, 'SUGGESTED_QUESTIONS_HISTORY_MESSAGES', 3, 1),
+      historyMaxTokens: int(env, file, 'SUGGESTED_QUESTIONS_HISTORY_MAX_TOKENS', 3000, 1),
     },
     queue: {
       worker: (str(env, file, 'QUEUE_WORKER') ?? 'true') !== 'false',

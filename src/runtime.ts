@@ -6,6 +6,7 @@ import { KeyService } from './apps/key-service.js';
 import { EndUserService } from './apps/end-users.js';
 import { DiskBlobs } from './files/blobs/disk-blobs.js';
 import type { Blobs } from './files/blobs/blobs.js';
+import { FilePreviewService } from './files/file-preview.js';
 import { UploadService } from './files/upload-service.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createLogger, type Logger } from './infra/logger.js';
@@ -21,6 +22,7 @@ import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
+import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
 import { RedisActiveRequests } from './infra/redis-active-requests.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
@@ -56,6 +58,8 @@ export interface Runtime {
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
+  /** `GET /files/{id}/preview`: uploads read back through the app whose messages carry them. */
+  readonly filePreviews: FilePreviewService;
   /** Model providers by DSL provider name (openai, openai_api_compatible, anthropic, mock). */
   readonly providers: ModelProviders;
   /** Messages of completion, chat and chatflow apps. */
@@ -65,6 +69,8 @@ export interface Runtime {
   /** Per-app concurrent generation slots. */
   readonly activeRequests: ActiveRequestLimiter;
   readonly completions: CompletionService;
+  /** Follow-up questions after an answer (`GET /messages/{id}/suggested`). */
+  readonly suggestedQuestions: SuggestedQuestionsService;
   readonly feedback: FeedbackService;
   /** Human Input forms; also the engine's HumanInputGateway. */
   readonly forms: FormService;
@@ -241,11 +247,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keys,
     endUsers,
     uploads,
+    filePreviews: new FilePreviewService(uploads, blobs, messages),
     providers,
     messages,
     tasks,
     activeRequests,
     completions,
+    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers }),
     feedback,
     forms,
     bindRunResumer(r) {

@@ -14,3 +14,7 @@ export const fileTooLarge = defineError(
   (category: string, limitBytes: number) =>
     `File size exceeded. ${category} files must be at most ${limitBytes / (1024 * 1024)} MB.`,
 );
+/** 404 `file_not_found` (Dify's `FileNotFoundError`); the message says which lookup failed. */
+export const fileNotFound = defineError('file_not_found', 404, (detail: string) => detail);
+/** 403 `file_access_denied` (Dify's `FileAccessDeniedError`): the file is another app's or workspace's. */
+export const fileAccessDenied = defineError('file_access_denied', 403, (detail: string) => detail);

@@ -11,6 +11,7 @@ import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
 import { completionRoutes } from './routes/completion.js';
 import { feedbackRoutes } from './routes/feedbacks.js';
+import { suggestedQuestionRoutes } from './routes/suggested-questions.js';
 import { humanInputFormRoutes } from './routes/human-input-forms.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { workflowEventRoutes } from './routes/workflow-events.js';
@@ -29,6 +30,7 @@ const APP_ROUTES: readonly RoutePlugin[] = [
   fileRoutes,
   completionRoutes,
   feedbackRoutes,
+  suggestedQuestionRoutes,
   humanInputFormRoutes,
   workflowRoutes,
   workflowEventRoutes,

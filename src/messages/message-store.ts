@@ -202,6 +202,22 @@ export class MessageStore {
   }
 
   /**
+   * Whether a message of this app was sent with the upload `fileId` in its top-level `files`
+   * (Dify's `message_files` rows). `fileId` must be a UUID: it is matched inside the stored JSON.
+   */
+  async referencesUpload(appId: string, fileId: string): Promise<boolean> {
+    if (!/^[0-9a-f-]{36}$/i.test(fileId)) return false;
+    const row = await this.#db
+      .selectFrom('messages')
+      .select('id')
+      .where('app_id', '=', appId)
+      .where('files', 'like', `%"upload_file_id":"${fileId}"%`)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
    * Messages of a conversation, newest first (`created_at` desc, then `id` desc), strictly older
    * than `before` when given. Fetch `limit + 1` to learn whether more exist.
    */

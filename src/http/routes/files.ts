@@ -1,12 +1,33 @@
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { DEFAULT_USER } from '../../apps/end-users.js';
 import { noFileUploaded } from '../../files/errors.js';
 import { fileResponse } from '../../files/upload-service.js';
+import { invalidParam } from '../../infra/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
 import { readUploadForm } from '../multipart-upload.js';
 
-/** `POST /files/upload` (multipart `file` + optional `user`), Dify's checks in Dify's order. */
+const PreviewParams = Type.Object({ file_id: Type.String() });
+const PreviewQuery = Type.Object({
+  as_attachment: Type.Optional(Type.String()),
+  // Dify reads it and creates the end user; it has no effect on access.
+  user: Type.Optional(Type.String()),
+});
+
+/** Pydantic's lax boolean strings, as Dify's `FilePreviewQuery` parses `as_attachment`. */
+function queryBoolean(name: string, raw: string | undefined): boolean {
+  if (raw === undefined) return false;
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on', 't', 'y'].includes(v)) return true;
+  if (['false', '0', 'no', 'off', 'f', 'n'].includes(v)) return false;
+  throw invalidParam(`${name} must be a boolean (true or false), got "${raw}"`);
+}
+
+/**
+ * `POST /files/upload` (multipart `file` + optional `user`), Dify's checks in Dify's order, and
+ * `GET /files/{file_id}/preview` (the raw bytes of an upload a message of this app was sent with).
+ */
 export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
   app.post('/files/upload', async (request, reply) => {
     const a = requireApp(request);
@@ -23,4 +44,14 @@ export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, 
       throw err;
     }
   });
+
+  app.get<{ Params: Static<typeof PreviewParams>; Querystring: Static<typeof PreviewQuery> }>(
+    '/files/:file_id/preview',
+    { schema: { params: PreviewParams, querystring: PreviewQuery } },
+    async (request, reply) => {
+      const asAttachment = queryBoolean('as_attachment', request.query.as_attachment);
+      const preview = await runtime.filePreviews.open(requireApp(request), request.params.file_id, asAttachment);
+      return reply.code(200).headers(preview.headers).send(preview.body);
+    },
+  );
 };

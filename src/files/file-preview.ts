@@ -1,0 +1,117 @@
+import type { Readable } from 'node:stream';
+import type { App } from '../apps/app-service.js';
+import type { Blobs } from './blobs/blobs.js';
+import { fileAccessDenied, fileNotFound } from './errors.js';
+import type { UploadedFile, UploadService } from './upload-service.js';
+
+/** Which uploads the messages of an app were sent with (`MessageStore` implements it). */
+export interface MessageFileReferences {
+  referencesUpload(appId: string, fileId: string): Promise<boolean>;
+}
+
+/** A file ready to be sent: its bytes and the headers Dify sends with them. */
+export interface FilePreview {
+  readonly file: UploadedFile;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Readable;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Types Dify marks `Accept-Ranges: bytes` (it still answers every request with the whole file). */
+const SEEKABLE_TYPES: ReadonlySet<string> = new Set([
+  'audio/mpeg', 'audio/wav', 'audio/mp4', 'audio/ogg', 'audio/flac', 'audio/aac',
+  'video/mp4', 'video/webm', 'video/quicktime', 'audio/x-m4a',
+]);
+const HTML_TYPES: ReadonlySet<string> = new Set(['text/html', 'application/xhtml+xml']);
+const HTML_EXTENSIONS: ReadonlySet<string> = new Set(['html', 'htm']);
+/** Inert inside `<img>`, script-bearing when opened top-level (Dify's `harden_served_file`). */
+const SCRIPTABLE_TYPES: ReadonlySet<string> = new Set(['image/svg+xml', 'text/xml', 'application/xml']);
+const SCRIPTABLE_EXTENSIONS: ReadonlySet<string> = new Set(['svg', 'svgz', 'xml']);
+const INERT_DOCUMENT_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
+/** Werkzeug adds `; charset=utf-8` to these (and to every `text/*` and `*+xml`) type. */
+const CHARSET_TYPES: ReadonlySet<string> = new Set([
+  'application/ecmascript', 'application/javascript', 'application/sql', 'application/xml',
+  'application/xml-dtd', 'application/xml-external-parsed-entity',
+]);
+
+/** Python's `urllib.parse.quote` (safe `/`): `encodeURIComponent` leaves `!'()*` as they are. */
+export function pyQuote(s: string): string {
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replaceAll('%2F', '/');
+}
+
+function bareType(mimeType: string): string {
+  return mimeType.split(';', 1)[0]!.trim().toLowerCase();
+}
+
+function contentType(mimeType: string): string {
+  const bare = bareType(mimeType);
+  const text = bare.startsWith('text/') || bare.endsWith('+xml') || CHARSET_TYPES.has(bare);
+  return text && !/charset=/i.test(mimeType) ? `${mimeType}; charset=utf-8` : mimeType;
+}
+
+function hasExtension(f: UploadedFile, set: ReadonlySet<string>): boolean {
+  const fromName = /\.([^.]+)$/.exec(f.name)?.[1]?.toLowerCase();
+  return set.has(f.extension.toLowerCase()) || (fromName !== undefined && set.has(fromName));
+}
+
+/**
+ * The headers of Dify's `GET /files/{id}/preview` response: the file's type (werkzeug's charset
+ * rule), its size, `Accept-Ranges` for audio and video, a one-hour public cache, and for
+ * `as_attachment` a download under the file's name as `application/octet-stream`. HTML always
+ * downloads; SVG and XML keep their type but are attachments with an inert CSP; `nosniff` always.
+ */
+export function previewHeaders(f: UploadedFile, asAttachment: boolean): Record<string, string> {
+  const h: Record<string, string> = { 'content-type': contentType(f.mimeType), 'content-length': String(f.size) };
+  if (SEEKABLE_TYPES.has(f.mimeType)) h['accept-ranges'] = 'bytes';
+  const attachment = f.name ? `attachment; filename*=UTF-8''${pyQuote(f.name)}` : 'attachment';
+  if (asAttachment && f.name) {
+    h['content-disposition'] = attachment;
+    h['content-type'] = 'application/octet-stream';
+  }
+  h['x-content-type-options'] = 'nosniff';
+  const bare = bareType(f.mimeType);
+  if (HTML_TYPES.has(bare) || hasExtension(f, HTML_EXTENSIONS)) {
+    h['content-disposition'] = attachment;
+    h['content-type'] = 'application/octet-stream';
+  } else if (SCRIPTABLE_TYPES.has(bare) || hasExtension(f, SCRIPTABLE_EXTENSIONS)) {
+    h['content-disposition'] = attachment;
+    h['content-security-policy'] = INERT_DOCUMENT_CSP;
+  }
+  h['cache-control'] = 'public, max-age=3600';
+  return h;
+}
+
+/**
+ * `GET /files/{file_id}/preview`: an upload is readable through the app it was uploaded to, once a
+ * message of that app was sent with it (Dify: "a file is reachable only through the app whose
+ * messages reference it"). 404 `file_not_found` for unknown files and files no message of the app
+ * references; 403 `file_access_denied` for another app's or workspace's file.
+ */
+export class FilePreviewService {
+  readonly #uploads: UploadService;
+  readonly #blobs: Blobs;
+  readonly #references: MessageFileReferences;
+
+  constructor(uploads: UploadService, blobs: Blobs, references: MessageFileReferences) {
+    this.#uploads = uploads;
+    this.#blobs = blobs;
+    this.#references = references;
+  }
+
+  async open(app: App, fileId: string, asAttachment: boolean): Promise<FilePreview> {
+    const file = UUID.test(fileId) ? await this.#uploads.find(fileId) : undefined;
+    if (!file) throw fileNotFound('File not found in message context');
+    if (file.workspaceId !== app.workspaceId) throw fileAccessDenied('File access denied: tenant mismatch');
+    if (file.appId !== null && file.appId !== app.id) throw fileAccessDenied('File access denied: not owned by requesting app');
+    // Uploads without an app (knowledge documents, CLI) are never sent with a message of an app.
+    if (file.appId === null || !(await this.#references.referencesUpload(app.id, file.id))) {
+      throw fileNotFound('File not found in message context');
+    }
+    const body = await this.#blobs.get(file.blobKey);
+    if (!body) throw fileNotFound('Failed to load file content: the stored file is missing');
+    return { file, headers: previewHeaders(file, asAttachment), body };
+  }
+}

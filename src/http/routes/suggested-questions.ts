@@ -1,0 +1,20 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Runtime } from '../../runtime.js';
+import { requireApp } from '../auth.js';
+
+const SuggestedParams = Type.Object({ message_id: Type.String() });
+const SuggestedQuery = Type.Object({ user: Type.Optional(Type.String()) });
+const SuggestedResponse = Type.Object({ result: Type.String(), data: Type.Array(Type.String()) });
+
+/** `GET /messages/{message_id}/suggested`: follow-up questions after a chat answer. */
+export const suggestedQuestionRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+  app.get<{ Params: Static<typeof SuggestedParams>; Querystring: Static<typeof SuggestedQuery> }>(
+    '/messages/:message_id/suggested',
+    { schema: { params: SuggestedParams, querystring: SuggestedQuery, response: { 200: SuggestedResponse } } },
+    async (request) => {
+      const data = await runtime.suggestedQuestions.suggest(requireApp(request), request.params.message_id, request.query.user);
+      return { result: 'success', data };
+    },
+  );
+};
