@@ -330,6 +330,10 @@ export class DocumentService {
   async delete(datasetId: string, documentId: string): Promise<void> {
     const doc = await this.get(datasetId, documentId);
     await this.#db.transaction().execute(async (trx) => {
+      // The document row first, as every segment write takes it (a compare-and-set): a write
+      // running now finishes before the delete reads the rows to remove, one starting later finds
+      // no document; taken last, PostgreSQL could deadlock the two or leave the write's rows behind.
+      await trx.updateTable('documents').set((eb) => ({ enabled: eb.ref('enabled') })).where('id', '=', doc.id).execute();
       await this.#keyword.removeDocument(trx, doc.id);
       await this.#vectors.removeDocument(trx, doc.id);
       await trx.deleteFrom('segments').where('document_id', '=', doc.id).execute();

@@ -67,6 +67,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     // reads all of a dataset's vectors per query, which takes about half the time this way.
     handle.pragma('mmap_size = 268435456');
     handle.pragma('foreign_keys = ON');
+    // SQLite's own lower() folds ASCII only; keyword filters (`lower(col) LIKE …`) compare with
+    // JavaScript's lower case, as PostgreSQL's lower() does for any letter.
+    handle.function('lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v === null ? null : String(v).toLowerCase()));
     // sqlite-vec before anything reads the schema: Kysely's migrator introspects every table, and a
     // `vec0` virtual table (created by the vector index) cannot be read without its module.
     sqliteVec.load(handle);

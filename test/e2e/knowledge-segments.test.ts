@@ -385,3 +385,56 @@ describe('child chunks', () => {
     });
   });
 });
+
+describe('what is not searchable does not crowd out what is', () => {
+  it('many disabled segments ranked first still leave the enabled one found (keyword and semantic)', async () => {
+    for (const [technique, method, query, word] of [
+      ['economy', 'keyword_search', 'apple', 'apple apple apple'],
+      ['high_quality', 'semantic_search', 'banana smoothie', 'banana smoothie'],
+    ] as const) {
+      const ds = await kb.dataset(`crowd-${technique}`, technique);
+      const lines = [...Array.from({ length: 30 }, (_, i) => `${word} ${i}`), `${query.split(' ')[0]} bread, baked in an oven for an hour with walnuts, flour, sugar and eggs`];
+      const d = await doc(ds, lines.join('\n'));
+      const list = (await kb.call('GET', `${segs(ds, d)}?limit=100`)).body.data as { id: string; content: string }[];
+      for (const x of list.filter((x) => x.content !== lines[30])) {
+        expect((await kb.call('POST', `${segs(ds, d)}/${x.id}`, { segment: { enabled: false } })).status).toBe(200);
+      }
+      expect(await kb.retrieve(ds, query, { search_method: method, top_k: 2 }), technique).toEqual([lines[30]]);
+    }
+  });
+
+  it('the keyword filter of segment and child-chunk lists folds any capital letter, as PostgreSQL does', async () => {
+    const ds = await kb.dataset('unicode-keyword');
+    const d = await doc(ds, 'Über alles\nÉté indien\nplain line');
+    const r = await kb.call('GET', `${segs(ds, d)}?keyword=${encodeURIComponent('über')}`);
+    expect(r.body.data.map((x: { content: string }) => x.content)).toEqual(['Über alles']);
+    expect((await kb.call('GET', `${segs(ds, d)}?keyword=${encodeURIComponent('ÉTÉ')}`)).body.total).toBe(1);
+  });
+});
+
+describe('a document deleted while a segment is written', () => {
+  it('waits for the write and removes everything, or the write finds no document (no orphan rows, no deadlock)', async () => {
+    const ds = await kb.dataset('delete-race', 'high_quality');
+    const d = await doc(ds, 'alpha one\nbeta two');
+    const service = s.runtime.segments as unknown as { insertIndexed: (...a: unknown[]) => Promise<unknown> };
+    const insertIndexed = service.insertIndexed;
+    let deleting: Promise<{ status: number }> | undefined;
+    // The delete is sent while the create's transaction is open (after its compare-and-set).
+    service.insertIndexed = async function (this: unknown, ...a: unknown[]) {
+      deleting = kb.call('DELETE', `/datasets/${ds}/documents/${d}`);
+      await new Promise((r) => setTimeout(r, 300));
+      return insertIndexed.apply(this, a);
+    };
+    let created: { status: number };
+    try {
+      created = await kb.call('POST', segs(ds, d), { segments: [{ content: 'written during the delete' }] });
+    } finally {
+      service.insertIndexed = insertIndexed;
+    }
+    const deleted = await deleting!;
+    expect([created.status, deleted.status]).toEqual([200, 204]);
+    const db = s.runtime.store.db;
+    expect(await db.selectFrom('segments').select('id').where('document_id', '=', d).execute()).toEqual([]);
+    expect(await db.selectFrom('segment_embeddings').select('segment_id').where('document_id', '=', d).execute()).toEqual([]);
+  });
+});

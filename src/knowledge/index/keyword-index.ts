@@ -114,17 +114,23 @@ export class KeywordIndex {
     const ids = sql.join(datasetIds.map((d) => sql`${d}`));
     if (this.#engine === 'sqlite') {
       const match = terms.map((t) => `"${t}"`).join(' OR ');
-      // Rank inside FTS5 first (over-fetching), then keep active generations only: a document being
-      // re-indexed holds at most one extra copy of its segments.
-      const { rows } = await sql<{ id: string; rank: number }>`
-        SELECT s.id AS id, f.rank AS rank
-        FROM (SELECT rowid AS rid, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank LIMIT ${limit * 3 + 20}) f
-        JOIN segments s ON s.rowid = f.rid
-        JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0
-        WHERE s.enabled = 1
-        ORDER BY f.rank LIMIT ${limit}`.execute(this.#db);
-      // bm25() is negative, lower is better; map it onto 0..1.
-      return rows.map((r) => ({ segmentId: r.id, score: -r.rank / (1 - r.rank) }));
+      // Rank inside FTS5 first (a window of the best matches), then keep what is searchable: enabled
+      // segments of the active generation of enabled, unarchived documents. A window whose matches
+      // are mostly not searchable (a re-index's second copy, disabled segments or documents) is
+      // widened until `limit` hits are found or the matches run out.
+      for (let window = limit * 3 + 20; ; window *= 4) {
+        const { rows } = await sql<{ id: string; rank: number; ok: number }>`
+          SELECT s.id AS id, f.rank AS rank, (d.id IS NOT NULL AND s.enabled = 1) AS ok
+          FROM (SELECT rowid AS rid, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank LIMIT ${window}) f
+          JOIN segments s ON s.rowid = f.rid
+          LEFT JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0
+          ORDER BY f.rank`.execute(this.#db);
+        const hits = rows.filter((r) => r.ok);
+        if (hits.length >= limit || rows.length < window) {
+          // bm25() is negative, lower is better; map it onto 0..1.
+          return hits.slice(0, limit).map((r) => ({ segmentId: r.id, score: -r.rank / (1 - r.rank) }));
+        }
+      }
     }
     const tsq = terms.join(' | ');
     const { rows } = await sql<{ id: string; rank: number }>`

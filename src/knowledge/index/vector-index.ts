@@ -245,7 +245,6 @@ export class SqliteVecIndex implements VectorIndex {
   async search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]> {
     const dims = vector.length;
     if (!this.#tables.has(dims)) return [];
-    const fetch = k * 4 + 20;
     const blob = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
     let knn = this.#knn.get(dims);
     if (!knn) {
@@ -259,18 +258,30 @@ export class SqliteVecIndex implements VectorIndex {
     const [knnStmt, activeStmt] = [knn, this.#active];
     // Prepared once and run on the raw handle, but under Kysely's connection lock: the same view of
     // the database as a built query (never the inside of another request's open transaction).
+    // A window of nearest neighbours, then what is searchable (enabled segments of the active
+    // generation of enabled, unarchived documents). A window whose neighbours are mostly not
+    // searchable is widened, up to sqlite-vec's largest k, until `k` hits are found or the
+    // dataset's vectors run out.
     return this.#db.connection().execute(async () => {
-      const hits: Hit[] = [];
-      for (const id of datasetIds) {
-        for (const r of knnStmt.all(blob, fetch, id) as { segment_id: string; distance: number }[]) hits.push({ segmentId: r.segment_id, score: 1 - r.distance });
+      for (let window = Math.min(k * 4 + 20, MAX_KNN); ; window = Math.min(window * 4, MAX_KNN)) {
+        const hits: Hit[] = [];
+        let full = false;
+        for (const id of datasetIds) {
+          const rows = knnStmt.all(blob, window, id) as { segment_id: string; distance: number }[];
+          if (rows.length === window) full = true;
+          for (const r of rows) hits.push({ segmentId: r.segment_id, score: 1 - r.distance });
+        }
+        hits.sort((a, b) => b.score - a.score);
+        const ok = hits.length ? new Set((activeStmt.all(JSON.stringify(hits.map((h) => h.segmentId))) as { id: string }[]).map((r) => r.id)) : new Set();
+        const kept = hits.filter((h) => ok.has(h.segmentId));
+        if (kept.length >= k || !full || window === MAX_KNN) return kept.slice(0, k);
       }
-      hits.sort((a, b) => b.score - a.score);
-      if (hits.length === 0) return hits;
-      const ok = new Set((activeStmt.all(JSON.stringify(hits.map((h) => h.segmentId))) as { id: string }[]).map((r) => r.id));
-      return hits.filter((h) => ok.has(h.segmentId)).slice(0, k);
     });
   }
 }
+
+/** sqlite-vec's largest `k` in a KNN query. */
+const MAX_KNN = 4096;
 
 export function createVectorIndex(store: Store): VectorIndex {
   return store.sqlite ? new SqliteVecIndex(store.db, store.sqlite) : new ExactVectorIndex(store.db);
