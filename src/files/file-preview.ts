@@ -25,8 +25,12 @@ const SEEKABLE_TYPES: ReadonlySet<string> = new Set([
 ]);
 const HTML_TYPES: ReadonlySet<string> = new Set(['text/html', 'application/xhtml+xml']);
 const HTML_EXTENSIONS: ReadonlySet<string> = new Set(['html', 'htm']);
-/** Inert inside `<img>`, script-bearing when opened top-level (Dify's `harden_served_file`). */
-const SCRIPTABLE_TYPES: ReadonlySet<string> = new Set(['image/svg+xml', 'text/xml', 'application/xml']);
+/**
+ * Inert inside `<img>`, script-bearing when opened top-level (Dify's `harden_served_file`, which
+ * lists these three; a browser renders every `…+xml` type as XML, where XHTML `<script>` runs, so
+ * those are treated alike).
+ */
+const SCRIPTABLE_TYPES: ReadonlySet<string> = new Set(['image/svg+xml', 'text/xml', 'application/xml', 'text/xsl']);
 const SCRIPTABLE_EXTENSIONS: ReadonlySet<string> = new Set(['svg', 'svgz', 'xml']);
 const INERT_DOCUMENT_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
 /** Werkzeug adds `; charset=utf-8` to these (and to every `text/*` and `*+xml`) type. */
@@ -40,6 +44,14 @@ export function pyQuote(s: string): string {
   return encodeURIComponent(s)
     .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
     .replaceAll('%2F', '/');
+}
+
+/** `type/subtype` with optional `; name=value` parameters (RFC 9110 tokens and quoted strings). */
+const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(?:[ \t]*;[ \t]*[\w!#$%&'*+.^`|~-]+=(?:[\w!#$%&'*+.^`|~-]+|"[\t !#-[\]-~]*"))*$/;
+
+/** The stored type as a header value; an upload's type is the client's word, so one that is not a media type is sent as bytes. */
+function servedType(mimeType: string): string {
+  return MEDIA_TYPE.test(mimeType.trim()) ? mimeType.trim() : 'application/octet-stream';
 }
 
 function bareType(mimeType: string): string {
@@ -64,19 +76,20 @@ function hasExtension(f: UploadedFile, set: ReadonlySet<string>): boolean {
  * downloads; SVG and XML keep their type but are attachments with an inert CSP; `nosniff` always.
  */
 export function previewHeaders(f: UploadedFile, asAttachment: boolean): Record<string, string> {
-  const h: Record<string, string> = { 'content-type': contentType(f.mimeType), 'content-length': String(f.size) };
-  if (SEEKABLE_TYPES.has(f.mimeType)) h['accept-ranges'] = 'bytes';
+  const mimeType = servedType(f.mimeType);
+  const h: Record<string, string> = { 'content-type': contentType(mimeType), 'content-length': String(f.size) };
+  if (SEEKABLE_TYPES.has(mimeType)) h['accept-ranges'] = 'bytes';
   const attachment = f.name ? `attachment; filename*=UTF-8''${pyQuote(f.name)}` : 'attachment';
   if (asAttachment && f.name) {
     h['content-disposition'] = attachment;
     h['content-type'] = 'application/octet-stream';
   }
   h['x-content-type-options'] = 'nosniff';
-  const bare = bareType(f.mimeType);
+  const bare = bareType(mimeType);
   if (HTML_TYPES.has(bare) || hasExtension(f, HTML_EXTENSIONS)) {
     h['content-disposition'] = attachment;
     h['content-type'] = 'application/octet-stream';
-  } else if (SCRIPTABLE_TYPES.has(bare) || hasExtension(f, SCRIPTABLE_EXTENSIONS)) {
+  } else if (SCRIPTABLE_TYPES.has(bare) || bare.endsWith('+xml') || hasExtension(f, SCRIPTABLE_EXTENSIONS)) {
     h['content-disposition'] = attachment;
     h['content-security-policy'] = INERT_DOCUMENT_CSP;
   }

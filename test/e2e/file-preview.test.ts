@@ -114,6 +114,41 @@ describe('GET /files/{file_id}/preview', () => {
     expect(v.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'; sandbox");
   });
 
+  it('every …+xml type is an inert attachment; a stored type that is not a media type is sent as bytes', async () => {
+    const script = '<html xmlns="http://www.w3.org/1999/xhtml"><script>alert(1)</script></html>';
+    for (const type of ['application/rss+xml', 'application/vnd.example+xml', 'text/xsl']) {
+      const f = await upload(Buffer.from(script), 'feed.txt', type);
+      await sendWith(f.id);
+      const r = await preview(f.id);
+      expect(r.status, type).toBe(200);
+      expect(r.headers.get('content-disposition'), type).toBe("attachment; filename*=UTF-8''feed.txt");
+      expect(r.headers.get('content-security-policy'), type).toBe("default-src 'none'; style-src 'unsafe-inline'; sandbox");
+    }
+    // The client names an upload's type; one with a control character is not a header value.
+    const boundary = 'dovetail-boundary';
+    const body = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="user"\r\n\r\nann\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="odd.txt"\r\nContent-Type: text/plain\x01\r\n\r\nhello\r\n--${boundary}--\r\n`,
+      'latin1',
+    );
+    const up = await fetch(`${s.api}/files/upload`, { method: 'POST', headers: { ...auth(), 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+    expect(up.status).toBe(201);
+    const odd = (await up.json()) as { id: string };
+    await sendWith(odd.id);
+    const r = await preview(odd.id);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/octet-stream');
+    expect(await r.text()).toBe('hello');
+  });
+
+  it('HEAD answers the headers (the file\'s Content-Length) without the bytes', async () => {
+    const f = await upload(Buffer.from('hello head'), 'head.txt', 'text/plain');
+    await sendWith(f.id);
+    const r = await fetch(`${s.api}/files/${f.id}/preview`, { method: 'HEAD', headers: auth() });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-length')).toBe('10');
+    expect(await r.text()).toBe('');
+  });
+
   it('404 file_not_found: an unknown id, a malformed id, and an upload no message of the app was sent with', async () => {
     const notFound = { code: 'file_not_found', message: 'File not found in message context', status: 404 };
     for (const id of ['0b6a3c1e-1d7f-4d2b-9a61-4f0c8a9e2b11', 'not-a-uuid']) {

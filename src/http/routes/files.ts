@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { DEFAULT_USER } from '../../apps/end-users.js';
@@ -51,7 +52,10 @@ export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, 
     async (request, reply) => {
       const asAttachment = queryBoolean('as_attachment', request.query.as_attachment);
       const preview = await runtime.filePreviews.open(requireApp(request), request.params.file_id, asAttachment);
-      return reply.code(200).headers(preview.headers).send(preview.body);
+      reply.code(200).headers(preview.headers);
+      // Fastify's HEAD route reads a Node stream to its end but cancels a web stream (and keeps
+      // the Content-Length): the file is then not read for a HEAD.
+      return reply.send(request.method === 'HEAD' ? Readable.toWeb(preview.body) : preview.body);
     },
   );
 };
