@@ -10,6 +10,7 @@ import { parseDocument } from './parse/index.js';
 import { cleanText, splitText } from './chunk.js';
 import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
 import { countTokens } from './tokens.js';
+import { parentChunkRow, segmentRow, type ChunkPlace } from './chunk-rows.js';
 import { generateQaPairs, type QaPair } from './qa.js';
 import type { ModelProviders } from '../llm/model-provider.js';
 import type { Embedder } from './embedder.js';
@@ -18,8 +19,9 @@ import type { VectorIndex } from './index/vector-index.js';
 
 const INSERT_BATCH = 1000;
 
-/** The editing columns of a chunk made by indexing: enabled, never edited (their column defaults). */
-export const INDEXED_CHUNK = { enabled: 1, disabled_at: null, disabled_by: null, keywords: null, created_by: null, updated_at: null, updated_by: null } as const;
+/** Where a chunk of this run's document version goes. */
+const place = (run: IndexingRunTable, position: number, now: number): ChunkPlace => ({ datasetId: run.dataset_id, documentId: run.document_id, generation: run.generation, position, now });
+
 const ACTIVE = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'];
 
 /**
@@ -216,29 +218,10 @@ export class Indexer {
       const vectors = highQuality ? await this.#embedder.embed(part.map((u) => u.content), signal) : [];
       const now = this.#clock.now();
       const rows = part.map(({ content, answer }, j) => {
-        const whole = answer === null ? content : content + answer;
-        const t = countTokens(whole);
-        tokens += t;
-        words += whole.length;
-        return {
-          id: newId(),
-          dataset_id: run.dataset_id,
-          document_id: run.document_id,
-          generation: run.generation,
-          position: i + j + 1,
-          content,
-          word_count: whole.length,
-          tokens: t,
-          hash: sha256(content),
-          status: 'completed',
-          hit_count: 0,
-          created_at: now,
-          completed_at: now,
-          parent_id: null,
-          answer,
-          ...INDEXED_CHUNK,
-          chunk_type: null,
-        };
+        const row = segmentRow(place(run, i + j + 1, now), content, answer, null);
+        tokens += row.tokens;
+        words += row.word_count;
+        return row;
       });
       await this.#db.transaction().execute(async (trx) => {
         const rowids = await this.#insertSegments(trx, rows);
@@ -358,46 +341,11 @@ export class Indexer {
       const parents: ParentChunkTable[] = [];
       const rows: SegmentTable[] = [];
       part.forEach((g, j) => {
-        const t = countTokens(g.content);
-        tokens += t;
-        words += g.content.length;
-        const parentId = newId();
-        parents.push({
-          id: parentId,
-          dataset_id: run.dataset_id,
-          document_id: run.document_id,
-          generation: run.generation,
-          position: first + j + 1,
-          content: g.content,
-          word_count: g.content.length,
-          tokens: t,
-          hash: sha256(g.content),
-          hit_count: 0,
-          created_at: now,
-          completed_at: now,
-          ...INDEXED_CHUNK,
-        });
-        g.children.forEach((content, k) =>
-          rows.push({
-            id: newId(),
-            dataset_id: run.dataset_id,
-            document_id: run.document_id,
-            generation: run.generation,
-            position: k + 1,
-            content,
-            word_count: content.length,
-            tokens: countTokens(content),
-            hash: sha256(content),
-            status: 'completed',
-            hit_count: 0,
-            created_at: now,
-            completed_at: now,
-            parent_id: parentId,
-            answer: null,
-            ...INDEXED_CHUNK,
-            chunk_type: null,
-          }),
-        );
+        const parent = parentChunkRow(place(run, first + j + 1, now), g.content);
+        tokens += parent.tokens;
+        words += parent.word_count;
+        parents.push(parent);
+        g.children.forEach((content, k) => rows.push(segmentRow(place(run, k + 1, now), content, null, parent.id)));
       });
       await this.#db.transaction().execute(async (trx) => {
         for (let j = 0; j < parents.length; j += 100) await trx.insertInto('parent_chunks').values(parents.slice(j, j + 100)).execute();

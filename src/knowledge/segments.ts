@@ -1,17 +1,20 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, DatasetTable, DocumentTable, ParentChunkTable, SegmentTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
-import { newId, sha256 } from '../infra/ids.js';
+import { sha256 } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { documentIndexing } from './errors.js';
 import { splitText } from './chunk.js';
 import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
 import { countTokens } from './tokens.js';
-import { INDEXED_CHUNK } from './indexer.js';
+import { parentChunkRow, segmentRow, type ChunkPlace } from './chunk-rows.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
 import type { NewSegment, SegmentPatch, SegmentQuery } from './segment-input.js';
+
+/** Where a chunk of the document's served version goes. */
+const docPlace = (doc: DocumentTable, position: number, now: number): ChunkPlace => ({ datasetId: doc.dataset_id, documentId: doc.id, generation: doc.active_generation, position, now });
 
 type Trx = Transaction<Database>;
 
@@ -223,32 +226,10 @@ export class SegmentService {
     await trx.deleteFrom('segments').where('id', 'in', [...ids]).execute();
   }
 
-  /** @internal shared with ChildChunkService */
+  /** A segment row made through the API by `by`. @internal shared with ChildChunkService */
   segmentRow(doc: DocumentTable, content: string, position: number, now: number, by: string, extra: Partial<SegmentTable>): SegmentTable {
-    const answer = extra.answer ?? null;
-    const whole = answer === null ? content : content + answer;
-    return {
-      id: newId(),
-      dataset_id: doc.dataset_id,
-      document_id: doc.id,
-      generation: doc.active_generation,
-      position,
-      content,
-      word_count: whole.length,
-      tokens: countTokens(whole),
-      hash: sha256(content),
-      status: 'completed',
-      hit_count: 0,
-      created_at: now,
-      completed_at: now,
-      parent_id: null,
-      answer,
-      ...INDEXED_CHUNK,
-      created_by: by,
-      keywords: null,
-      chunk_type: null,
-      ...extra,
-    };
+    const { answer = null, parent_id = null, ...edit } = extra;
+    return segmentRow(docPlace(doc, position, now), content, answer, parent_id, { created_by: by, ...edit });
   }
 
   /** Creates segments at the end of the document (Dify's `multi_create_segment`), indexed before the answer. */
@@ -316,24 +297,9 @@ export class SegmentService {
   }
 
   #parentRow(doc: DocumentTable, content: string, position: number, now: number, by: string, kw: string): ParentChunkTable {
-    return {
-      id: newId(),
-      dataset_id: doc.dataset_id,
-      document_id: doc.id,
-      generation: doc.active_generation,
-      position,
-      content,
-      word_count: content.length,
-      tokens: countTokens(content),
-      hash: sha256(content),
-      hit_count: 0,
-      created_at: now,
-      completed_at: now,
-      ...INDEXED_CHUNK,
-      created_by: by,
-      keywords: kw,
-    };
+    return parentChunkRow(docPlace(doc, position, now), content, { created_by: by, keywords: kw });
   }
+
 
   /**
    * Dify's `update_segment`: `enabled: false` only disables (other fields are ignored); a disabled
