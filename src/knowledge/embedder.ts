@@ -1,4 +1,5 @@
 import type { KnowledgeConfig } from '../config.js';
+import { completionRequestError } from '../llm/errors.js';
 
 /** Turns texts into unit-length vectors. */
 export interface Embedder {
@@ -70,17 +71,28 @@ export class OpenAIEmbedder implements Embedder {
     this.#apiKey = apiKey;
   }
 
+  /**
+   * A failure of the endpoint is `completion_request_error` (400) with what went wrong, as Dify
+   * answers a model that cannot be invoked; an abort is rethrown as it is.
+   */
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
-    const res = await fetch(`${this.#baseUrl}/embeddings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}) },
-      body: JSON.stringify({ model: this.model, input: texts }),
-      signal: signal ?? null,
-    });
+    let res: Response;
+    try {
+      res = await fetch(`${this.#baseUrl}/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}) },
+        body: JSON.stringify({ model: this.model, input: texts }),
+        signal: signal ?? null,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+      throw completionRequestError(`embeddings endpoint could not be reached: ${cause}`);
+    }
     const body = (await res.json().catch(() => ({}))) as { data?: { index: number; embedding: number[] }[]; error?: { message?: string } };
-    if (!res.ok) throw new Error(`embeddings endpoint answered ${res.status}: ${body.error?.message ?? 'no message'}`);
-    if (!Array.isArray(body.data) || body.data.length !== texts.length) throw new Error('embeddings endpoint returned a malformed answer');
+    if (!res.ok) throw completionRequestError(`embeddings endpoint answered ${res.status}: ${body.error?.message ?? 'no message'}`);
+    if (!Array.isArray(body.data) || body.data.length !== texts.length) throw completionRequestError('embeddings endpoint returned a malformed answer');
     return [...body.data].sort((a, b) => a.index - b.index).map((d) => normalise(d.embedding));
   }
 }

@@ -438,3 +438,25 @@ describe('a document deleted while a segment is written', () => {
     expect(await db.selectFrom('segment_embeddings').select('segment_id').where('document_id', '=', d).execute()).toEqual([]);
   });
 });
+
+describe('an embeddings endpoint that fails', () => {
+  it('answers 400 completion_request_error with its message on a segment write and a semantic retrieve; nothing is written', async () => {
+    const ds = await kb.dataset('embeddings-down', 'high_quality');
+    const d = await doc(ds, 'alpha one\nbeta two');
+    const sid = (await kb.call('GET', segs(ds, d))).body.data[0].id;
+    emb.mode = 'fail';
+    try {
+      const expected = { code: 'completion_request_error', status: 400, message: 'embeddings endpoint answered 500: embedding upstream is down' };
+      const created = await kb.call('POST', segs(ds, d), { segments: [{ content: 'gamma three' }] });
+      expect([created.status, created.body]).toEqual([400, expected]);
+      const updated = await kb.call('POST', `${segs(ds, d)}/${sid}`, { segment: { content: 'alpha changed' } });
+      expect([updated.status, updated.body]).toEqual([400, expected]);
+      const retrieved = await kb.call('POST', `/datasets/${ds}/retrieve`, { query: 'alpha', retrieval_model: semantic });
+      expect([retrieved.status, retrieved.body]).toEqual([400, expected]);
+    } finally {
+      emb.mode = 'answer';
+    }
+    const contents = (await kb.call('GET', segs(ds, d))).body.data.map((x: { content: string }) => x.content);
+    expect(contents).toEqual(['alpha one', 'beta two']);
+  });
+});
