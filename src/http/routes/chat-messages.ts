@@ -8,7 +8,7 @@ import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { streamRun } from '../run-stream.js';
 import { toSeconds } from '../../infra/clock.js';
-import { replyWithGeneration } from './completion.js';
+import { chatMetadata, replyWithGeneration } from './completion.js';
 import { CHAT_MODES } from './conversations.js';
 import { requireUser } from './workflows.js';
 
@@ -40,7 +40,7 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async
         conversation_id: run.conversationId,
         mode: 'chat',
         answer: outcome.answer,
-        metadata: { usage: outcome.usage, retriever_resources: [] },
+        metadata: chatMetadata(outcome),
         created_at: toSeconds(run.createdAt),
       }));
     }
