@@ -6,6 +6,7 @@ import { newId } from '../infra/ids.js';
 import type { Logger } from '../infra/logger.js';
 import type { JobContext, Queue } from '../infra/queue/queue.js';
 import type { AppAnnotationTable, Database } from '../store/schema.js';
+import type { Selectable } from 'kysely';
 import type { AnnotationIndex, AnnotationMatch } from './annotation-index.js';
 import type { EmbeddingModels } from './embedding-models.js';
 
@@ -43,7 +44,7 @@ export interface ReplySettingsInput {
   readonly model: string;
 }
 
-function toAnnotation(r: AppAnnotationTable): Annotation {
+function toAnnotation(r: Omit<Selectable<AppAnnotationTable>, 'seq'>): Annotation {
   return { id: r.id, question: r.question, answer: r.content, hitCount: Number(r.hit_count), createdAt: Number(r.created_at) };
 }
 
@@ -83,7 +84,7 @@ export class AnnotationService {
   }
 
   /**
-   * Newest first (`created_at` desc, `id` desc); `keyword` matches question or answer,
+   * Newest first (`created_at` desc, then insertion order desc); `keyword` matches question or answer,
    * case-insensitively. A `limit` above `ANNOTATION_LIST_MAX_LIMIT` is served that many (as Dify).
    */
   async list(app: App, q: { page: number; limit: number; keyword: string }): Promise<{ items: Annotation[]; total: number; perPage: number }> {
@@ -98,7 +99,7 @@ export class AnnotationService {
     const rows = await base
       .selectAll()
       .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
+      .orderBy('seq', 'desc')
       .limit(perPage)
       .offset((q.page - 1) * perPage)
       .execute();
@@ -107,7 +108,7 @@ export class AnnotationService {
 
   async create(app: App, input: { question: string; answer: string }): Promise<Annotation> {
     const now = this.#d.clock.now();
-    const row: AppAnnotationTable = { id: newId(), app_id: app.id, question: input.question, content: input.answer, hit_count: 0, account_id: null, created_at: now, updated_at: now };
+    const row: Omit<Selectable<AppAnnotationTable>, 'seq'> = { id: newId(), app_id: app.id, question: input.question, content: input.answer, hit_count: 0, account_id: null, created_at: now, updated_at: now };
     await this.#d.db.insertInto('app_annotations').values(row).execute();
     await this.#afterEdit(app.id);
     return toAnnotation(row);
@@ -134,7 +135,7 @@ export class AnnotationService {
     });
   }
 
-  async #find(appId: string, id: string): Promise<AppAnnotationTable> {
+  async #find(appId: string, id: string): Promise<Selectable<AppAnnotationTable>> {
     const row = UUID.test(id) ? await this.#d.db.selectFrom('app_annotations').selectAll().where('id', '=', id).where('app_id', '=', appId).executeTakeFirst() : undefined;
     if (!row) throw notFound('Annotation not found');
     return row;

@@ -458,6 +458,7 @@ export interface FeedbackPageSnapshotTable {
 
 /** A question/answer pair of an app (Dify's `message_annotations`); `content` is the answer. */
 export interface AppAnnotationTable {
+  seq: Seq;
   id: string;
   app_id: string;
   question: string;

@@ -58,9 +58,14 @@ export const annotationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async 
     },
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>('/apps/annotations/:annotation_id', { schema: { params: IdParams } }, async (request, reply) => {
-    await runtime.annotations.delete(requireApp(request), request.params.annotation_id);
-    return reply.code(204).send();
+  // Dify's SDKs send DELETE with `Content-Type: application/json` and no body; Dify reads nothing from it.
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, undefined));
+    scope.delete<{ Params: Static<typeof IdParams> }>('/apps/annotations/:annotation_id', { schema: { params: IdParams } }, async (request, reply) => {
+      await runtime.annotations.delete(requireApp(request), request.params.annotation_id);
+      return reply.code(204).send();
+    });
   });
 
   app.post<{ Params: Static<typeof ActionParams>; Body: Static<typeof ReplyBody> }>(

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, type Kysely } from 'kysely';
 
 /**
  * App annotations (`/apps/annotations…`, `/apps/annotation-reply…`): the question/answer pairs,
@@ -6,9 +6,12 @@ import type { Kysely } from 'kysely';
  * enable/disable jobs, and the annotation a message was answered with.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // `seq` orders annotations created in the same millisecond (ids are random UUIDs).
+  const pg = db.getExecutor().adapter instanceof PostgresAdapter;
   await db.schema
     .createTable('app_annotations')
-    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('seq', pg ? 'bigserial' : 'integer', (c) => (pg ? c.primaryKey() : c.primaryKey().autoIncrement()))
+    .addColumn('id', 'text', (c) => c.notNull().unique())
     .addColumn('app_id', 'text', (c) => c.notNull())
     .addColumn('question', 'text', (c) => c.notNull())
     .addColumn('content', 'text', (c) => c.notNull())
@@ -17,7 +20,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('app_annotations_app_created').on('app_annotations').columns(['app_id', 'created_at', 'id']).execute();
+  await db.schema.createIndex('app_annotations_app_created').on('app_annotations').columns(['app_id', 'created_at', 'seq']).execute();
 
   await db.schema
     .createTable('app_annotation_settings')
