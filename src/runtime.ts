@@ -190,7 +190,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   await runs.startBackground();
   closers.push(() => runs.close());
-  const chatflow = new ChatflowService(store.db, clock, runs, messages);
+  const chatflow = new ChatflowService(store.db, clock, runs, messages, annotationReplier);
   resumer.current = runs;
   const queue = new DbQueue(store.db, clock, logger, config.queue);
   closers.push(() => queue.close());

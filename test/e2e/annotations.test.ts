@@ -3,6 +3,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { validateResponse } from '../helpers/openapi.js';
+import { example } from '../helpers/fixtures.js';
 
 function chatApp(name = 'Helper'): string {
   return `app:
@@ -311,5 +312,39 @@ describe('embedding model mapping without an embeddings endpoint', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('annotation reply in chatflows', () => {
+  it('answers before the graph runs: no workflow events, one message event, message_end with annotation_reply', async () => {
+    const { apiKey: flowKey } = await s.importApp(example('chatflow-assistant.yml'));
+    const ann = await create('What are your opening hours?', 'Nine to five.', flowKey);
+    expect((await enable(0.99, flowKey)).job_status).toBe('completed');
+    const send = async (query: string, mode: 'blocking' | 'streaming', conversation_id?: string) =>
+      api('/chat-messages', { method: 'POST', k: flowKey, body: { query, inputs: {}, user: 'u2', response_mode: mode, ...(conversation_id ? { conversation_id } : {}) } });
+
+    const r = await send('what are your opening hours?', 'blocking');
+    expect(r.status).toBe(200);
+    const b = await r.json();
+    expect(b).toMatchObject({ event: 'message', mode: 'advanced-chat', answer: 'Nine to five.' });
+    expect(b.metadata.annotation_reply).toEqual({ id: ann.id, account: { id: null, name: 'Dify user' } });
+    const db = s.runtime.store.db;
+    const row = await db.selectFrom('messages').select(['workflow_run_id', 'annotation_id', 'answer', 'conversation_id']).where('id', '=', b.message_id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ workflow_run_id: null, annotation_id: ann.id, answer: 'Nine to five.', conversation_id: b.conversation_id });
+
+    // streaming, continuing the conversation
+    const st = await send('What are your opening hours?', 'streaming', b.conversation_id);
+    const frames = dataFrames(parseSse(await st.text()));
+    expect(frames.map((f) => f.event)).toEqual(['message', 'message_end']);
+    expect(frames[0]).toMatchObject({ answer: 'Nine to five.', conversation_id: b.conversation_id });
+    expect((frames[1]!.metadata as Record<string, unknown>).annotation_reply).toEqual({ id: ann.id, account: { id: null, name: 'Dify user' } });
+    const hits = await db.selectFrom('annotation_hit_histories').select('message_id').where('annotation_id', '=', ann.id as string).execute();
+    expect(hits).toHaveLength(2);
+
+    // no match: the graph runs
+    const other = await send('Tell me about quantum physics', 'streaming');
+    const events = dataFrames(parseSse(await other.text())).map((f) => f.event);
+    expect(events).toContain('workflow_started');
+    expect(events).toContain('message_end');
   });
 });
