@@ -290,8 +290,9 @@ describe('annotation reply', () => {
 });
 
 describe('embedding model mapping without an embeddings endpoint', () => {
-  it('accepts the built-in model and refuses others with a 400 naming the setting', async () => {
-    const t = await startServer();
+  it('accepts the built-in model and refuses others with a 400 naming the setting; a second call joins the unfinished job', async () => {
+    // no worker in this process: jobs stay waiting
+    const t = await startServer({ env: { QUEUE_WORKER: 'false' } });
     try {
       const { apiKey } = await t.importApp(chatApp());
       const post = (model: string) =>
@@ -308,7 +309,21 @@ describe('embedding model mapping without an embeddings endpoint', () => {
       expect(e.message).toContain('text-embedding-3-small');
       const ok = await post('universal-sentence-encoder-lite');
       expect(ok.status).toBe(200);
-      expect((await ok.json()).job_status).toBe('waiting');
+      const first = await ok.json();
+      expect(first.job_status).toBe('waiting');
+      const again = await post('universal-sentence-encoder-lite');
+      expect(await again.json()).toEqual({ job_id: first.job_id, job_status: 'processing' });
+      const st = await fetch(`${t.api}/apps/annotation-reply/enable/status/${first.job_id}`, { headers: headers(apiKey) });
+      expect(await st.json()).toEqual({ job_id: first.job_id, job_status: 'waiting', error_msg: '' });
+      // a disable is another action: its own job
+      const dis = await fetch(`${t.api}/apps/annotation-reply/disable`, {
+        method: 'POST',
+        headers: headers(apiKey),
+        body: JSON.stringify({ score_threshold: 0.9, embedding_provider_name: 'openai', embedding_model_name: 'text-embedding-3-small' }),
+      });
+      const d = await dis.json();
+      expect(d.job_status).toBe('waiting');
+      expect(d.job_id).not.toBe(first.job_id);
     } finally {
       await t.close();
     }
@@ -346,5 +361,26 @@ describe('annotation reply in chatflows', () => {
     const events = dataFrames(parseSse(await other.text())).map((f) => f.event);
     expect(events).toContain('workflow_started');
     expect(events).toContain('message_end');
+  });
+});
+
+describe('annotation index', () => {
+  it('an annotation written while an enable job swaps its vectors in is embedded by the catch-up sync', async () => {
+    const { AnnotationIndex } = await import('../../src/annotations/annotation-index.js');
+    const { EmbeddingModels } = await import('../../src/annotations/embedding-models.js');
+    const { apiKey: k, appId: id } = await s.importApp(chatApp('Race'));
+    await create('First question', 'one', k);
+    const db = s.runtime.store.db;
+    const index = new AnnotationIndex(db, new EmbeddingModels(s.config.knowledge, s.runtime.embedder), s.runtime.clock, 8);
+    const lateId = '11111111-1111-4111-8111-111111111111';
+    // 1. the job embeds what it saw; 2. inside its swap transaction another annotation appears
+    await index.enable(id, { scoreThreshold: 0.99, provider: 'openai', model: 'text-embedding-3-small' }, async (tx) => {
+      const now = Date.now();
+      await tx.insertInto('app_annotations').values({ id: lateId, app_id: id, question: 'Late question', content: 'late', hit_count: 0, account_id: null, created_at: now, updated_at: now }).execute();
+    });
+    // 3. after the swap, the catch-up has embedded it too
+    const rows = await db.selectFrom('annotation_embeddings').select(['question']).where('app_id', '=', id).orderBy('question').execute();
+    expect(rows.map((r) => r.question)).toEqual(['First question', 'Late question']);
+    expect((await index.match(id, 'late question'))?.id).toBe(lateId);
   });
 });
