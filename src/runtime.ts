@@ -49,6 +49,7 @@ import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { AnnotationService } from './annotations/annotation-service.js';
 import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
+import { registerAnnotationJobs } from './annotations/jobs.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -247,16 +248,17 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const hits = new HitCounter(store.db, store.caps.engine, logger, config.knowledge.hitCountFlushMs);
   closers.push(() => hits.flush());
   const embeddingModels = new EmbeddingModels(config.knowledge, embedder);
+  const annotationIndex = new AnnotationIndex(store.db, embeddingModels, clock, config.knowledge.embeddingsBatchSize);
   const annotations = new AnnotationService({
     db: store.db,
     clock,
     logger,
     queue,
-    index: new AnnotationIndex(store.db, embeddingModels, clock, config.knowledge.embeddingsBatchSize),
+    index: annotationIndex,
     models: embeddingModels,
     listMaxLimit: config.annotationListMaxLimit,
   });
-  annotations.registerJobs();
+  registerAnnotationJobs(queue, annotations, annotationIndex);
   annotationPort.current = annotations;
   knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { App } from '../apps/app-service.js';
 import type { Clock } from '../infra/clock.js';
 import { invalidParam, notFound } from '../infra/errors.js';
@@ -6,9 +6,9 @@ import { newId } from '../infra/ids.js';
 import type { Logger } from '../infra/logger.js';
 import type { JobContext, Queue } from '../infra/queue/queue.js';
 import type { AppAnnotationTable, Database } from '../store/schema.js';
-import type { Selectable } from 'kysely';
 import type { AnnotationIndex, AnnotationMatch } from './annotation-index.js';
 import type { EmbeddingModels } from './embedding-models.js';
+import { REPLY_JOB, SYNC_JOB, type ReplyJobPayload, type SyncJobPayload } from './jobs.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -16,18 +16,6 @@ export const REPLY_ACTIONS = ['enable', 'disable'] as const;
 export type ReplyAction = (typeof REPLY_ACTIONS)[number];
 export const JOB_STATUSES = ['waiting', 'processing', 'completed', 'error'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
-
-/** Queue kind of an enable/disable job; payload `{ jobId }`. */
-export const REPLY_JOB = 'annotation-reply';
-/** Queue kind that brings one app's embeddings up to date after an edit; payload `{ appId }`. */
-export const SYNC_JOB = 'annotation-sync';
-
-export interface ReplyJobPayload {
-  readonly jobId: string;
-}
-export interface SyncJobPayload {
-  readonly appId: string;
-}
 
 export interface Annotation {
   readonly id: string;
@@ -72,15 +60,6 @@ export class AnnotationService {
 
   constructor(deps: AnnotationDeps) {
     this.#d = deps;
-  }
-
-  /** Registers the job handlers on the queue (before it starts). */
-  registerJobs(): void {
-    this.#d.queue.register<ReplyJobPayload>(REPLY_JOB, {
-      run: (p, ctx) => this.runReplyJob(p.jobId, ctx),
-      onFailed: (p, error) => this.#finishJob(this.#d.db, p.jobId, 'error', error),
-    });
-    this.#d.queue.register<SyncJobPayload>(SYNC_JOB, { run: (p, ctx) => this.#d.index.sync(p.appId, ctx.signal) });
   }
 
   /**
@@ -203,6 +182,11 @@ export class AnnotationService {
       d.logger.warn({ err, jobId }, 'annotation reply job failed');
       await this.#finishJob(d.db, jobId, 'error', message);
     }
+  }
+
+  /** The queue gave up on the job: it ends `error` with the queue's message. */
+  async failReplyJob(jobId: string, error: string): Promise<void> {
+    await this.#finishJob(this.#d.db, jobId, 'error', error);
   }
 
   async #finishJob(db: Kysely<Database>, jobId: string, status: 'completed' | 'error', errorMsg: string): Promise<void> {
