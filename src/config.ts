@@ -61,6 +61,8 @@ export interface Config {
   readonly ssePingIntervalMs: number;
   /** Largest `limit` of `GET /app/feedbacks` (`FEEDBACK_LIST_MAX_LIMIT`, default 101 as Dify). */
   readonly feedbackListMaxLimit: number;
+  /** Page size cap of `GET /apps/annotations`: larger `limit`s are served this many (`ANNOTATION_LIST_MAX_LIMIT`, default 100 as Dify). */
+  readonly annotationListMaxLimit: number;
   /** Price table keyed by model name. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
   /** Human Input global timeout in seconds; ≤ 0 disables it (`HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS`, default 7 days). */
@@ -256,6 +258,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     appMaxExecutionSeconds: int(env, file, 'APP_MAX_EXECUTION_TIME', 1200, 1),
     ssePingIntervalMs: int(env, file, 'SSE_PING_INTERVAL_MS', 10_000, 10),
     feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),
+    annotationListMaxLimit: int(env, file, 'ANNOTATION_LIST_MAX_LIMIT', 100, 1),
     prices: readPrices(file),
     humanInputGlobalTimeoutSeconds: int(env, file, 'HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS', 604_800, -1),
     humanInputScanIntervalMs: int(env, file, 'HUMAN_INPUT_TIMEOUT_SCAN_MS', 5000, 100),

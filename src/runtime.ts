@@ -46,6 +46,10 @@ import { ChildChunkService } from './knowledge/child-chunks.js';
 import type { KnowledgeRetriever } from './engine/types.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
+import { AnnotationService } from './annotations/annotation-service.js';
+import { AnnotationIndex } from './annotations/annotation-index.js';
+import { EmbeddingModels } from './annotations/embedding-models.js';
+import { registerAnnotationJobs } from './annotations/jobs.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -100,6 +104,8 @@ export interface Runtime {
   readonly childChunks: ChildChunkService;
   /** Retrieval hit counts, written off the request path. */
   readonly hits: HitCounter;
+  /** App annotations and annotation reply. */
+  readonly annotations: AnnotationService;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -137,7 +143,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => activeRequests.close());
   // Chat apps find conversations the way chatflows do (the chatflow service is built below).
   const conversations = { conversation: (appId: string, endUserId: string, id: string) => chatflow.conversation(appId, endUserId, id) };
-  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests, conversations });
+  // Annotation reply is built with the knowledge side below; chat apps reach it through this holder.
+  const annotationPort: { current: AnnotationService | undefined } = { current: undefined };
+  const annotationReplier = {
+    match: async (appId: string, query: string) => annotationPort.current?.match(appId, query),
+    recordHit: async (h: Parameters<AnnotationService['recordHit']>[0]) => annotationPort.current?.recordHit(h),
+  };
+  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests, conversations, annotations: annotationReplier });
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
@@ -179,7 +191,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   await runs.startBackground();
   closers.push(() => runs.close());
-  const chatflow = new ChatflowService(store.db, clock, runs, messages);
+  const chatflow = new ChatflowService(store.db, clock, runs, messages, annotationReplier);
   resumer.current = runs;
   const queue = new DbQueue(store.db, clock, logger, config.queue);
   closers.push(() => queue.close());
@@ -235,6 +247,19 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars);
   const hits = new HitCounter(store.db, store.caps.engine, logger, config.knowledge.hitCountFlushMs);
   closers.push(() => hits.flush());
+  const embeddingModels = new EmbeddingModels(config.knowledge, embedder);
+  const annotationIndex = new AnnotationIndex(store.db, embeddingModels, clock, config.knowledge.embeddingsBatchSize);
+  const annotations = new AnnotationService({
+    db: store.db,
+    clock,
+    logger,
+    queue,
+    index: annotationIndex,
+    models: embeddingModels,
+    listMaxLimit: config.annotationListMaxLimit,
+  });
+  registerAnnotationJobs(queue, annotations, annotationIndex);
+  annotationPort.current = annotations;
   knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
   return {
@@ -277,6 +302,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     segments,
     childChunks,
     hits,
+    annotations,
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

@@ -21,6 +21,7 @@ import { conversationRoutes } from './routes/conversations.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { documentRoutes } from './routes/documents.js';
 import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
+import { annotationRoutes } from './routes/annotations.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
@@ -37,6 +38,7 @@ const APP_ROUTES: readonly RoutePlugin[] = [
   workflowLogRoutes,
   chatMessageRoutes,
   conversationRoutes,
+  annotationRoutes,
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, documentRoutes, segmentRoutes, childChunkRoutes];

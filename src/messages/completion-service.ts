@@ -43,6 +43,31 @@ export interface CompletionOutcome {
   readonly usage: UsageBody;
   /** Set when `status` is `error`. */
   readonly error: ServiceError | undefined;
+  /** Dify's `metadata.annotation_reply`, set when an annotation answered instead of the model. */
+  readonly annotationReply?: AnnotationReplyInfo;
+}
+
+/** `metadata.annotation_reply`: the annotation and its author (none over the Service API: `Dify user`, as Dify's fallback). */
+export interface AnnotationReplyInfo {
+  readonly id: string;
+  readonly account: { readonly id: string | null; readonly name: string };
+}
+
+/** The annotation that answers a chat query instead of the model (src/annotations). */
+export interface AnnotationHit {
+  readonly id: string;
+  readonly question: string;
+  readonly content: string;
+  readonly accountId: string | null;
+  readonly score: number;
+}
+
+/** Annotation reply as chat apps see it. */
+export interface AnnotationReplier {
+  /** The annotation to answer `query` with, if reply is enabled and one scores high enough. Never throws. */
+  match(appId: string, query: string): Promise<AnnotationHit | undefined>;
+  /** Counts the hit and records it against the message. */
+  recordHit(h: { appId: string; match: AnnotationHit; query: string; messageId: string; endUserId: string }): Promise<void>;
 }
 
 /** A started generation. It runs to its end whether or not anyone is listening. */
@@ -98,6 +123,7 @@ export interface CompletionDeps {
   readonly tasks: TaskRegistry;
   readonly activeRequests: ActiveRequestLimiter;
   readonly conversations: ConversationLookup;
+  readonly annotations: AnnotationReplier;
 }
 
 interface ModelSettings {
@@ -189,7 +215,10 @@ export class CompletionService {
     const stop = p.model.params.stop;
     const unset = stop === undefined || stop === null || (Array.isArray(stop) && stop.length === 0);
     const model = p.model.mode === 'completion' && unset ? { ...p.model, params: { ...p.model.params, stop: ['Human:'] } } : p.model;
-    const run = await this.#launch({ ...p, model, inputs }, prompt, { messageId: newId(), conversationId }, newConversation, sink);
+    // Annotation reply (Dify's chat app runner): a matching annotation answers instead of the model.
+    const hit = p.query ? await d.annotations.match(input.app.id, p.query) : undefined;
+    const ids = { messageId: newId(), conversationId };
+    const run = hit ? await this.#replyWithAnnotation({ ...p, inputs }, hit, ids, newConversation, sink) : await this.#launch({ ...p, model, inputs }, prompt, ids, newConversation, sink);
     return { ...run, conversationId };
   }
 
@@ -239,6 +268,76 @@ export class CompletionService {
         return inserted;
       };
       const done = this.#generate({ provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink }).finally(() => {
+        unregister();
+        release();
+      });
+      return { taskId, messageId, createdAt: p.startedAt, done };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /**
+   * Answers with an annotation, as Dify's `direct_output`: the message is stored with the
+   * annotation's id and the hit recorded, then the answer streams one character per `message`
+   * event, and the end carries zero usage and `annotation_reply`.
+   */
+  async #replyWithAnnotation(
+    p: Prepared,
+    hit: AnnotationHit,
+    ids: { readonly messageId: string; readonly conversationId: string },
+    conversation: NewConversation | undefined,
+    sink: CompletionSink | undefined,
+  ): Promise<CompletionRun> {
+    const d = this.#d;
+    const { app } = p;
+    const release = await d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests));
+    try {
+      const taskId = newId();
+      const { messageId, conversationId } = ids;
+      const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: p.endUserId, controller: new AbortController() });
+      const emit = (ev: CompletionEvent) => {
+        try {
+          sink?.(ev);
+        } catch (err) {
+          d.logger.warn({ err, messageId }, 'stream listener failed');
+        }
+      };
+      const run = async (): Promise<CompletionOutcome> => {
+        const usage = buildUsage({ reported: { promptTokens: 0, completionTokens: 0 }, promptText: '', answer: '', price: undefined, latencySeconds: 0 });
+        const annotationReply: AnnotationReplyInfo = { id: hit.id, account: { id: hit.accountId, name: 'Dify user' } };
+        try {
+          await d.messages.insert(
+            { id: messageId, appId: app.id, conversationId, endUserId: p.endUserId, taskId, mode: app.mode, inputs: p.inputs, query: p.query, files: p.files, createdAt: p.startedAt, annotationId: hit.id },
+            conversation,
+          );
+          await d.annotations.recordHit({ appId: app.id, match: hit, query: p.query, messageId, endUserId: p.endUserId });
+          await d.messages.finish(messageId, {
+            answer: hit.content,
+            status: 'normal',
+            error: null,
+            promptTokens: 0,
+            completionTokens: 0,
+            usage: { ...usage },
+            totalPrice: usage.total_price,
+            currency: usage.currency,
+            latency: usage.latency,
+            updatedAt: d.clock.now(),
+          });
+        } catch (err) {
+          d.logger.error({ err, messageId }, 'annotation reply could not be stored');
+          const outcome: CompletionOutcome = { status: 'error', answer: '', usage, error: internalServerError() };
+          emit({ type: 'end', outcome });
+          return outcome;
+        }
+        emit({ type: 'sent' });
+        for (const ch of hit.content) emit({ type: 'message', text: ch });
+        const outcome: CompletionOutcome = { status: 'normal', answer: hit.content, usage, error: undefined, annotationReply };
+        emit({ type: 'end', outcome });
+        return outcome;
+      };
+      const done = run().finally(() => {
         unregister();
         release();
       });

@@ -28,6 +28,8 @@ export interface Message {
   readonly status: MessageStatus;
   readonly error: string | null;
   readonly fromSource: string;
+  /** The annotation that answered the message, if any. */
+  readonly annotationId: string | null;
   /** Epoch ms. */
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -45,6 +47,8 @@ export interface NewMessage {
   readonly query: string;
   readonly files: readonly unknown[];
   readonly createdAt: number;
+  /** The annotation that answers the message (annotation reply). */
+  readonly annotationId?: string | null;
 }
 
 /** A conversation row created together with its first message. */
@@ -92,6 +96,7 @@ function toMessage(r: MessageTable): Message {
     status: r.status as MessageStatus,
     error: r.error,
     fromSource: r.from_source,
+    annotationId: r.annotation_id ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -136,6 +141,7 @@ export class MessageStore {
       from_source: 'api',
       created_at: m.createdAt,
       updated_at: m.createdAt,
+      annotation_id: m.annotationId ?? null,
     };
     if (!conversation) {
       await this.#db.transaction().execute(async (tx) => {

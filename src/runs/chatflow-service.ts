@@ -8,6 +8,8 @@ import { conversationNotExists, firstMessageNotExists, lastConversationNotExists
 import type { RunService, StartedRun } from './run-service.js';
 import type { MessageStore, NewConversation } from '../messages/message-store.js';
 import { conversationName } from '../messages/conversation-name.js';
+import type { AnnotationReplier, AnnotationReplyInfo } from '../messages/completion-service.js';
+import { buildUsage, type UsageBody } from '../llm/usage.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -16,6 +18,17 @@ export interface ChatflowMessage {
   readonly messageId: string;
   readonly conversationId: string;
   readonly createdAt: number;
+}
+
+/** A chatflow message answered by an annotation: the graph does not run (as Dify). */
+export interface AnnotationAnswer {
+  readonly taskId: string;
+  readonly messageId: string;
+  readonly conversationId: string;
+  readonly createdAt: number;
+  readonly answer: string;
+  readonly usage: UsageBody;
+  readonly annotationReply: AnnotationReplyInfo;
 }
 
 export interface Page<T> {
@@ -37,7 +50,10 @@ export class ChatflowService {
   readonly #runs: RunService;
   readonly #messages: MessageStore;
 
-  constructor(db: Kysely<Database>, clock: Clock, runs: RunService, messages: MessageStore) {
+  readonly #annotations: AnnotationReplier | undefined;
+
+  constructor(db: Kysely<Database>, clock: Clock, runs: RunService, messages: MessageStore, annotations?: AnnotationReplier) {
+    this.#annotations = annotations;
     this.#db = db;
     this.#messages = messages;
     this.#clock = clock;
@@ -117,6 +133,50 @@ export class ChatflowService {
         }, newConversation),
     });
     return { run, messageId, conversationId, createdAt: now };
+  }
+
+  /**
+   * Annotation reply (Dify's advanced-chat runner checks it before the graph): when the app has
+   * reply enabled and an annotation matches `query`, stores the message with the annotation's
+   * answer and id, records the hit, and returns the answer; otherwise `undefined` (run the graph).
+   */
+  async answerFromAnnotation(input: { app: App; endUserId: string; query: string; inputs: Record<string, unknown>; conversationId: string | undefined; files: readonly unknown[] }): Promise<AnnotationAnswer | undefined> {
+    if (!this.#annotations || !input.query) return undefined;
+    let conversationId: string;
+    let inputs = input.inputs;
+    let newConversation: NewConversation | undefined;
+    if (input.conversationId && input.conversationId.trim() !== '') {
+      const conv = await this.conversation(input.app.id, input.endUserId, input.conversationId.trim());
+      conversationId = conv.id;
+      inputs = JSON.parse(conv.inputs) as Record<string, unknown>;
+    } else {
+      conversationId = newId();
+      newConversation = { id: conversationId, appId: input.app.id, endUserId: input.endUserId, name: conversationName(input.query), inputs };
+    }
+    const hit = await this.#annotations.match(input.app.id, input.query);
+    if (!hit) return undefined;
+    const now = this.#clock.now();
+    const messageId = newId();
+    const taskId = newId();
+    await this.#messages.insert(
+      { id: messageId, appId: input.app.id, conversationId, endUserId: input.endUserId, taskId, mode: 'advanced-chat', inputs, query: input.query, files: input.files, createdAt: now, annotationId: hit.id },
+      newConversation,
+    );
+    await this.#annotations.recordHit({ appId: input.app.id, match: hit, query: input.query, messageId, endUserId: input.endUserId });
+    const usage = buildUsage({ reported: { promptTokens: 0, completionTokens: 0 }, promptText: '', answer: '', price: undefined, latencySeconds: 0 });
+    await this.#messages.finish(messageId, {
+      answer: hit.content,
+      status: 'normal',
+      error: null,
+      promptTokens: 0,
+      completionTokens: 0,
+      usage: { ...usage },
+      totalPrice: usage.total_price,
+      currency: usage.currency,
+      latency: 0,
+      updatedAt: this.#clock.now(),
+    });
+    return { taskId, messageId, conversationId, createdAt: now, answer: hit.content, usage, annotationReply: { id: hit.id, account: { id: hit.accountId, name: 'Dify user' } } };
   }
 
   async message(id: string): Promise<MessageTable | undefined> {

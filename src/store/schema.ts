@@ -28,6 +28,11 @@ export interface Database {
   parent_chunks: ParentChunkTable;
   segment_embeddings: SegmentEmbeddingTable;
   conversation_variables: ConversationVariableTable;
+  app_annotations: AppAnnotationTable;
+  app_annotation_settings: AppAnnotationSettingTable;
+  annotation_embeddings: AnnotationEmbeddingTable;
+  annotation_hit_histories: AnnotationHitHistoryTable;
+  annotation_jobs: AnnotationJobTable;
 }
 
 export interface WorkspaceTable {
@@ -154,6 +159,8 @@ export interface MessageTable {
   from_source: string;
   created_at: number;
   updated_at: number;
+  /** The annotation that answered this message (annotation reply), else null. */
+  annotation_id: string | null;
 }
 
 /** A Human Input form of a paused run (one per run and node). */
@@ -447,4 +454,71 @@ export interface FeedbackPageSnapshotTable {
   page_limit: number;
   max_seq: number;
   created_at: number;
+}
+
+/** A question/answer pair of an app (Dify's `message_annotations`); `content` is the answer. */
+export interface AppAnnotationTable {
+  seq: Seq;
+  id: string;
+  app_id: string;
+  question: string;
+  content: string;
+  hit_count: number;
+  /** Always null: the Service API has no accounts. */
+  account_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An app's annotation reply setting; a row exists exactly while reply is enabled. */
+export interface AppAnnotationSettingTable {
+  app_id: string;
+  score_threshold: number;
+  embedding_provider: string;
+  embedding_model: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The embedding of an annotation's question, with the model and the question text it was made from. */
+export interface AnnotationEmbeddingTable {
+  annotation_id: string;
+  app_id: string;
+  model: string;
+  question: string;
+  dims: number;
+  /** base64 of little-endian float32. */
+  embedding: string;
+}
+
+/** One annotation reply (Dify's `app_annotation_hit_histories`). */
+export interface AnnotationHitHistoryTable {
+  id: string;
+  app_id: string;
+  annotation_id: string;
+  message_id: string;
+  end_user_id: string;
+  /** The query that matched. */
+  question: string;
+  /** api */
+  source: string;
+  score: number;
+  annotation_question: string;
+  annotation_content: string;
+  created_at: number;
+}
+
+/** An annotation reply enable/disable job; `status` waiting | processing | completed | error. */
+export interface AnnotationJobTable {
+  id: string;
+  app_id: string;
+  /** enable | disable */
+  action: string;
+  status: string;
+  error_msg: string;
+  score_threshold: number;
+  embedding_provider: string;
+  embedding_model: string;
+  created_at: number;
+  updated_at: number;
 }

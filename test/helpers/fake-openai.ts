@@ -18,6 +18,8 @@ export interface FakeBehaviour {
   hang?: boolean;
   /** Report usage in the final chunk (default true). */
   usage?: boolean;
+  /** Answer `/embeddings` with this HTTP status and an OpenAI error body (default: embeddings work). */
+  embeddingsFailStatus?: number;
 }
 
 export interface RecordedRequest {
@@ -75,6 +77,11 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       }
     });
     const b = state.behaviour;
+    if (req.url?.endsWith('/embeddings') && b.embeddingsFailStatus) {
+      rec.finished = true;
+      res.writeHead(b.embeddingsFailStatus, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'embeddings are down', type: 'server_error', code: null } }));
+      return;
+    }
     if (req.url?.endsWith('/embeddings')) {
       const inputs = Array.isArray(body.input) ? (body.input as string[]) : [String(body.input)];
       const data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) }));

@@ -1,4 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { AnnotationAnswer } from '../../runs/chatflow-service.js';
+import { openSse } from '../sse.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Runtime } from '../../runtime.js';
 import { notChatApp } from '../../apps/errors.js';
@@ -8,7 +10,7 @@ import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { streamRun } from '../run-stream.js';
 import { toSeconds } from '../../infra/clock.js';
-import { replyWithGeneration } from './completion.js';
+import { chatMetadata, replyWithGeneration } from './completion.js';
 import { CHAT_MODES } from './conversations.js';
 import { requireUser } from './workflows.js';
 
@@ -23,6 +25,33 @@ const ChatBody = Type.Object({
 });
 const StopBody = Type.Object({ user: Type.Optional(Type.Unknown()) });
 const TaskParams = Type.Object({ task_id: Type.String() });
+
+/**
+ * A chatflow answered by an annotation, as Dify: no workflow events; streaming sends the answer in
+ * one `message` event and then `message_end` with `metadata.annotation_reply`.
+ */
+function replyWithAnnotation(reply: FastifyReply, runtime: Runtime, streaming: boolean, a: AnnotationAnswer): FastifyReply {
+  const metadata = { usage: a.usage, retriever_resources: [], annotation_reply: a.annotationReply };
+  const created_at = toSeconds(a.createdAt);
+  if (!streaming) {
+    return reply.type('application/json').send({
+      event: 'message',
+      task_id: a.taskId,
+      id: a.messageId,
+      message_id: a.messageId,
+      conversation_id: a.conversationId,
+      mode: 'advanced-chat',
+      answer: a.answer,
+      metadata,
+      created_at,
+    });
+  }
+  const base = { conversation_id: a.conversationId, message_id: a.messageId, created_at };
+  const sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs });
+  sse.send({ event: 'message', ...base, task_id: a.taskId, id: a.messageId, answer: a.answer });
+  sse.end({ event: 'message_end', ...base, task_id: a.taskId, id: a.messageId, metadata, files: null });
+  return reply;
+}
 
 /** `POST /chat-messages` and `POST /chat-messages/{task_id}/stop` for chat and chatflow (advanced-chat) apps. */
 export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
@@ -40,7 +69,7 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async
         conversation_id: run.conversationId,
         mode: 'chat',
         answer: outcome.answer,
-        metadata: { usage: outcome.usage, retriever_resources: [] },
+        metadata: chatMetadata(outcome),
         created_at: toSeconds(run.createdAt),
       }));
     }
@@ -49,6 +78,15 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async
     const continuing = Boolean(body.conversation_id?.trim());
     const inputs = continuing ? {} : validateInputs(a.inputs, body.inputs);
     const endUser = await runtime.endUsers.getOrCreate(a.id, user);
+    const annotated = await runtime.chatflow.answerFromAnnotation({
+      app: a,
+      endUserId: endUser.id,
+      query: request.body.query,
+      inputs,
+      conversationId: request.body.conversation_id ?? undefined,
+      files: request.body.files ?? [],
+    });
+    if (annotated) return replyWithAnnotation(reply, runtime, request.body.response_mode === 'streaming', annotated);
     const m = await runtime.chatflow.send({
       app: a,
       endUserId: endUser.id,

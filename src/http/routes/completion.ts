@@ -45,8 +45,13 @@ function frame(run: CompletionRun & { conversationId?: string }, ev: Exclude<Com
   if (outcome.status === 'error' && outcome.error) {
     return { ...base, event: 'error', code: outcome.error.code, status: outcome.error.status, message: outcome.error.message };
   }
-  const metadata = run.conversationId !== undefined ? { usage: outcome.usage, retriever_resources: [] } : { usage: outcome.usage };
+  const metadata = run.conversationId !== undefined ? chatMetadata(outcome) : { usage: outcome.usage };
   return { ...base, task_id: run.taskId, id: run.messageId, metadata, files: null };
+}
+
+/** A chat answer's `metadata`: usage, retriever resources and, for an annotation reply, `annotation_reply`. */
+export function chatMetadata(outcome: CompletionOutcome): Record<string, unknown> {
+  return { usage: outcome.usage, retriever_resources: [], ...(outcome.annotationReply ? { annotation_reply: outcome.annotationReply } : {}) };
 }
 
 /**

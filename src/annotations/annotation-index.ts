@@ -1,0 +1,178 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../infra/clock.js';
+import { vectorFromBase64, vectorToBase64 } from '../knowledge/embedder.js';
+import type { AppAnnotationSettingTable, Database } from '../store/schema.js';
+import type { EmbeddingModels } from './embedding-models.js';
+
+/** Reply setting as the enable job writes it. */
+export interface ReplySetting {
+  readonly scoreThreshold: number;
+  readonly provider: string;
+  readonly model: string;
+}
+
+/** The best annotation for a query. */
+export interface AnnotationMatch {
+  readonly id: string;
+  readonly question: string;
+  readonly content: string;
+  readonly accountId: string | null;
+  /** Cosine similarity of the query and the annotation's question. */
+  readonly score: number;
+}
+
+/** Rounds of catch-up after a swap: each embeds what changed while the previous one ran. */
+const SYNC_ROUNDS = 5;
+
+/**
+ * The annotations' embeddings (table `annotation_embeddings`): one row per annotation, made from
+ * its question with the app's reply model. Every write path calls `sync`, which is idempotent:
+ * it embeds what is missing or stale (other model, other question) and drops what has no
+ * annotation, so enable jobs, edits and retries converge on the same rows. Search is exact cosine
+ * over the app's rows (an app has few annotations).
+ */
+export class AnnotationIndex {
+  readonly #db: Kysely<Database>;
+  readonly #models: EmbeddingModels;
+  readonly #clock: Clock;
+  readonly #batch: number;
+
+  constructor(db: Kysely<Database>, models: EmbeddingModels, clock: Clock, batchSize: number) {
+    this.#db = db;
+    this.#models = models;
+    this.#clock = clock;
+    this.#batch = batchSize;
+  }
+
+  async setting(appId: string): Promise<AppAnnotationSettingTable | undefined> {
+    return this.#db.selectFrom('app_annotation_settings').selectAll().where('app_id', '=', appId).executeTakeFirst();
+  }
+
+  /**
+   * Enables reply with `setting`: embeds every annotation with its model, then in one transaction
+   * writes the setting and the new rows, and runs `inTx` (the job's completion). Catches up after.
+   */
+  async enable(appId: string, setting: ReplySetting, inTx: (tx: Kysely<Database>) => Promise<void>, signal?: AbortSignal): Promise<void> {
+    await this.#syncRound(appId, setting, signal, async (tx) => {
+      const now = this.#clock.now();
+      await tx
+        .insertInto('app_annotation_settings')
+        .values({ app_id: appId, score_threshold: setting.scoreThreshold, embedding_provider: setting.provider, embedding_model: setting.model, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.column('app_id').doUpdateSet({ score_threshold: setting.scoreThreshold, embedding_provider: setting.provider, embedding_model: setting.model, updated_at: now }))
+        .execute();
+      await inTx(tx);
+    });
+    await this.sync(appId, signal);
+  }
+
+  /** Disables reply: drops the setting and every embedding of the app in one transaction. */
+  async disable(appId: string, inTx: (tx: Kysely<Database>) => Promise<void>): Promise<void> {
+    await this.#db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('app_annotation_settings').where('app_id', '=', appId).execute();
+      await tx.deleteFrom('annotation_embeddings').where('app_id', '=', appId).execute();
+      await inTx(tx);
+    });
+  }
+
+  /** Brings the app's embeddings in line with its annotations and setting (none without a setting). */
+  async sync(appId: string, signal?: AbortSignal): Promise<void> {
+    for (let i = 0; i < SYNC_ROUNDS; i++) {
+      const s = await this.setting(appId);
+      if (!s) {
+        await this.#db.deleteFrom('annotation_embeddings').where('app_id', '=', appId).execute();
+        return;
+      }
+      const changed = await this.#syncRound(appId, { scoreThreshold: s.score_threshold, provider: s.embedding_provider, model: s.embedding_model }, signal, async (tx) => {
+        // The setting may have gone (disabled) or changed model while embedding: then write nothing.
+        const now = await tx.selectFrom('app_annotation_settings').select('embedding_model').where('app_id', '=', appId).executeTakeFirst();
+        if (now?.embedding_model !== s.embedding_model) throw new SettingChanged();
+      }).catch((err: unknown) => {
+        if (err instanceof SettingChanged) return true;
+        throw err;
+      });
+      if (!changed) return;
+    }
+  }
+
+  /** One pass: embeds outside any transaction, then swaps in one. Returns whether anything changed. */
+  async #syncRound(appId: string, s: ReplySetting, signal: AbortSignal | undefined, inTx: (tx: Kysely<Database>) => Promise<void>): Promise<boolean> {
+    const embedder = this.#models.get(s.provider, s.model);
+    const annotations = await this.#db.selectFrom('app_annotations').select(['id', 'question']).where('app_id', '=', appId).execute();
+    const existing = await this.#db.selectFrom('annotation_embeddings').select(['annotation_id', 'model', 'question']).where('app_id', '=', appId).execute();
+    const have = new Map(existing.map((e) => [e.annotation_id, e]));
+    const todo = annotations.filter((a) => {
+      const e = have.get(a.id);
+      return !e || e.model !== s.model || e.question !== a.question;
+    });
+    const live = new Set(annotations.map((a) => a.id));
+    const orphans = existing.filter((e) => !live.has(e.annotation_id)).map((e) => e.annotation_id);
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < todo.length; i += this.#batch) {
+      signal?.throwIfAborted();
+      vectors.push(...(await embedder.embed(todo.slice(i, i + this.#batch).map((a) => a.question), signal)));
+    }
+    let changed = false;
+    await this.#db.transaction().execute(async (tx) => {
+      await inTx(tx);
+      if (orphans.length) {
+        await tx.deleteFrom('annotation_embeddings').where('annotation_id', 'in', orphans).execute();
+        changed = true;
+      }
+      for (let i = 0; i < todo.length; i++) {
+        const a = todo[i]!;
+        // Only if the annotation still has the question that was embedded.
+        const cur = await tx.selectFrom('app_annotations').select('question').where('id', '=', a.id).executeTakeFirst();
+        if (cur?.question !== a.question) continue;
+        const v = vectors[i]!;
+        const row = { annotation_id: a.id, app_id: appId, model: s.model, question: a.question, dims: v.length, embedding: vectorToBase64(v) };
+        await tx
+          .insertInto('annotation_embeddings')
+          .values(row)
+          .onConflict((oc) => oc.column('annotation_id').doUpdateSet({ model: row.model, question: row.question, dims: row.dims, embedding: row.embedding }))
+          .execute();
+        changed = true;
+      }
+    });
+    return changed;
+  }
+
+  /**
+   * The annotation whose question is closest to `query`, when reply is enabled and its score
+   * reaches the threshold (Dify's `score_threshold or 1`: a threshold of 0 counts as 1).
+   */
+  async match(appId: string, query: string, signal?: AbortSignal): Promise<AnnotationMatch | undefined> {
+    const s = await this.setting(appId);
+    if (!s) return undefined;
+    const rows = await this.#db
+      .selectFrom('annotation_embeddings as e')
+      .innerJoin('app_annotations as a', (j) => j.onRef('a.id', '=', 'e.annotation_id').onRef('a.question', '=', 'e.question'))
+      .select(['a.id', 'a.question', 'a.content', 'a.account_id', 'a.created_at', 'e.dims', 'e.embedding'])
+      .where('e.app_id', '=', appId)
+      .where('e.model', '=', s.embedding_model)
+      .orderBy('a.created_at', 'asc')
+      .orderBy('a.id', 'asc')
+      .execute();
+    if (rows.length === 0) return undefined;
+    const [q] = await this.#models.get(s.embedding_provider, s.embedding_model).embed([query], signal);
+    if (!q) return undefined;
+    let best: (typeof rows)[number] | undefined;
+    let bestScore = -Infinity;
+    for (const r of rows) {
+      if (r.dims !== q.length) continue;
+      const v = vectorFromBase64(r.embedding);
+      let dot = 0;
+      for (let i = 0; i < v.length; i++) dot += v[i]! * q[i]!;
+      if (dot > bestScore) {
+        best = r;
+        bestScore = dot;
+      }
+    }
+    // Float32 dot products of equal unit vectors land a hair under 1: compare at 6 decimals.
+    bestScore = Math.min(1, Math.round(bestScore * 1e6) / 1e6);
+    const threshold = s.score_threshold || 1;
+    if (!best || bestScore < threshold) return undefined;
+    return { id: best.id, question: best.question, content: best.content, accountId: best.account_id, score: bestScore };
+  }
+}
+
+class SettingChanged extends Error {}

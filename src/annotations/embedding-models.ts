@@ -1,0 +1,44 @@
+import type { KnowledgeConfig } from '../config.js';
+import { invalidParam } from '../infra/errors.js';
+import { LocalEmbedder, OpenAIEmbedder, type Embedder } from '../knowledge/embedder.js';
+
+/**
+ * Maps the `embedding_provider_name` / `embedding_model_name` of an annotation-reply enable call
+ * onto the embedders Dovetail has:
+ * - the model `universal-sentence-encoder-lite` (any provider name) is the built-in offline model;
+ * - any other model name goes to the OpenAI-compatible endpoint `EMBEDDINGS_BASE_URL` with that
+ *   model name, when the endpoint is configured;
+ * - otherwise the call is refused with a 400 that names both settings.
+ * The provider name is stored and reported but chooses nothing.
+ */
+export class EmbeddingModels {
+  readonly #cfg: KnowledgeConfig;
+  readonly #cache = new Map<string, Embedder>();
+  readonly #local: Embedder;
+
+  constructor(cfg: KnowledgeConfig, shared: Embedder) {
+    this.#cfg = cfg;
+    this.#local = shared instanceof LocalEmbedder ? shared : new LocalEmbedder();
+  }
+
+  /** Throws 400 `invalid_param` when the model cannot be served. */
+  check(provider: string, model: string): void {
+    this.get(provider, model);
+  }
+
+  get(provider: string, model: string): Embedder {
+    if (model === this.#local.model) return this.#local;
+    const base = this.#cfg.embeddingsBaseUrl;
+    if (!base) {
+      throw invalidParam(
+        `embedding_model_name "${model}" (embedding_provider_name "${provider}") is not available: this server embeds with "${this.#local.model}" only; set EMBEDDINGS_BASE_URL to use an OpenAI-compatible embeddings endpoint`,
+      );
+    }
+    let e = this.#cache.get(model);
+    if (!e) {
+      e = new OpenAIEmbedder(base, model, this.#cfg.embeddingsApiKey);
+      this.#cache.set(model, e);
+    }
+    return e;
+  }
+}
