@@ -6,14 +6,23 @@ import { toSeconds } from '../../infra/clock.js';
 import { countHits } from '../../knowledge/hit-counter.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
-import { jsonBody, pageParams } from './knowledge-params.js';
+import { jsonBody, pageParams, queryList } from './knowledge-params.js';
+import type { DatasetTable } from '../../store/schema.js';
 
 type P = { dataset_id: string };
 
 /** `/datasets` CRUD and `POST /datasets/{id}/retrieve` (knowledge keys). */
 export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
-  const { datasets, documents, retrieval } = runtime;
+  const { datasets, documents, retrieval, tags, metadata } = runtime;
   const max = runtime.config.knowledge.pageLimitMax;
+
+  /** Dataset objects with their stats, tags and metadata fields. */
+  async function toWire(rows: readonly DatasetTable[]): Promise<Record<string, unknown>[]> {
+    const ids = rows.map((r) => r.id);
+    const [stats, tagMap, fields] = await Promise.all([datasets.stats(ids), tags.forDatasets(ids), metadata.forDatasets(rows)]);
+    return rows.map((r) => datasetToWire(r, stats.get(r.id), { tags: tagMap.get(r.id) ?? [], docMetadata: fields.get(r.id) ?? [] }));
+  }
+  const oneToWire = async (ds: DatasetTable) => (await toWire([ds]))[0];
 
   app.post('/datasets', { preValidation: requireJson }, async (request) => {
     const key = requireKey(request);
@@ -26,25 +35,25 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
       retrievalModel: b.retrieval_model,
       createdBy: key.id,
     });
-    return datasetToWire(ds, undefined);
+    return oneToWire(ds);
   });
 
   app.get('/datasets', async (request) => {
     const key = requireKey(request);
     const { page, limit, keyword } = pageParams(request, max);
-    const { rows, total } = await datasets.list(key.workspaceId, page, limit, keyword);
-    const stats = await datasets.stats(rows.map((r) => r.id));
-    return { data: rows.map((r) => datasetToWire(r, stats.get(r.id))), has_more: page * limit < total, limit, total, page };
+    const tagIds = queryList(request, 'tag_ids');
+    // As Dify: with tag_ids, only datasets bound to any of them (none when no tag matches).
+    const onlyIds = tagIds.length > 0 ? await tags.datasetIdsWithAnyTag(key.workspaceId, tagIds) : undefined;
+    const { rows, total } = await datasets.list(key.workspaceId, page, limit, keyword, onlyIds);
+    return { data: await toWire(rows), has_more: page * limit < total, limit, total, page };
   });
 
   app.get<{ Params: P }>('/datasets/:dataset_id', async (request) => {
-    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
-    return datasetToWire(ds, (await datasets.stats([ds.id])).get(ds.id));
+    return oneToWire(await datasets.get(requireKey(request).workspaceId, request.params.dataset_id));
   });
 
   app.patch<{ Params: P }>('/datasets/:dataset_id', { preValidation: requireJson }, async (request) => {
-    const ds = await datasets.update(requireKey(request).workspaceId, request.params.dataset_id, jsonBody(request));
-    return datasetToWire(ds, (await datasets.stats([ds.id])).get(ds.id));
+    return oneToWire(await datasets.update(requireKey(request).workspaceId, request.params.dataset_id, jsonBody(request)));
   });
 
   app.delete<{ Params: P }>('/datasets/:dataset_id', async (request, reply) => {

@@ -11,6 +11,7 @@ import * as m009 from './009-indexing-pause.js';
 import * as m010 from './010-knowledge-qa.js';
 import * as m011 from './011-conversation-variables.js';
 import * as m012 from './012-segment-editing.js';
+import * as m014 from './014-dataset-tags-metadata.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '010-knowledge-qa': m010,
   '011-conversation-variables': m011,
   '012-segment-editing': m012,
+  '014-dataset-tags-metadata': m014,
 };
