@@ -428,7 +428,8 @@ export function documentToWire(d: DocumentTable, file: UploadedFile | undefined,
     word_count: d.word_count,
     hit_count: hitCount,
     doc_form: d.doc_form,
-    doc_metadata: metadata,
+    // Dify's `value` is a string field: numbers (and built-in dates, in seconds) leave as strings.
+    doc_metadata: metadata.map((m) => ({ id: m.id, name: m.name, type: m.type, value: m.value === null ? null : String(m.value) })),
     summary_index_status: null,
     need_summary: false,
   };
