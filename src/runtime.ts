@@ -240,7 +240,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
-  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars);
+  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars, metadata);
   const hits = new HitCounter(store.db, store.caps.engine, logger, config.knowledge.hitCountFlushMs);
   closers.push(() => hits.flush());
   knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, topKMax: config.knowledge.retrievalTopKMax });

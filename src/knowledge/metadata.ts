@@ -4,6 +4,7 @@ import type { Clock } from '../infra/clock.js';
 import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
+import { matchesFilter, type MetadataFilter } from './metadata-filter.js';
 
 export const METADATA_TYPES = ['string', 'number', 'time'] as const;
 export type MetadataType = (typeof METADATA_TYPES)[number];
@@ -239,6 +240,59 @@ export class MetadataService {
     }
     if (ds.built_in_field_enabled === 1) {
       for (const d of docs) out.set(d.id, [...(out.get(d.id) ?? []), ...builtInValues(d)]);
+    }
+    return out;
+  }
+
+  /**
+   * The served documents (enabled, not archived, with an indexed version) of these datasets whose
+   * metadata passes `filter`: custom values by their field's current name, plus the built-in
+   * values where the dataset has them enabled (as Dify's filter reads `documents.doc_metadata`).
+   */
+  async matchingDocuments(datasetIds: readonly string[], filter: MetadataFilter): Promise<Set<string>> {
+    const out = new Set<string>();
+    if (datasetIds.length === 0) return out;
+    const docs = await this.#db
+      .selectFrom('documents as d')
+      .innerJoin('datasets as ds', 'ds.id', 'd.dataset_id')
+      .selectAll('d')
+      .select('ds.built_in_field_enabled as built_in')
+      .where('d.dataset_id', 'in', [...datasetIds])
+      .where('d.enabled', '=', 1)
+      .where('d.archived', '=', 0)
+      .where('d.active_generation', '>', 0)
+      .execute();
+    if (docs.length === 0) return out;
+    const values = await this.#db
+      .selectFrom('document_metadata_values as v')
+      .innerJoin('dataset_metadata as m', 'm.id', 'v.metadata_id')
+      .select(['v.document_id', 'v.value', 'm.name'])
+      .where('v.dataset_id', 'in', [...datasetIds])
+      .execute();
+    const byDoc = new Map<string, Map<string, MetadataValue>>();
+    for (const v of values) {
+      const m = byDoc.get(v.document_id) ?? new Map<string, MetadataValue>();
+      m.set(v.name, JSON.parse(v.value) as MetadataValue);
+      byDoc.set(v.document_id, m);
+    }
+    for (const d of docs) {
+      const m = new Map(byDoc.get(d.id) ?? []);
+      if (d.built_in === 1) for (const b of builtInValues(d)) m.set(b.name, b.value);
+      if (matchesFilter(filter, m)) out.add(d.id);
+    }
+    return out;
+  }
+
+  /**
+   * Dify's `documents.doc_metadata` column for these documents of `ds`: field name → value (custom
+   * values, then the built-in ones when enabled); documents with none are absent.
+   */
+  async docMetadataColumns(ds: DatasetTable, documentIds: readonly string[]): Promise<Map<string, Record<string, MetadataValue>>> {
+    const out = new Map<string, Record<string, MetadataValue>>();
+    if (documentIds.length === 0) return out;
+    const docs = await this.#db.selectFrom('documents').selectAll().where('dataset_id', '=', ds.id).where('id', 'in', [...new Set(documentIds)]).execute();
+    for (const [id, items] of await this.forDocuments(ds, docs)) {
+      if (items.length > 0) out.set(id, Object.fromEntries(items.map((m) => [m.name, m.value])));
     }
     return out;
   }

@@ -69,6 +69,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     const retrieved = await retrieval.retrieve([ds.id], query, model);
     // Dify's hit testing does not count hits (dify#24077); Dovetail does unless RETRIEVE_COUNTS_HITS=false.
     const found = runtime.config.knowledge.retrieveCountsHits ? countHits(runtime.hits, retrieved) : retrieved;
+    const docMetadata = await metadata.docMetadataColumns(ds, found.map((s) => s.documentId));
     return {
       query: { content: query },
       records: found.map((s) => ({
@@ -95,7 +96,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
           completed_at: s.completedAt === null ? null : toSeconds(s.completedAt),
           error: null,
           stopped_at: null,
-          document: { id: s.documentId, data_source_type: 'upload_file', name: s.documentName, doc_type: null, doc_metadata: null },
+          document: { id: s.documentId, data_source_type: 'upload_file', name: s.documentName, doc_type: null, doc_metadata: docMetadata.get(s.documentId) ?? null },
         },
         child_chunks: (s.childChunks ?? []).map((c) => ({ id: c.id, content: c.content, position: c.position, score: c.score })),
         score: s.score,

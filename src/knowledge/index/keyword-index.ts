@@ -108,31 +108,39 @@ export class KeywordIndex {
     await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE id IN (${ids})`.execute(db);
   }
 
-  async search(datasetIds: readonly string[], query: string, limit: number): Promise<Hit[]> {
+  /**
+   * The `limit` best keyword hits in these datasets, among the segments of `documentIds` when given
+   * (a metadata filter; then FTS5 ranks every match before the filter, not an over-fetched few).
+   */
+  async search(datasetIds: readonly string[], query: string, limit: number, documentIds?: readonly string[]): Promise<Hit[]> {
     const terms = queryTerms(query);
-    if (terms.length === 0 || datasetIds.length === 0) return [];
+    if (terms.length === 0 || datasetIds.length === 0 || documentIds?.length === 0) return [];
     const ids = sql.join(datasetIds.map((d) => sql`${d}`));
+    const docs = JSON.stringify(documentIds ?? []);
     if (this.#engine === 'sqlite') {
       const match = terms.map((t) => `"${t}"`).join(' OR ');
+      const docFilter = documentIds ? sql`AND s.document_id IN (SELECT value FROM json_each(${docs}))` : sql``;
+      const innerLimit = documentIds ? sql`` : sql`LIMIT ${limit * 3 + 20}`;
       // Rank inside FTS5 first (over-fetching), then keep active generations only: a document being
       // re-indexed holds at most one extra copy of its segments.
       const { rows } = await sql<{ id: string; rank: number }>`
         SELECT s.id AS id, f.rank AS rank
-        FROM (SELECT rowid AS rid, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank LIMIT ${limit * 3 + 20}) f
+        FROM (SELECT rowid AS rid, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank ${innerLimit}) f
         JOIN segments s ON s.rowid = f.rid
         JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0
-        WHERE s.enabled = 1
+        WHERE s.enabled = 1 ${docFilter}
         ORDER BY f.rank LIMIT ${limit}`.execute(this.#db);
       // bm25() is negative, lower is better; map it onto 0..1.
       return rows.map((r) => ({ segmentId: r.id, score: -r.rank / (1 - r.rank) }));
     }
     const tsq = terms.join(' | ');
+    const docFilter = documentIds ? sql`AND s.document_id IN (SELECT jsonb_array_elements_text(${docs}::jsonb))` : sql``;
     const { rows } = await sql<{ id: string; rank: number }>`
       SELECT s.id AS id, ts_rank(to_tsvector('english', s.content), q, 32) AS rank
       FROM segments s
       JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0,
       to_tsquery('english', ${tsq}) q
-      WHERE to_tsvector('english', s.content) @@ q AND s.dataset_id IN (${ids}) AND s.enabled = 1
+      WHERE to_tsvector('english', s.content) @@ q AND s.dataset_id IN (${ids}) AND s.enabled = 1 ${docFilter}
       ORDER BY rank DESC LIMIT ${limit}`.execute(this.#db);
     return rows.map((r) => ({ segmentId: r.id, score: Number(r.rank) }));
   }
