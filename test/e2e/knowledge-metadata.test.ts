@@ -231,6 +231,9 @@ describe('POST /datasets/{id}/documents/metadata', () => {
     const other = await kb.dataset('values-errors-other');
     const foreign = await doc(other, 'F', 'Foreign text.');
     expect((await setValues(ds, [{ document_id: foreign, metadata_list: [] }])).body.message).toBe('Document not found.');
+    // So is a field of another dataset.
+    const foreignField = await field(other, 'author');
+    expect((await setValues(ds, [{ document_id: a, metadata_list: [{ id: foreignField, name: 'author', value: 'X' }] }])).body.message).toBe('operation_data[0].metadata_list[0].id: Metadata not found.');
   });
 
   it('deleting a dataset deletes its fields and values', async () => {
