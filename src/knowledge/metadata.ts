@@ -44,6 +44,15 @@ export function builtInValues(d: DocumentTable): DocumentMetadataItem[] {
   return BUILT_IN_FIELDS.map((f) => ({ id: 'built-in', name: f.name, type: f.type, value: values[f.name] }));
 }
 
+/** Ids (or value rows) per statement: SQLite binds at most 32,766 parameters, and a body may carry more. */
+const CHUNK = 500;
+
+function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
 function metadataNotFound() {
   return notFound('Metadata not found.');
 }
@@ -199,24 +208,24 @@ export class MetadataService {
       return { documentId: o.document_id, values, partial: o.partial_update === true };
     });
     const ids = [...new Set(ops.map((o) => o.documentId))];
-    if (ids.length > 0) {
-      const found = new Set((await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', ds.id).where('id', 'in', ids).execute()).map((r) => r.id));
-      if (ids.some((id) => !found.has(id))) throw invalidParam('Document not found.');
+    const found = new Set<string>();
+    for (const part of chunks(ids)) {
+      for (const r of await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', ds.id).where('id', 'in', part).execute()) found.add(r.id);
     }
+    if (ids.some((id) => !found.has(id))) throw invalidParam('Document not found.');
     const now = this.#clock.now();
     await this.#db.transaction().execute(async (trx) => {
       for (const op of ops) {
-        let q = trx.deleteFrom('document_metadata_values').where('document_id', '=', op.documentId);
-        if (op.partial) {
-          if (op.values.size === 0) continue;
-          q = q.where('metadata_id', 'in', [...op.values.keys()]);
+        const del = trx.deleteFrom('document_metadata_values').where('document_id', '=', op.documentId);
+        if (!op.partial) await del.execute();
+        else for (const part of chunks([...op.values.keys()])) await del.where('metadata_id', 'in', part).execute();
+        // Six parameters a row.
+        for (const part of chunks([...op.values], 100)) {
+          await trx
+            .insertInto('document_metadata_values')
+            .values(part.map(([metadataId, value]) => ({ document_id: op.documentId, metadata_id: metadataId, dataset_id: ds.id, value: JSON.stringify(value), created_by: createdBy, created_at: now })))
+            .execute();
         }
-        await q.execute();
-        if (op.values.size === 0) continue;
-        await trx
-          .insertInto('document_metadata_values')
-          .values([...op.values].map(([metadataId, value]) => ({ document_id: op.documentId, metadata_id: metadataId, dataset_id: ds.id, value: JSON.stringify(value), created_by: createdBy, created_at: now })))
-          .execute();
       }
     });
   }

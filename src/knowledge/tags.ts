@@ -22,6 +22,15 @@ export interface DatasetTag {
   readonly type: string;
 }
 
+/** Ids per statement: SQLite binds at most 32,766 parameters, and a body may carry more ids. */
+const CHUNK = 500;
+
+function chunks<T>(list: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += CHUNK) out.push(list.slice(i, i + CHUNK));
+  return out;
+}
+
 function tagNotFound() {
   return notFound('Tag not found');
 }
@@ -138,14 +147,19 @@ export class TagService {
     const tagIds = strings(rawTagIds ?? [], 'tag_ids');
     if (tagIds.length === 0) throw invalidParam('Tag IDs is required.');
     const target = await this.#target(workspaceId, rawTargetId);
-    const known = await this.#db.selectFrom('tags').select('id').where('workspace_id', '=', workspaceId).where('type', '=', KNOWLEDGE).where('id', 'in', [...new Set(tagIds)]).execute();
-    if (known.length === 0) return;
     const now = this.#clock.now();
-    await this.#db
-      .insertInto('tag_bindings')
-      .values(known.map((t) => ({ id: newId(), workspace_id: workspaceId, tag_id: t.id, target_id: target, created_by: createdBy, created_at: now })))
-      .onConflict((oc) => oc.columns(['tag_id', 'target_id']).doNothing())
-      .execute();
+    await this.#db.transaction().execute(async (trx) => {
+      for (const part of chunks([...new Set(tagIds)])) {
+        const known = await trx.selectFrom('tags').select('id').where('workspace_id', '=', workspaceId).where('type', '=', KNOWLEDGE).where('id', 'in', part).execute();
+        for (const rows of chunks(known)) {
+          await trx
+            .insertInto('tag_bindings')
+            .values(rows.map((t) => ({ id: newId(), workspace_id: workspaceId, tag_id: t.id, target_id: target, created_by: createdBy, created_at: now })))
+            .onConflict((oc) => oc.columns(['tag_id', 'target_id']).doNothing())
+            .execute();
+        }
+      }
+    });
   }
 
   /** Unbinds tags (`tag_ids`, or Dify's legacy single `tag_id`) from a dataset; unbound pairs are skipped. */
@@ -154,7 +168,11 @@ export class TagService {
     if (tagIds.length === 0 && typeof rawTagId === 'string' && rawTagId !== '') tagIds = [rawTagId];
     if (tagIds.length === 0) throw invalidParam('Tag IDs is required.');
     const target = await this.#target(workspaceId, rawTargetId);
-    await this.#db.deleteFrom('tag_bindings').where('workspace_id', '=', workspaceId).where('target_id', '=', target).where('tag_id', 'in', [...new Set(tagIds)]).execute();
+    await this.#db.transaction().execute(async (trx) => {
+      for (const part of chunks([...new Set(tagIds)])) {
+        await trx.deleteFrom('tag_bindings').where('workspace_id', '=', workspaceId).where('target_id', '=', target).where('tag_id', 'in', part).execute();
+      }
+    });
   }
 
   /** The knowledge tags bound to each dataset, in name order. */

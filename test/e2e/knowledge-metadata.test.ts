@@ -227,6 +227,10 @@ describe('POST /datasets/{id}/documents/metadata', () => {
     expect((await setValues(ds, undefined)).body.message).toBe('operation_data is required and must be a list.');
     expect((await getDoc(ds, a)).doc_metadata).toEqual(before);
 
+    // More documents than one SQL statement can bind: still a 400, not a 500.
+    const many = Array.from({ length: 33_000 }, (_, i) => ({ document_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, metadata_list: [] }));
+    expect((await setValues(ds, many)).body).toEqual({ code: 'invalid_param', message: 'Document not found.', status: 400 });
+
     // A document of another dataset is not found here.
     const other = await kb.dataset('values-errors-other');
     const foreign = await doc(other, 'F', 'Foreign text.');

@@ -139,6 +139,16 @@ describe('knowledge tags', () => {
     expect(counts.find((t) => t.id === t2)?.binding_count).toBe('1');
   });
 
+  it('takes more ids than one SQL statement can bind (no 500)', async () => {
+    const ds = await kb.dataset('many-ids');
+    const t = await tag('Many');
+    const ids = [...Array.from({ length: 33_000 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`), t];
+    expect((await kb.call('POST', '/datasets/tags/binding', { tag_ids: ids, target_id: ds })).status).toBe(204);
+    expect((await kb.call('GET', `/datasets/${ds}/tags`)).body).toEqual({ data: [{ id: t, name: 'Many' }], total: 1 });
+    expect((await kb.call('POST', '/datasets/tags/unbinding', { tag_ids: ids, target_id: ds })).status).toBe(204);
+    expect((await kb.call('GET', `/datasets/${ds}/tags`)).body.total).toBe(0);
+  });
+
   it('tags belong to the workspace of the key', async () => {
     const other = kbClient(s, (await s.runtime.keys.create('dataset', 'another-workspace', null)).apiKey);
     const mine = await tag('Private');
