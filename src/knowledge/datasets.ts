@@ -103,11 +103,24 @@ export class DatasetService {
     return row;
   }
 
-  /** A page of the workspace's datasets, newest first; `onlyIds` restricts them (empty = none). */
-  async list(workspaceId: string, page: number, limit: number, keyword?: string, onlyIds?: readonly string[]): Promise<{ rows: DatasetTable[]; total: number }> {
-    if (onlyIds !== undefined && onlyIds.length === 0) return { rows: [], total: 0 };
+  /**
+   * A page of the workspace's datasets, newest first. With `tagIds`, only datasets bound to any of
+   * those knowledge tags (Dify's `get_target_ids_by_tag_ids`): none when no dataset is.
+   */
+  async list(workspaceId: string, page: number, limit: number, keyword?: string, tagIds?: readonly string[]): Promise<{ rows: DatasetTable[]; total: number }> {
     let q = this.#db.selectFrom('datasets').where('workspace_id', '=', workspaceId);
-    if (onlyIds !== undefined) q = q.where('id', 'in', [...onlyIds]);
+    if (tagIds !== undefined && tagIds.length > 0) {
+      q = q.where('id', 'in', (eb) =>
+        eb
+          .selectFrom('tag_bindings as b')
+          .innerJoin('tags as t', 't.id', 'b.tag_id')
+          .select('b.target_id')
+          .where('b.workspace_id', '=', workspaceId)
+          .where('t.workspace_id', '=', workspaceId)
+          .where('t.type', '=', 'knowledge')
+          .where('b.tag_id', 'in', [...new Set(tagIds)]),
+      );
+    }
     if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
     const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await q.selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).offset((page - 1) * limit).execute();

@@ -195,20 +195,4 @@ export class TagService {
     }
     return out;
   }
-
-  /** Ids of the workspace's datasets bound to any of `tagIds` (Dify's `get_target_ids_by_tag_ids`). */
-  async datasetIdsWithAnyTag(workspaceId: string, tagIds: readonly string[]): Promise<string[]> {
-    if (tagIds.length === 0) return [];
-    const rows = await this.#db
-      .selectFrom('tag_bindings as b')
-      .innerJoin('tags as t', 't.id', 'b.tag_id')
-      .select('b.target_id')
-      .distinct()
-      .where('b.workspace_id', '=', workspaceId)
-      .where('t.workspace_id', '=', workspaceId)
-      .where('t.type', '=', KNOWLEDGE)
-      .where('b.tag_id', 'in', [...new Set(tagIds)])
-      .execute();
-    return rows.map((r) => r.target_id);
-  }
 }

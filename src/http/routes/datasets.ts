@@ -41,10 +41,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
   app.get('/datasets', async (request) => {
     const key = requireKey(request);
     const { page, limit, keyword } = pageParams(request, max);
-    const tagIds = queryList(request, 'tag_ids');
-    // As Dify: with tag_ids, only datasets bound to any of them (none when no tag matches).
-    const onlyIds = tagIds.length > 0 ? await tags.datasetIdsWithAnyTag(key.workspaceId, tagIds) : undefined;
-    const { rows, total } = await datasets.list(key.workspaceId, page, limit, keyword, onlyIds);
+    const { rows, total } = await datasets.list(key.workspaceId, page, limit, keyword, queryList(request, 'tag_ids'));
     return { data: await toWire(rows), has_more: page * limit < total, limit, total, page };
   });
 
