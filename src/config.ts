@@ -162,6 +162,10 @@ export interface KnowledgeConfig {
   readonly qaConcurrency: number;
   /** Page size limit of document and dataset lists (`KNOWLEDGE_PAGE_LIMIT_MAX`, default 100). */
   readonly pageLimitMax: number;
+  /** Longest knowledge tag name (`KNOWLEDGE_TAG_NAME_MAX_LENGTH`, default 50, as Dify). */
+  readonly tagNameMaxLength: number;
+  /** Longest metadata field name (`KNOWLEDGE_METADATA_NAME_MAX_LENGTH`, default 255, as Dify). */
+  readonly metadataNameMaxLength: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -319,6 +323,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       qaConcurrency: int(env, file, 'KNOWLEDGE_QA_CONCURRENCY', 4, 1),
       segmentsPerRequestMax: int(env, file, 'KNOWLEDGE_SEGMENTS_PER_REQUEST_MAX', 1000, 1),
       segmentMaxChars: int(env, file, 'KNOWLEDGE_SEGMENT_MAX_CHARS', 100_000, 1),
+      tagNameMaxLength: int(env, file, 'KNOWLEDGE_TAG_NAME_MAX_LENGTH', 50, 1),
+      metadataNameMaxLength: int(env, file, 'KNOWLEDGE_METADATA_NAME_MAX_LENGTH', 255, 1),
     },
     ...overrides,
   };

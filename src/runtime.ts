@@ -40,6 +40,8 @@ import { Indexer } from './knowledge/indexer.js';
 import { RetrievalService } from './knowledge/retrieval.js';
 import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
 import { HitCounter } from './knowledge/hit-counter.js';
+import { TagService } from './knowledge/tags.js';
+import { MetadataService } from './knowledge/metadata.js';
 import { DocumentStatusService } from './knowledge/document-status.js';
 import { SegmentService } from './knowledge/segments.js';
 import { ChildChunkService } from './knowledge/child-chunks.js';
@@ -102,6 +104,10 @@ export interface Runtime {
   readonly documentStatus: DocumentStatusService;
   readonly segments: SegmentService;
   readonly childChunks: ChildChunkService;
+  /** Knowledge tags of the workspace and their bindings to datasets. */
+  readonly tags: TagService;
+  /** Metadata fields of datasets and their values on documents. */
+  readonly metadata: MetadataService;
   /** Retrieval hit counts, written off the request path. */
   readonly hits: HitCounter;
   /** App annotations and annotation reply. */
@@ -213,6 +219,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     qaModel: config.knowledge.qaModel,
     providers: () => opts.providers ?? providers,
   });
+  const tags = new TagService(store.db, clock, config.knowledge.tagNameMaxLength);
+  const metadata = new MetadataService(store.db, clock, config.knowledge.metadataNameMaxLength);
   const documentStatus = new DocumentStatusService({ db: store.db, clock, queue, documents, statusBatchMax: config.knowledge.statusBatchMax });
   const segments = new SegmentService({
     db: store.db,
@@ -244,7 +252,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
-  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars);
+  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars, metadata);
   const hits = new HitCounter(store.db, store.caps.engine, logger, config.knowledge.hitCountFlushMs);
   closers.push(() => hits.flush());
   const embeddingModels = new EmbeddingModels(config.knowledge, embedder);
@@ -301,6 +309,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     documentStatus,
     segments,
     childChunks,
+    tags,
+    metadata,
     hits,
     annotations,
     async close() {

@@ -18,6 +18,8 @@ import { workflowEventRoutes } from './routes/workflow-events.js';
 import { workflowLogRoutes } from './routes/workflow-logs.js';
 import { chatMessageRoutes } from './routes/chat-messages.js';
 import { conversationRoutes } from './routes/conversations.js';
+import { datasetTagRoutes } from './routes/dataset-tags.js';
+import { datasetMetadataRoutes } from './routes/dataset-metadata.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { documentRoutes } from './routes/documents.js';
 import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
@@ -41,7 +43,7 @@ const APP_ROUTES: readonly RoutePlugin[] = [
   annotationRoutes,
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
-const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, documentRoutes, segmentRoutes, childChunkRoutes];
+const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, datasetTagRoutes, datasetMetadataRoutes, documentRoutes, segmentRoutes, childChunkRoutes];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

@@ -6,6 +6,7 @@ import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { datasetNameDuplicate } from './errors.js';
 import type { Embedder } from './embedder.js';
+import type { DatasetTag } from './tags.js';
 import { parseRetrievalModel, retrievalModelToWire, type RetrievalModel } from './retrieval-model.js';
 
 export const INDEXING_TECHNIQUES = ['economy', 'high_quality'] as const;
@@ -87,6 +88,7 @@ export class DatasetService {
       embedding_model_provider: technique === 'high_quality' ? this.#embedder.provider : null,
       retrieval_model: JSON.stringify(retrievalModelToWire(retrieval)),
       index_version: 0,
+      built_in_field_enabled: 0,
       created_by: input.createdBy,
       created_at: now,
       updated_at: now,
@@ -101,8 +103,24 @@ export class DatasetService {
     return row;
   }
 
-  async list(workspaceId: string, page: number, limit: number, keyword?: string): Promise<{ rows: DatasetTable[]; total: number }> {
+  /**
+   * A page of the workspace's datasets, newest first. With `tagIds`, only datasets bound to any of
+   * those knowledge tags (Dify's `get_target_ids_by_tag_ids`): none when no dataset is.
+   */
+  async list(workspaceId: string, page: number, limit: number, keyword?: string, tagIds?: readonly string[]): Promise<{ rows: DatasetTable[]; total: number }> {
     let q = this.#db.selectFrom('datasets').where('workspace_id', '=', workspaceId);
+    if (tagIds !== undefined && tagIds.length > 0) {
+      q = q.where('id', 'in', (eb) =>
+        eb
+          .selectFrom('tag_bindings as b')
+          .innerJoin('tags as t', 't.id', 'b.tag_id')
+          .select('b.target_id')
+          .where('b.workspace_id', '=', workspaceId)
+          .where('t.workspace_id', '=', workspaceId)
+          .where('t.type', '=', 'knowledge')
+          .where('b.tag_id', 'in', [...new Set(tagIds)]),
+      );
+    }
     if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
     const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await q.selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).offset((page - 1) * limit).execute();
@@ -180,8 +198,14 @@ export class DatasetService {
   }
 }
 
+/** What a dataset object reports besides its row and stats: its tags and metadata fields. */
+export interface DatasetExtras {
+  readonly tags: readonly DatasetTag[];
+  readonly docMetadata: readonly { id: string; name: string; type: string }[];
+}
+
 /** Dify's dataset object. */
-export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined): Record<string, unknown> {
+export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined, extras?: DatasetExtras): Record<string, unknown> {
   return {
     id: ds.id,
     name: ds.name,
@@ -203,13 +227,13 @@ export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined)
     embedding_available: true,
     retrieval_model_dict: JSON.parse(ds.retrieval_model) as unknown,
     summary_index_setting: null,
-    tags: [],
+    tags: extras?.tags ?? [],
     // Dify: its documents' form; `text_model` (not Dify's null) before the first one, as the schema types it a string.
     doc_form: stats?.docForm ?? 'text_model',
     external_knowledge_info: null,
     external_retrieval_model: null,
-    doc_metadata: [],
-    built_in_field_enabled: false,
+    doc_metadata: extras?.docMetadata ?? [],
+    built_in_field_enabled: ds.built_in_field_enabled === 1,
     pipeline_id: null,
     runtime_mode: 'general',
     chunk_structure: null,

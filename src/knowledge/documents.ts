@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { DocumentMetadataItem } from './metadata.js';
 import type { Kysely } from 'kysely';
 import type { Database, DatasetTable, DocumentTable, IndexingRunTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
@@ -339,6 +340,7 @@ export class DocumentService {
       await trx.deleteFrom('segments').where('document_id', '=', doc.id).execute();
       await trx.deleteFrom('parent_chunks').where('document_id', '=', doc.id).execute();
       await trx.deleteFrom('indexing_runs').where('document_id', '=', doc.id).execute();
+      await trx.deleteFrom('document_metadata_values').where('document_id', '=', doc.id).execute();
       await trx.deleteFrom('documents').where('id', '=', doc.id).execute();
       await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', datasetId).execute();
     });
@@ -348,7 +350,12 @@ export class DocumentService {
     await this.#datasets.get(workspaceId, datasetId);
     const docs = await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', datasetId).execute();
     for (const d of docs) await this.delete(datasetId, d.id);
-    await this.#db.deleteFrom('datasets').where('id', '=', datasetId).execute();
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('tag_bindings').where('target_id', '=', datasetId).execute();
+      await trx.deleteFrom('document_metadata_values').where('dataset_id', '=', datasetId).execute();
+      await trx.deleteFrom('dataset_metadata').where('dataset_id', '=', datasetId).execute();
+      await trx.deleteFrom('datasets').where('id', '=', datasetId).execute();
+    });
   }
 
   /** The runs of a batch (one per document accepted with it). */
@@ -390,7 +397,7 @@ export class DocumentService {
 }
 
 /** Dify's document object (the spec's table plus what Dify adds). */
-export function documentToWire(d: DocumentTable, file: UploadedFile | undefined, hitCount = 0): Record<string, unknown> {
+export function documentToWire(d: DocumentTable, file: UploadedFile | undefined, hitCount = 0, metadata: readonly DocumentMetadataItem[] = []): Record<string, unknown> {
   return {
     id: d.id,
     position: d.position,
@@ -425,7 +432,8 @@ export function documentToWire(d: DocumentTable, file: UploadedFile | undefined,
     word_count: d.word_count,
     hit_count: hitCount,
     doc_form: d.doc_form,
-    doc_metadata: [],
+    // Dify's `value` is a string field: numbers (and built-in dates, in seconds) leave as strings.
+    doc_metadata: metadata.map((m) => ({ id: m.id, name: m.name, type: m.type, value: m.value === null ? null : String(m.value) })),
     summary_index_status: null,
     need_summary: false,
   };

@@ -1,4 +1,5 @@
 import { invalidParam } from '../infra/errors.js';
+import { parseMetadataFilter, type MetadataFilter } from './metadata-filter.js';
 
 export const SEARCH_METHODS = ['keyword_search', 'semantic_search', 'full_text_search', 'hybrid_search'] as const;
 export type SearchMethod = (typeof SEARCH_METHODS)[number];
@@ -11,6 +12,8 @@ export interface RetrievalModel {
   /** Hybrid weights (Dify's defaults 0.7 / 0.3). */
   readonly vectorWeight: number;
   readonly keywordWeight: number;
+  /** `metadata_filtering_conditions` of a request (never stored with a dataset). */
+  readonly metadataFilter?: MetadataFilter;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -43,7 +46,8 @@ export function parseRetrievalModel(raw: unknown, topKMax: number, defaultMethod
     if (typeof v === 'number') vectorWeight = v;
     if (typeof k === 'number') keywordWeight = k;
   }
-  return { searchMethod: method as SearchMethod, topK, scoreThresholdEnabled: enabled, scoreThreshold: threshold ?? 0, vectorWeight, keywordWeight };
+  const metadataFilter = parseMetadataFilter(raw.metadata_filtering_conditions);
+  return { searchMethod: method as SearchMethod, topK, scoreThresholdEnabled: enabled, scoreThreshold: threshold ?? 0, vectorWeight, keywordWeight, ...(metadataFilter ? { metadataFilter } : {}) };
 }
 
 export function retrievalModelToWire(m: RetrievalModel): Record<string, unknown> {

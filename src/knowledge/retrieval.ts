@@ -3,7 +3,8 @@ import type { Database } from '../store/schema.js';
 import { invalidParam } from '../infra/errors.js';
 import type { Embedder } from './embedder.js';
 import type { Hit, KeywordIndex } from './index/keyword-index.js';
-import type { VectorIndex } from './index/vector-index.js';
+import { searchAmongDocuments, type VectorIndex } from './index/vector-index.js';
+import type { MetadataService } from './metadata.js';
 import type { RetrievalModel } from './retrieval-model.js';
 import type { HitTable } from './hit-counter.js';
 
@@ -51,9 +52,11 @@ export class RetrievalService {
   readonly #keyword: KeywordIndex;
   readonly #vectors: VectorIndex;
   readonly #maxQuery: number;
+  readonly #metadata: MetadataService;
 
-  constructor(db: Kysely<Database>, embedder: Embedder, keyword: KeywordIndex, vectors: VectorIndex, maxQueryChars: number) {
+  constructor(db: Kysely<Database>, embedder: Embedder, keyword: KeywordIndex, vectors: VectorIndex, maxQueryChars: number, metadata: MetadataService) {
     this.#db = db;
+    this.#metadata = metadata;
     this.#maxQuery = maxQueryChars;
     this.#embedder = embedder;
     this.#keyword = keyword;
@@ -69,16 +72,24 @@ export class RetrievalService {
     const economyIds = datasets.filter((d) => d.indexing_technique !== 'high_quality').map((d) => d.id);
     const k = model.topK;
     const method = model.searchMethod;
+    // A metadata filter narrows every search to the documents that pass it (none: nothing found, as Dify).
+    let only: string[] | undefined;
+    if (model.metadataFilter && model.metadataFilter.conditions.length > 0) {
+      only = [...(await this.#metadata.matchingDocuments(datasets.map((d) => d.id), model.metadataFilter))];
+      if (only.length === 0) return [];
+    }
+    const vectorSearch = (ids: string[], vector: Float32Array, n: number) =>
+      only ? searchAmongDocuments(this.#db, only, vector, n) : this.#vectors.search(ids, vector, n);
     let hits: Hit[] = [];
-    if (economyIds.length) hits.push(...(await this.#keyword.search(economyIds, query, k)));
+    if (economyIds.length) hits.push(...(await this.#keyword.search(economyIds, query, k, only)));
     if (semanticIds.length) {
       if (method === 'keyword_search' || method === 'full_text_search') {
-        hits.push(...(await this.#keyword.search(semanticIds, query, k)));
+        hits.push(...(await this.#keyword.search(semanticIds, query, k, only)));
       } else {
         const [vector] = await this.#embedder.embed([query]);
-        const semantic = await this.#vectors.search(semanticIds, vector!, method === 'hybrid_search' ? k * 2 : k);
+        const semantic = await vectorSearch(semanticIds, vector!, method === 'hybrid_search' ? k * 2 : k);
         if (method === 'semantic_search') hits.push(...semantic);
-        else hits.push(...combine(semantic, await this.#keyword.search(semanticIds, query, k * 2), model));
+        else hits.push(...combine(semantic, await this.#keyword.search(semanticIds, query, k * 2, only), model));
       }
     }
     hits.sort((a, b) => b.score - a.score);

@@ -33,6 +33,10 @@ export interface Database {
   annotation_embeddings: AnnotationEmbeddingTable;
   annotation_hit_histories: AnnotationHitHistoryTable;
   annotation_jobs: AnnotationJobTable;
+  tags: TagTable;
+  tag_bindings: TagBindingTable;
+  dataset_metadata: DatasetMetadataTable;
+  document_metadata_values: DocumentMetadataValueTable;
 }
 
 export interface WorkspaceTable {
@@ -234,9 +238,54 @@ export interface DatasetTable {
   retrieval_model: string;
   /** Bumped on every swap or delete of segments; in-process vector caches compare it. */
   index_version: number;
+  /** 1 when the built-in metadata fields are enabled. */
+  built_in_field_enabled: number;
   created_by: string;
   created_at: number;
   updated_at: number;
+}
+
+/** A knowledge tag of a workspace (`type` is always `knowledge`; names unique per workspace and type). */
+export interface TagTable {
+  id: string;
+  workspace_id: string;
+  type: string;
+  name: string;
+  created_by: string;
+  created_at: number;
+}
+
+/** A tag bound to a dataset (`target_id`); one row per pair. */
+export interface TagBindingTable {
+  id: string;
+  workspace_id: string;
+  tag_id: string;
+  target_id: string;
+  created_by: string;
+  created_at: number;
+}
+
+/** A custom metadata field of a dataset (`type`: string | number | time; names unique per dataset). */
+export interface DatasetMetadataTable {
+  id: string;
+  workspace_id: string;
+  dataset_id: string;
+  type: string;
+  name: string;
+  created_by: string;
+  created_at: number;
+  updated_by: string | null;
+  updated_at: number;
+}
+
+/** The value (JSON: string, number or null) of one metadata field on one document. */
+export interface DocumentMetadataValueTable {
+  document_id: string;
+  metadata_id: string;
+  dataset_id: string;
+  value: string;
+  created_by: string;
+  created_at: number;
 }
 
 export interface DocumentTable {

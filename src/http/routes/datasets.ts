@@ -6,14 +6,23 @@ import { toSeconds } from '../../infra/clock.js';
 import { countHits } from '../../knowledge/hit-counter.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
-import { jsonBody, pageParams } from './knowledge-params.js';
+import { jsonBody, pageParams, queryList } from './knowledge-params.js';
+import type { DatasetTable } from '../../store/schema.js';
 
 type P = { dataset_id: string };
 
 /** `/datasets` CRUD and `POST /datasets/{id}/retrieve` (knowledge keys). */
 export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
-  const { datasets, documents, retrieval } = runtime;
+  const { datasets, documents, retrieval, tags, metadata } = runtime;
   const max = runtime.config.knowledge.pageLimitMax;
+
+  /** Dataset objects with their stats, tags and metadata fields. */
+  async function toWire(rows: readonly DatasetTable[]): Promise<Record<string, unknown>[]> {
+    const ids = rows.map((r) => r.id);
+    const [stats, tagMap, fields] = await Promise.all([datasets.stats(ids), tags.forDatasets(ids), metadata.forDatasets(rows)]);
+    return rows.map((r) => datasetToWire(r, stats.get(r.id), { tags: tagMap.get(r.id) ?? [], docMetadata: fields.get(r.id) ?? [] }));
+  }
+  const oneToWire = async (ds: DatasetTable) => (await toWire([ds]))[0];
 
   app.post('/datasets', { preValidation: requireJson }, async (request) => {
     const key = requireKey(request);
@@ -26,25 +35,22 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
       retrievalModel: b.retrieval_model,
       createdBy: key.id,
     });
-    return datasetToWire(ds, undefined);
+    return oneToWire(ds);
   });
 
   app.get('/datasets', async (request) => {
     const key = requireKey(request);
     const { page, limit, keyword } = pageParams(request, max);
-    const { rows, total } = await datasets.list(key.workspaceId, page, limit, keyword);
-    const stats = await datasets.stats(rows.map((r) => r.id));
-    return { data: rows.map((r) => datasetToWire(r, stats.get(r.id))), has_more: page * limit < total, limit, total, page };
+    const { rows, total } = await datasets.list(key.workspaceId, page, limit, keyword, queryList(request, 'tag_ids'));
+    return { data: await toWire(rows), has_more: page * limit < total, limit, total, page };
   });
 
   app.get<{ Params: P }>('/datasets/:dataset_id', async (request) => {
-    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
-    return datasetToWire(ds, (await datasets.stats([ds.id])).get(ds.id));
+    return oneToWire(await datasets.get(requireKey(request).workspaceId, request.params.dataset_id));
   });
 
   app.patch<{ Params: P }>('/datasets/:dataset_id', { preValidation: requireJson }, async (request) => {
-    const ds = await datasets.update(requireKey(request).workspaceId, request.params.dataset_id, jsonBody(request));
-    return datasetToWire(ds, (await datasets.stats([ds.id])).get(ds.id));
+    return oneToWire(await datasets.update(requireKey(request).workspaceId, request.params.dataset_id, jsonBody(request)));
   });
 
   app.delete<{ Params: P }>('/datasets/:dataset_id', async (request, reply) => {
@@ -60,6 +66,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     const retrieved = await retrieval.retrieve([ds.id], query, model);
     // Dify's hit testing does not count hits (dify#24077); Dovetail does unless RETRIEVE_COUNTS_HITS=false.
     const found = runtime.config.knowledge.retrieveCountsHits ? countHits(runtime.hits, retrieved) : retrieved;
+    const docMetadata = await metadata.docMetadataColumns(ds, found.map((s) => s.documentId));
     return {
       query: { content: query },
       records: found.map((s) => ({
@@ -86,7 +93,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
           completed_at: s.completedAt === null ? null : toSeconds(s.completedAt),
           error: null,
           stopped_at: null,
-          document: { id: s.documentId, data_source_type: 'upload_file', name: s.documentName, doc_type: null, doc_metadata: null },
+          document: { id: s.documentId, data_source_type: 'upload_file', name: s.documentName, doc_type: null, doc_metadata: docMetadata.get(s.documentId) ?? null },
         },
         child_chunks: (s.childChunks ?? []).map((c) => ({ id: c.id, content: c.content, position: c.position, score: c.score })),
         score: s.score,

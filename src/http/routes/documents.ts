@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Runtime } from '../../runtime.js';
-import type { DatasetTable } from '../../store/schema.js';
+import type { DatasetTable, DocumentTable } from '../../store/schema.js';
 import { invalidParam } from '../../infra/errors.js';
 import { noFileUploaded, unsupportedFileType } from '../../files/errors.js';
 import { readUploadForm } from '../multipart-upload.js';
@@ -61,10 +61,18 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
 
   const dataset = (request: FastifyRequest<{ Params: P }>) => datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
 
-  async function answer(accepted: Accepted): Promise<Record<string, unknown>> {
-    const d = accepted.document;
-    const [files, hits] = await Promise.all([documents.files([d.upload_file_id]), documents.hitCounts([d.id])]);
-    return { document: documentToWire(d, files.get(d.upload_file_id), hits.get(d.id)), batch: accepted.batch };
+  /** Document objects with their file, hit count and `doc_metadata`. */
+  async function toWire(ds: DatasetTable, rows: readonly DocumentTable[]): Promise<Record<string, unknown>[]> {
+    const [files, hits, meta] = await Promise.all([
+      documents.files(rows.map((r) => r.upload_file_id)),
+      documents.hitCounts(rows.map((r) => r.id)),
+      runtime.metadata.forDocuments(ds, rows),
+    ]);
+    return rows.map((r) => documentToWire(r, files.get(r.upload_file_id), hits.get(r.id), meta.get(r.id)));
+  }
+
+  async function answer(ds: DatasetTable, accepted: Accepted): Promise<Record<string, unknown>> {
+    return { document: (await toWire(ds, [accepted.document]))[0], batch: accepted.batch };
   }
 
   /** Commits the received file, runs `fn`, and drops the file if `fn` fails. */
@@ -84,7 +92,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const opts = options(b);
     await documents.checkOptions(ds, opts);
     const file = await documents.storeText(ds.workspace_id, b.name.trim(), b.text, key.id);
-    return answer(await documents.create(ds, file, opts, key.id));
+    return answer(ds, await documents.create(ds, file, opts, key.id));
   }
 
   async function createByFile(request: FastifyRequest<{ Params: P }>) {
@@ -99,7 +107,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
       if (form.pending) await runtime.uploads.abandon(form.pending);
       throw err;
     }
-    return withFile(ds, form, key.id, async (file) => answer(await documents.create(ds, file!, options(form.data), key.id)));
+    return withFile(ds, form, key.id, async (file) => answer(ds, await documents.create(ds, file!, options(form.data), key.id)));
   }
 
   async function updateByFile(request: FastifyRequest<{ Params: PD }>) {
@@ -113,7 +121,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
       if (form.pending) await runtime.uploads.abandon(form.pending);
       throw err;
     }
-    return withFile(ds, form, key.id, async (file) => answer(await documents.update(ds, request.params.document_id, file, options(form.data))));
+    return withFile(ds, form, key.id, async (file) => answer(ds, await documents.update(ds, request.params.document_id, file, options(form.data))));
   }
 
   async function updateByText(request: FastifyRequest<{ Params: PD }>) {
@@ -127,7 +135,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const opts = options(b);
     await documents.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique }, current);
     const file = hasText ? await documents.storeText(ds.workspace_id, String(b.name).trim(), b.text as string, key.id) : undefined;
-    return answer(await documents.update(ds, request.params.document_id, file, opts));
+    return answer(ds, await documents.update(ds, request.params.document_id, file, opts));
   }
 
   for (const path of ['create-by-text', 'create_by_text']) app.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, { preValidation: requireJson }, createByText);
@@ -140,15 +148,13 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const ds = await dataset(request);
     const { page, limit, keyword } = pageParams(request, runtime.config.knowledge.pageLimitMax);
     const { rows, total } = await documents.list(ds.id, page, limit, keyword);
-    const [files, hits] = await Promise.all([documents.files(rows.map((r) => r.upload_file_id)), documents.hitCounts(rows.map((r) => r.id))]);
-    return { data: rows.map((r) => documentToWire(r, files.get(r.upload_file_id), hits.get(r.id))), has_more: page * limit < total, limit, total, page };
+    return { data: await toWire(ds, rows), has_more: page * limit < total, limit, total, page };
   });
 
   app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request) => {
     const ds = await dataset(request);
     const doc = await documents.get(ds.id, request.params.document_id);
-    const [files, hits] = await Promise.all([documents.files([doc.upload_file_id]), documents.hitCounts([doc.id])]);
-    return documentToWire(doc, files.get(doc.upload_file_id), hits.get(doc.id));
+    return (await toWire(ds, [doc]))[0];
   });
 
   app.delete<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request, reply) => {

@@ -21,3 +21,10 @@ export function jsonBody(request: FastifyRequest): Record<string, unknown> {
   if (typeof b !== 'object' || b === null || Array.isArray(b)) throw invalidParam('The request body must be a JSON object.');
   return b as Record<string, unknown>;
 }
+
+/** A repeatable query parameter (`?tag_ids=a&tag_ids=b`) as a list of its non-empty values. */
+export function queryList(request: FastifyRequest, name: string): string[] {
+  const raw = ((request.query ?? {}) as Record<string, unknown>)[name];
+  const list = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
+  return list.filter((v): v is string => typeof v === 'string' && v !== '');
+}

@@ -108,19 +108,23 @@ export class KeywordIndex {
     await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE id IN (${ids})`.execute(db);
   }
 
-  async search(datasetIds: readonly string[], query: string, limit: number): Promise<Hit[]> {
+  /** The `limit` best keyword hits in these datasets, among the segments of `documentIds` when given (a metadata filter). */
+  async search(datasetIds: readonly string[], query: string, limit: number, documentIds?: readonly string[]): Promise<Hit[]> {
     const terms = queryTerms(query);
-    if (terms.length === 0 || datasetIds.length === 0) return [];
+    if (terms.length === 0 || datasetIds.length === 0 || documentIds?.length === 0) return [];
     const ids = sql.join(datasetIds.map((d) => sql`${d}`));
+    const docs = JSON.stringify(documentIds ?? []);
     if (this.#engine === 'sqlite') {
       const match = terms.map((t) => `"${t}"`).join(' OR ');
       // Rank inside FTS5 first (a window of the best matches), then keep what is searchable: enabled
-      // segments of the active generation of enabled, unarchived documents. A window whose matches
-      // are mostly not searchable (a re-index's second copy, disabled segments or documents) is
-      // widened until `limit` hits are found or the matches run out.
+      // segments of the active generation of enabled, unarchived documents (of `documentIds` when
+      // given). A window whose matches are mostly not searchable (a re-index's second copy, disabled
+      // segments or documents, a metadata filter) is widened until `limit` hits are found or the
+      // matches run out.
+      const inDocs = documentIds ? sql`AND s.document_id IN (SELECT value FROM json_each(${docs}))` : sql``;
       for (let window = limit * 3 + 20; ; window *= 4) {
         const { rows } = await sql<{ id: string; rank: number; ok: number }>`
-          SELECT s.id AS id, f.rank AS rank, (d.id IS NOT NULL AND s.enabled = 1) AS ok
+          SELECT s.id AS id, f.rank AS rank, (d.id IS NOT NULL AND s.enabled = 1 ${inDocs}) AS ok
           FROM (SELECT rowid AS rid, rank FROM segments_fts WHERE segments_fts MATCH ${match} AND dataset_id IN (${ids}) ORDER BY rank LIMIT ${window}) f
           JOIN segments s ON s.rowid = f.rid
           LEFT JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0
@@ -133,12 +137,13 @@ export class KeywordIndex {
       }
     }
     const tsq = terms.join(' | ');
+    const docFilter = documentIds ? sql`AND s.document_id IN (SELECT jsonb_array_elements_text(${docs}::jsonb))` : sql``;
     const { rows } = await sql<{ id: string; rank: number }>`
       SELECT s.id AS id, ts_rank(to_tsvector('english', s.content), q, 32) AS rank
       FROM segments s
       JOIN documents d ON d.id = s.document_id AND d.active_generation = s.generation AND d.enabled = 1 AND d.archived = 0,
       to_tsquery('english', ${tsq}) q
-      WHERE to_tsvector('english', s.content) @@ q AND s.dataset_id IN (${ids}) AND s.enabled = 1
+      WHERE to_tsvector('english', s.content) @@ q AND s.dataset_id IN (${ids}) AND s.enabled = 1 ${docFilter}
       ORDER BY rank DESC LIMIT ${limit}`.execute(this.#db);
     return rows.map((r) => ({ segmentId: r.id, score: Number(r.rank) }));
   }

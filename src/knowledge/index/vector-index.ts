@@ -75,6 +75,38 @@ async function activeOnly(db: Kysely<Database>, hits: Hit[]): Promise<Hit[]> {
 }
 
 /**
+ * Exact cosine search among the served segments of `documentIds` (a metadata filter), read from the
+ * portable `segment_embeddings`: the engine index cannot restrict its nearest neighbours to a set of
+ * documents, so filtered searches scan the filtered documents' vectors instead.
+ */
+export async function searchAmongDocuments(db: Kysely<Database>, documentIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]> {
+  const best: Hit[] = [];
+  if (k <= 0) return best;
+  const unique = [...new Set(documentIds)];
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await db
+      .selectFrom('segment_embeddings as e')
+      .innerJoin('segments as s', 's.id', 'e.segment_id')
+      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
+      .select(['e.segment_id', 'e.dims', 'e.embedding'])
+      .where('e.document_id', 'in', unique.slice(i, i + 500))
+      .where('s.enabled', '=', 1)
+      .where('d.enabled', '=', 1)
+      .where('d.archived', '=', 0)
+      .orderBy('e.segment_id')
+      .execute();
+    for (const r of rows) {
+      if (r.dims !== vector.length) continue;
+      const v = vectorFromBase64(r.embedding);
+      let dot = 0;
+      for (let j = 0; j < v.length; j++) dot += v[j]! * vector[j]!;
+      keepBest(best, k, r.segment_id, dot);
+    }
+  }
+  return best;
+}
+
+/**
  * Adds a hit to `best` (at most `k` hits, best first) where a stable sort by descending score would
  * put it, given hits arrive in their tie-breaking order: it goes after every hit scoring the same.
  */

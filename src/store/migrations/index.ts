@@ -12,6 +12,7 @@ import * as m010 from './010-knowledge-qa.js';
 import * as m011 from './011-conversation-variables.js';
 import * as m012 from './012-segment-editing.js';
 import * as m013 from './013-annotations.js';
+import * as m014 from './014-dataset-tags-metadata.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '011-conversation-variables': m011,
   '012-segment-editing': m012,
   '013-annotations': m013,
+  '014-dataset-tags-metadata': m014,
 };

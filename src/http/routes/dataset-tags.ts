@@ -1,0 +1,48 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Runtime } from '../../runtime.js';
+import { requireKey } from '../auth.js';
+import { requireJson } from '../json-body.js';
+import { jsonBody } from './knowledge-params.js';
+
+type P = { dataset_id: string };
+
+/** Knowledge tags (`/datasets/tags…`) and the tags of one dataset (knowledge keys). */
+export const datasetTagRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+  const { tags, datasets } = runtime;
+
+  app.get('/datasets/tags', async (request) => tags.list(requireKey(request).workspaceId));
+
+  app.post('/datasets/tags', { preValidation: requireJson }, async (request) => {
+    const key = requireKey(request);
+    return tags.create(key.workspaceId, jsonBody(request).name, key.id);
+  });
+
+  app.patch('/datasets/tags', { preValidation: requireJson }, async (request) => {
+    const b = jsonBody(request);
+    return tags.rename(requireKey(request).workspaceId, b.tag_id, b.name);
+  });
+
+  app.delete('/datasets/tags', { preValidation: requireJson }, async (request, reply) => {
+    await tags.delete(requireKey(request).workspaceId, jsonBody(request).tag_id);
+    return reply.code(204).send();
+  });
+
+  app.post('/datasets/tags/binding', { preValidation: requireJson }, async (request, reply) => {
+    const key = requireKey(request);
+    const b = jsonBody(request);
+    await tags.bind(key.workspaceId, b.tag_ids, b.target_id, key.id);
+    return reply.code(204).send();
+  });
+
+  app.post('/datasets/tags/unbinding', { preValidation: requireJson }, async (request, reply) => {
+    const b = jsonBody(request);
+    await tags.unbind(requireKey(request).workspaceId, b.tag_ids, b.tag_id, b.target_id);
+    return reply.code(204).send();
+  });
+
+  app.get<{ Params: P }>('/datasets/:dataset_id/tags', async (request) => {
+    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+    const bound = (await tags.forDatasets([ds.id])).get(ds.id) ?? [];
+    return { data: bound.map((t) => ({ id: t.id, name: t.name })), total: bound.length };
+  });
+};
