@@ -63,6 +63,10 @@ export interface Config {
   readonly feedbackListMaxLimit: number;
   /** Page size cap of `GET /apps/annotations`: larger `limit`s are served this many (`ANNOTATION_LIST_MAX_LIMIT`, default 100 as Dify). */
   readonly annotationListMaxLimit: number;
+  /** Longest annotation question, and longest chat query matched against annotations, in characters (`ANNOTATION_QUESTION_MAX_CHARS`, default 1000). */
+  readonly annotationQuestionMaxChars: number;
+  /** How long a chat request waits for the annotation match before the model answers, ms (`ANNOTATION_MATCH_TIMEOUT_MS`, default 5000). */
+  readonly annotationMatchTimeoutMs: number;
   /** Price table keyed by model name. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
   /** Human Input global timeout in seconds; ≤ 0 disables it (`HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS`, default 7 days). */
@@ -263,6 +267,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ssePingIntervalMs: int(env, file, 'SSE_PING_INTERVAL_MS', 10_000, 10),
     feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),
     annotationListMaxLimit: int(env, file, 'ANNOTATION_LIST_MAX_LIMIT', 100, 1),
+    annotationQuestionMaxChars: int(env, file, 'ANNOTATION_QUESTION_MAX_CHARS', 1000, 1),
+    annotationMatchTimeoutMs: int(env, file, 'ANNOTATION_MATCH_TIMEOUT_MS', 5000, 1),
     prices: readPrices(file),
     humanInputGlobalTimeoutSeconds: int(env, file, 'HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS', 604_800, -1),
     humanInputScanIntervalMs: int(env, file, 'HUMAN_INPUT_TIMEOUT_SCAN_MS', 5000, 100),

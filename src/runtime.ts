@@ -265,6 +265,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     index: annotationIndex,
     models: embeddingModels,
     listMaxLimit: config.annotationListMaxLimit,
+    questionMaxChars: config.annotationQuestionMaxChars,
+    matchTimeoutMs: config.annotationMatchTimeoutMs,
   });
   registerAnnotationJobs(queue, annotations, annotationIndex);
   annotationPort.current = annotations;

@@ -49,7 +49,17 @@ export interface AnnotationDeps {
   readonly index: AnnotationIndex;
   readonly models: EmbeddingModels;
   readonly listMaxLimit: number;
+  /** Longest question (and longest query matched), in characters. */
+  readonly questionMaxChars: number;
+  /** Longest wait for a match at answer time, ms. */
+  readonly matchTimeoutMs: number;
 }
+
+/** A reply job whose app saw a later request of the other action: it writes nothing. */
+class Superseded extends Error {}
+
+/** The longest `embedding_model_name` / `embedding_provider_name` accepted. */
+const MODEL_NAME_MAX = 255;
 
 /**
  * An app's annotations and annotation reply (Dify's `AppAnnotationService`): CRUD, the
@@ -85,7 +95,13 @@ export class AnnotationService {
     return { items: rows.map(toAnnotation), total: Number(total), perPage };
   }
 
+  #checkQuestion(question: string): void {
+    const max = this.#d.questionMaxChars;
+    if (question.length > max) throw invalidParam(`question must be at most ${max} characters (ANNOTATION_QUESTION_MAX_CHARS)`);
+  }
+
   async create(app: App, input: { question: string; answer: string }): Promise<Annotation> {
+    this.#checkQuestion(input.question);
     const now = this.#d.clock.now();
     const row: Omit<Selectable<AppAnnotationTable>, 'seq'> = { id: newId(), app_id: app.id, question: input.question, content: input.answer, hit_count: 0, account_id: null, created_at: now, updated_at: now };
     await this.#d.db.insertInto('app_annotations').values(row).execute();
@@ -94,6 +110,7 @@ export class AnnotationService {
   }
 
   async update(app: App, id: string, input: { question: string; answer: string }): Promise<Annotation> {
+    this.#checkQuestion(input.question);
     const found = await this.#find(app.id, id);
     await this.#d.db
       .updateTable('app_annotations')
@@ -132,6 +149,9 @@ export class AnnotationService {
   async startReplyJob(app: App, action: string, s: ReplySettingsInput): Promise<{ jobId: string; status: JobStatus }> {
     if (!(REPLY_ACTIONS as readonly string[]).includes(action)) throw invalidParam(`Unsupported annotation reply action: action must be one of ${REPLY_ACTIONS.join(', ')}`);
     if (!Number.isFinite(s.scoreThreshold) || s.scoreThreshold < 0 || s.scoreThreshold > 1) throw invalidParam('score_threshold must be a number from 0 to 1');
+    for (const [field, v] of [['embedding_provider_name', s.provider], ['embedding_model_name', s.model]] as const) {
+      if (v.length > MODEL_NAME_MAX) throw invalidParam(`${field} must be at most ${MODEL_NAME_MAX} characters`);
+    }
     if (action === 'enable') this.#d.models.check(s.provider, s.model);
     const d = this.#d;
     return d.db.transaction().execute(async (tx) => {
@@ -169,7 +189,19 @@ export class AnnotationService {
     const job = await d.db.selectFrom('annotation_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
     if (!job || job.status === 'completed' || job.status === 'error') return;
     await d.db.updateTable('annotation_jobs').set({ status: 'processing', updated_at: d.clock.now() }).where('id', '=', jobId).where('status', '=', 'waiting').execute();
-    const complete = (tx: Kysely<Database>) => this.#finishJob(tx, jobId, 'completed', '');
+    // Requests apply in the order they were made: a job whose app has a later request of the other
+    // action (a disable sent while an enable embeds, say) writes nothing when it commits.
+    const complete = async (tx: Kysely<Database>) => {
+      const later = await tx
+        .selectFrom('annotation_jobs')
+        .select('id')
+        .where('app_id', '=', job.app_id)
+        .where('action', '!=', job.action)
+        .where('created_at', '>', job.created_at)
+        .executeTakeFirst();
+      if (later) throw new Superseded();
+      await this.#finishJob(tx, jobId, 'completed', '');
+    };
     try {
       if (job.action === 'enable') {
         await d.index.enable(job.app_id, { scoreThreshold: Number(job.score_threshold), provider: job.embedding_provider, model: job.embedding_model }, complete, ctx.signal);
@@ -177,6 +209,7 @@ export class AnnotationService {
         await d.index.disable(job.app_id, complete);
       }
     } catch (err) {
+      if (err instanceof Superseded) return this.#finishJob(d.db, jobId, 'completed', '');
       if (ctx.signal.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
       d.logger.warn({ err, jobId }, 'annotation reply job failed');
@@ -199,9 +232,11 @@ export class AnnotationService {
    * so the model answers instead.
    */
   async match(appId: string, query: string, signal?: AbortSignal): Promise<AnnotationMatch | undefined> {
-    if (!query) return undefined;
+    // A query longer than any question can be is not matched: embedding it would only cost time.
+    if (!query || query.length > this.#d.questionMaxChars) return undefined;
+    const timeout = AbortSignal.timeout(this.#d.matchTimeoutMs);
     try {
-      return await this.#d.index.match(appId, query, signal);
+      return await this.#d.index.match(appId, query, signal ? AbortSignal.any([signal, timeout]) : timeout);
     } catch (err) {
       this.#d.logger.warn({ err, appId }, 'annotation reply lookup failed');
       return undefined;

@@ -21,9 +21,9 @@ export class EmbeddingModels {
     this.#local = shared instanceof LocalEmbedder ? shared : new LocalEmbedder();
   }
 
-  /** Throws 400 `invalid_param` when the model cannot be served. */
+  /** Throws 400 `invalid_param` when the model cannot be served (nothing is cached). */
   check(provider: string, model: string): void {
-    this.get(provider, model);
+    if (model !== this.#local.model && !this.#cfg.embeddingsBaseUrl) this.get(provider, model);
   }
 
   get(provider: string, model: string): Embedder {
@@ -34,9 +34,12 @@ export class EmbeddingModels {
         `embedding_model_name "${model}" (embedding_provider_name "${provider}") is not available: this server embeds with "${this.#local.model}" only; set EMBEDDINGS_BASE_URL to use an OpenAI-compatible embeddings endpoint`,
       );
     }
+    // Models of enabled settings only reach here (the names are capped at enable), so the cache
+    // stays as small as the set of models in use; it is cleared should it ever grow past that.
     let e = this.#cache.get(model);
     if (!e) {
       e = new OpenAIEmbedder(base, model, this.#cfg.embeddingsApiKey);
+      if (this.#cache.size >= 64) this.#cache.clear();
       this.#cache.set(model, e);
     }
     return e;

@@ -384,3 +384,93 @@ describe('annotation index', () => {
     expect((await index.match(id, 'late question'))?.id).toBe(lateId);
   });
 });
+
+describe('annotation reply against a slow or held embeddings endpoint', () => {
+  /** An embeddings endpoint that answers, holds every request until `release()`, or never answers. */
+  const ctl = { mode: 'answer' as 'answer' | 'hold' | 'hang', held: [] as (() => void)[] };
+  let emb: import('node:http').Server;
+  let t: TestServer;
+  beforeAll(async () => {
+    const http = await import('node:http');
+    emb = http.createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        const input = (JSON.parse(raw) as { input: string[] }).input;
+        const answer = () => {
+          const data = input.map((text, index) => ({ object: 'embedding', index, embedding: [text.length % 7, 1, 2, 3] }));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
+        };
+        if (ctl.mode === 'hang') return;
+        if (ctl.mode === 'hold') ctl.held.push(answer);
+        else answer();
+      });
+    });
+    await new Promise<void>((r) => emb.listen(0, '127.0.0.1', r));
+    const port = (emb.address() as import('node:net').AddressInfo).port;
+    t = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, EMBEDDINGS_BASE_URL: `http://127.0.0.1:${port}/v1`, ANNOTATION_MATCH_TIMEOUT_MS: '300', ANNOTATION_QUESTION_MAX_CHARS: '40' } });
+  });
+  afterAll(async () => {
+    ctl.mode = 'answer';
+    for (const a of ctl.held.splice(0)) a();
+    await t?.close();
+    emb?.closeAllConnections();
+    emb?.close();
+  });
+  const call = (k: string, path: string, init: { method?: string; body?: unknown } = {}) =>
+    fetch(`${t.api}${path}`, { method: init.method ?? 'GET', headers: headers(k), ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
+  const settings = { score_threshold: 0.9, embedding_provider_name: 'openai', embedding_model_name: 'text-embedding-3-small' };
+  const start = async (k: string, action: string) => ((await (await call(k, `/apps/annotation-reply/${action}`, { method: 'POST', body: settings })).json()) as { job_id: string }).job_id;
+  const finished = (k: string, action: string, id: string) =>
+    waitFor(async () => {
+      const st = (await (await call(k, `/apps/annotation-reply/${action}/status/${id}`)).json()) as { job_status: string };
+      return st.job_status === 'completed' || st.job_status === 'error' ? st : undefined;
+    });
+  const ask = async (k: string, query: string) =>
+    (await (await call(k, '/chat-messages', { method: 'POST', body: { query, inputs: {}, user: 'u1', response_mode: 'blocking' } })).json()) as { answer: string; metadata: Record<string, unknown> };
+
+  it('a disable sent while an enable is embedding wins: the enable commits nothing', async () => {
+    const { apiKey } = await t.importApp(chatApp('Race'));
+    expect((await call(apiKey, '/apps/annotations', { method: 'POST', body: { question: 'What is X?', answer: 'X is canned.' } })).status).toBe(201);
+    ctl.mode = 'hold';
+    const enabling = await start(apiKey, 'enable');
+    await waitFor(async () => (ctl.held.length > 0 ? true : undefined));
+    const disabling = await start(apiKey, 'disable');
+    expect(await finished(apiKey, 'disable', disabling)).toMatchObject({ job_status: 'completed' });
+    ctl.mode = 'answer';
+    for (const a of ctl.held.splice(0)) a();
+    expect(await finished(apiKey, 'enable', enabling)).toMatchObject({ job_status: 'completed' });
+    const r = await ask(apiKey, 'What is X?');
+    expect(r.metadata.annotation_reply).toBeUndefined();
+    expect(r.answer).not.toBe('X is canned.');
+  });
+
+  it('an embeddings endpoint that never answers delays a chat by ANNOTATION_MATCH_TIMEOUT_MS at most; the model answers', async () => {
+    const { apiKey } = await t.importApp(chatApp('Hang'));
+    expect((await call(apiKey, '/apps/annotations', { method: 'POST', body: { question: 'What is X?', answer: 'X is canned.' } })).status).toBe(201);
+    expect(await finished(apiKey, 'enable', await start(apiKey, 'enable'))).toMatchObject({ job_status: 'completed' });
+    ctl.mode = 'hang';
+    try {
+      const r = await ask(apiKey, 'What is X?');
+      expect(r.metadata.annotation_reply).toBeUndefined();
+      expect(r.answer).not.toBe('X is canned.');
+    } finally {
+      ctl.mode = 'answer';
+    }
+  });
+
+  it('limits named in their errors: question length, model name length, page', async () => {
+    const { apiKey } = await t.importApp(chatApp('Limits'));
+    const long = await call(apiKey, '/apps/annotations', { method: 'POST', body: { question: 'q'.repeat(41), answer: 'a' } });
+    expect(long.status).toBe(400);
+    expect(await long.json()).toMatchObject({ code: 'invalid_param', message: 'question must be at most 40 characters (ANNOTATION_QUESTION_MAX_CHARS)' });
+    const model = await call(apiKey, '/apps/annotation-reply/enable', { method: 'POST', body: { ...settings, embedding_model_name: 'm'.repeat(256) } });
+    expect(model.status).toBe(400);
+    expect(((await model.json()) as { message: string }).message).toBe('embedding_model_name must be at most 255 characters');
+    for (const path of ['/apps/annotations?page=99999999999999999999', '/app/feedbacks?page=99999999999999999999']) {
+      const r = await call(apiKey, path);
+      expect(r.status, path).toBe(400);
+      expect(((await r.json()) as { code: string; message: string }).message, path).toMatch(/page/);
+    }
+  });
+});

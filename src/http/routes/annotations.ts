@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { annotationItem } from '../../annotations/annotation-service.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
+import { PAGE_MAX } from './knowledge-params.js';
 import { requireJson } from '../json-body.js';
 
 const AnnotationItem = Type.Object({
@@ -14,7 +15,7 @@ const AnnotationItem = Type.Object({
 });
 const AnnotationBody = Type.Object({ question: Type.String(), answer: Type.String(), user: Type.Optional(Type.Unknown()) });
 const ListQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  page: Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 }),
   limit: Type.Integer({ minimum: 1, default: 20 }),
   keyword: Type.String({ default: '' }),
 });

@@ -4,6 +4,7 @@ import { feedbackItem } from '../../feedback/feedback-service.js';
 import type { Rating } from '../../feedback/feedback-store.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp, requireKey } from '../auth.js';
+import { PAGE_MAX } from './knowledge-params.js';
 import { requireJson } from '../json-body.js';
 
 const FeedbackBody = Type.Object({
@@ -40,7 +41,7 @@ export const feedbackRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
   );
 
   const FeedbackQuery = Type.Object({
-    page: Type.Integer({ minimum: 1, default: 1 }),
+    page: Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 }),
     limit: Type.Integer({ minimum: 1, maximum: runtime.config.feedbackListMaxLimit, default: 20 }),
   });
   app.get<{ Querystring: { page: number; limit: number } }>(

@@ -1,6 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { invalidParam } from '../../infra/errors.js';
 
+/** The largest `page` of any list: beyond it the row offset would overflow SQL's integers. */
+export const PAGE_MAX = 1_000_000;
+
 /** `page` (≥ 1, default 1) and `limit` (1..max, default 20) from the query string, named in errors. */
 export function pageParams(request: FastifyRequest, max: number): { page: number; limit: number; keyword: string | undefined } {
   const q = (request.query ?? {}) as Record<string, unknown>;
@@ -12,7 +15,7 @@ export function pageParams(request: FastifyRequest, max: number): { page: number
     return n;
   };
   const keyword = typeof q.keyword === 'string' && q.keyword !== '' ? q.keyword : undefined;
-  return { page: num('page', 1, 1, 1_000_000), limit: num('limit', 20, 1, max), keyword };
+  return { page: num('page', 1, 1, PAGE_MAX), limit: num('limit', 20, 1, max), keyword };
 }
 
 /** The JSON object body of a request (requireJson already checked the content type). */
