@@ -215,6 +215,15 @@ export class MetadataService {
     if (ids.some((id) => !found.has(id))) throw invalidParam('Document not found.');
     const now = this.#clock.now();
     await this.#db.transaction().execute(async (trx) => {
+      // The document rows first, as a document delete takes its row first: a delete that committed
+      // since the check above leaves a document missing here (and no values are written for it);
+      // one that comes later waits for this transaction and then removes these values too.
+      let locked = 0;
+      for (const part of chunks(ids)) {
+        const r = await trx.updateTable('documents').set((eb) => ({ enabled: eb.ref('enabled') })).where('dataset_id', '=', ds.id).where('id', 'in', part).executeTakeFirst();
+        locked += Number(r.numUpdatedRows);
+      }
+      if (locked !== ids.length) throw invalidParam('Document not found.');
       for (const op of ops) {
         const del = trx.deleteFrom('document_metadata_values').where('document_id', '=', op.documentId);
         if (!op.partial) await del.execute();

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, TEST_DIALECT, type TestServer } from '../helpers/server.js';
 import { kbClient } from '../helpers/kb-client.js';
 import { responseErrors, validateResponse } from '../helpers/openapi.js';
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import { MetadataService } from '../../src/knowledge/metadata.js';
 
 let s: TestServer;
 let kb: ReturnType<typeof kbClient>;
@@ -249,5 +251,44 @@ describe('POST /datasets/{id}/documents/metadata', () => {
     const db = s.runtime.store.db;
     expect(await db.selectFrom('dataset_metadata').select('id').where('dataset_id', '=', ds).execute()).toEqual([]);
     expect(await db.selectFrom('document_metadata_values').select('document_id').where('dataset_id', '=', ds).execute()).toEqual([]);
+  });
+});
+
+/** Runs `hook` once, after the first SELECT on `documents` has answered (the write's document check). */
+class AfterDocumentCheck implements KyselyPlugin {
+  hook: (() => Promise<void>) | undefined;
+  readonly #pending = new WeakSet<object>();
+  transformQuery(a: PluginTransformQueryArgs): RootOperationNode {
+    const n = a.node as { kind: string; from?: unknown };
+    if (n.kind === 'SelectQueryNode' && JSON.stringify(n.from).includes('"documents"')) this.#pending.add(a.queryId);
+    return a.node;
+  }
+  async transformResult(a: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const hook = this.#pending.has(a.queryId) ? this.hook : undefined;
+    this.hook = hook ? undefined : this.hook;
+    await hook?.();
+    return a.result;
+  }
+}
+
+// PostgreSQL only: on SQLite the hook's DELETE would wait for the connection the checking query holds.
+describe.skipIf(TEST_DIALECT !== 'postgres')('a document deleted while its metadata is written', () => {
+  it('the write finds no document and leaves no values behind', async () => {
+    const ds = await kb.dataset('metadata-delete-race');
+    const r = await kb.call('POST', `/datasets/${ds}/document/create-by-text`, { name: 'D', text: 'hello world', indexing_technique: 'economy', process_rule: { mode: 'automatic' } });
+    await kb.settle(ds, r.body.batch);
+    const docId = r.body.document.id as string;
+    const field = (await kb.call('POST', `/datasets/${ds}/metadata`, { type: 'string', name: 'author' })).body.id as string;
+    const plugin = new AfterDocumentCheck();
+    const service = new MetadataService(s.runtime.store.db.withPlugin(plugin), { now: () => Date.now() }, 255);
+    const dataset = await s.runtime.datasets.get(await s.runtime.apps.workspaceId(), ds);
+    // The delete lands between the write's check of the documents and its transaction.
+    plugin.hook = async () => {
+      expect((await kb.call('DELETE', `/datasets/${ds}/documents/${docId}`)).status).toBe(204);
+    };
+    const write = service.updateDocuments(dataset, { operation_data: [{ document_id: docId, metadata_list: [{ id: field, name: 'author', value: 'Ann' }] }] }, 'key');
+    await expect(write).rejects.toMatchObject({ code: 'invalid_param', message: 'Document not found.' });
+    expect(await s.runtime.store.db.selectFrom('document_metadata_values').selectAll().where('document_id', '=', docId).execute()).toEqual([]);
+    expect((await kb.call('GET', `/datasets/${ds}/metadata`)).body.doc_metadata[0].count).toBe(0);
   });
 });
