@@ -105,9 +105,10 @@ export function vectorToBase64(v: Float32Array): string {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 }
 
+/** The vector of `vectorToBase64` (little-endian floats, as every platform Node runs on stores them). */
 export function vectorFromBase64(s: string): Float32Array {
   const b = Buffer.from(s, 'base64');
-  const out = new Float32Array(b.length / 4);
-  for (let i = 0; i < out.length; i++) out[i] = b.readFloatLE(i * 4);
-  return out;
+  // A copy into a buffer of its own: `Buffer.from` may hand out a slice of a shared pool at an
+  // offset that is not a multiple of 4, which a Float32Array view cannot start at.
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length - (b.length % 4)));
 }
