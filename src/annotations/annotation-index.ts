@@ -36,6 +36,8 @@ export class AnnotationIndex {
   readonly #models: EmbeddingModels;
   readonly #clock: Clock;
   readonly #batch: number;
+  /** Decoded vectors by annotation, model and question (`vectorKey`). */
+  readonly #vectors = new Map<string, Float32Array>();
 
   constructor(db: Kysely<Database>, models: EmbeddingModels, clock: Clock, batchSize: number) {
     this.#db = db;
@@ -143,23 +145,25 @@ export class AnnotationIndex {
   async match(appId: string, query: string, signal?: AbortSignal): Promise<AnnotationMatch | undefined> {
     const s = await this.setting(appId);
     if (!s) return undefined;
+    const model = s.embedding_model;
     const rows = await this.#db
       .selectFrom('annotation_embeddings as e')
       .innerJoin('app_annotations as a', (j) => j.onRef('a.id', '=', 'e.annotation_id').onRef('a.question', '=', 'e.question'))
-      .select(['a.id', 'a.question', 'a.content', 'a.account_id', 'a.created_at', 'e.dims', 'e.embedding'])
+      .select(['a.id', 'a.question', 'a.content', 'a.account_id', 'a.created_at'])
       .where('e.app_id', '=', appId)
-      .where('e.model', '=', s.embedding_model)
+      .where('e.model', '=', model)
       .orderBy('a.created_at', 'asc')
       .orderBy('a.id', 'asc')
       .execute();
     if (rows.length === 0) return undefined;
-    const [q] = await this.#models.get(s.embedding_provider, s.embedding_model).embed([query], signal);
+    await this.#loadVectors(model, rows.filter((r) => !this.#vectors.has(vectorKey(r.id, model, r.question))).map((r) => r.id));
+    const [q] = await this.#models.get(s.embedding_provider, model).embed([query], signal);
     if (!q) return undefined;
     let best: (typeof rows)[number] | undefined;
     let bestScore = -Infinity;
     for (const r of rows) {
-      if (r.dims !== q.length) continue;
-      const v = vectorFromBase64(r.embedding);
+      const v = this.#vectors.get(vectorKey(r.id, model, r.question));
+      if (!v || v.length !== q.length) continue;
       let dot = 0;
       for (let i = 0; i < v.length; i++) dot += v[i]! * q[i]!;
       if (dot > bestScore) {
@@ -173,6 +177,28 @@ export class AnnotationIndex {
     if (!best || bestScore < threshold) return undefined;
     return { id: best.id, question: best.question, content: best.content, accountId: best.account_id, score: bestScore };
   }
+
+  /** Reads and decodes the stored vectors of these annotations under `model` into the cache. */
+  async #loadVectors(model: string, annotationIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < annotationIds.length; i += 500) {
+      const rows = await this.#db
+        .selectFrom('annotation_embeddings')
+        .select(['annotation_id', 'question', 'embedding'])
+        .where('annotation_id', 'in', annotationIds.slice(i, i + 500))
+        .where('model', '=', model)
+        .execute();
+      if (this.#vectors.size + rows.length > MAX_CACHED_VECTORS) this.#vectors.clear();
+      for (const r of rows) this.#vectors.set(vectorKey(r.annotation_id, model, r.question), vectorFromBase64(r.embedding));
+    }
+  }
+}
+
+/** Decoded annotation vectors kept in memory at most (about 6 KB each at 1,536 dimensions). */
+const MAX_CACHED_VECTORS = 20_000;
+
+/** A vector's cache key: the vector of one question under one model never changes, so a cached one is right on every instance. */
+function vectorKey(annotationId: string, model: string, question: string): string {
+  return `${annotationId}\u0000${model}\u0000${question}`;
 }
 
 class SettingChanged extends Error {}
