@@ -15,7 +15,8 @@ import { buildUsage, countTokens, type UsageBody } from '../llm/usage.js';
 import { buildChatPrompt, type Exchange } from './chat-prompt.js';
 import { buildCompletionPrompt, fileInputs, type CompletionPrompt } from './completion-prompt.js';
 import { imageParts } from './file-parts.js';
-import type { MessageStatus, MessageStore, NewConversation } from './message-store.js';
+import type { MessageStatus, MessageStore, NewConversation, NewMessage } from './message-store.js';
+import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage } from './annotation-answer.js';
 import { conversationName } from './conversation-name.js';
 import { StopRequested, type TaskRegistry } from './task-registry.js';
 
@@ -240,34 +241,19 @@ export class CompletionService {
     return { app, startedAt, inputs, model, provider, images, endUserId: endUser.id, prePrompt, query: input.query.replaceAll('\x00', ''), files: input.files ?? [] };
   }
 
-  /** Takes a concurrency slot, registers the task, stores the message and starts generating. */
-  async #launch(
-    p: Prepared,
-    prompt: CompletionPrompt,
-    ids: { readonly messageId: string; readonly conversationId: string },
-    conversation: NewConversation | undefined,
-    sink: CompletionSink | undefined,
-  ): Promise<CompletionRun> {
+  /**
+   * Takes a concurrency slot and registers a task, then runs `run` (which never rejects) for its
+   * outcome; the slot and the task are held until it ends.
+   */
+  async #start(p: Prepared, messageId: string, run: (task: { taskId: string; controller: AbortController }) => Promise<CompletionOutcome>): Promise<CompletionRun> {
     const d = this.#d;
     const { app } = p;
     const release = await d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests));
     try {
       const taskId = newId();
-      const { messageId, conversationId } = ids;
       const controller = new AbortController();
       const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: p.endUserId, controller });
-      // The row is written once the upstream request is on its way, while the model works; without
-      // an upstream request, at the first chunk. It is awaited before the end either way.
-      let inserted: Promise<void> | undefined;
-      const insert = () => {
-        inserted ??= d.messages.insert(
-          { id: messageId, appId: app.id, conversationId, endUserId: p.endUserId, taskId, mode: app.mode, inputs: p.inputs, query: p.query, files: p.files, createdAt: p.startedAt },
-          conversation,
-        );
-        inserted.catch(() => undefined);
-        return inserted;
-      };
-      const done = this.#generate({ provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink }).finally(() => {
+      const done = run({ taskId, controller }).finally(() => {
         unregister();
         release();
       });
@@ -278,12 +264,51 @@ export class CompletionService {
     }
   }
 
+  /** The message this generation answers, as its row is first stored. */
+  #newMessage(p: Prepared, ids: { readonly messageId: string; readonly conversationId: string }, taskId: string): Omit<NewMessage, 'annotationId'> {
+    const { app } = p;
+    return { id: ids.messageId, appId: app.id, conversationId: ids.conversationId, endUserId: p.endUserId, taskId, mode: app.mode, inputs: p.inputs, query: p.query, files: p.files, createdAt: p.startedAt };
+  }
+
+  /** `sink`, guarded: a listener that throws (a broken socket, say) must not change the outcome or lose the message. */
+  #emitter(sink: CompletionSink | undefined, messageId: string): CompletionSink {
+    return (ev) => {
+      try {
+        sink?.(ev);
+      } catch (err) {
+        this.#d.logger.warn({ err, messageId }, 'stream listener failed');
+      }
+    };
+  }
+
+  /** Takes a concurrency slot, registers the task, stores the message and starts generating. */
+  #launch(
+    p: Prepared,
+    prompt: CompletionPrompt,
+    ids: { readonly messageId: string; readonly conversationId: string },
+    conversation: NewConversation | undefined,
+    sink: CompletionSink | undefined,
+  ): Promise<CompletionRun> {
+    const { messageId } = ids;
+    return this.#start(p, messageId, ({ taskId, controller }) => {
+      // The row is written once the upstream request is on its way, while the model works; without
+      // an upstream request, at the first chunk. It is awaited before the end either way.
+      let inserted: Promise<void> | undefined;
+      const insert = () => {
+        inserted ??= this.#d.messages.insert(this.#newMessage(p, ids, taskId), conversation);
+        inserted.catch(() => undefined);
+        return inserted;
+      };
+      return this.#generate({ provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink });
+    });
+  }
+
   /**
    * Answers with an annotation, as Dify's `direct_output`: the message is stored with the
    * annotation's id and the hit recorded, then the answer streams one character per `message`
    * event, and the end carries zero usage and `annotation_reply`.
    */
-  async #replyWithAnnotation(
+  #replyWithAnnotation(
     p: Prepared,
     hit: AnnotationHit,
     ids: { readonly messageId: string; readonly conversationId: string },
@@ -291,61 +316,24 @@ export class CompletionService {
     sink: CompletionSink | undefined,
   ): Promise<CompletionRun> {
     const d = this.#d;
-    const { app } = p;
-    const release = await d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests));
-    try {
-      const taskId = newId();
-      const { messageId, conversationId } = ids;
-      const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: p.endUserId, controller: new AbortController() });
-      const emit = (ev: CompletionEvent) => {
-        try {
-          sink?.(ev);
-        } catch (err) {
-          d.logger.warn({ err, messageId }, 'stream listener failed');
-        }
-      };
-      const run = async (): Promise<CompletionOutcome> => {
-        const usage = buildUsage({ reported: { promptTokens: 0, completionTokens: 0 }, promptText: '', answer: '', price: undefined, latencySeconds: 0 });
-        const annotationReply: AnnotationReplyInfo = { id: hit.id, account: { id: hit.accountId, name: 'Dify user' } };
-        try {
-          await d.messages.insert(
-            { id: messageId, appId: app.id, conversationId, endUserId: p.endUserId, taskId, mode: app.mode, inputs: p.inputs, query: p.query, files: p.files, createdAt: p.startedAt, annotationId: hit.id },
-            conversation,
-          );
-          await d.annotations.recordHit({ appId: app.id, match: hit, query: p.query, messageId, endUserId: p.endUserId });
-          await d.messages.finish(messageId, {
-            answer: hit.content,
-            status: 'normal',
-            error: null,
-            promptTokens: 0,
-            completionTokens: 0,
-            usage: { ...usage },
-            totalPrice: usage.total_price,
-            currency: usage.currency,
-            latency: usage.latency,
-            updatedAt: d.clock.now(),
-          });
-        } catch (err) {
-          d.logger.error({ err, messageId }, 'annotation reply could not be stored');
-          const outcome: CompletionOutcome = { status: 'error', answer: '', usage, error: internalServerError() };
-          emit({ type: 'end', outcome });
-          return outcome;
-        }
-        emit({ type: 'sent' });
-        for (const ch of hit.content) emit({ type: 'message', text: ch });
-        const outcome: CompletionOutcome = { status: 'normal', answer: hit.content, usage, error: undefined, annotationReply };
+    const { messageId } = ids;
+    const emit = this.#emitter(sink, messageId);
+    return this.#start(p, messageId, async ({ taskId }) => {
+      let usage: UsageBody;
+      try {
+        usage = await storeAnnotationAnswer({ messages: d.messages, annotations: d.annotations, now: () => d.clock.now() }, this.#newMessage(p, ids, taskId), conversation, hit);
+      } catch (err) {
+        d.logger.error({ err, messageId }, 'annotation reply could not be stored');
+        const outcome: CompletionOutcome = { status: 'error', answer: '', usage: zeroUsage(), error: internalServerError() };
         emit({ type: 'end', outcome });
         return outcome;
-      };
-      const done = run().finally(() => {
-        unregister();
-        release();
-      });
-      return { taskId, messageId, createdAt: p.startedAt, done };
-    } catch (err) {
-      release();
-      throw err;
-    }
+      }
+      emit({ type: 'sent' });
+      for (const ch of hit.content) emit({ type: 'message', text: ch });
+      const outcome: CompletionOutcome = { status: 'normal', answer: hit.content, usage, error: undefined, annotationReply: annotationReplyInfo(hit) };
+      emit({ type: 'end', outcome });
+      return outcome;
+    });
   }
 
   /** The conversation's finished exchanges, oldest first, as many as fit `CHAT_MEMORY_MAX_TOKENS`. */
@@ -384,14 +372,7 @@ export class CompletionService {
   }): Promise<CompletionOutcome> {
     const d = this.#d;
     const { signal } = g.controller;
-    // A listener that throws (a broken socket, say) must not change the outcome or lose the message.
-    const emit = (ev: CompletionEvent) => {
-      try {
-        g.sink?.(ev);
-      } catch (err) {
-        d.logger.warn({ err, messageId: g.messageId }, 'stream listener failed');
-      }
-    };
+    const emit = this.#emitter(g.sink, g.messageId);
     const limitS = d.config.appMaxExecutionSeconds;
     const timer = setTimeout(() => g.controller.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
     timer.unref();

@@ -9,7 +9,8 @@ import type { RunService, StartedRun } from './run-service.js';
 import type { MessageStore, NewConversation } from '../messages/message-store.js';
 import { conversationName } from '../messages/conversation-name.js';
 import type { AnnotationReplier, AnnotationReplyInfo } from '../messages/completion-service.js';
-import { buildUsage, type UsageBody } from '../llm/usage.js';
+import type { UsageBody } from '../llm/usage.js';
+import { annotationReplyInfo, storeAnnotationAnswer } from '../messages/annotation-answer.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -158,25 +159,13 @@ export class ChatflowService {
     const now = this.#clock.now();
     const messageId = newId();
     const taskId = newId();
-    await this.#messages.insert(
-      { id: messageId, appId: input.app.id, conversationId, endUserId: input.endUserId, taskId, mode: 'advanced-chat', inputs, query: input.query, files: input.files, createdAt: now, annotationId: hit.id },
+    const usage = await storeAnnotationAnswer(
+      { messages: this.#messages, annotations: this.#annotations, now: () => this.#clock.now() },
+      { id: messageId, appId: input.app.id, conversationId, endUserId: input.endUserId, taskId, mode: 'advanced-chat', inputs, query: input.query, files: input.files, createdAt: now },
       newConversation,
+      hit,
     );
-    await this.#annotations.recordHit({ appId: input.app.id, match: hit, query: input.query, messageId, endUserId: input.endUserId });
-    const usage = buildUsage({ reported: { promptTokens: 0, completionTokens: 0 }, promptText: '', answer: '', price: undefined, latencySeconds: 0 });
-    await this.#messages.finish(messageId, {
-      answer: hit.content,
-      status: 'normal',
-      error: null,
-      promptTokens: 0,
-      completionTokens: 0,
-      usage: { ...usage },
-      totalPrice: usage.total_price,
-      currency: usage.currency,
-      latency: 0,
-      updatedAt: this.#clock.now(),
-    });
-    return { taskId, messageId, conversationId, createdAt: now, answer: hit.content, usage, annotationReply: { id: hit.id, account: { id: hit.accountId, name: 'Dify user' } } };
+    return { taskId, messageId, conversationId, createdAt: now, answer: hit.content, usage, annotationReply: annotationReplyInfo(hit) };
   }
 
   async message(id: string): Promise<MessageTable | undefined> {
