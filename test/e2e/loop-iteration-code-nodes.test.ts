@@ -7,22 +7,24 @@ import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js'
 import { endNode, startNode, workflowDsl, type NodeSpec } from '../helpers/workflow-dsl.js';
 
 let s: TestServer;
+/** A server with a short code timeout, for the tests of the timeout (the others keep a long one: a busy machine starts python slowly). */
+let quick: TestServer;
 
 beforeAll(async () => {
-  s = await startServer({ env: { LOOP_NODE_MAX_COUNT: '20', CODE_EXECUTION_TIMEOUT: '1' } });
+  [s, quick] = await Promise.all([startServer({ env: { LOOP_NODE_MAX_COUNT: '20', CODE_EXECUTION_TIMEOUT: '30' } }), startServer({ env: { CODE_EXECUTION_TIMEOUT: '3' } })]);
 });
 afterAll(async () => {
-  await s?.close();
+  await Promise.all([s?.close(), quick?.close()]);
 });
 
 const headers = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
 
-async function run(key: string, inputs: Record<string, unknown>, mode: 'blocking' | 'streaming' = 'blocking') {
-  const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(key), body: JSON.stringify({ inputs, response_mode: mode, user: 'u' }) });
+async function run(key: string, inputs: Record<string, unknown>, mode: 'blocking' | 'streaming' = 'blocking', server = s) {
+  const r = await fetch(`${server.api}/workflows/run`, { method: 'POST', headers: headers(key), body: JSON.stringify({ inputs, response_mode: mode, user: 'u' }) });
   expect(r.status).toBe(200);
   return r;
 }
-const blocking = async (key: string, inputs: Record<string, unknown> = {}) => (await (await run(key, inputs)).json()).data;
+const blocking = async (key: string, inputs: Record<string, unknown> = {}, server = s) => (await (await run(key, inputs, 'blocking', server)).json()).data;
 const streaming = async (key: string, inputs: Record<string, unknown> = {}) => dataFrames(parseSse(await (await run(key, inputs, 'streaming')).text()));
 
 const codeNode = (id: string, language: string, code: string, outputs: Record<string, string>, variables: Record<string, string[]> = {}, extra: Record<string, unknown> = {}): NodeSpec => ({
@@ -152,22 +154,22 @@ describe('code node over HTTP', () => {
   });
 
   it('fails the node with the program error, a type mismatch, or the timeout (naming CODE_EXECUTION_TIMEOUT)', async () => {
-    const fail = async (node: NodeSpec) => {
-      const d = await blocking((await s.importApp(app(node, { r: ['c', 'r'] }))).apiKey, { x: 1 });
+    const fail = async (node: NodeSpec, server = s) => {
+      const d = await blocking((await server.importApp(app(node, { r: ['c', 'r'] }))).apiKey, { x: 1 }, server);
       expect(d.status).toBe('failed');
       return d.error as string;
     };
     expect(await fail(codeNode('c', 'python3', 'def main(x):\n    raise ValueError("bad input")\n', { r: 'string' }, { x: ['start', 'x'] }))).toMatch(/ValueError: bad input/);
     expect(await fail(codeNode('c', 'python3', 'def main():\n    return {"r": 5}\n', { r: 'string' }))).toBe('Output variable `r` must be a string');
-    expect(await fail(codeNode('c', 'python3', 'import time\ndef main():\n    time.sleep(30)\n    return {"r": "late"}\n', { r: 'string' }))).toBe('Code execution timed out after 1s (CODE_EXECUTION_TIMEOUT).');
+    expect(await fail(codeNode('c', 'python3', 'import time\ndef main():\n    time.sleep(30)\n    return {"r": "late"}\n', { r: 'string' }), quick)).toBe('Code execution timed out after 3s (CODE_EXECUTION_TIMEOUT).');
     expect(await fail(codeNode('c', 'javascript', 'function main() { return { r: require("fs") } }', { r: 'string' }))).toMatch(/require is not defined/);
   });
 
   it('the timeout also ends the processes the code started', async () => {
     const pidFile = path.join(os.tmpdir(), `dovetail-grandchild-${process.pid}-${Date.now()}`);
     const code = `import subprocess, time\ndef main():\n    p = subprocess.Popen(["sleep", "60"])\n    open(${JSON.stringify(pidFile)}, "w").write(str(p.pid))\n    time.sleep(60)\n    return {"r": "late"}\n`;
-    const d = await blocking((await s.importApp(app(codeNode('c', 'python3', code, { r: 'string' }), { r: ['c', 'r'] }))).apiKey, { x: 1 });
-    expect(d).toMatchObject({ status: 'failed', error: 'Code execution timed out after 1s (CODE_EXECUTION_TIMEOUT).' });
+    const d = await blocking((await quick.importApp(app(codeNode('c', 'python3', code, { r: 'string' }), { r: ['c', 'r'] }))).apiKey, { x: 1 }, quick);
+    expect(d).toMatchObject({ status: 'failed', error: 'Code execution timed out after 3s (CODE_EXECUTION_TIMEOUT).' });
     const pid = Number(readFileSync(pidFile, 'utf8'));
     rmSync(pidFile, { force: true });
     // Gone, or a zombie waiting to be reaped by init: either way no longer running.
