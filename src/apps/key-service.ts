@@ -25,10 +25,13 @@ export interface ResolvedKey {
 }
 
 const CACHE_TTL_MS = 60_000;
+/** Lookups remembered, found or not; past this the oldest go, so made-up tokens cannot grow memory. */
+const CACHE_MAX_ENTRIES = 10_000;
 
 /**
  * API keys: random (192 bits), prefixed `app-` / `dataset-`, stored only as SHA-256 hashes and
- * shown once. Lookups are cached for a minute; revocation clears the cache of this instance.
+ * shown once. Lookups are cached for a minute, by token (no hashing on a hit; up to
+ * CACHE_MAX_ENTRIES); revocation clears the cache of this instance.
  */
 export class KeyService {
   readonly #db: Kysely<Database>;
@@ -63,9 +66,10 @@ export class KeyService {
   /** Finds the key of the given scope; a key of the other scope is not found. */
   async resolve(token: string, scope: KeyType): Promise<ResolvedKey | undefined> {
     const now = this.#clock.now();
-    const cacheKey = `${scope}:${sha256(token)}`;
+    const cacheKey = `${scope}:${token}`;
     const hit = this.#cache.get(cacheKey);
     if (hit && now - hit.at < CACHE_TTL_MS) return hit.key;
+    this.#cache.delete(cacheKey);
     const row = await this.#db
       .selectFrom('api_keys')
       .select(['id', 'type', 'app_id', 'workspace_id'])
@@ -74,6 +78,7 @@ export class KeyService {
       .executeTakeFirst();
     const key = row ? { id: row.id, type: row.type as KeyType, appId: row.app_id, workspaceId: row.workspace_id } : undefined;
     this.#cache.set(cacheKey, { key, at: now });
+    if (this.#cache.size > CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
     if (key) await this.#db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', key.id).execute();
     return key;
   }

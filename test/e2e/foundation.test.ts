@@ -84,6 +84,17 @@ describe('authentication', () => {
     expect(await s.runtime.keys.revoke(k.id)).toBe(true);
     expect((await fetch(`${s.api}/info`, { headers: auth(k.apiKey) })).status).toBe(401);
   });
+
+  it('made-up tokens cannot grow the key cache: past 10,000 lookups the oldest are forgotten', async () => {
+    const a = await s.runtime.apps.find(appId);
+    const k = await s.runtime.keys.create('app', a!.workspaceId, appId);
+    expect((await fetch(`${s.api}/info`, { headers: auth(k.apiKey) })).status).toBe(200);
+    // Removed behind the cache's back: a remembered lookup would still let the key in.
+    await s.runtime.store.db.deleteFrom('api_keys').where('id', '=', k.id).execute();
+    expect((await fetch(`${s.api}/info`, { headers: auth(k.apiKey) })).status).toBe(200);
+    for (let i = 0; i < 10_000; i++) await s.runtime.keys.resolve(`app-made-up-${i}`, 'app');
+    expect((await fetch(`${s.api}/info`, { headers: auth(k.apiKey) })).status).toBe(401);
+  });
 });
 
 describe('app info and parameters', () => {
