@@ -1,6 +1,23 @@
-import type { FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { filenameNotExists, noFileUploaded, tooManyFiles, unsupportedFileType } from '../files/errors.js';
 import type { PendingUpload, UploadService } from '../files/upload-service.js';
+
+/**
+ * Registers routes that take multipart forms, in a scope of their own with @fastify/multipart: its
+ * hooks (one per request on the way in and one on the way out) stay off every JSON route. A
+ * multipart body sent to a JSON route is a 415, as before (and as Dify).
+ */
+export async function multipartRoutes(app: FastifyInstance, routes: (scope: FastifyInstance) => void): Promise<void> {
+  await app.register(async (scope) => {
+    await scope.register(multipart, {
+      limits: { fields: 20, fieldSize: 1024 * 1024, parts: 30, fileSize: Number.MAX_SAFE_INTEGER },
+      throwFileSizeLimit: false,
+      preservePath: true,
+    });
+    routes(scope);
+  });
+}
 
 export interface UploadForm {
   /** The streamed `file` part, not yet recorded: commit or abandon it. Undefined when there was none. */

@@ -1,6 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import cors from '@fastify/cors';
-import multipart from '@fastify/multipart';
 import FindMyWay from 'find-my-way';
 import type { Runtime } from '../runtime.js';
 import { newId } from '../infra/ids.js';
@@ -90,11 +89,6 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     origin: '*',
     methods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'PATCH'],
     allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code'],
-  });
-  await app.register(multipart, {
-    limits: { fields: 20, fieldSize: 1024 * 1024, parts: 30, fileSize: Number.MAX_SAFE_INTEGER },
-    throwFileSizeLimit: false,
-    preservePath: true,
   });
 
   app.get('/health', async () => ({ status: 'ok' }));

@@ -201,6 +201,12 @@ describe('POST /completion-messages — refusals', () => {
     const r = await fetch(`${s.api}/completion-messages`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' }, body: 'inputs=1' });
     expect(r.status).toBe(415);
     expect((await r.json()).code).toBe('unsupported_media_type');
+    // A multipart form (only upload routes read them) gets Dify's JSON-route answer too.
+    const form = new FormData();
+    form.set('inputs', '{}');
+    const m = await fetch(`${s.api}/completion-messages`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(m.status).toBe(415);
+    expect(await m.json()).toEqual({ code: 'unsupported_media_type', message: "Did not attempt to load JSON data because the request Content-Type was not 'application/json'.", status: 415 });
   });
 
   it('a chat app → 400 app_unavailable, for the message and for stop', async () => {

@@ -3,7 +3,7 @@ import type { Runtime } from '../../runtime.js';
 import type { DatasetTable, DocumentTable } from '../../store/schema.js';
 import { invalidParam } from '../../infra/errors.js';
 import { noFileUploaded, unsupportedFileType } from '../../files/errors.js';
-import { readUploadForm } from '../multipart-upload.js';
+import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 import { extensionOf } from '../../files/file-types.js';
 import type { PendingUpload, UploadedFile } from '../../files/upload-service.js';
 import { SUPPORTED_EXTENSIONS } from '../../knowledge/parse/index.js';
@@ -139,9 +139,11 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
   }
 
   for (const path of ['create-by-text', 'create_by_text']) app.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, { preValidation: requireJson }, createByText);
-  for (const path of ['create-by-file', 'create_by_file']) app.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, createByFile);
-  app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', updateByFile);
-  for (const path of ['update-by-file', 'update_by_file']) app.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, updateByFile);
+  await multipartRoutes(app, (mp) => {
+    for (const path of ['create-by-file', 'create_by_file']) mp.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, createByFile);
+    mp.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', updateByFile);
+    for (const path of ['update-by-file', 'update_by_file']) mp.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, updateByFile);
+  });
   for (const path of ['update-by-text', 'update_by_text']) app.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, { preValidation: requireJson }, updateByText);
 
   app.get<{ Params: P }>('/datasets/:dataset_id/documents', async (request) => {

@@ -7,7 +7,7 @@ import { fileResponse } from '../../files/upload-service.js';
 import { invalidParam } from '../../infra/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
-import { readUploadForm } from '../multipart-upload.js';
+import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 
 const PreviewParams = Type.Object({ file_id: Type.String() });
 const PreviewQuery = Type.Object({
@@ -30,7 +30,7 @@ function queryBoolean(name: string, raw: string | undefined): boolean {
  * `GET /files/{file_id}/preview` (the raw bytes of an upload a message of this app was sent with).
  */
 export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
-  app.post('/files/upload', async (request, reply) => {
+  await multipartRoutes(app, (mp) => mp.post('/files/upload', async (request, reply) => {
     const a = requireApp(request);
     // `user` may come before or after the file (curl and the SDKs send it after), so the file is
     // streamed to the blob store first and recorded once every part has been read.
@@ -44,7 +44,7 @@ export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, 
       await runtime.uploads.abandon(pending);
       throw err;
     }
-  });
+  }));
 
   app.get<{ Params: Static<typeof PreviewParams>; Querystring: Static<typeof PreviewQuery> }>(
     '/files/:file_id/preview',
