@@ -154,7 +154,7 @@ const latin1 = (text: string | undefined) => (text && /^[\x00-\xff]*$/.test(text
 /** One request's dispatch handler: resolves the raw answer at the headers, then feeds its body. */
 class ResponseHandler implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
-  /** Made when the request goes out (off the path to the first byte); handed on with the answer. */
+  /** Made once the request has been written (off the path to the first byte); handed on with the answer. */
   #body: UpstreamBody | undefined;
   #responded = false;
   /** The request (not its body stream) has ended: undici's controller no longer applies. */
@@ -181,7 +181,17 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     if (this.signal?.aborted) return this.#onAbort();
-    this.#body ??= new UpstreamBody(
+    // undici writes the request right after this call returns, in the same tick; the body stream
+    // is made after that write, off the request's path (and before any answer can arrive).
+    queueMicrotask(() => {
+      if (!this.#responded) this.#bodyOf(controller);
+      this.onSent();
+    });
+  }
+
+  /** The answer's body stream, fed by `controller`'s request (made once). */
+  #bodyOf(controller: Dispatcher.DispatchController): UpstreamBody {
+    return (this.#body ??= new UpstreamBody(
       {
         pause: () => {
           if (!this.#requestDone) controller.pause();
@@ -194,9 +204,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
         },
       },
       () => this.#release(),
-    );
-    // undici writes the request right after this call returns, in the same tick.
-    queueMicrotask(this.onSent);
+    ));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusText?: string): void {
@@ -211,7 +219,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     const nullBody = status === 204 || status === 205 || status === 304 || this.head;
     this.#responded = true;
     if (nullBody) this.#body = undefined;
-    else this.#body!.decode(headers['content-encoding']);
+    else this.#bodyOf(controller).decode(headers['content-encoding']);
     this.resolve({ status, statusText: latin1(statusText), headers, body: this.#body?.stream ?? null });
   }
 
