@@ -1,25 +1,7 @@
 import type { ChatMessage } from '../../llm/model-provider.js';
-import { NodeFailure, type NodeContext, type NodeHandler } from '../types.js';
+import type { NodeContext, NodeHandler } from '../types.js';
 import { isObject } from './shared.js';
-
-interface ModelSpec {
-  readonly provider: string;
-  readonly name: string;
-  readonly mode: 'chat' | 'completion';
-  readonly params: Record<string, unknown>;
-}
-
-function modelOf(data: Readonly<Record<string, unknown>>): ModelSpec {
-  const m = data.model;
-  if (!isObject(m)) throw new Error('model must be a mapping with provider and name');
-  if (typeof m.provider !== 'string' || typeof m.name !== 'string') throw new Error('model.provider and model.name must be strings');
-  return {
-    provider: m.provider,
-    name: m.name,
-    mode: m.mode === 'completion' ? 'completion' : 'chat',
-    params: isObject(m.completion_params) ? m.completion_params : {},
-  };
-}
+import { callModel, modelSpecOf, providerOf } from './model-call.js';
 
 function templateMessages(ctx: NodeContext): { role: ChatMessage['role']; text: string }[] {
   const t = ctx.node.data.prompt_template;
@@ -53,45 +35,14 @@ async function buildMessages(ctx: NodeContext): Promise<ChatMessage[]> {
 /** A chat model call through the provider port, streaming its text as it arrives. */
 export const llmNode: NodeHandler = {
   validate(node) {
-    modelOf(node.data);
+    modelSpecOf(node.data.model, 'model');
   },
   async run(ctx) {
-    const model = modelOf(ctx.node.data);
-    const providers = ctx.ports.providers;
-    if (!providers) throw new NodeFailure('no model provider is configured on this server', 'ProviderNotInitialize', false);
-    let provider;
-    try {
-      provider = providers.get(model.provider);
-    } catch (err) {
-      throw new NodeFailure((err as Error).message, 'ProviderNotInitialize', false, { cause: err });
-    }
+    const model = modelSpecOf(ctx.node.data.model, 'model');
+    providerOf(ctx, model);
     const messages = await buildMessages(ctx);
     const started = ctx.ports.now();
-    let text = '';
-    let promptTokens = 0;
-    let completionTokens = 0;
-    try {
-      for await (const chunk of provider.stream({
-        model: model.name,
-        mode: model.mode,
-        messages,
-        prompt: model.mode === 'completion' ? messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n') : undefined,
-        params: model.params,
-        signal: ctx.signal,
-      })) {
-        if (chunk.type === 'text') {
-          if (!chunk.text) continue;
-          text += chunk.text;
-          ctx.emit({ type: 'text', text: chunk.text, selector: [ctx.node.id, 'text'] });
-        } else {
-          promptTokens = chunk.usage.promptTokens ?? promptTokens;
-          completionTokens = chunk.usage.completionTokens ?? completionTokens;
-        }
-      }
-    } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      throw new NodeFailure((err as Error).message || 'model invocation failed', 'LLMInvokeError', true, { cause: err });
-    }
+    const { text, promptTokens, completionTokens } = await callModel(ctx, model, messages, (piece) => ctx.emit({ type: 'text', text: piece, selector: [ctx.node.id, 'text'] }));
     const usage = {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
