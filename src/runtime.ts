@@ -270,7 +270,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   registerAnnotationJobs(queue, annotations, annotationIndex);
   annotationPort.current = annotations;
-  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, topKMax: config.knowledge.retrievalTopKMax });
+  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, metadata, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
   return {
     config,

@@ -81,6 +81,8 @@ export interface KnowledgeHit {
   readonly hitCount: number;
   readonly wordCount: number;
   readonly indexNodeHash: string;
+  /** The document's metadata values by field name (Dify's `doc_metadata`); null when it has none. */
+  readonly docMetadata: Readonly<Record<string, unknown>> | null;
   /** Parent-child documents: the matched children of the returned parent, best first. */
   readonly childChunks?: readonly { readonly id: string; readonly content: string; readonly position: number; readonly score: number }[];
 }
@@ -94,6 +96,19 @@ export interface KnowledgeRetrieveOptions {
   readonly scoreThreshold?: number | null;
   /** Hybrid search weights; each dataset's own when absent. */
   readonly weights?: { readonly vector: number; readonly keyword: number };
+  /** Only documents whose metadata pass these conditions; absent = no filter. */
+  readonly metadataFilter?: KnowledgeMetadataFilter;
+}
+
+/**
+ * Dify's `metadata_filtering_conditions` with the values resolved. Conditions the node was given
+ * (`manual`) are checked as the Service API checks them, and a bad one fails the node; conditions
+ * a model extracted (`automatic`) that do not check out are dropped.
+ */
+export interface KnowledgeMetadataFilter {
+  readonly source: 'manual' | 'automatic';
+  readonly logical_operator: 'and' | 'or';
+  readonly conditions: readonly { readonly name: string; readonly comparison_operator: unknown; readonly value: unknown }[];
 }
 
 /** Knowledge base search for `knowledge-retrieval` nodes. */
@@ -105,6 +120,8 @@ export interface KnowledgeRetriever {
     opts: KnowledgeRetrieveOptions,
     signal?: AbortSignal,
   ): Promise<{ readonly hits: readonly KnowledgeHit[]; readonly missing: readonly string[] }>;
+  /** The metadata fields (name, type) of the app's datasets among `datasetIds`, each name once. */
+  metadataFields(datasetIds: readonly string[], appId: string): Promise<readonly { readonly name: string; readonly type: string }[]>;
 }
 
 /** A code node's program, run outside the engine (src/code). */

@@ -1,7 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
-import type { KnowledgeHit, KnowledgeRetrieveOptions, KnowledgeRetriever } from '../engine/types.js';
+import type { KnowledgeHit, KnowledgeMetadataFilter, KnowledgeRetrieveOptions, KnowledgeRetriever } from '../engine/types.js';
+import type { DatasetTable } from '../store/schema.js';
 import type { DatasetService } from './datasets.js';
+import type { MetadataService } from './metadata.js';
+import { parseMetadataFilter, type MetadataFilter } from './metadata-filter.js';
 import type { RetrievalModel } from './retrieval-model.js';
 import type { RetrievalService, RetrievedSegment } from './retrieval.js';
 import { countHits, type HitCounter } from './hit-counter.js';
@@ -15,10 +18,12 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
   readonly #datasets: DatasetService;
   readonly #retrieval: RetrievalService;
   readonly #hits: HitCounter;
+  readonly #metadata: MetadataService;
   readonly #topKMax: number;
 
-  constructor(deps: { db: Kysely<Database>; datasets: DatasetService; retrieval: RetrievalService; hits: HitCounter; topKMax: number }) {
+  constructor(deps: { db: Kysely<Database>; datasets: DatasetService; retrieval: RetrievalService; hits: HitCounter; metadata: MetadataService; topKMax: number }) {
     this.#db = deps.db;
+    this.#metadata = deps.metadata;
     this.#datasets = deps.datasets;
     this.#retrieval = deps.retrieval;
     this.#hits = deps.hits;
@@ -30,12 +35,8 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
       throw new Error(`top_k must be at most ${this.#topKMax} (RETRIEVAL_TOP_K_MAX).`);
     }
     const ids = [...new Set(datasetIds)];
-    const rows = await this.#db
-      .selectFrom('datasets')
-      .selectAll('datasets')
-      .where('id', 'in', ids)
-      .where('workspace_id', '=', (eb) => eb.selectFrom('apps').select('apps.workspace_id').where('apps.id', '=', opts.appId))
-      .execute();
+    const rows = await this.#visible(ids, opts.appId);
+    const metadataFilter = opts.metadataFilter ? toMetadataFilter(opts.metadataFilter) : undefined;
     const byId = new Map(rows.map((r) => [r.id, r]));
     const missing = ids.filter((id) => !byId.has(id));
     if (missing.length > 0) return { hits: [], missing };
@@ -50,6 +51,7 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
           ? { scoreThresholdEnabled: opts.scoreThreshold !== null, scoreThreshold: opts.scoreThreshold ?? 0 }
           : {}),
         ...(opts.weights ? { vectorWeight: opts.weights.vector, keywordWeight: opts.weights.keyword } : {}),
+        ...(metadataFilter ? { metadataFilter } : {}),
       };
       const key = JSON.stringify(model);
       const g = groups.get(key) ?? { model, ids: [] };
@@ -73,6 +75,11 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
         .execute();
       for (const d of docs) sourceTypes.set(d.id, d.data_source_type);
     }
+    const docMetadata = new Map<string, Readonly<Record<string, unknown>>>();
+    for (const ds of rows) {
+      const docIds = best.filter((s) => s.datasetId === ds.id).map((s) => s.documentId);
+      for (const [id, values] of await this.#metadata.docMetadataColumns(ds, docIds)) docMetadata.set(id, values);
+    }
     const hits: KnowledgeHit[] = best.map((s) => ({
       datasetId: s.datasetId,
       datasetName: byId.get(s.datasetId)?.name ?? '',
@@ -87,8 +94,46 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
       hitCount: s.hitCount,
       wordCount: s.wordCount,
       indexNodeHash: s.hash,
+      docMetadata: docMetadata.get(s.documentId) ?? null,
       ...(s.childChunks ? { childChunks: s.childChunks } : {}),
     }));
     return { hits, missing: [] };
   }
+
+  async metadataFields(datasetIds: readonly string[], appId: string): Promise<{ name: string; type: string }[]> {
+    const byName = new Map<string, string>();
+    for (const list of (await this.#metadata.forDatasets(await this.#visible([...new Set(datasetIds)], appId))).values()) {
+      for (const f of list) if (!byName.has(f.name)) byName.set(f.name, f.type);
+    }
+    return [...byName].map(([name, type]) => ({ name, type }));
+  }
+
+  /** The datasets among `ids` that the app can see (those of its workspace). */
+  #visible(ids: readonly string[], appId: string): Promise<DatasetTable[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.#db
+      .selectFrom('datasets')
+      .selectAll('datasets')
+      .where('id', 'in', ids)
+      .where('workspace_id', '=', (eb) => eb.selectFrom('apps').select('apps.workspace_id').where('apps.id', '=', appId))
+      .execute();
+  }
+}
+
+/**
+ * The node's conditions as the search's filter, checked as the Service API checks
+ * `metadata_filtering_conditions` (an error names the field). Conditions a model extracted are
+ * checked one by one and the bad ones dropped. No condition left: no filter.
+ */
+function toMetadataFilter(f: KnowledgeMetadataFilter): MetadataFilter | undefined {
+  const at = 'metadata_filtering_conditions';
+  if (f.source === 'manual') return parseMetadataFilter({ logical_operator: f.logical_operator, conditions: f.conditions }, at);
+  const conditions = f.conditions.flatMap((c) => {
+    try {
+      return parseMetadataFilter({ logical_operator: f.logical_operator, conditions: [c] }, at)?.conditions ?? [];
+    } catch {
+      return [];
+    }
+  });
+  return conditions.length > 0 ? { logicalOperator: f.logical_operator, conditions } : undefined;
 }

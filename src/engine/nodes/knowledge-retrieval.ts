@@ -1,5 +1,15 @@
-import { NodeFailure, type GraphNode, type KnowledgeHit, type KnowledgeRetrieveOptions, type NodeHandler } from '../types.js';
+import { NodeFailure, type GraphNode, type KnowledgeHit, type KnowledgeMetadataFilter, type KnowledgeRetrieveOptions, type KnowledgeRetriever, type NodeContext, type NodeHandler } from '../types.js';
+import { templateSegments } from '../variable-pool.js';
+import { metadataFilterMessages, parseMetadataMap } from './metadata-filter-prompt.js';
+import { callModel, modelSpecOf, providerOf, type ModelSpec } from './model-call.js';
 import { isObject, selectorOf } from './shared.js';
+
+/** `metadata_filtering_mode` and what it needs. */
+type MetadataFiltering =
+  | { readonly mode: 'disabled' }
+  | { readonly mode: 'manual'; readonly logical: 'and' | 'or'; readonly conditions: readonly { name: string; comparison_operator: unknown; value: unknown }[] }
+  /** `model` is checked when the node runs (Dify imports an automatic node without one and fails the run). */
+  | { readonly mode: 'automatic'; readonly logical: 'and' | 'or'; readonly model: unknown };
 
 interface RetrievalSpec {
   readonly selector: string[];
@@ -8,6 +18,88 @@ interface RetrievalSpec {
   readonly topK: number | undefined;
   readonly scoreThreshold: number | null | undefined;
   readonly weights: { vector: number; keyword: number } | undefined;
+  readonly metadata: MetadataFiltering;
+}
+
+const MODES = ['disabled', 'automatic', 'manual'];
+
+/** Reads `metadata_filtering_mode` / `metadata_filtering_conditions` / `metadata_model_config`. */
+function metadataFilteringOf(d: Readonly<Record<string, unknown>>): MetadataFiltering {
+  const mode = d.metadata_filtering_mode ?? 'disabled';
+  if (typeof mode !== 'string' || !MODES.includes(mode)) throw new Error('metadata_filtering_mode must be "disabled", "automatic" or "manual"');
+  if (mode === 'disabled') return { mode };
+  const mfc = d.metadata_filtering_conditions ?? null;
+  if (mfc !== null && !isObject(mfc)) throw new Error('metadata_filtering_conditions must be a mapping');
+  // Without conditions an automatic filter joins what the model finds with "or", as Dify.
+  const logical = mfc ? (mfc.logical_operator ?? 'and') : mode === 'automatic' ? 'or' : 'and';
+  if (logical !== 'and' && logical !== 'or') throw new Error('metadata_filtering_conditions.logical_operator must be "and" or "or"');
+  if (mode === 'automatic') return { mode, logical, model: d.metadata_model_config };
+  const list = mfc?.conditions ?? [];
+  if (!Array.isArray(list)) throw new Error('metadata_filtering_conditions.conditions must be a list');
+  const conditions = list.map((c, i) => {
+    if (!isObject(c) || typeof c.name !== 'string' || c.name === '') throw new Error(`metadata_filtering_conditions.conditions[${i}].name must be a metadata field name`);
+    return { name: c.name, comparison_operator: c.comparison_operator, value: c.value };
+  });
+  return { mode: 'manual', logical, conditions };
+}
+
+/**
+ * A manual condition's value as Dify resolves it: a string is a template; one variable holding a
+ * number gives that number, any other template its text with line breaks and tabs made spaces,
+ * trimmed. Numbers and lists stay as they are; `empty` / `not empty` take no value.
+ */
+function resolveValue(ctx: NodeContext, c: { comparison_operator: unknown; value: unknown }, i: number): unknown {
+  if (c.value === undefined || c.value === null || c.comparison_operator === 'empty' || c.comparison_operator === 'not empty') return c.value ?? null;
+  if (typeof c.value !== 'string') return c.value;
+  const segments = templateSegments(c.value);
+  if (segments.length === 1 && 'selector' in segments[0]!) {
+    const v = ctx.pool.get(segments[0].selector);
+    if (typeof v === 'number') return v;
+    if (typeof v !== 'string') {
+      throw new NodeFailure(`metadata_filtering_conditions.conditions[${i}].value: ${c.value} is not a string or a number`, 'KnowledgeRetrievalNodeError', false);
+    }
+  }
+  return ctx.pool.render(c.value).replace(/[\r\n\t]+/g, ' ').trim();
+}
+
+/**
+ * The filter for this run: the node's conditions with their values resolved, or (automatic) the
+ * conditions the metadata model finds in the query. Also the model's token counts.
+ */
+async function metadataFilterFor(
+  ctx: NodeContext,
+  knowledge: KnowledgeRetriever,
+  spec: RetrievalSpec,
+  query: string,
+): Promise<{ filter: KnowledgeMetadataFilter | undefined; usage: { promptTokens: number; completionTokens: number } | undefined }> {
+  const m = spec.metadata;
+  if (m.mode === 'disabled') return { filter: undefined, usage: undefined };
+  if (m.mode === 'manual') {
+    if (m.conditions.length === 0) return { filter: undefined, usage: undefined };
+    const conditions = m.conditions.map((c, i) => ({ ...c, value: resolveValue(ctx, c, i) }));
+    return { filter: { source: 'manual', logical_operator: m.logical, conditions }, usage: undefined };
+  }
+  if (m.model === undefined || m.model === null) throw new NodeFailure('metadata_model_config is required for automatic metadata filtering', 'KnowledgeRetrievalNodeError', false);
+  let model: ModelSpec;
+  try {
+    model = modelSpecOf(m.model, 'metadata_model_config');
+  } catch (err) {
+    throw new NodeFailure((err as Error).message, 'KnowledgeRetrievalNodeError', false);
+  }
+  providerOf(ctx, model);
+  const fields = await knowledge.metadataFields(spec.datasetIds, ctx.appId);
+  if (fields.length === 0) return { filter: undefined, usage: undefined };
+  let answer;
+  try {
+    answer = await callModel(ctx, model, metadataFilterMessages(query, fields));
+  } catch (err) {
+    // As Dify: a failed model call leaves the search unfiltered.
+    if (ctx.signal.aborted) throw err;
+    return { filter: undefined, usage: undefined };
+  }
+  const conditions = parseMetadataMap(answer.text, new Set(fields.map((f) => f.name)));
+  const usage = { promptTokens: answer.promptTokens, completionTokens: answer.completionTokens };
+  return { filter: conditions.length > 0 ? { source: 'automatic', logical_operator: m.logical, conditions } : undefined, usage };
 }
 
 function weightsOf(raw: unknown): { vector: number; keyword: number } | undefined {
@@ -43,7 +135,7 @@ function specOf(node: GraphNode): RetrievalSpec {
     scoreThreshold = t;
     weights = weightsOf(cfg.weights);
   }
-  return { selector, datasetIds: ids as string[], mode, topK, scoreThreshold, weights };
+  return { selector, datasetIds: ids as string[], mode, topK, scoreThreshold, weights, metadata: metadataFilteringOf(d) };
 }
 
 /** Dify's retrieval result object (`metadata._source: "knowledge"`); `position` counts from 1. */
@@ -64,7 +156,7 @@ function toResult(hit: KnowledgeHit, position: number): Record<string, unknown> 
       segment_word_count: hit.wordCount,
       segment_position: hit.segmentPosition,
       segment_index_node_hash: hit.indexNodeHash,
-      doc_metadata: null,
+      doc_metadata: hit.docMetadata,
       ...(hit.childChunks ? { child_chunks: hit.childChunks.map((c) => ({ id: c.id, content: c.content, position: c.position, score: c.score })) } : {}),
     },
     title: hit.documentName,
@@ -90,8 +182,10 @@ export const knowledgeRetrievalNode: NodeHandler = {
     if (!query) throw new NodeFailure('Query is required.', 'KnowledgeRetrievalNodeError', false);
     const knowledge = ctx.ports.knowledge;
     if (!knowledge) throw new NodeFailure('no knowledge retrieval is configured on this server', 'KnowledgeRetrievalNodeError', false);
+    const { filter, usage } = await metadataFilterFor(ctx, knowledge, spec, query);
     const opts: KnowledgeRetrieveOptions = {
       appId: ctx.appId,
+      ...(filter ? { metadataFilter: filter } : {}),
       ...(spec.topK !== undefined ? { topK: spec.topK } : {}),
       ...(spec.scoreThreshold !== undefined ? { scoreThreshold: spec.scoreThreshold } : {}),
       ...(spec.weights ? { weights: spec.weights } : {}),
@@ -112,6 +206,7 @@ export const knowledgeRetrievalNode: NodeHandler = {
       inputs,
       processData: null,
       outputs: { result: found.hits.map((h, i) => toResult(h, i + 1)) },
+      ...(usage ? { usage } : {}),
     };
   },
 };
