@@ -17,33 +17,8 @@ afterAll(async () => {
   await emb?.close();
 });
 
-const TEXTS = {
-  A: 'Remote work policy for the Alpha team.',
-  B: 'Remote work policy for the Beta team.',
-  C: 'Remote work policy for the Gamma team.',
-};
-
 /** A dataset with documents A, B, C and fields author (string) and year (number); C has no values. */
-async function fixture(name: string, technique: 'economy' | 'high_quality') {
-  const ds = await kb.dataset(name, technique);
-  const ids: Record<string, string> = {};
-  for (const [k, text] of Object.entries(TEXTS)) {
-    const r = await kb.call('POST', `/datasets/${ds}/document/create-by-text`, { name: k, text, indexing_technique: technique, process_rule: { mode: 'automatic' } });
-    expect(r.status).toBe(200);
-    await kb.settle(ds, r.body.batch);
-    ids[k] = r.body.document.id;
-  }
-  const author = (await kb.call('POST', `/datasets/${ds}/metadata`, { type: 'string', name: 'author' })).body.id;
-  const year = (await kb.call('POST', `/datasets/${ds}/metadata`, { type: 'number', name: 'year' })).body.id;
-  const set = await kb.call('POST', `/datasets/${ds}/documents/metadata`, {
-    operation_data: [
-      { document_id: ids.A, metadata_list: [{ id: author, name: 'author', value: 'Ann Lee' }, { id: year, name: 'year', value: 2020 }] },
-      { document_id: ids.B, metadata_list: [{ id: author, name: 'author', value: 'Bob' }, { id: year, name: 'year', value: 2024 }] },
-    ],
-  });
-  expect(set.status).toBe(200);
-  return ds;
-}
+const fixture = async (name: string, technique: 'economy' | 'high_quality') => (await kb.metadataLibrary(name, technique)).ds;
 
 type Cond = { name: string; comparison_operator: string; value?: unknown };
 

@@ -12,29 +12,11 @@ let llm: FakeOpenAI;
 let kb: ReturnType<typeof kbClient>;
 let ds: string;
 
-const TEXTS = { A: 'Remote work policy for the Alpha team.', B: 'Remote work policy for the Beta team.', C: 'Remote work policy for the Gamma team.' };
-
 beforeAll(async () => {
   llm = await startFakeOpenAI({ reply: '{"metadata_map": []}' });
   s = await startServer({ env: { QUEUE_POLL_MS: '50', OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: llm.baseUrl } });
   kb = kbClient(s, await s.datasetKey());
-  ds = await kb.dataset('Library', 'economy');
-  const ids: Record<string, string> = {};
-  for (const [k, text] of Object.entries(TEXTS)) {
-    const r = await kb.call('POST', `/datasets/${ds}/document/create-by-text`, { name: k, text, process_rule: { mode: 'automatic' } });
-    expect(r.status).toBe(200);
-    expect(await kb.settle(ds, r.body.batch)).toMatchObject({ indexing_status: 'completed' });
-    ids[k] = r.body.document.id;
-  }
-  const author = (await kb.call('POST', `/datasets/${ds}/metadata`, { type: 'string', name: 'author' })).body.id;
-  const year = (await kb.call('POST', `/datasets/${ds}/metadata`, { type: 'number', name: 'year' })).body.id;
-  const set = await kb.call('POST', `/datasets/${ds}/documents/metadata`, {
-    operation_data: [
-      { document_id: ids.A, metadata_list: [{ id: author, name: 'author', value: 'Ann Lee' }, { id: year, name: 'year', value: 2020 }] },
-      { document_id: ids.B, metadata_list: [{ id: author, name: 'author', value: 'Bob' }, { id: year, name: 'year', value: 2024 }] },
-    ],
-  });
-  expect(set.status).toBe(200);
+  ({ ds } = await kb.metadataLibrary('Library'));
 });
 afterAll(async () => {
   await s?.close();

@@ -35,6 +35,32 @@ export function kbClient(s: TestServer, key: string) {
       if (r.status !== 200) throw new Error(`dataset create: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body.id as string;
     },
+    /**
+     * A dataset of three documents named A, B and C ("Remote work policy for the Alpha / Beta /
+     * Gamma team.") with metadata fields `author` (string) and `year` (number): A is Ann Lee's of
+     * 2020, B Bob's of 2024, C has no values.
+     */
+    async metadataLibrary(name: string, technique: 'economy' | 'high_quality' = 'economy'): Promise<{ ds: string; ids: Record<'A' | 'B' | 'C', string> }> {
+      const ds = await this.dataset(name, technique);
+      const ids: Record<string, string> = {};
+      for (const [k, team] of [['A', 'Alpha'], ['B', 'Beta'], ['C', 'Gamma']] as const) {
+        const r = await call('POST', `/datasets/${ds}/document/create-by-text`, { name: k, text: `Remote work policy for the ${team} team.`, indexing_technique: technique, process_rule: { mode: 'automatic' } });
+        if (r.status !== 200) throw new Error(`document create: ${r.status} ${JSON.stringify(r.body)}`);
+        const done = await this.settle(ds, r.body.batch);
+        if (done.indexing_status !== 'completed') throw new Error(`document ${k} did not index: ${JSON.stringify(done)}`);
+        ids[k] = r.body.document.id;
+      }
+      const author = (await call('POST', `/datasets/${ds}/metadata`, { type: 'string', name: 'author' })).body.id;
+      const year = (await call('POST', `/datasets/${ds}/metadata`, { type: 'number', name: 'year' })).body.id;
+      const set = await call('POST', `/datasets/${ds}/documents/metadata`, {
+        operation_data: [
+          { document_id: ids.A, metadata_list: [{ id: author, name: 'author', value: 'Ann Lee' }, { id: year, name: 'year', value: 2020 }] },
+          { document_id: ids.B, metadata_list: [{ id: author, name: 'author', value: 'Bob' }, { id: year, name: 'year', value: 2024 }] },
+        ],
+      });
+      if (set.status !== 200) throw new Error(`metadata: ${set.status} ${JSON.stringify(set.body)}`);
+      return { ds, ids: ids as Record<'A' | 'B' | 'C', string> };
+    },
     /** Polls indexing-status until every document of the batch is completed or error. */
     async settle(datasetId: string, batch: string, timeoutMs = 20_000): Promise<Record<string, any>> {
       const end = Date.now() + timeoutMs;
