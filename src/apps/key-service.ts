@@ -27,6 +27,8 @@ export interface ResolvedKey {
 const CACHE_TTL_MS = 60_000;
 /** Lookups remembered, found or not; past this the oldest go, so made-up tokens cannot grow memory. */
 const CACHE_MAX_ENTRIES = 10_000;
+/** Every key this server makes: its type, `-`, 24 random bytes in URL-safe base64. Nothing else is looked up. */
+const TOKEN_SHAPE = /^(?:app|dataset)-[A-Za-z0-9_-]{32}$/;
 
 /**
  * API keys: random (192 bits), prefixed `app-` / `dataset-`, stored only as SHA-256 hashes and
@@ -37,6 +39,8 @@ export class KeyService {
   readonly #db: Kysely<Database>;
   readonly #clock: Clock;
   readonly #cache = new Map<string, { key: ResolvedKey | undefined; at: number }>();
+  /** Bumped by every revocation: a lookup that read the row before it must not cache what it read. */
+  #generation = 0;
 
   constructor(db: Kysely<Database>, clock: Clock) {
     this.#db = db;
@@ -65,7 +69,11 @@ export class KeyService {
 
   /** Finds the key of the given scope; a key of the other scope is not found. */
   async resolve(token: string, scope: KeyType): Promise<ResolvedKey | undefined> {
+    // A token of another shape matches no key; it is neither looked up nor remembered (a 16 KB
+    // made-up token would otherwise hold 16 KB of cache).
+    if (!TOKEN_SHAPE.test(token)) return undefined;
     const now = this.#clock.now();
+    const generation = this.#generation;
     const cacheKey = `${scope}:${token}`;
     const hit = this.#cache.get(cacheKey);
     if (hit && now - hit.at < CACHE_TTL_MS) return hit.key;
@@ -77,8 +85,10 @@ export class KeyService {
       .where('type', '=', scope)
       .executeTakeFirst();
     const key = row ? { id: row.id, type: row.type as KeyType, appId: row.app_id, workspaceId: row.workspace_id } : undefined;
-    this.#cache.set(cacheKey, { key, at: now });
-    if (this.#cache.size > CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
+    if (generation === this.#generation) {
+      this.#cache.set(cacheKey, { key, at: now });
+      if (this.#cache.size > CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
+    }
     if (key) await this.#db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', key.id).execute();
     return key;
   }
@@ -99,6 +109,7 @@ export class KeyService {
   /** Deletes a key; returns false when no key has that id. */
   async revoke(id: string): Promise<boolean> {
     const res = await this.#db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+    this.#generation++;
     this.#cache.clear();
     return Number(res.numDeletedRows) > 0;
   }
