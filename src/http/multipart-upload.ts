@@ -5,11 +5,13 @@ import type { PendingUpload, UploadService } from '../files/upload-service.js';
 
 /**
  * Registers routes that take multipart forms, in a scope of their own with @fastify/multipart: its
- * hooks (one per request on the way in and one on the way out) stay off every JSON route. A
- * multipart body sent to a JSON route is a 415, as before (and as Dify).
+ * hooks (one per request on the way in and one on the way out) stay off every other route. There
+ * a multipart body is not read (the server's root parser): a JSON route answers its 415 and a
+ * route without a body ignores it, as Dify.
  */
 export async function multipartRoutes(app: FastifyInstance, routes: (scope: FastifyInstance) => void): Promise<void> {
   await app.register(async (scope) => {
+    scope.removeContentTypeParser('multipart/form-data');
     await scope.register(multipart, {
       limits: { fields: 20, fieldSize: 1024 * 1024, parts: 30, fileSize: Number.MAX_SAFE_INTEGER },
       throwFileSizeLimit: false,

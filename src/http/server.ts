@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import cors from '@fastify/cors';
 import FindMyWay from 'find-my-way';
+import { signedFileRoutes } from './routes/signed-files.js';
 import type { Runtime } from '../runtime.js';
 import { newId } from '../infra/ids.js';
 import { methodNotAllowed, notFound } from '../infra/errors.js';
@@ -91,7 +92,12 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code'],
   });
 
+  // Outside the upload routes a multipart body is not read: routes without a body take it as none
+  // (as Dify), JSON routes answer their 415 (`requireJson`). `multipartRoutes` parses it.
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
+
   app.get('/health', async () => ({ status: 'ok' }));
+  await app.register(signedFileRoutes, { runtime });
 
   await app.register(
     async (v1) => {
