@@ -22,6 +22,16 @@ export interface UploadLimits {
   readonly extensionBlacklist: readonly string[];
 }
 
+/** Signed, key-less file URLs (Dify's `/files/{id}/file-preview?timestamp&nonce&sign`), as document downloads hand out. */
+export interface FileUrlConfig {
+  /** Public base URL the signed URLs start with (`FILES_URL`); unset = the origin the request came to. */
+  readonly baseUrl: string | undefined;
+  /** How long a signed URL works, seconds (`FILES_ACCESS_TIMEOUT`, default 300 as Dify). */
+  readonly accessTimeoutSeconds: number;
+  /** Signing key (`SECRET_KEY`); unset = a random key made on first use and kept in the database. */
+  readonly secretKey: string | undefined;
+}
+
 export interface ModelPrice {
   /** Decimal string, price per `unit` input tokens. */
   readonly input: string;
@@ -43,6 +53,7 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly logLevel: string;
   readonly upload: UploadLimits;
+  readonly fileUrls: FileUrlConfig;
   /** Per-app concurrent generation limit; 0 = unlimited (`APP_MAX_ACTIVE_REQUESTS`). */
   readonly maxActiveRequests: number;
   /** Chat apps: the conversation history sent to the model is cut to this many tokens (Dify: 2000). */
@@ -146,6 +157,8 @@ export interface KnowledgeConfig {
   readonly maxSegmentationTokens: number;
   /** Largest `top_k` accepted by retrieval (`RETRIEVAL_TOP_K_MAX`, default 100). */
   readonly retrievalTopKMax: number;
+  /** Most documents in one `POST …/documents/download-zip` (`KNOWLEDGE_DOWNLOAD_ZIP_MAX_DOCUMENTS`, default 100 as Dify). */
+  readonly downloadZipMaxDocuments: number;
   /** Longest retrieval query in characters (`RETRIEVAL_QUERY_MAX_CHARS`, default 250). */
   readonly retrievalQueryMaxChars: number;
   /** Whether `POST /datasets/{id}/retrieve` counts hits like app retrieval does (`RETRIEVE_COUNTS_HITS`, default true; Dify: false). */
@@ -255,6 +268,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         'exe', 'bat', 'cmd', 'com', 'scr', 'vbs', 'ps1', 'msi', 'dll', 'sh', 'jar',
       ]),
     },
+    fileUrls: {
+      baseUrl: str(env, file, 'FILES_URL')?.replace(/\/+$/, ''),
+      accessTimeoutSeconds: int(env, file, 'FILES_ACCESS_TIMEOUT', 300, 1),
+      secretKey: str(env, file, 'SECRET_KEY'),
+    },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
     chatMemoryMaxTokens: int(env, file, 'CHAT_MEMORY_MAX_TOKENS', 2000),
     ssrfAllowHosts: list(str(env, file, 'SSRF_ALLOW_HOSTS'), []),
@@ -319,6 +337,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       embeddingsBatchSize: int(env, file, 'EMBEDDINGS_BATCH_SIZE', 32, 1),
       maxSegmentationTokens: int(env, file, 'INDEXING_MAX_SEGMENTATION_TOKENS_LENGTH', 4000, 50),
       retrievalTopKMax: int(env, file, 'RETRIEVAL_TOP_K_MAX', 100, 1),
+      downloadZipMaxDocuments: int(env, file, 'KNOWLEDGE_DOWNLOAD_ZIP_MAX_DOCUMENTS', 100, 1),
       pageLimitMax: int(env, file, 'KNOWLEDGE_PAGE_LIMIT_MAX', 100, 1),
       retrievalQueryMaxChars: int(env, file, 'RETRIEVAL_QUERY_MAX_CHARS', 250, 1),
       retrieveCountsHits: (str(env, file, 'RETRIEVE_COUNTS_HITS') ?? 'true') !== 'false',

@@ -7,6 +7,8 @@ import { EndUserService } from './apps/end-users.js';
 import { DiskBlobs } from './files/blobs/disk-blobs.js';
 import type { Blobs } from './files/blobs/blobs.js';
 import { FilePreviewService } from './files/file-preview.js';
+import { FileUrls } from './files/file-urls.js';
+import { DocumentDownloads } from './knowledge/document-downloads.js';
 import { UploadService } from './files/upload-service.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createLogger, type Logger } from './infra/logger.js';
@@ -66,6 +68,8 @@ export interface Runtime {
   readonly uploads: UploadService;
   /** `GET /files/{id}/preview`: uploads read back through the app whose messages carry them. */
   readonly filePreviews: FilePreviewService;
+  /** Signed, key-less file URLs and the files behind them. */
+  readonly fileUrls: FileUrls;
   /** Model providers by DSL provider name (openai, openai_api_compatible, anthropic, mock). */
   readonly providers: ModelProviders;
   /** Messages of completion, chat and chatflow apps. */
@@ -98,6 +102,7 @@ export interface Runtime {
   readonly embedder: Embedder;
   readonly datasets: DatasetService;
   readonly documents: DocumentService;
+  readonly documentDownloads: DocumentDownloads;
   /** `retrieve(datasetIds, query, retrievalModel)` for the API and the knowledge-retrieval node. */
   readonly retrieval: RetrievalService;
   /** Batch status changes and pause / resume of documents. */
@@ -137,6 +142,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const keys = new KeyService(store.db, clock);
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
+  const fileUrls = new FileUrls({ db: store.db, config: config.fileUrls, clock, uploads, blobs });
   const closers: (() => Promise<void>)[] = [];
   const providers = new ProviderRegistry(config.providers);
   const messages = new MessageStore(store.db);
@@ -283,6 +289,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     endUsers,
     uploads,
     filePreviews: new FilePreviewService(uploads, blobs, messages),
+    fileUrls,
     providers,
     messages,
     tasks,
@@ -307,6 +314,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     embedder,
     datasets,
     documents,
+    documentDownloads: new DocumentDownloads({ documents, urls: fileUrls, blobs, zipMaxDocuments: config.knowledge.downloadZipMaxDocuments }),
     retrieval,
     documentStatus,
     segments,

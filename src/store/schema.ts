@@ -5,6 +5,7 @@ import type { Generated } from 'kysely';
  * 0/1 integers and JSON columns are text, so one migration set serves SQLite and PostgreSQL.
  */
 export interface Database {
+  server_secrets: ServerSecretTable;
   workspaces: WorkspaceTable;
   apps: AppTable;
   api_keys: ApiKeyTable;
@@ -570,4 +571,10 @@ export interface AnnotationJobTable {
   embedding_model: string;
   created_at: number;
   updated_at: number;
+}
+
+export interface ServerSecretTable {
+  name: string;
+  value: string;
+  created_at: number;
 }

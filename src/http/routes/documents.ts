@@ -3,6 +3,7 @@ import type { Runtime } from '../../runtime.js';
 import type { DatasetTable, DocumentTable } from '../../store/schema.js';
 import { invalidParam } from '../../infra/errors.js';
 import { noFileUploaded, unsupportedFileType } from '../../files/errors.js';
+import { pyQuote } from '../../files/file-preview.js';
 import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 import { extensionOf } from '../../files/file-types.js';
 import type { PendingUpload, UploadedFile } from '../../files/upload-service.js';
@@ -151,6 +152,17 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const { page, limit, keyword } = pageParams(request, runtime.config.knowledge.pageLimitMax);
     const { rows, total } = await documents.list(ds.id, page, limit, keyword);
     return { data: await toWire(ds, rows), has_more: page * limit < total, limit, total, page };
+  });
+
+  app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/download', async (request) => {
+    const ds = await dataset(request);
+    return { url: await runtime.documentDownloads.url(ds, request.params.document_id, `${request.protocol}://${request.host}`) };
+  });
+
+  app.post<{ Params: P; Body: { document_ids?: unknown } | null }>('/datasets/:dataset_id/documents/download-zip', { preValidation: requireJson }, async (request, reply) => {
+    const ds = await dataset(request);
+    const zip = await runtime.documentDownloads.zip(ds, request.body?.document_ids);
+    return reply.type('application/zip').header('content-disposition', `attachment; filename*=UTF-8''${pyQuote(zip.name)}`).send(zip.body);
   });
 
   app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request) => {

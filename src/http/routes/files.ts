@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { DEFAULT_USER } from '../../apps/end-users.js';
@@ -7,6 +6,7 @@ import { fileResponse } from '../../files/upload-service.js';
 import { invalidParam } from '../../infra/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
+import { sendFile } from '../file-reply.js';
 import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 
 const PreviewParams = Type.Object({ file_id: Type.String() });
@@ -51,11 +51,7 @@ export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, 
     { schema: { params: PreviewParams, querystring: PreviewQuery } },
     async (request, reply) => {
       const asAttachment = queryBoolean('as_attachment', request.query.as_attachment);
-      const preview = await runtime.filePreviews.open(requireApp(request), request.params.file_id, asAttachment);
-      reply.code(200).headers(preview.headers);
-      // Fastify's HEAD route reads a Node stream to its end but cancels a web stream (and keeps
-      // the Content-Length): the file is then not read for a HEAD.
-      return reply.send(request.method === 'HEAD' ? Readable.toWeb(preview.body) : preview.body);
+      return sendFile(request, reply, await runtime.filePreviews.open(requireApp(request), request.params.file_id, asAttachment));
     },
   );
 };

@@ -13,6 +13,7 @@ import * as m011 from './011-conversation-variables.js';
 import * as m012 from './012-segment-editing.js';
 import * as m013 from './013-annotations.js';
 import * as m014 from './014-dataset-tags-metadata.js';
+import * as m015 from './015-server-secrets.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '012-segment-editing': m012,
   '013-annotations': m013,
   '014-dataset-tags-metadata': m014,
+  '015-server-secrets': m015,
 };

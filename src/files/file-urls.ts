@@ -1,0 +1,105 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { FileUrlConfig } from '../config.js';
+import type { Clock } from '../infra/clock.js';
+import { invalidParam, notFound } from '../infra/errors.js';
+import type { Database } from '../store/schema.js';
+import type { Blobs } from './blobs/blobs.js';
+import { previewHeaders, type FilePreview } from './file-preview.js';
+import type { UploadService } from './upload-service.js';
+
+const KEY_NAME = 'file_url_key';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The query of a signed URL, as received. */
+export interface SignedQuery {
+  readonly timestamp?: string;
+  readonly nonce?: string;
+  readonly sign?: string;
+  readonly as_attachment?: string;
+}
+
+/**
+ * Signed, key-less file URLs, as Dify's `get_signed_file_url`:
+ * `{FILES_URL}/files/{id}/file-preview?timestamp=…&nonce=…&sign=…[&as_attachment=true]`, the sign
+ * being HMAC-SHA256 of `file-preview|{id}|{timestamp}|{nonce}` (URL-safe base64), good for
+ * `FILES_ACCESS_TIMEOUT` seconds. The key is `SECRET_KEY`, or one made on first use and kept in
+ * the database, so every instance of a deployment signs and checks alike.
+ */
+export class FileUrls {
+  readonly #db: Kysely<Database>;
+  readonly #config: FileUrlConfig;
+  readonly #clock: Clock;
+  readonly #uploads: UploadService;
+  readonly #blobs: Blobs;
+  #key: Promise<Buffer> | undefined;
+
+  constructor(deps: { db: Kysely<Database>; config: FileUrlConfig; clock: Clock; uploads: UploadService; blobs: Blobs }) {
+    this.#db = deps.db;
+    this.#config = deps.config;
+    this.#clock = deps.clock;
+    this.#uploads = deps.uploads;
+    this.#blobs = deps.blobs;
+  }
+
+  /** A URL for upload `fileId`; `origin` (the request's) stands in when `FILES_URL` is not set. */
+  async sign(fileId: string, origin: string, asAttachment: boolean): Promise<string> {
+    const timestamp = String(Math.floor(this.#clock.now() / 1000));
+    const nonce = randomBytes(16).toString('hex');
+    const sign = await this.#signature(fileId, timestamp, nonce);
+    const query = new URLSearchParams({ timestamp, nonce, sign, ...(asAttachment ? { as_attachment: 'true' } : {}) });
+    return `${this.#config.baseUrl ?? origin}/files/${fileId}/file-preview?${query}`;
+  }
+
+  /**
+   * The file behind a signed URL. A wrong or expired signature and an unknown file are the same
+   * 404 (Dify: "File not found or signature is invalid"); a missing parameter is a 400 naming it.
+   */
+  async open(fileId: string, q: SignedQuery): Promise<FilePreview> {
+    for (const name of ['timestamp', 'nonce', 'sign'] as const) {
+      if (!q[name]) throw invalidParam(`${name} is required.`);
+    }
+    if (!(await this.#valid(fileId, q.timestamp!, q.nonce!, q.sign!))) throw notFound('File not found or signature is invalid');
+    const file = await this.#uploads.find(fileId);
+    const body = file ? await this.#blobs.get(file.blobKey) : undefined;
+    if (!file || !body) throw notFound('File not found or signature is invalid');
+    return { file, headers: previewHeaders(file, q.as_attachment === 'true'), body };
+  }
+
+  async #valid(fileId: string, timestamp: string, nonce: string, sign: string): Promise<boolean> {
+    if (!UUID.test(fileId) || !/^\d{1,12}$/.test(timestamp)) return false;
+    const expected = Buffer.from(await this.#signature(fileId, timestamp, nonce));
+    const given = Buffer.from(sign);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+    const age = Math.floor(this.#clock.now() / 1000) - Number(timestamp);
+    return age >= 0 && age <= this.#config.accessTimeoutSeconds;
+  }
+
+  async #signature(fileId: string, timestamp: string, nonce: string): Promise<string> {
+    const mac = createHmac('sha256', await this.#keyBytes()).update(`file-preview|${fileId}|${timestamp}|${nonce}`).digest('base64');
+    return mac.replaceAll('+', '-').replaceAll('/', '_');
+  }
+
+  #keyBytes(): Promise<Buffer> {
+    this.#key ??= this.#loadKey();
+    this.#key.catch(() => (this.#key = undefined));
+    return this.#key;
+  }
+
+  async #loadKey(): Promise<Buffer> {
+    if (this.#config.secretKey) return Buffer.from(this.#config.secretKey);
+    const read = () => this.#db.selectFrom('server_secrets').select('value').where('name', '=', KEY_NAME).executeTakeFirst();
+    let row = await read();
+    if (!row) {
+      // Two instances starting together: the first insert wins and both read it back.
+      await this.#db
+        .insertInto('server_secrets')
+        .values({ name: KEY_NAME, value: randomBytes(32).toString('base64'), created_at: this.#clock.now() })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      row = await read();
+    }
+    if (!row) throw new Error('the file URL signing key could not be stored');
+    return Buffer.from(row.value, 'base64');
+  }
+}
