@@ -120,8 +120,11 @@ export interface KnowledgeRetriever {
     opts: KnowledgeRetrieveOptions,
     signal?: AbortSignal,
   ): Promise<{ readonly hits: readonly KnowledgeHit[]; readonly missing: readonly string[] }>;
-  /** The metadata fields (name, type) of the app's datasets among `datasetIds`, each name once. */
-  metadataFields(datasetIds: readonly string[], appId: string): Promise<readonly { readonly name: string; readonly type: string }[]>;
+  /**
+   * The metadata fields (name, type) of the app's datasets among `datasetIds`, each name once;
+   * `missing` as for `retrieve`.
+   */
+  metadataFields(datasetIds: readonly string[], appId: string): Promise<{ readonly fields: readonly { readonly name: string; readonly type: string }[]; readonly missing: readonly string[] }>;
 }
 
 /** A code node's program, run outside the engine (src/code). */

@@ -9,3 +9,8 @@ export function sendFile(request: FastifyRequest, reply: FastifyReply, preview: 
   // Content-Length): the file is then not read for a HEAD.
   return reply.send(request.method === 'HEAD' ? Readable.toWeb(preview.body) : preview.body);
 }
+
+/** The origin this request came to (`http://host:port`), for URLs the server hands out when `FILES_URL` is not set. */
+export function requestOrigin(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}`;
+}

@@ -100,12 +100,15 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
     return { hits, missing: [] };
   }
 
-  async metadataFields(datasetIds: readonly string[], appId: string): Promise<{ name: string; type: string }[]> {
+  async metadataFields(datasetIds: readonly string[], appId: string): Promise<{ fields: { name: string; type: string }[]; missing: string[] }> {
+    const ids = [...new Set(datasetIds)];
+    const rows = await this.#visible(ids, appId);
     const byName = new Map<string, string>();
-    for (const list of (await this.#metadata.forDatasets(await this.#visible([...new Set(datasetIds)], appId))).values()) {
+    for (const list of (await this.#metadata.forDatasets(rows)).values()) {
       for (const f of list) if (!byName.has(f.name)) byName.set(f.name, f.type);
     }
-    return [...byName].map(([name, type]) => ({ name, type }));
+    const seen = new Set(rows.map((r) => r.id));
+    return { fields: [...byName].map(([name, type]) => ({ name, type })), missing: ids.filter((id) => !seen.has(id)) };
   }
 
   /** The datasets among `ids` that the app can see (those of its workspace). */

@@ -172,6 +172,11 @@ describe('POST /files/upload', () => {
     expect(f.created_by).toBe(alice!.id);
     const stored = await s.runtime.uploads.find(f.id);
     expect((await s.runtime.uploads.read(stored!))!.toString()).toBe('hello world');
+    // source_url: a signed URL of the file that needs no key (as Dify's).
+    expect(f.source_url).toMatch(new RegExp(`^${s.url}/files/${f.id}/file-preview\\?timestamp=\\d+&nonce=\\w+&sign=`));
+    const signed = await fetch(f.source_url);
+    expect(signed.status).toBe(200);
+    expect(await signed.text()).toBe('hello world');
   });
 
   it('no user → DEFAULT-USER', async () => {

@@ -134,5 +134,11 @@ describe('knowledge-retrieval node: automatic metadata filtering', () => {
     llm.behaviour = { reply: '{"metadata_map": []}' };
     const none = await runNode(kr({ metadata_filtering_mode: 'automatic' }), {});
     expect(none).toMatchObject({ status: 'failed', error: 'metadata_model_config is required for automatic metadata filtering' });
+    // An unknown dataset fails the node without asking the model first.
+    const ghost = '00000000-0000-4000-8000-00000000dead';
+    const before = llm.requests.length;
+    const missing = await runNode(auto({ dataset_ids: [ds, ghost] }), {});
+    expect(missing).toMatchObject({ status: 'failed', error: `Dataset not found: ${ghost}` });
+    expect(llm.requests.length).toBe(before);
   });
 });

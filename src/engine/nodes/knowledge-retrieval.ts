@@ -87,8 +87,9 @@ async function metadataFilterFor(
     throw new NodeFailure((err as Error).message, 'KnowledgeRetrievalNodeError', false);
   }
   providerOf(ctx, model);
-  const fields = await knowledge.metadataFields(spec.datasetIds, ctx.appId);
-  if (fields.length === 0) return { filter: undefined, usage: undefined };
+  const { fields, missing } = await knowledge.metadataFields(spec.datasetIds, ctx.appId);
+  // An unknown dataset fails the node below; the model is not asked first.
+  if (fields.length === 0 || missing.length > 0) return { filter: undefined, usage: undefined };
   let answer;
   try {
     answer = await callModel(ctx, model, metadataFilterMessages(query, fields));

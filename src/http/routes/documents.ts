@@ -4,6 +4,7 @@ import type { DatasetTable, DocumentTable } from '../../store/schema.js';
 import { invalidParam } from '../../infra/errors.js';
 import { noFileUploaded, unsupportedFileType } from '../../files/errors.js';
 import { pyQuote } from '../../files/file-preview.js';
+import { requestOrigin } from '../file-reply.js';
 import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 import { extensionOf } from '../../files/file-types.js';
 import type { PendingUpload, UploadedFile } from '../../files/upload-service.js';
@@ -156,7 +157,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
 
   app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/download', async (request) => {
     const ds = await dataset(request);
-    return { url: await runtime.documentDownloads.url(ds, request.params.document_id, `${request.protocol}://${request.host}`) };
+    return { url: await runtime.documentDownloads.url(ds, request.params.document_id, requestOrigin(request)) };
   });
 
   app.post<{ Params: P; Body: { document_ids?: unknown } | null }>('/datasets/:dataset_id/documents/download-zip', { preValidation: requireJson }, async (request, reply) => {

@@ -6,7 +6,7 @@ import { fileResponse } from '../../files/upload-service.js';
 import { invalidParam } from '../../infra/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
-import { sendFile } from '../file-reply.js';
+import { requestOrigin, sendFile } from '../file-reply.js';
 import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 
 const PreviewParams = Type.Object({ file_id: Type.String() });
@@ -39,7 +39,8 @@ export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, 
     try {
       const endUser = await runtime.endUsers.getOrCreate(a.id, fields.user || DEFAULT_USER);
       const uploaded = await runtime.uploads.commit(pending, { workspaceId: a.workspaceId, appId: a.id, createdBy: endUser.id, createdByRole: 'end_user' });
-      return reply.code(201).send(fileResponse(uploaded));
+      // As Dify, `source_url` is a signed, key-less URL of the file (good for FILES_ACCESS_TIMEOUT).
+      return reply.code(201).send({ ...fileResponse(uploaded), source_url: await runtime.fileUrls.sign(uploaded.id, requestOrigin(request), false) });
     } catch (err) {
       await runtime.uploads.abandon(pending);
       throw err;
