@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import cors from '@fastify/cors';
 import FindMyWay from 'find-my-way';
+import { modelRoutes } from './routes/models.js';
 import { signedFileRoutes } from './routes/signed-files.js';
 import type { Runtime } from '../runtime.js';
 import { newId } from '../infra/ids.js';
@@ -43,7 +44,7 @@ const APP_ROUTES: readonly RoutePlugin[] = [
   annotationRoutes,
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
-const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, datasetTagRoutes, datasetMetadataRoutes, documentRoutes, segmentRoutes, childChunkRoutes];
+const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, datasetTagRoutes, datasetMetadataRoutes, documentRoutes, segmentRoutes, childChunkRoutes, modelRoutes];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
