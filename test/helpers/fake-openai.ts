@@ -96,7 +96,11 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): Promise<void> {
     const transcription = req.url?.endsWith('/audio/transcriptions') === true;
-    const form = transcription ? await readForm(req, raw) : undefined;
+    const form = transcription ? await readForm(req, raw).catch(() => undefined) : undefined;
+    if (transcription && !form) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'the request is not a multipart form', type: 'invalid_request_error', code: null } }));
+      return;
+    }
     const body = form ? form.body : ((raw.length > 0 ? JSON.parse(raw.toString()) : {}) as Record<string, unknown>);
     const rec: RecordedRequest = { path: req.url ?? '', body, headers: req.headers, ...(form?.audio ? { audio: form.audio } : {}), aborted: false, finished: false };
     requests.push(rec);
