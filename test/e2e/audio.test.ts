@@ -173,6 +173,16 @@ describe('POST /text-to-audio', () => {
     await reader.cancel();
   });
 
+  it('a client that goes away mid-audio closes the upstream request', async () => {
+    fake.behaviour = { delayMs: 300 };
+    const ac = new AbortController();
+    const r = await fetch(`${s.api}/text-to-audio`, { method: 'POST', headers: { ...auth(key), 'content-type': 'application/json' }, body: JSON.stringify({ text: 'long story' }), signal: ac.signal });
+    await r.body!.getReader().read();
+    ac.abort();
+    const up = await fake.waitForAbort(3000);
+    expect(up.path).toBe('/v1/audio/speech');
+  });
+
   it('the request voice wins; message_id voices that message\'s answer (and wins over text)', async () => {
     const m = await chat('what is a dovetail');
     const r = await textToAudio({ message_id: m.id, text: 'ignored', voice: 'echo', user: 'bob' });
