@@ -103,6 +103,8 @@ export interface Config {
   };
   /** `GET /messages/{id}/suggested` (see `SuggestedQuestionsConfig`). */
   readonly suggestedQuestions: SuggestedQuestionsConfig;
+  /** `POST /audio-to-text` and `POST /text-to-audio` (see `AudioConfig`). */
+  readonly audio: AudioConfig;
   /** Durable background jobs (indexing, resume, timeouts). */
   readonly queue: QueueConfig;
   readonly knowledge: KnowledgeConfig;
@@ -143,6 +145,25 @@ export interface SuggestedQuestionsConfig {
   readonly historyMessages: number;
   /** Tokens those messages are cut to, oldest turns first (`SUGGESTED_QUESTIONS_HISTORY_MAX_TOKENS`, default 3000 as Dify). */
   readonly historyMaxTokens: number;
+}
+
+/**
+ * Speech to text and text to speech. Dify uses the workspace's default speech2text / TTS model;
+ * Dovetail has no workspace model settings, so the models are named here.
+ */
+export interface AudioConfig {
+  /** `provider/model` that transcribes (`SPEECH_TO_TEXT_MODEL`, default `openai/whisper-1`). */
+  readonly speechToTextModel: string;
+  /** `provider/model` that speaks (`TEXT_TO_SPEECH_MODEL`, default `openai/tts-1`). */
+  readonly textToSpeechModel: string;
+  /** Largest audio `POST /audio-to-text` takes, bytes (`AUDIO_TO_TEXT_FILE_SIZE_LIMIT`, in MB, default 30 as Dify). */
+  readonly maxAudioBytes: number;
+  /** Voice when neither the request nor the app names one (`TEXT_TO_SPEECH_DEFAULT_VOICE`, default `alloy`). */
+  readonly defaultVoice: string;
+  /** Longest text spoken in one request, characters (`TEXT_TO_SPEECH_MAX_CHARS`, default 4096: OpenAI's `input` limit). */
+  readonly maxTextChars: number;
+  /** Longest an upstream audio call may take, seconds (`AUDIO_REQUEST_TIMEOUT`, default 300). */
+  readonly timeoutSeconds: number;
 }
 
 export interface KnowledgeConfig {
@@ -305,6 +326,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeoutSeconds: int(env, file, 'SUGGESTED_QUESTIONS_TIMEOUT', 30, 1),
       historyMessages: int(env, file, 'SUGGESTED_QUESTIONS_HISTORY_MESSAGES', 3, 1),
       historyMaxTokens: int(env, file, 'SUGGESTED_QUESTIONS_HISTORY_MAX_TOKENS', 3000, 1),
+    },
+    audio: {
+      speechToTextModel: modelRef(str(env, file, 'SPEECH_TO_TEXT_MODEL'), 'SPEECH_TO_TEXT_MODEL') ?? 'openai/whisper-1',
+      textToSpeechModel: modelRef(str(env, file, 'TEXT_TO_SPEECH_MODEL'), 'TEXT_TO_SPEECH_MODEL') ?? 'openai/tts-1',
+      maxAudioBytes: int(env, file, 'AUDIO_TO_TEXT_FILE_SIZE_LIMIT', 30, 1) * MB,
+      defaultVoice: str(env, file, 'TEXT_TO_SPEECH_DEFAULT_VOICE') ?? 'alloy',
+      maxTextChars: int(env, file, 'TEXT_TO_SPEECH_MAX_CHARS', 4096, 1),
+      timeoutSeconds: int(env, file, 'AUDIO_REQUEST_TIMEOUT', 300, 1),
     },
     queue: {
       worker: (str(env, file, 'QUEUE_WORKER') ?? 'true') !== 'false',

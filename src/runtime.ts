@@ -24,6 +24,7 @@ import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
+import { AudioService } from './audio/audio-service.js';
 import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
 import { RedisActiveRequests } from './infra/redis-active-requests.js';
@@ -81,6 +82,8 @@ export interface Runtime {
   readonly completions: CompletionService;
   /** Follow-up questions after an answer (`GET /messages/{id}/suggested`). */
   readonly suggestedQuestions: SuggestedQuestionsService;
+  /** `POST /audio-to-text`, `POST /text-to-audio`. */
+  readonly audio: AudioService;
   readonly feedback: FeedbackService;
   /** Human Input forms; also the engine's HumanInputGateway. */
   readonly forms: FormService;
@@ -296,6 +299,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     activeRequests,
     completions,
     suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers }),
+    audio: new AudioService({ config: config.audio, providers: opts.providers ?? providers, messages, endUsers }),
     feedback,
     forms,
     bindRunResumer(r) {

@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { filenameNotExists, noFileUploaded, tooManyFiles, unsupportedFileType } from '../files/errors.js';
 import type { PendingUpload, UploadService } from '../files/upload-service.js';
@@ -71,4 +72,32 @@ export async function readUploadForm(
     if (pending) await uploads.abandon(pending);
     throw err;
   }
+}
+
+/**
+ * Reads a multipart form with one `file` part handed to `read` as it streams (nothing is stored),
+ * and text fields in any order. Other file parts are skipped. `file` is undefined when there was
+ * none (also for a body that is not multipart).
+ */
+export async function readFileForm<T>(
+  request: FastifyRequest,
+  read: (file: { filename: string | undefined; mimeType: string; body: Readable }) => Promise<T>,
+): Promise<{ file: T | undefined; fields: Readonly<Record<string, string>> }> {
+  const fields: Record<string, string> = {};
+  let file: T | undefined;
+  if (!request.isMultipart()) return { file, fields };
+  let seen = false;
+  for await (const part of request.parts()) {
+    if (part.type === 'field') {
+      if (typeof part.value === 'string') fields[part.fieldname] = part.value;
+      continue;
+    }
+    if (seen || part.fieldname !== 'file') {
+      part.file.resume();
+      continue;
+    }
+    seen = true;
+    file = await read({ filename: part.filename || undefined, mimeType: part.mimetype ?? '', body: part.file });
+  }
+  return { file, fields };
 }

@@ -25,6 +25,7 @@ import { datasetRoutes } from './routes/datasets.js';
 import { documentRoutes } from './routes/documents.js';
 import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 import { annotationRoutes } from './routes/annotations.js';
+import { audioRoutes } from './routes/audio.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
@@ -42,6 +43,7 @@ const APP_ROUTES: readonly RoutePlugin[] = [
   chatMessageRoutes,
   conversationRoutes,
   annotationRoutes,
+  audioRoutes,
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, datasetTagRoutes, datasetMetadataRoutes, documentRoutes, segmentRoutes, childChunkRoutes, modelRoutes];

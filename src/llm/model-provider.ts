@@ -42,6 +42,31 @@ export type GenerateChunk =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'usage'; readonly usage: ProviderUsage };
 
+/** Audio to transcribe (already read: the upstream needs its length). */
+export interface TranscribeRequest {
+  readonly model: string;
+  /** File name sent upstream; its extension tells the upstream the format. */
+  readonly filename: string;
+  readonly mimeType: string;
+  readonly bytes: Buffer;
+  readonly signal?: AbortSignal;
+}
+
+export interface SpeakRequest {
+  readonly model: string;
+  readonly text: string;
+  readonly voice: string;
+  /** Aborting closes the upstream connection, also while the audio streams. */
+  readonly signal?: AbortSignal;
+}
+
+/** Synthesised speech as the upstream streams it. */
+export interface SpeechAudio {
+  /** The upstream's `Content-Type` (`audio/mpeg` when it sends none). */
+  readonly contentType: string;
+  readonly body: ReadableStream<Uint8Array>;
+}
+
 export interface ModelProvider {
   /** Provider name as resolved (`openai`, `anthropic`, `mock`, …); informational. */
   readonly name?: string;
@@ -50,6 +75,13 @@ export interface ModelProvider {
    * `errors.ts`); an aborted signal ends the iteration with the abort error.
    */
   stream(req: GenerateRequest): AsyncIterable<GenerateChunk>;
+  /** Speech to text; absent when the provider cannot do it. Failures as for `stream`. */
+  transcribe?(req: TranscribeRequest): Promise<string>;
+  /**
+   * Text to speech; absent when the provider cannot do it. Resolves once the upstream has answered
+   * with audio (a refusal throws `completion_request_error` before any byte); the body then streams.
+   */
+  speak?(req: SpeakRequest): Promise<SpeechAudio>;
 }
 
 /** Chooses a provider for a DSL `model.provider` name. */

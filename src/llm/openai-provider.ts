@@ -1,8 +1,17 @@
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { completionRequestError } from './errors.js';
 import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, type UpstreamHttp } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
-import { messagesText, type ChatMessage, type GenerateChunk, type GenerateRequest, type ModelProvider } from './model-provider.js';
+import {
+  messagesText,
+  type ChatMessage,
+  type GenerateChunk,
+  type GenerateRequest,
+  type ModelProvider,
+  type SpeakRequest,
+  type SpeechAudio,
+  type TranscribeRequest,
+} from './model-provider.js';
 
 export interface OpenAIProviderOptions {
   readonly name: string;
@@ -130,5 +139,28 @@ export class OpenAIProvider implements ModelProvider {
     }
     if (!body) throw completionRequestError('the upstream answered without a body');
     yield* readOpenAIStream(body, req.signal);
+  }
+
+  /** `POST /audio/transcriptions` (multipart `file` + `model`) through the SDK; answers its `text`. */
+  async transcribe(req: TranscribeRequest): Promise<string> {
+    try {
+      const file = await toFile(req.bytes, req.filename, { type: req.mimeType });
+      const r = await this.#client.audio.transcriptions.create({ file, model: req.model }, { signal: req.signal ?? null });
+      return typeof r.text === 'string' ? r.text : '';
+    } catch (err) {
+      throw upstreamError(err);
+    }
+  }
+
+  /** `POST /audio/speech` through the SDK; the audio body is handed on unread. */
+  async speak(req: SpeakRequest): Promise<SpeechAudio> {
+    let response: Response;
+    try {
+      response = await this.#client.audio.speech.create({ model: req.model, input: req.text, voice: req.voice }, { signal: req.signal ?? null });
+    } catch (err) {
+      throw upstreamError(err);
+    }
+    if (!response.body) throw completionRequestError('the upstream answered without a body');
+    return { contentType: response.headers.get('content-type') || 'audio/mpeg', body: response.body };
   }
 }

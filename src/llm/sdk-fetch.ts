@@ -113,7 +113,7 @@ export function createUpstreamHttp(opts: { connections?: number } = {}): Upstrea
       path: `${url.pathname}${url.search}`,
       method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
       headers,
-      body: bytesOf(init.body) ?? (await serialised(init.body)),
+      body: bytesOf(init.body) ?? (await serialised(init.body, headers)),
     };
     // Reported once, also when a stale connection makes the request go out again.
     let reported = !init.onRequestSent;
@@ -298,7 +298,14 @@ function bytesOf(body: BodyInit | null | undefined): Buffer | null {
   return null;
 }
 
-/** FormData, Blob, streams: the platform serialises them. */
-async function serialised(body: BodyInit | null | undefined): Promise<Buffer | null> {
-  return body === undefined || body === null ? null : Buffer.from(await new Response(body).arrayBuffer());
+/**
+ * FormData, Blob, streams: the platform serialises them, and gives the content type `fetch` would
+ * send (a multipart boundary) when `headers` has none (the SDKs leave it to `fetch` for uploads).
+ */
+async function serialised(body: BodyInit | null | undefined, headers: Record<string, string>): Promise<Buffer | null> {
+  if (body === undefined || body === null) return null;
+  const r = new Response(body);
+  const type = r.headers.get('content-type');
+  if (type && headers['content-type'] === undefined) headers['content-type'] = type;
+  return Buffer.from(await r.arrayBuffer());
 }

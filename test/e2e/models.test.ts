@@ -48,6 +48,9 @@ describe('available models', () => {
 
   it('types without models here answer an empty list; an unknown type is a 400 naming the choices; an app key is refused', async () => {
     for (const t of ['rerank', 'moderation']) expect(await get(t)).toEqual({ status: 200, body: { data: [] } });
+    // The audio models of the settings (the OpenAI provider has credentials here).
+    expect((await get('tts')).body.data).toMatchObject([{ provider: 'openai', models: [{ model: 'tts-1', model_type: 'tts' }] }]);
+    expect((await get('speech2text')).body.data).toMatchObject([{ provider: 'openai', models: [{ model: 'whisper-1', model_type: 'speech2text' }] }]);
     expect(await get('vision')).toEqual({ status: 400, body: { code: 'invalid_param', message: 'model_type must be one of text-embedding, rerank, llm, tts, speech2text, moderation.', status: 400 } });
     const appKey = (await s.importApp(example('completion-writer.yml'))).apiKey;
     expect((await get('llm', appKey)).status).toBe(401);

@@ -20,12 +20,26 @@ export interface FakeBehaviour {
   usage?: boolean;
   /** Answer `/embeddings` with this HTTP status and an OpenAI error body (default: embeddings work). */
   embeddingsFailStatus?: number;
+  /** `/audio/transcriptions` answers `{"text": transcript}` (default: `heard <n> bytes`). */
+  transcript?: string;
 }
+
+/** The `file` part of an `/audio/transcriptions` request, as received. */
+export interface RecordedAudio {
+  readonly filename: string;
+  readonly mimeType: string;
+  readonly bytes: Buffer;
+}
+
+/** What `/audio/speech` streams back: these chunks, one write each, as `audio/mpeg`. */
+export const SPEECH_CHUNKS: readonly Buffer[] = [Buffer.from('ID3\x03fake-'), Buffer.from('mp3-frame-1;'), Buffer.from('mp3-frame-2;'), Buffer.from('end')];
 
 export interface RecordedRequest {
   readonly path: string;
   readonly body: Record<string, unknown>;
   readonly headers: http.IncomingHttpHeaders;
+  /** `/audio/transcriptions`: the `file` part (the other form fields are in `body`). */
+  readonly audio?: RecordedAudio;
   /** Set when the client closed the connection before the response finished. */
   aborted: boolean;
   finished: boolean;
@@ -53,7 +67,9 @@ function lastUserText(body: Record<string, unknown>): string {
 
 /**
  * A local OpenAI-compatible server speaking the real protocol: `/v1/chat/completions` and
- * `/v1/completions` (streaming SSE or JSON) and `/v1/embeddings`. Tests point providers at it.
+ * `/v1/completions` (streaming SSE or JSON), `/v1/embeddings`, `/v1/audio/transcriptions`
+ * (multipart; answers `{"text"}`) and `/v1/audio/speech` (streams `SPEECH_CHUNKS` as `audio/mpeg`).
+ * Tests point providers at it.
  */
 export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<FakeOpenAI> {
   const requests: RecordedRequest[] = [];
@@ -61,14 +77,32 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
   const state = { behaviour: initial };
 
   const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => void handle(req, res, raw));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => void handle(req, res, Buffer.concat(chunks)));
   });
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
-    const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
-    const rec: RecordedRequest = { path: req.url ?? '', body, headers: req.headers, aborted: false, finished: false };
+  /** A multipart form read as the platform's `Request` reads it: text fields and the `file` part. */
+  async function readForm(req: http.IncomingMessage, raw: Buffer): Promise<{ body: Record<string, unknown>; audio?: RecordedAudio }> {
+    const form = await new Request('http://fake/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: new Uint8Array(raw) }).formData();
+    const body: Record<string, unknown> = {};
+    let audio: RecordedAudio | undefined;
+    for (const [name, value] of form.entries()) {
+      if (typeof value === 'string') body[name] = value;
+      else if (name === 'file') audio = { filename: value.name, mimeType: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
+    }
+    return { body, audio };
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): Promise<void> {
+    const transcription = req.url?.endsWith('/audio/transcriptions') === true;
+    const form = transcription ? await readForm(req, raw).catch(() => undefined) : undefined;
+    if (transcription && !form) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'the request is not a multipart form', type: 'invalid_request_error', code: null } }));
+      return;
+    }
+    const body = form ? form.body : ((raw.length > 0 ? JSON.parse(raw.toString()) : {}) as Record<string, unknown>);
+    const rec: RecordedRequest = { path: req.url ?? '', body, headers: req.headers, ...(form?.audio ? { audio: form.audio } : {}), aborted: false, finished: false };
     requests.push(rec);
     res.on('close', () => {
       if (!rec.finished) {
@@ -95,6 +129,22 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       res.writeHead(b.failStatus, { 'content-type': 'application/json' }).end(
         JSON.stringify({ error: { message: b.failMessage ?? 'upstream failure', type: 'server_error', code: null } }),
       );
+      return;
+    }
+    if (transcription) {
+      rec.finished = true;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: b.transcript ?? `heard ${form?.audio?.bytes.length ?? 0} bytes` }));
+      return;
+    }
+    if (req.url?.endsWith('/audio/speech')) {
+      res.writeHead(200, { 'content-type': 'audio/mpeg', 'transfer-encoding': 'chunked' });
+      for (const c of SPEECH_CHUNKS) {
+        if (res.destroyed) return;
+        res.write(c);
+        await new Promise((r) => setTimeout(r, b.delayMs ?? 5));
+      }
+      rec.finished = true;
+      res.end();
       return;
     }
     const text = typeof b.reply === 'function' ? b.reply(body) : (b.reply ?? `echo: ${lastUserText(body)}`);

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { appLanguageModels, availableModels, MODEL_TYPES, type ModelRef, type ModelType } from '../../apps/available-models.js';
 import { invalidParam } from '../../infra/errors.js';
+import { splitModelRef } from '../../knowledge/qa.js';
+import type { ModelProvider } from '../../llm/model-provider.js';
 import type { Runtime } from '../../runtime.js';
 import { requireKey } from '../auth.js';
 
@@ -8,24 +10,32 @@ import { requireKey } from '../auth.js';
  * `GET /workspaces/current/models/model-types/{model_type}` (knowledge keys): the models this
  * server can use, in Dify's shape. Dovetail has no model catalogue: `text-embedding` is the
  * embedding model knowledge bases index with; `llm` the language models the workspace's apps name
- * whose provider is configured; the other types none.
+ * whose provider is configured; `tts` / `speech2text` the audio models (`TEXT_TO_SPEECH_MODEL`,
+ * `SPEECH_TO_TEXT_MODEL`) when their provider is configured; the other types none.
  */
 export const modelRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
   app.get<{ Params: { model_type: string } }>('/workspaces/current/models/model-types/:model_type', async (request) => {
     const type = request.params.model_type;
     if (!(MODEL_TYPES as readonly string[]).includes(type)) throw invalidParam(`model_type must be one of ${MODEL_TYPES.join(', ')}.`);
     const { workspaceId } = requireKey(request);
+    /** The provider, when it has credentials. */
+    const configured = (provider: string): ModelProvider | undefined => {
+      try {
+        return runtime.providers.get(provider);
+      } catch {
+        return undefined;
+      }
+    };
+    /** An audio model setting (`provider/model`), when its provider is configured and has the capability. */
+    const audio = (ref: string, can: 'speak' | 'transcribe'): ModelRef[] => {
+      const m = splitModelRef(ref);
+      return m && configured(m.provider)?.[can] ? [{ provider: m.provider, name: m.model }] : [];
+    };
     let refs: ModelRef[] = [];
     if (type === 'text-embedding') refs = [{ provider: runtime.embedder.provider, name: runtime.embedder.model }];
+    if (type === 'tts') refs = audio(runtime.config.audio.textToSpeechModel, 'speak');
+    if (type === 'speech2text') refs = audio(runtime.config.audio.speechToTextModel, 'transcribe');
     if (type === 'llm') {
-      const configured = (provider: string) => {
-        try {
-          runtime.providers.get(provider);
-          return true;
-        } catch {
-          return false;
-        }
-      };
       refs = (await runtime.apps.list()).filter((a) => a.workspaceId === workspaceId).flatMap(appLanguageModels).filter((r) => configured(r.provider));
     }
     return { data: availableModels(type as ModelType, refs, workspaceId) };
