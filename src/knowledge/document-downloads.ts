@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import type { PassThrough, Readable } from 'node:stream';
 import { ZipFile } from 'yazl';
 import type { Blobs } from '../files/blobs/blobs.js';
 import type { FileUrls } from '../files/file-urls.js';
@@ -60,17 +60,26 @@ export class DocumentDownloads {
       files.push(await this.#fileOf(doc, message, message));
     }
     const zip = new ZipFile();
+    const body = zip.outputStream as PassThrough;
+    // A file that cannot be read ends the response early (its headers are out); unhandled, yazl's
+    // and the file stream's `error` events would take the process down.
+    const fail = (err: Error) => body.destroy(err);
+    zip.on('error', fail);
     const used = new Set<string>();
     for (const f of files) {
       zip.addReadStreamLazy(zipEntryName(f.name, used), { mtime: new Date(f.createdAt), compress: true }, (cb) => {
         this.#blobs.get(f.blobKey).then(
-          (body) => (body ? cb(null, body) : cb(new Error(`the stored file of ${f.name} is missing`), undefined as never)),
+          (stream) => {
+            if (!stream) return cb(new Error(`the stored file of ${f.name} is missing`), undefined as never);
+            stream.once('error', fail);
+            cb(null, stream);
+          },
           (err: unknown) => cb(err, undefined as never),
         );
       });
     }
     zip.end();
-    return { name: `${ds.name}.zip`, body: zip.outputStream as Readable };
+    return { name: `${ds.name}.zip`, body };
   }
 
   #ids(raw: unknown): string[] {

@@ -125,6 +125,21 @@ describe('POST …/documents/download-zip', () => {
     expect(await zip({ document_ids: [docs.notes, t.body.document.id] })).toEqual({ status: 404, body: { code: 'not_found', message: 'Document not found.', status: 404 } });
   });
 
+  it('a stored file gone missing ends the archive early; the server carries on', async () => {
+    const gone = await fileDoc(ds, 'gone.md', Buffer.from('soon gone'));
+    const doc = await s.runtime.documents.get(ds, gone);
+    const file = (await s.runtime.documents.files([doc.upload_file_id])).get(doc.upload_file_id)!;
+    await s.runtime.blobs.delete(file.blobKey);
+    const r = await fetch(`${s.api}/datasets/${ds}/documents/download-zip`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await kbKey()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ document_ids: [docs.notes, gone] }),
+    });
+    expect(r.status).toBe(200);
+    await expect(r.arrayBuffer()).rejects.toThrow();
+    expect((await kb.call('GET', `/datasets/${ds}/documents/${docs.notes}/download`)).status).toBe(200);
+  });
+
   it('a multipart body on a route that takes no body is ignored, as Dify; on a JSON route it is a 415', async () => {
     const form = new FormData();
     form.set('x', '1');
