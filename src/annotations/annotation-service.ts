@@ -2,15 +2,13 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { App } from '../apps/app-service.js';
 import type { Clock } from '../infra/clock.js';
 import { invalidParam, notFound } from '../infra/errors.js';
-import { newId } from '../infra/ids.js';
+import { newId, isUuid } from '../infra/ids.js';
 import type { Logger } from '../infra/logger.js';
 import type { JobContext, Queue } from '../infra/queue/queue.js';
 import type { AppAnnotationTable, Database } from '../store/schema.js';
 import type { AnnotationIndex, AnnotationMatch } from './annotation-index.js';
 import type { EmbeddingModels } from './embedding-models.js';
 import { REPLY_JOB, SYNC_JOB, type ReplyJobPayload, type SyncJobPayload } from './jobs.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const REPLY_ACTIONS = ['enable', 'disable'] as const;
 export type ReplyAction = (typeof REPLY_ACTIONS)[number];
@@ -132,7 +130,7 @@ export class AnnotationService {
   }
 
   async #find(appId: string, id: string): Promise<Selectable<AppAnnotationTable>> {
-    const row = UUID.test(id) ? await this.#d.db.selectFrom('app_annotations').selectAll().where('id', '=', id).where('app_id', '=', appId).executeTakeFirst() : undefined;
+    const row = isUuid(id) ? await this.#d.db.selectFrom('app_annotations').selectAll().where('id', '=', id).where('app_id', '=', appId).executeTakeFirst() : undefined;
     if (!row) throw notFound('Annotation not found');
     return row;
   }
@@ -176,7 +174,7 @@ export class AnnotationService {
 
   /** A job of this app and action, or 400 `The job does not exist.` (as Dify). */
   async jobStatus(app: App, action: string, jobId: string): Promise<{ jobId: string; status: JobStatus; errorMsg: string }> {
-    const row = UUID.test(jobId)
+    const row = isUuid(jobId)
       ? await this.#d.db.selectFrom('annotation_jobs').selectAll().where('id', '=', jobId).where('app_id', '=', app.id).where('action', '=', action).executeTakeFirst()
       : undefined;
     if (!row) throw invalidParam('The job does not exist.');

@@ -1,4 +1,5 @@
 import type { App } from './app-service.js';
+import { isObject } from '../infra/objects.js';
 
 /** Dify's model types (`GET /workspaces/current/models/model-types/{model_type}`). */
 export const MODEL_TYPES = ['text-embedding', 'rerank', 'llm', 'tts', 'speech2text', 'moderation'] as const;
@@ -19,10 +20,6 @@ const LABELS: Readonly<Record<string, string>> = {
   mock: 'Mock model (built in)',
   dovetail: 'Dovetail (offline, built in)',
 };
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function modelRef(raw: unknown): ModelRef | undefined {
   return isObject(raw) && typeof raw.provider === 'string' && typeof raw.name === 'string' && raw.name !== '' ? { provider: raw.provider, name: raw.name } : undefined;

@@ -1,5 +1,6 @@
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DslError } from './errors.js';
+import { isObject } from '../infra/objects.js';
 
 export const APP_MODES = ['completion', 'chat', 'advanced-chat', 'workflow'] as const;
 export type AppMode = (typeof APP_MODES)[number];
@@ -41,10 +42,6 @@ export interface DslDocument {
     readonly [k: string]: unknown;
   };
   readonly [k: string]: unknown;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Parses and structurally validates DSL YAML; throws DslError naming what is wrong. */

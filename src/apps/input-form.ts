@@ -1,5 +1,6 @@
 import type { DslDocument } from './dsl.js';
 import { invalidParam } from '../infra/errors.js';
+import { isObject } from '../infra/objects.js';
 
 export const INPUT_TYPES = ['text-input', 'paragraph', 'select', 'number', 'file', 'file-list', 'checkbox', 'json_object'] as const;
 export type InputType = (typeof INPUT_TYPES)[number];
@@ -16,10 +17,6 @@ export interface InputVariable {
   readonly allowed_file_types?: readonly string[];
   readonly allowed_file_extensions?: readonly string[];
   readonly allowed_file_upload_methods?: readonly string[];
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function normalizeType(t: unknown): InputType {

@@ -1,22 +1,19 @@
 import type { UploadLimits } from '../config.js';
 import type { App } from './app-service.js';
 import { toUserInputForm } from './input-form.js';
+import { objectOf } from '../infra/objects.js';
 
 const MB = 1024 * 1024;
 
-function obj(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
 function enabled(v: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const o = obj(v);
+  const o = objectOf(v);
   return { ...extra, ...o, enabled: o.enabled === true };
 }
 
 /** `GET /v1/parameters`, from the app's DSL features (workflow) or model_config (completion/chat). */
 export function appParameters(app: App, limits: UploadLimits): Record<string, unknown> {
-  const f = app.dsl.workflow ? obj(app.dsl.workflow.features) : obj(app.dsl.model_config);
-  const upload = obj(f.file_upload);
+  const f = app.dsl.workflow ? objectOf(app.dsl.workflow.features) : objectOf(app.dsl.model_config);
+  const upload = objectOf(f.file_upload);
   return {
     opening_statement: typeof f.opening_statement === 'string' ? f.opening_statement : '',
     suggested_questions: Array.isArray(f.suggested_questions) ? f.suggested_questions : [],

@@ -8,11 +8,12 @@ import { completionRequestError } from '../llm/errors.js';
 import type { ModelProvider, ModelProviders, SpeechAudio } from '../llm/model-provider.js';
 import type { MessageStore } from '../messages/message-store.js';
 import { audioTooLarge, modelCurrentlyNotSupport, providerNotSupportSpeechToText, speechToTextDisabled, unsupportedAudioType } from './errors.js';
+import { objectOf } from '../infra/objects.js';
+import { isUuid } from '../infra/ids.js';
 
 /** Dify's `ALLOWED_EXTENSIONS` of `AudioService`: a file is accepted when its MIME type is `audio/<one of these>`. */
 export const AUDIO_EXTENSIONS = ['mp3', 'mp4', 'mpeg', 'mpga', 'm4a', 'wav', 'webm', 'amr'] as const;
 const AUDIO_MIME_TYPES: readonly string[] = AUDIO_EXTENSIONS.map((e) => `audio/${e}`);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface AudioDeps {
   readonly config: AudioConfig;
@@ -43,14 +44,10 @@ export interface SpeakInput {
   readonly user: string;
 }
 
-function obj(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
 /** A feature switch as `GET /parameters` reads it: a workflow's `features`, else `model_config`. */
 function feature(app: App, name: 'speech_to_text' | 'text_to_speech'): Record<string, unknown> {
-  const features = app.dsl.workflow ? obj(app.dsl.workflow.features) : obj(app.dsl.model_config);
-  return obj(features[name]);
+  const features = app.dsl.workflow ? objectOf(app.dsl.workflow.features) : objectOf(app.dsl.model_config);
+  return objectOf(features[name]);
 }
 
 /** `audio/webm;codecs=opus` → `audio/webm` (werkzeug's `FileStorage.mimetype`). */
@@ -126,7 +123,7 @@ export class AudioService {
     await d.endUsers.getOrCreate(app.id, input.user);
     let text: string;
     if (input.messageId !== undefined && input.messageId !== '') {
-      const message = UUID.test(input.messageId) ? await d.messages.find(input.messageId) : undefined;
+      const message = isUuid(input.messageId) ? await d.messages.find(input.messageId) : undefined;
       if (!message || message.appId !== app.id) throw notFound('Message Not Exists.');
       if (message.answer.trim() === '') throw invalidParam('The message has no answer to speak.');
       text = message.answer.trim();

@@ -2,11 +2,9 @@ import type { App } from '../apps/app-service.js';
 import type { EndUserService } from '../apps/end-users.js';
 import type { Clock } from '../infra/clock.js';
 import { invalidParam, notFound } from '../infra/errors.js';
-import { newId } from '../infra/ids.js';
+import { newId, isUuid } from '../infra/ids.js';
 import type { MessageStore } from '../messages/message-store.js';
 import type { Feedback, FeedbackStore, Rating } from './feedback-store.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A page-1 snapshot older than this no longer pins later pages. */
 export const SNAPSHOT_TTL_MS = 10 * 60_000;
@@ -56,7 +54,7 @@ export class FeedbackService {
   async submit(app: App, f: SubmitFeedback): Promise<void> {
     if (f.user === undefined || f.user === '') throw invalidParam('Arg user must be provided.');
     const endUser = await this.#endUsers.getOrCreate(app.id, f.user);
-    const message = UUID.test(f.messageId) ? await this.#messages.findOwned(f.messageId, app.id, endUser.id) : undefined;
+    const message = isUuid(f.messageId) ? await this.#messages.findOwned(f.messageId, app.id, endUser.id) : undefined;
     if (!message) throw notFound('Message Not Exists.');
     if (f.rating === null) {
       if (!(await this.#store.delete(message.id, 'user'))) throw invalidParam('rating cannot be None when feedback not exists');
@@ -80,7 +78,7 @@ export class FeedbackService {
 
   /** Admin feedback (the message's admin slot), as the console would leave it. */
   async addAdmin(f: AdminFeedback): Promise<Feedback> {
-    const message = UUID.test(f.messageId) ? await this.#messages.find(f.messageId) : undefined;
+    const message = isUuid(f.messageId) ? await this.#messages.find(f.messageId) : undefined;
     if (!message) throw notFound('Message Not Exists.');
     const now = this.#clock.now();
     const accountId = await this.#store.accountId(f.account, newId(), now);

@@ -3,6 +3,7 @@ import type { App } from '../apps/app-service.js';
 import type { Blobs } from './blobs/blobs.js';
 import { fileAccessDenied, fileNotFound } from './errors.js';
 import type { UploadedFile, UploadService } from './upload-service.js';
+import { isUuid } from '../infra/ids.js';
 
 /** Which uploads the messages of an app were sent with (`MessageStore` implements it). */
 export interface MessageFileReferences {
@@ -15,8 +16,6 @@ export interface FilePreview {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Readable;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Types Dify marks `Accept-Ranges: bytes` (it still answers every request with the whole file). */
 const SEEKABLE_TYPES: ReadonlySet<string> = new Set([
@@ -115,7 +114,7 @@ export class FilePreviewService {
   }
 
   async open(app: App, fileId: string, asAttachment: boolean): Promise<FilePreview> {
-    const file = UUID.test(fileId) ? await this.#uploads.find(fileId) : undefined;
+    const file = isUuid(fileId) ? await this.#uploads.find(fileId) : undefined;
     if (!file) throw fileNotFound('File not found in message context');
     if (file.workspaceId !== app.workspaceId) throw fileAccessDenied('File access denied: tenant mismatch');
     if (file.appId !== null && file.appId !== app.id) throw fileAccessDenied('File access denied: not owned by requesting app');

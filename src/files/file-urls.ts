@@ -7,9 +7,9 @@ import type { Database } from '../store/schema.js';
 import type { Blobs } from './blobs/blobs.js';
 import { previewHeaders, type FilePreview } from './file-preview.js';
 import type { UploadService } from './upload-service.js';
+import { isUuid } from '../infra/ids.js';
 
 const KEY_NAME = 'file_url_key';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The query of a signed URL, as received. */
 export interface SignedQuery {
@@ -67,7 +67,7 @@ export class FileUrls {
   }
 
   async #valid(fileId: string, timestamp: string, nonce: string, sign: string): Promise<boolean> {
-    if (!UUID.test(fileId) || !/^\d{1,12}$/.test(timestamp)) return false;
+    if (!isUuid(fileId) || !/^\d{1,12}$/.test(timestamp)) return false;
     const expected = Buffer.from(await this.#signature(fileId, timestamp, nonce));
     const given = Buffer.from(sign);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;

@@ -1,4 +1,5 @@
 import type { HumanInputContext, HumanInputRequired } from './human-input-port.js';
+import { objectOf } from '../infra/objects.js';
 
 export const FORM_INPUT_TYPES = ['paragraph', 'select', 'file', 'file-list'] as const;
 export type FormInputType = (typeof FORM_INPUT_TYPES)[number];
@@ -44,9 +45,6 @@ export interface FormDefinition {
 
 const UNIT_MS = { hour: 3_600_000, day: 86_400_000, minute: 60_000 } as const;
 
-function obj(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
 function strings(v: unknown): string[] | undefined {
   return Array.isArray(v) ? v.map(String) : undefined;
 }
@@ -67,9 +65,9 @@ export function timeoutMs(data: Readonly<Record<string, unknown>>): number {
 
 function deliveryMethods(data: Readonly<Record<string, unknown>>): DeliveryMethod[] {
   if (!Array.isArray(data.delivery_methods)) return [{ id: 'webapp', type: 'webapp', enabled: true, config: {} }];
-  return data.delivery_methods.map(obj).flatMap((m, i) =>
+  return data.delivery_methods.map(objectOf).flatMap((m, i) =>
     m.type === 'webapp' || m.type === 'email'
-      ? [{ id: typeof m.id === 'string' ? m.id : `delivery-${i}`, type: m.type, enabled: m.enabled !== false, config: obj(m.config) }]
+      ? [{ id: typeof m.id === 'string' ? m.id : `delivery-${i}`, type: m.type, enabled: m.enabled !== false, config: objectOf(m.config) }]
       : [],
   );
 }
@@ -77,10 +75,10 @@ function deliveryMethods(data: Readonly<Record<string, unknown>>): DeliveryMetho
 /** Builds the form for a node from its DSL data and the run's variables. */
 export function buildDefinition(ctx: HumanInputContext): FormDefinition {
   const data = ctx.data;
-  const inputs: FormInput[] = (Array.isArray(data.inputs) ? data.inputs : []).map(obj).map((raw) => {
+  const inputs: FormInput[] = (Array.isArray(data.inputs) ? data.inputs : []).map(objectOf).map((raw) => {
     const input = { ...raw, type: String(raw.type) as FormInputType, output_variable_name: String(raw.output_variable_name ?? '') };
     if (input.type === 'select') {
-      const src = obj(raw.option_source);
+      const src = objectOf(raw.option_source);
       const options = src.type === 'variable' ? strings(ctx.resolve(strings(src.selector) ?? [])) ?? [] : strings(src.value) ?? strings(raw.options) ?? [];
       return { ...input, options };
     }
@@ -88,11 +86,11 @@ export function buildDefinition(ctx: HumanInputContext): FormDefinition {
   });
   const resolvedDefaults: Record<string, string> = {};
   for (const input of inputs) {
-    const d = obj(input.default);
+    const d = objectOf(input.default);
     if (d.type === 'variable') resolvedDefaults[input.output_variable_name] = stringifyDefault(ctx.resolve(strings(d.selector) ?? []));
     else if (d.type === 'constant' && d.value !== undefined && d.value !== '') resolvedDefaults[input.output_variable_name] = stringifyDefault(d.value);
   }
-  const actions: FormAction[] = (Array.isArray(data.user_actions) ? data.user_actions : []).map(obj).map((a) => ({
+  const actions: FormAction[] = (Array.isArray(data.user_actions) ? data.user_actions : []).map(objectOf).map((a) => ({
     id: String(a.id ?? ''),
     title: String(a.title ?? a.id ?? ''),
     button_style: typeof a.button_style === 'string' ? a.button_style : 'default',

@@ -6,6 +6,13 @@ export function newId(): string {
   return randomUUID();
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `v` is a UUID (any version, any case): ids are checked before they reach a query. */
+export function isUuid(v: string): boolean {
+  return UUID.test(v);
+}
+
 /** A random URL-safe secret with `bytes`×8 bits of entropy (default 192). */
 export function newSecret(bytes = 24): string {
   return randomBytes(bytes).toString('base64url');

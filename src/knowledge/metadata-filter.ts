@@ -1,5 +1,6 @@
 import { invalidParam } from '../infra/errors.js';
 import type { MetadataValue } from './metadata.js';
+import { isObject } from '../infra/objects.js';
 
 /** Dify's `SupportedComparisonOperator`. */
 export const COMPARISON_OPERATORS = [
@@ -42,10 +43,6 @@ export interface MetadataCondition {
 export interface MetadataFilter {
   readonly logicalOperator: LogicalOperator;
   readonly conditions: readonly MetadataCondition[];
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const NUMERIC: ReadonlySet<ComparisonOperator> = new Set(['>', '<', '≥', '≤', 'before', 'after']);

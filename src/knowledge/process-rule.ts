@@ -1,4 +1,5 @@
 import { invalidParam } from '../infra/errors.js';
+import { isObject } from '../infra/objects.js';
 
 export interface ProcessRule {
   readonly mode: 'automatic' | 'custom' | 'hierarchical';
@@ -49,10 +50,6 @@ export const AUTOMATIC_RULE: ProcessRule = {
 };
 
 const MIN_TOKENS = 50;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Clients send separators JSON-escaped ("\\n"), as Dify's console does. */
 function unescape(separator: string, fallback: string): string {

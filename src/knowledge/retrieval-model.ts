@@ -1,5 +1,6 @@
 import { invalidParam } from '../infra/errors.js';
 import { parseMetadataFilter, type MetadataFilter } from './metadata-filter.js';
+import { isObject } from '../infra/objects.js';
 
 export const SEARCH_METHODS = ['keyword_search', 'semantic_search', 'full_text_search', 'hybrid_search'] as const;
 export type SearchMethod = (typeof SEARCH_METHODS)[number];
@@ -14,10 +15,6 @@ export interface RetrievalModel {
   readonly keywordWeight: number;
   /** `metadata_filtering_conditions` of a request (never stored with a dataset). */
   readonly metadataFilter?: MetadataFilter;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Validates Dify's `retrieval_model`; missing fields take Dify's defaults (top_k 4 … ). */

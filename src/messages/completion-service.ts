@@ -19,6 +19,7 @@ import type { MessageStatus, MessageStore, NewConversation, NewMessage } from '.
 import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage } from './annotation-answer.js';
 import { conversationName } from './conversation-name.js';
 import { StopRequested, type TaskRegistry } from './task-registry.js';
+import { isObject } from '../infra/objects.js';
 
 export interface CompletionInput {
   readonly app: App;
@@ -132,10 +133,6 @@ interface ModelSettings {
   readonly name: string;
   readonly mode: 'chat' | 'completion';
   readonly params: Record<string, unknown>;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function modelSettings(app: App): ModelSettings {

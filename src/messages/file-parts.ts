@@ -1,12 +1,9 @@
 import { invalidParam } from '../infra/errors.js';
 import type { UploadService } from '../files/upload-service.js';
 import type { ContentPart } from '../llm/model-provider.js';
+import { isObject } from '../infra/objects.js';
 
 const IMAGE_EXT = /\.(png|jpe?g|gif|webp|bmp|svg)(\?|#|$)/i;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * Turns file references (`remote_url` with `url`, `local_file` with `upload_file_id` from

@@ -8,10 +8,11 @@ import { splitModelRef } from '../knowledge/qa.js';
 import type { ModelProvider, ModelProviders } from '../llm/model-provider.js';
 import type { MessageStore } from './message-store.js';
 import { historyText, parseSuggestedQuestions, suggestedQuestionsPrompt, type HistoryTurn } from './suggested-questions.js';
+import { objectOf } from '../infra/objects.js';
+import { isUuid } from '../infra/ids.js';
 
 /** App modes Dify answers this endpoint for. */
 const CHAT_MODES: ReadonlySet<string> = new Set(['chat', 'agent-chat', 'advanced-chat']);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface SuggestedQuestionsDeps {
   readonly config: SuggestedQuestionsConfig;
@@ -29,15 +30,11 @@ interface ModelChoice {
   readonly params: Record<string, unknown>;
 }
 
-function obj(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
 /** A DSL `model` mapping (`provider`, `name`, `mode`, `completion_params`), or undefined. */
 function dslModel(v: unknown): Omit<ModelChoice, 'params'> & { completionParams: Record<string, unknown> } | undefined {
-  const m = obj(v);
+  const m = objectOf(v);
   if (typeof m.provider !== 'string' || typeof m.name !== 'string' || m.name === '') return undefined;
-  return { provider: m.provider, name: m.name, mode: m.mode === 'completion' ? 'completion' : 'chat', completionParams: obj(m.completion_params) };
+  return { provider: m.provider, name: m.name, mode: m.mode === 'completion' ? 'completion' : 'chat', completionParams: objectOf(m.completion_params) };
 }
 
 /** Dify's `_normalize_completion_params`: non-positive token limits are dropped. */
@@ -66,10 +63,10 @@ export class SuggestedQuestionsService {
     if (user === undefined || user === '') throw invalidParam('Arg user must be provided.');
     if (!CHAT_MODES.has(app.mode)) throw notChatApp();
     const endUser = await d.endUsers.find(app.id, user);
-    const message = endUser && UUID.test(messageId) ? await d.messages.findOwned(messageId, app.id, endUser.id) : undefined;
+    const message = endUser && isUuid(messageId) ? await d.messages.findOwned(messageId, app.id, endUser.id) : undefined;
     if (!message || !message.conversationId) throw notFound('Message Not Exists.');
-    const features = app.dsl.workflow ? obj(app.dsl.workflow.features) : obj(app.dsl.model_config);
-    const feature = obj(features.suggested_questions_after_answer);
+    const features = app.dsl.workflow ? objectOf(app.dsl.workflow.features) : objectOf(app.dsl.model_config);
+    const feature = objectOf(features.suggested_questions_after_answer);
     if (feature.enabled !== true) throw badRequest('Suggested Questions Is Disabled.');
 
     const chosen = this.#model(app, feature.model);

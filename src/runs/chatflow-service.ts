@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, ConversationTable, MessageTable } from '../store/schema.js';
 import type { App } from '../apps/app-service.js';
 import type { Clock } from '../infra/clock.js';
-import { newId } from '../infra/ids.js';
+import { newId, isUuid } from '../infra/ids.js';
 import { invalidParam } from '../infra/errors.js';
 import { conversationNotExists, firstMessageNotExists, lastConversationNotExists } from './errors.js';
 import type { RunService, StartedRun } from './run-service.js';
@@ -11,8 +11,6 @@ import { conversationName } from '../messages/conversation-name.js';
 import type { AnnotationReplier, AnnotationReplyInfo } from '../messages/completion-service.js';
 import type { UsageBody } from '../llm/usage.js';
 import { annotationReplyInfo, storeAnnotationAnswer } from '../messages/annotation-answer.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface ChatflowMessage {
   readonly run: StartedRun;
@@ -63,7 +61,7 @@ export class ChatflowService {
 
   /** The caller's conversation, or 404 "Conversation Not Exists.". */
   async conversation(appId: string, endUserId: string, id: string): Promise<ConversationTable> {
-    if (!UUID.test(id)) throw invalidParam(`conversation_id must be a valid UUID, got "${id}"`);
+    if (!isUuid(id)) throw invalidParam(`conversation_id must be a valid UUID, got "${id}"`);
     const row = await this.#db
       .selectFrom('conversations')
       .selectAll()

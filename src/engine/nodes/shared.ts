@@ -1,8 +1,8 @@
 /** Small helpers shared by node files. */
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isObject } from '../../infra/objects.js';
+
+export { isObject };
 
 /** A selector from DSL (`['node', 'var', …]`) or undefined when malformed. */
 export function selectorOf(v: unknown): string[] | undefined {

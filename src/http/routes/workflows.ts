@@ -9,6 +9,7 @@ import type { RunRow } from '../../runs/run-service.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { streamRun } from '../run-stream.js';
+import { isUuid } from '../../infra/ids.js';
 
 const RunBody = Type.Object({
   inputs: Type.Object({}, { additionalProperties: true }),
@@ -44,8 +45,6 @@ function blockingData(run: RunRow): Record<string, unknown> {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * `POST /workflows/run` (and `/workflows/{workflow_id}/run`, where the id is the app's one published
  * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`.
@@ -57,7 +56,7 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     if (a.mode !== 'workflow') throw notWorkflowApp();
     const workflowId = request.params.workflow_id;
     if (workflowId !== undefined) {
-      if (!UUID.test(workflowId)) throw badRequest(`Invalid workflow_id format: '${workflowId}'. `);
+      if (!isUuid(workflowId)) throw badRequest(`Invalid workflow_id format: '${workflowId}'. `);
       // An app has one workflow, published under the app's id (`workflow_id` in run events).
       if (workflowId.toLowerCase() !== a.id.toLowerCase()) throw notFound(`Workflow not found with id: ${workflowId}`);
     }
