@@ -42,32 +42,21 @@ export async function readUploadForm(
 ): Promise<UploadForm> {
   if (!request.isMultipart()) throw noFileUploaded();
   let pending: PendingUpload | undefined;
-  const fields: Record<string, string> = {};
-  const fileFields = new Set<string>();
   try {
-    for await (const part of request.parts()) {
-      if (part.type === 'field') {
-        if (typeof part.value === 'string') fields[part.fieldname] = part.value;
-        continue;
-      }
-      fileFields.add(part.fieldname);
-      if (pending || part.fieldname !== 'file') {
-        part.file.resume();
-        continue;
-      }
-      if (!part.mimetype) throw unsupportedFileType();
-      if (!part.filename) throw filenameNotExists();
+    const form = await readFileForm(request, async ({ filename, mimeType, body }) => {
+      if (!mimeType) throw unsupportedFileType();
+      if (!filename) throw filenameNotExists();
       try {
-        accept(part.filename);
+        accept(filename);
       } catch (err) {
-        part.file.resume();
+        body.resume();
         throw err;
       }
-      pending = await uploads.receive({ filename: part.filename, mimeType: part.mimetype, body: part.file });
-    }
+      return (pending = await uploads.receive({ filename, mimeType, body }));
+    });
     // With no `file` part at all the caller answers no_file_uploaded, as Dify checks that first.
-    if (fileFields.size > 1 && fileFields.has('file')) throw tooManyFiles();
-    return { pending, fields };
+    if (form.fileFields.size > 1 && form.fileFields.has('file')) throw tooManyFiles();
+    return { pending: form.file, fields: form.fields };
   } catch (err) {
     if (pending) await uploads.abandon(pending);
     throw err;
@@ -75,23 +64,25 @@ export async function readUploadForm(
 }
 
 /**
- * Reads a multipart form with one `file` part handed to `read` as it streams (nothing is stored),
- * and text fields in any order. Other file parts are skipped. `file` is undefined when there was
- * none (also for a body that is not multipart).
+ * Reads a multipart form with one `file` part handed to `read` as it streams, and text fields in
+ * any order. Other file parts are skipped (`fileFields` names every file part seen). `file` is
+ * undefined when there was none (also for a body that is not multipart).
  */
 export async function readFileForm<T>(
   request: FastifyRequest,
   read: (file: { filename: string | undefined; mimeType: string; body: Readable }) => Promise<T>,
-): Promise<{ file: T | undefined; fields: Readonly<Record<string, string>> }> {
+): Promise<{ file: T | undefined; fields: Readonly<Record<string, string>>; fileFields: ReadonlySet<string> }> {
   const fields: Record<string, string> = {};
+  const fileFields = new Set<string>();
   let file: T | undefined;
-  if (!request.isMultipart()) return { file, fields };
+  if (!request.isMultipart()) return { file, fields, fileFields };
   let seen = false;
   for await (const part of request.parts()) {
     if (part.type === 'field') {
       if (typeof part.value === 'string') fields[part.fieldname] = part.value;
       continue;
     }
+    fileFields.add(part.fieldname);
     if (seen || part.fieldname !== 'file') {
       part.file.resume();
       continue;
@@ -99,5 +90,5 @@ export async function readFileForm<T>(
     seen = true;
     file = await read({ filename: part.filename || undefined, mimeType: part.mimetype ?? '', body: part.file });
   }
-  return { file, fields };
+  return { file, fields, fileFields };
 }
