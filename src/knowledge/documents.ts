@@ -6,7 +6,7 @@ import type { Clock } from '../infra/clock.js';
 import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
-import { splitModelRef } from './qa.js';
+import { splitModelRef } from '../llm/model-provider.js';
 import type { ModelProviders } from '../llm/model-provider.js';
 import type { Queue } from '../infra/queue/queue.js';
 import type { UploadedFile, UploadService } from '../files/upload-service.js';

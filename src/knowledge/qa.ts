@@ -1,4 +1,4 @@
-import type { ModelProviders } from '../llm/model-provider.js';
+import { splitModelRef, type ModelProviders } from '../llm/model-provider.js';
 
 /** Dify's `GENERATOR_QA_PROMPT` (core/llm_generator/prompts.py), in the document's language. */
 export function qaPrompt(language: string): string {
@@ -31,13 +31,6 @@ export function parseQaPairs(text: string): QaPair[] {
     if (question && answer) out.push({ question, answer });
   }
   return out;
-}
-
-/** `provider/model`, as in `KNOWLEDGE_QA_MODEL`. */
-export function splitModelRef(ref: string): { provider: string; model: string } | undefined {
-  const i = ref.indexOf('/');
-  if (i <= 0 || i === ref.length - 1) return undefined;
-  return { provider: ref.slice(0, i), model: ref.slice(i + 1) };
 }
 
 /** Asks the model for the Q&A pairs of one chunk (Dify: temperature 0.01, max_tokens 2000). */

@@ -96,3 +96,13 @@ export function messagesText(messages: readonly ChatMessage[]): string {
     .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('')))
     .join('\n\n');
 }
+
+/**
+ * A `provider/model` setting (`KNOWLEDGE_QA_MODEL`, `SUGGESTED_QUESTIONS_MODEL`, the audio models)
+ * split at its first `/`; undefined when either side is empty.
+ */
+export function splitModelRef(ref: string): { provider: string; model: string } | undefined {
+  const i = ref.indexOf('/');
+  if (i <= 0 || i === ref.length - 1) return undefined;
+  return { provider: ref.slice(0, i), model: ref.slice(i + 1) };
+}

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { appLanguageModels, availableModels, MODEL_TYPES, type ModelRef, type ModelType } from '../../apps/available-models.js';
 import { invalidParam } from '../../infra/errors.js';
-import { splitModelRef } from '../../knowledge/qa.js';
-import type { ModelProvider } from '../../llm/model-provider.js';
+import { splitModelRef, type ModelProvider } from '../../llm/model-provider.js';
 import type { Runtime } from '../../runtime.js';
 import { requireKey } from '../auth.js';
 
