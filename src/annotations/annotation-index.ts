@@ -3,6 +3,7 @@ import type { Clock } from '../infra/clock.js';
 import { vectorFromBase64, vectorToBase64 } from '../knowledge/embedder.js';
 import type { AppAnnotationSettingTable, Database } from '../store/schema.js';
 import type { EmbeddingModels } from './embedding-models.js';
+import { inBatches } from '../store/statement-batches.js';
 
 /** Reply setting as the enable job writes it. */
 export interface ReplySetting {
@@ -180,11 +181,11 @@ export class AnnotationIndex {
 
   /** Reads and decodes the stored vectors of these annotations under `model` into the cache. */
   async #loadVectors(model: string, annotationIds: readonly string[]): Promise<void> {
-    for (let i = 0; i < annotationIds.length; i += 500) {
+    for (const ids of inBatches(annotationIds)) {
       const rows = await this.#db
         .selectFrom('annotation_embeddings')
         .select(['annotation_id', 'question', 'embedding'])
-        .where('annotation_id', 'in', annotationIds.slice(i, i + 500))
+        .where('annotation_id', 'in', ids)
         .where('model', '=', model)
         .execute();
       if (this.#vectors.size + rows.length > MAX_CACHED_VECTORS) this.#vectors.clear();

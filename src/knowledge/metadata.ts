@@ -5,6 +5,7 @@ import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { matchesFilter, type MetadataFilter } from './metadata-filter.js';
+import { inBatches } from '../store/statement-batches.js';
 
 export const METADATA_TYPES = ['string', 'number', 'time'] as const;
 export type MetadataType = (typeof METADATA_TYPES)[number];
@@ -42,15 +43,6 @@ export function builtInValues(d: DocumentTable): DocumentMetadataItem[] {
     source: SOURCES[d.data_source_type] ?? d.data_source_type,
   };
   return BUILT_IN_FIELDS.map((f) => ({ id: 'built-in', name: f.name, type: f.type, value: values[f.name] }));
-}
-
-/** Ids (or value rows) per statement: SQLite binds at most 32,766 parameters, and a body may carry more. */
-const CHUNK = 500;
-
-function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
-  return out;
 }
 
 function metadataNotFound() {
@@ -209,7 +201,7 @@ export class MetadataService {
     });
     const ids = [...new Set(ops.map((o) => o.documentId))];
     const found = new Set<string>();
-    for (const part of chunks(ids)) {
+    for (const part of inBatches(ids)) {
       for (const r of await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', ds.id).where('id', 'in', part).execute()) found.add(r.id);
     }
     if (ids.some((id) => !found.has(id))) throw invalidParam('Document not found.');
@@ -219,7 +211,7 @@ export class MetadataService {
       // since the check above leaves a document missing here (and no values are written for it);
       // one that comes later waits for this transaction and then removes these values too.
       let locked = 0;
-      for (const part of chunks(ids)) {
+      for (const part of inBatches(ids)) {
         const r = await trx.updateTable('documents').set((eb) => ({ enabled: eb.ref('enabled') })).where('dataset_id', '=', ds.id).where('id', 'in', part).executeTakeFirst();
         locked += Number(r.numUpdatedRows);
       }
@@ -227,9 +219,9 @@ export class MetadataService {
       for (const op of ops) {
         const del = trx.deleteFrom('document_metadata_values').where('document_id', '=', op.documentId);
         if (!op.partial) await del.execute();
-        else for (const part of chunks([...op.values.keys()])) await del.where('metadata_id', 'in', part).execute();
+        else for (const part of inBatches([...op.values.keys()])) await del.where('metadata_id', 'in', part).execute();
         // Six parameters a row.
-        for (const part of chunks([...op.values], 100)) {
+        for (const part of inBatches([...op.values], 100)) {
           await trx
             .insertInto('document_metadata_values')
             .values(part.map(([metadataId, value]) => ({ document_id: op.documentId, metadata_id: metadataId, dataset_id: ds.id, value: JSON.stringify(value), created_by: createdBy, created_at: now })))

@@ -3,6 +3,7 @@ import type { Database, TagTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
+import { inBatches } from '../store/statement-batches.js';
 
 /** The only tag type Dovetail serves (Dify also has `app` tags, which the Service API does not expose). */
 const KNOWLEDGE = 'knowledge';
@@ -20,15 +21,6 @@ export interface DatasetTag {
   readonly id: string;
   readonly name: string;
   readonly type: string;
-}
-
-/** Ids per statement: SQLite binds at most 32,766 parameters, and a body may carry more ids. */
-const CHUNK = 500;
-
-function chunks<T>(list: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += CHUNK) out.push(list.slice(i, i + CHUNK));
-  return out;
 }
 
 function tagNotFound() {
@@ -149,9 +141,9 @@ export class TagService {
     const target = await this.#target(workspaceId, rawTargetId);
     const now = this.#clock.now();
     await this.#db.transaction().execute(async (trx) => {
-      for (const part of chunks([...new Set(tagIds)])) {
+      for (const part of inBatches([...new Set(tagIds)])) {
         const known = await trx.selectFrom('tags').select('id').where('workspace_id', '=', workspaceId).where('type', '=', KNOWLEDGE).where('id', 'in', part).execute();
-        for (const rows of chunks(known)) {
+        for (const rows of inBatches(known)) {
           await trx
             .insertInto('tag_bindings')
             .values(rows.map((t) => ({ id: newId(), workspace_id: workspaceId, tag_id: t.id, target_id: target, created_by: createdBy, created_at: now })))
@@ -169,7 +161,7 @@ export class TagService {
     if (tagIds.length === 0) throw invalidParam('Tag IDs is required.');
     const target = await this.#target(workspaceId, rawTargetId);
     await this.#db.transaction().execute(async (trx) => {
-      for (const part of chunks([...new Set(tagIds)])) {
+      for (const part of inBatches([...new Set(tagIds)])) {
         await trx.deleteFrom('tag_bindings').where('workspace_id', '=', workspaceId).where('target_id', '=', target).where('tag_id', 'in', part).execute();
       }
     });
