@@ -10,9 +10,14 @@ function enabled(v: unknown, extra: Record<string, unknown> = {}): Record<string
   return { ...extra, ...o, enabled: o.enabled === true };
 }
 
-/** `GET /v1/parameters`, from the app's DSL features (workflow) or model_config (completion/chat). */
+/** An app's feature settings: a workflow's `features`, else (completion/chat) its `model_config`. */
+export function appFeatures(app: App): Record<string, unknown> {
+  return app.dsl.workflow ? objectOf(app.dsl.workflow.features) : objectOf(app.dsl.model_config);
+}
+
+/** `GET /v1/parameters`, from the app's features. */
 export function appParameters(app: App, limits: UploadLimits): Record<string, unknown> {
-  const f = app.dsl.workflow ? objectOf(app.dsl.workflow.features) : objectOf(app.dsl.model_config);
+  const f = appFeatures(app);
   const upload = objectOf(f.file_upload);
   return {
     opening_statement: typeof f.opening_statement === 'string' ? f.opening_statement : '',

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { App } from '../apps/app-service.js';
+import { appFeatures } from '../apps/parameters.js';
 import type { EndUserService } from '../apps/end-users.js';
 import type { AudioConfig } from '../config.js';
 import { invalidParam, notFound } from '../infra/errors.js';
@@ -45,8 +46,7 @@ export interface SpeakInput {
 
 /** A feature switch as `GET /parameters` reads it: a workflow's `features`, else `model_config`. */
 function feature(app: App, name: 'speech_to_text' | 'text_to_speech'): Record<string, unknown> {
-  const features = app.dsl.workflow ? objectOf(app.dsl.workflow.features) : objectOf(app.dsl.model_config);
-  return objectOf(features[name]);
+  return objectOf(appFeatures(app)[name]);
 }
 
 /** `audio/webm;codecs=opus` → `audio/webm` (werkzeug's `FileStorage.mimetype`). */

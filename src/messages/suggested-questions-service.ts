@@ -9,6 +9,7 @@ import type { MessageStore } from './message-store.js';
 import { historyText, parseSuggestedQuestions, suggestedQuestionsPrompt, type HistoryTurn } from './suggested-questions.js';
 import { objectOf } from '../infra/objects.js';
 import { isUuid } from '../infra/ids.js';
+import { appFeatures } from '../apps/parameters.js';
 
 /** App modes Dify answers this endpoint for. */
 const CHAT_MODES: ReadonlySet<string> = new Set(['chat', 'agent-chat', 'advanced-chat']);
@@ -64,8 +65,7 @@ export class SuggestedQuestionsService {
     const endUser = await d.endUsers.find(app.id, user);
     const message = endUser && isUuid(messageId) ? await d.messages.findOwned(messageId, app.id, endUser.id) : undefined;
     if (!message || !message.conversationId) throw notFound('Message Not Exists.');
-    const features = app.dsl.workflow ? objectOf(app.dsl.workflow.features) : objectOf(app.dsl.model_config);
-    const feature = objectOf(features.suggested_questions_after_answer);
+    const feature = objectOf(appFeatures(app).suggested_questions_after_answer);
     if (feature.enabled !== true) throw badRequest('Suggested Questions Is Disabled.');
 
     const chosen = this.#model(app, feature.model);
