@@ -1,7 +1,7 @@
 /**
  * Contract checks against Dify's published OpenAPI document
- * (`../shared/reference/dify-openapi/openapi_service.json`, read at test time relative to the project
- * root). Ajv compiles fragments of the document in place, so `$ref`s resolve against it.
+ * (`test/fixtures/dify-openapi/openapi_service.json`, a copy kept in the repository; see the NOTICE
+ * beside it). Ajv compiles fragments of the document in place, so `$ref`s resolve against it.
  *
  * Adjustments, all generic: `strict: false`; a no-op `decimal` format; OpenAPI `nullable`
  * (Ajv's own keyword); the `user_input_form` item `oneOf` is treated as `anyOf` (its branches
@@ -14,7 +14,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import formatsModule from 'ajv-formats';
 import { PROJECT_ROOT } from './fixtures.js';
 
-const SPEC_PATH = path.resolve(PROJECT_ROOT, '..', 'shared', 'reference', 'dify-openapi', 'openapi_service.json');
+const SPEC_PATH = path.resolve(PROJECT_ROOT, 'test', 'fixtures', 'dify-openapi', 'openapi_service.json');
 const SPEC_ID = 'dify-openapi';
 
 type Json = Record<string, unknown>;
