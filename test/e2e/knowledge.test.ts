@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
 
-/** Property names of a schema in Dify's OpenAPI document (shared/reference). */
+/** Property names of a schema in Dify's OpenAPI document (the copy in test/fixtures/dify-openapi). */
 function openapiSchema(name: string): Record<string, unknown> {
-  const doc = JSON.parse(readFileSync(path.join(PROJECT_ROOT, '..', 'shared', 'reference', 'dify-openapi', 'openapi_service.json'), 'utf8')) as {
+  const doc = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'test', 'fixtures', 'dify-openapi', 'openapi_service.json'), 'utf8')) as {
     components: { schemas: Record<string, { properties: Record<string, unknown> }> };
   };
   return doc.components.schemas[name]!.properties;
