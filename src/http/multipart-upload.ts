@@ -1,8 +1,9 @@
-import multipart from '@fastify/multipart';
+import multipart, { type Multipart } from '@fastify/multipart';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { filenameNotExists, noFileUploaded, tooManyFiles, unsupportedFileType } from '../files/errors.js';
 import type { PendingUpload, UploadService } from '../files/upload-service.js';
+import { badRequest, ServiceError } from '../infra/errors.js';
 
 /**
  * Registers routes that take multipart forms, in a scope of their own with @fastify/multipart: its
@@ -64,9 +65,33 @@ export async function readUploadForm(
 }
 
 /**
+ * The 400 for a body the multipart parser could not read (busboy's and @fastify/multipart's
+ * errors, which carry no status): a body that ends before its closing boundary, a Content-Type
+ * without a boundary, a client that hangs up mid-form, a malformed part header.
+ */
+export function malformedMultipart(err: unknown): ServiceError {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/boundary not found/i.test(message)) return badRequest('The multipart body cannot be read: its Content-Type has no boundary parameter.');
+  if (/unexpected end|terminated early|closed before/i.test(message)) return badRequest('The multipart body ended before its closing boundary.');
+  return badRequest(`The multipart body cannot be read: ${message.slice(0, 200)}`);
+}
+
+/** A parser error becomes `malformedMultipart`; our own coded errors and the parser's limits (413) pass through. */
+function asMultipartError(err: unknown): unknown {
+  if (err instanceof ServiceError) return err;
+  const status = (err as { statusCode?: unknown } | undefined)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500 && status !== 400) return err;
+  return malformedMultipart(err);
+}
+
+/**
  * Reads a multipart form with one `file` part handed to `read` as it streams, and text fields in
  * any order. Other file parts are skipped (`fileFields` names every file part seen). `file` is
  * undefined when there was none (also for a body that is not multipart).
+ *
+ * A body the parser cannot read is a 400 (`malformedMultipart`), wherever it breaks: between parts
+ * (the iterator rejects) or inside the file part (the part's stream errors while `read` consumes
+ * it; whatever `read` then throws is a consequence of the broken body, unless it is a coded error).
  */
 export async function readFileForm<T>(
   request: FastifyRequest,
@@ -77,7 +102,21 @@ export async function readFileForm<T>(
   let file: T | undefined;
   if (!request.isMultipart()) return { file, fields, fileFields };
   let seen = false;
-  for await (const part of request.parts()) {
+  let parts: AsyncIterator<Multipart>;
+  try {
+    parts = request.parts()[Symbol.asyncIterator]();
+  } catch (err) {
+    throw asMultipartError(err);
+  }
+  for (;;) {
+    let next: IteratorResult<Multipart>;
+    try {
+      next = await parts.next();
+    } catch (err) {
+      throw asMultipartError(err);
+    }
+    if (next.done) break;
+    const part = next.value;
     if (part.type === 'field') {
       if (typeof part.value === 'string') fields[part.fieldname] = part.value;
       continue;
@@ -88,7 +127,14 @@ export async function readFileForm<T>(
       continue;
     }
     seen = true;
-    file = await read({ filename: part.filename || undefined, mimeType: part.mimetype ?? '', body: part.file });
+    let bodyError: unknown;
+    part.file.once('error', (err) => (bodyError ??= err));
+    try {
+      file = await read({ filename: part.filename || undefined, mimeType: part.mimetype ?? '', body: part.file });
+    } catch (err) {
+      if (bodyError !== undefined && !(err instanceof ServiceError)) throw asMultipartError(bodyError);
+      throw err;
+    }
   }
   return { file, fields, fileFields };
 }

@@ -4,7 +4,9 @@ import type { Readable } from 'node:stream';
 export interface Blobs {
   /**
    * Streams `body` into `key`. The blob becomes visible only when the stream ends cleanly; on any
-   * error nothing is left behind. Resolves to the number of bytes written.
+   * error nothing is left behind. Resolves to the number of bytes written. Implementations listen
+   * for `body`'s errors before their first `await`: an error emitted at any time rejects the call
+   * (the caller hands over a stream nobody else listens to).
    */
   put(key: string, body: Readable): Promise<number>;
   /** A read stream, or `undefined` when the key does not exist. */

@@ -22,15 +22,24 @@ export class DiskBlobs implements Blobs {
 
   async put(key: string, body: Readable): Promise<number> {
     const final = this.#path(key);
-    await mkdir(path.dirname(final), { recursive: true });
     const tmp = path.join(this.#root, '.tmp', `${newId()}.part`);
-    await mkdir(path.dirname(tmp), { recursive: true });
+    // Own the stream before the first await: an error it emits while the directories are made
+    // (a client whose multipart body ends early) rejects this call instead of reaching the
+    // process as an unhandled 'error' event.
+    let early: unknown;
+    const onEarly = (err: unknown) => (early ??= err);
+    body.on('error', onEarly);
     try {
+      await mkdir(path.dirname(final), { recursive: true });
+      await mkdir(path.dirname(tmp), { recursive: true });
+      if (early !== undefined) throw early;
       await pipeline(body, createWriteStream(tmp));
       await rename(tmp, final);
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
+    } finally {
+      body.off('error', onEarly);
     }
     return (await stat(final)).size;
   }
