@@ -111,8 +111,9 @@ export interface Config {
   /** Code nodes (see src/code). */
   readonly code: CodeConfig;
   /** http-request nodes: `HTTP_REQUEST_NODE_MAX_TEXT_SIZE` (bytes, default 1 MiB), `HTTP_REQUEST_MAX_CONNECT_TIMEOUT`
-   * (s, default 10), `HTTP_REQUEST_MAX_READ_TIMEOUT` (s, default 600); node timeouts are capped to them. */
-  readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number };
+   * (s, default 10), `HTTP_REQUEST_MAX_READ_TIMEOUT` (s, default 600), `HTTP_REQUEST_MAX_WRITE_TIMEOUT` (s, default 600);
+   * node timeouts are capped to them, and their sum bounds a request's total time. */
+  readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number; readonly maxWriteTimeout: number };
 }
 
 /**
@@ -347,6 +348,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),
       maxConnectTimeout: int(env, file, 'HTTP_REQUEST_MAX_CONNECT_TIMEOUT', 10, 1),
       maxReadTimeout: int(env, file, 'HTTP_REQUEST_MAX_READ_TIMEOUT', 600, 1),
+      maxWriteTimeout: int(env, file, 'HTTP_REQUEST_MAX_WRITE_TIMEOUT', 600, 1),
     },
     code: {
       pythonCommand: str(env, file, 'CODE_PYTHON_COMMAND') ?? 'python3',

@@ -3,6 +3,9 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
+import { isBlockedAddress, isOwnAddress } from './blocked-addresses.js';
+
+export { isBlockedAddress } from './blocked-addresses.js';
 
 /** A remote fetch refused or failed; the message says why (it reaches the caller). */
 export class RemoteFetchError extends Error {
@@ -12,7 +15,7 @@ export class RemoteFetchError extends Error {
 export interface RemoteFetchOptions {
   /** Largest body accepted, in bytes. */
   readonly maxBytes: number;
-  /** Host names (or IPs) that may resolve to private or loopback addresses. */
+  /** Host names (or IPs) that may resolve to private, loopback, reserved or this host's own addresses. */
   readonly allowHosts: readonly string[];
   readonly timeoutMs?: number;
   readonly maxRedirects?: number;
@@ -28,34 +31,6 @@ export interface RemoteFile {
   readonly url: string;
 }
 
-function ipv4Blocked(ip: string): boolean {
-  const [a, b] = ip.split('.').map(Number) as [number, number];
-  return (
-    a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
-  );
-}
-
-/** The IPv4 address an IPv6 address carries (mapped `::ffff:a.b.c.d` in either notation, NAT64, 6to4). */
-function embeddedIPv4(v6: string): string | undefined {
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(v6);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(v6) ?? /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/.exec(v6);
-  if (!hex) return undefined;
-  const hi = parseInt(hex[1]!, 16);
-  const lo = parseInt(hex[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-}
-
-/** True for loopback, private, link-local, CGNAT, multicast, unspecified and their IPv6 forms. */
-export function isBlockedAddress(ip: string): boolean {
-  if (isIP(ip) === 4) return ipv4Blocked(ip);
-  const v6 = ip.toLowerCase();
-  const v4 = embeddedIPv4(v6);
-  if (v4) return ipv4Blocked(v4);
-  return v6 === '::' || v6 === '::1' || /^f[cd]/.test(v6) || /^fe[89ab]/.test(v6) || /^ff/.test(v6);
-}
-
 /** Resolves a host and refuses private targets unless allow-listed; the result is pinned for the connection. */
 async function checkedAddress(host: string, allowHosts: readonly string[]): Promise<{ address: string; family: number }> {
   const bare = host.replace(/^\[|\]$/g, '');
@@ -68,7 +43,10 @@ async function checkedAddress(host: string, allowHosts: readonly string[]): Prom
   }
   if (addrs.length === 0) throw new RemoteFetchError(`cannot resolve host ${bare}`);
   if (!allowed && addrs.some((a) => isBlockedAddress(a.address))) {
-    throw new RemoteFetchError(`host ${bare} resolves to a private or loopback address, which is not allowed`);
+    throw new RemoteFetchError(`host ${bare} resolves to a private, loopback or reserved address, which is not allowed (SSRF_ALLOW_HOSTS)`);
+  }
+  if (!allowed && addrs.some((a) => isOwnAddress(a.address))) {
+    throw new RemoteFetchError(`host ${bare} resolves to an address of this server, which is not allowed (SSRF_ALLOW_HOSTS)`);
   }
   return addrs[0]!;
 }
@@ -178,6 +156,12 @@ export interface RemoteRequestOptions {
   readonly connectTimeoutMs: number;
   /** Idle time allowed while waiting for response data. */
   readonly readTimeoutMs: number;
+  /**
+   * Time the whole exchange may take, redirects and the last body byte included (a server that
+   * trickles bytes cannot hold the request open past it); `totalTimeoutName` says which setting.
+   */
+  readonly totalTimeoutMs?: number;
+  readonly totalTimeoutName?: string;
   readonly maxRedirects?: number;
   readonly signal?: AbortSignal;
   /** Headers besides Authorization / Cookie that carry credentials: dropped on a cross-origin redirect. */
@@ -205,43 +189,61 @@ export async function sendRemote(req: RemoteRequest, opts: RemoteRequestOptions)
   let method = req.method.toUpperCase();
   let body = req.body;
   let sendHeaders: Record<string, string> = { ...req.headers };
-  for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteFetchError(`only http and https URLs can be requested, got ${url.protocol}`);
-    const pinnedLookup = lookupPinnedTo(await checkedAddress(url.hostname, opts.allowHosts));
-    const target = url;
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const r = (target.protocol === 'https:' ? https : http).request(target, { method, headers: sendHeaders, lookup: pinnedLookup, signal: opts.signal }, resolve);
-      const connectTimer = setTimeout(() => r.destroy(new RemoteFetchError(`timed out connecting to ${target.host} after ${opts.connectTimeoutMs / 1000}s`)), opts.connectTimeoutMs);
-      r.on('socket', (sock) => {
-        if (!sock.connecting) clearTimeout(connectTimer);
-        else sock.once('connect', () => clearTimeout(connectTimer));
-      });
-      r.setTimeout(opts.readTimeoutMs, () => r.destroy(new RemoteFetchError(`timed out waiting for ${target.href} after ${opts.readTimeoutMs / 1000}s`)));
-      r.on('error', (err) => {
-        clearTimeout(connectTimer);
-        reject(err instanceof RemoteFetchError ? err : new RemoteFetchError(`cannot reach ${target.href}: ${err.message}`));
-      });
-      r.on('response', () => clearTimeout(connectTimer));
-      r.end(body);
-    });
-    const status = res.statusCode ?? 0;
-    if (status >= 300 && status < 400 && res.headers.location) {
-      res.resume();
-      const next = new URL(res.headers.location, url);
-      // Credentials stay with the origin they were given for (as browsers and httpx do).
-      if (next.origin !== url.origin) sendHeaders = withoutCredentials(sendHeaders, opts.credentialHeaders ?? []);
-      url = next;
-      if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
-        method = 'GET';
-        body = undefined;
-      }
-      continue;
-    }
-    const limit = `${opts.maxBytes} bytes${opts.limitName ? ` (${opts.limitName})` : ''}`;
-    const content = await readCapped(res, opts.maxBytes, 'the response', limit, `cannot read ${url.href}`);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    return { status, headers, body: content, url: url.href };
+  const total = opts.totalTimeoutMs;
+  const overall = total === undefined ? undefined : new AbortController();
+  const timer = total === undefined ? undefined : setTimeout(() => {
+    const secs = total / 1000;
+    overall!.abort(new RemoteFetchError(`timed out: ${req.url} did not answer in full within ${secs}s${opts.totalTimeoutName ? ` (${opts.totalTimeoutName})` : ''}`));
+  }, total);
+  const signal = overall ? (opts.signal ? AbortSignal.any([opts.signal, overall.signal]) : overall.signal) : opts.signal;
+  try {
+    return await exchange();
+  } catch (err) {
+    if (overall?.signal.aborted) throw overall.signal.reason;
+    throw err;
+  } finally {
+    clearTimeout(timer);
   }
-  throw new RemoteFetchError(`too many redirects requesting ${req.url}`);
+
+  async function exchange(): Promise<RemoteResponse> {
+    for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteFetchError(`only http and https URLs can be requested, got ${url.protocol}`);
+      const pinnedLookup = lookupPinnedTo(await checkedAddress(url.hostname, opts.allowHosts));
+      const target = url;
+      const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        const r = (target.protocol === 'https:' ? https : http).request(target, { method, headers: sendHeaders, lookup: pinnedLookup, ...(signal ? { signal } : {}) }, resolve);
+        const connectTimer = setTimeout(() => r.destroy(new RemoteFetchError(`timed out connecting to ${target.host} after ${opts.connectTimeoutMs / 1000}s`)), opts.connectTimeoutMs);
+        r.on('socket', (sock) => {
+          if (!sock.connecting) clearTimeout(connectTimer);
+          else sock.once('connect', () => clearTimeout(connectTimer));
+        });
+        r.setTimeout(opts.readTimeoutMs, () => r.destroy(new RemoteFetchError(`timed out waiting for ${target.href} after ${opts.readTimeoutMs / 1000}s`)));
+        r.on('error', (err) => {
+          clearTimeout(connectTimer);
+          reject(err instanceof RemoteFetchError ? err : new RemoteFetchError(`cannot reach ${target.href}: ${err.message}`));
+        });
+        r.on('response', () => clearTimeout(connectTimer));
+        r.end(body);
+      });
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400 && res.headers.location) {
+        res.resume();
+        const next = new URL(res.headers.location, url);
+        // Credentials stay with the origin they were given for (as browsers and httpx do).
+        if (next.origin !== url.origin) sendHeaders = withoutCredentials(sendHeaders, opts.credentialHeaders ?? []);
+        url = next;
+        if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+        }
+        continue;
+      }
+      const limit = `${opts.maxBytes} bytes${opts.limitName ? ` (${opts.limitName})` : ''}`;
+      const content = await readCapped(res, opts.maxBytes, 'the response', limit, `cannot read ${url.href}`);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      return { status, headers, body: content, url: url.href };
+    }
+    throw new RemoteFetchError(`too many redirects requesting ${req.url}`);
+  }
 }

@@ -101,7 +101,7 @@ describe('http-request node over HTTP', () => {
     const guarded = await startServer();
     try {
       const d = await blocking(guarded, (await guarded.importApp(app(httpNode({})))).apiKey, { url: `${base}/echo` });
-      expect(d).toMatchObject({ status: 'failed', error: 'host 127.0.0.1 resolves to a private or loopback address, which is not allowed' });
+      expect(d).toMatchObject({ status: 'failed', error: 'host 127.0.0.1 resolves to a private, loopback or reserved address, which is not allowed (SSRF_ALLOW_HOSTS)' });
     } finally {
       await guarded.close();
     }

@@ -197,7 +197,7 @@ describe('POST /form/human_input/{token}', () => {
       [{ ...base, docs: [{ transfer_method: 'local_file', upload_file_id: theirs }] }, /docs\[0\]: upload_file_id .* is not a file uploaded by this user/],
       [{ ...base, docs: [{ transfer_method: 'local_file', upload_file_id: image }] }, /docs\[0\]: file pic\.png is not an allowed type \(allowed: document\)/],
       [{ ...base, docs: [base.docs[0], base.docs[0], base.docs[0]] }, /^docs accepts at most 2 files, got 3$/],
-      [{ ...base, docs: [{ transfer_method: 'remote_url', url: 'http://127.0.0.1:9/secret.pdf' }] }, /private or loopback address/],
+      [{ ...base, docs: [{ transfer_method: 'remote_url', url: 'http://127.0.0.1:9/secret.pdf' }] }, /private, loopback or reserved address/],
       [{ ...base, docs: [{ transfer_method: 'remote_url', url: `${filesUrl}/missing.pdf` }] }, /failed with HTTP 404/],
       [{ ...base, docs: [{ transfer_method: 'remote_url', url: `${filesUrl}/big.pdf` }] }, /over the limit of 1048576 bytes/],
       [{ ...base, docs: [{ transfer_method: 'ftp', url: 'x' }] }, /transfer_method must be local_file or remote_url/],
