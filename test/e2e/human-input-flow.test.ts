@@ -278,6 +278,10 @@ describe('blocking run that pauses (issue 13 item 8)', () => {
     const paused = (await eventLog(body.workflow_run_id)).find((e) => e.event === 'workflow_paused')!;
     expect((paused.data as { reasons: unknown[] }).reasons[0]).toEqual(reason);
 
+    // the paused run is listed by GET /workflows/logs?status=paused (issue 13 item 9)
+    const logs = await (await fetch(`${s.api}/workflows/logs?status=paused&limit=100`, { headers: h() })).json();
+    expect(logs.data.map((l: { workflow_run: { id: string; status: string } }) => l.workflow_run)).toContainEqual(expect.objectContaining({ id: body.workflow_run_id, status: 'paused' }));
+
     // 2. open the events stream (no snapshot), 3. submit with the token, 4. the stream carries the resumed run
     const events = await fetch(`${s.api}/workflow/${body.workflow_run_id}/events?user=bo`, { headers: h() });
     const it = readSse(events)[Symbol.asyncIterator]();
