@@ -203,6 +203,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     knowledge: () => knowledgeRetriever,
     code: new ProcessCodeExecutor(config.code),
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
+    priceOf: (model) => config.prices[model],
   });
   await runs.startBackground();
   closers.push(() => runs.close());

@@ -1,4 +1,5 @@
 import type { Graph, GraphEdge } from './types.js';
+import type { UsageBody } from '../llm/usage.js';
 import type { PoolData } from './variable-pool.js';
 import type { HumanInputRequired } from '../forms/human-input-port.js';
 
@@ -23,6 +24,11 @@ export interface RunState {
   paused: HumanInputRequired[];
   steps: number;
   tokens: number;
+  /**
+   * The sum of the run's model calls (Dify's `LLMUsage.plus`); absent in snapshots written before
+   * it existed and in runs without a model call, read as zero usage.
+   */
+  usage?: UsageBody;
   exceptions: number;
   /** Execution index counter (node_started.index). */
   index: number;

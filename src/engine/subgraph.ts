@@ -1,6 +1,7 @@
 import { executeNode } from './execute-node.js';
 import { completeNode, initialState } from './run-state.js';
-import { NodeFailure, StopSignal, type Graph, type NodeContext, type NodeOutcome } from './types.js';
+import { NodeFailure, StopSignal, type Graph, type NodeContext, type NodeOutcome, type NodeUsage } from './types.js';
+import { plusUsage } from '../llm/priced-usage.js';
 
 export interface ContainerRound {
   readonly type: 'loop' | 'iteration';
@@ -16,6 +17,8 @@ export interface RoundResult {
   /** A `loop-end` node ran: the loop stops after this round. */
   readonly broke: boolean;
   readonly tokens: number;
+  /** The sum of the round's model calls, if any. */
+  readonly usage: NodeUsage | undefined;
   readonly steps: number;
 }
 
@@ -24,6 +27,8 @@ const sec = (ms: number) => Math.floor(ms / 1000);
 /** What a container reports when it ends; `metadata` joins `total_tokens` in `execution_metadata`. */
 export interface ContainerTotals {
   readonly tokens: number;
+  /** The sum of the container's model calls, reported as the container node's usage. */
+  readonly usage?: NodeUsage | undefined;
   readonly steps: number;
   readonly metadata: Record<string, unknown>;
 }
@@ -63,10 +68,10 @@ export function containerEvents(ctx: NodeContext, kind: ContainerRound['type'], 
         },
       });
     },
-    /** `<kind>_completed` with `succeeded`, and the container's outcome (its tokens as usage). */
+    /** `<kind>_completed` with `succeeded`, and the container's outcome (its model calls' usage). */
     succeeded(outputs: Record<string, unknown>, totals: ContainerTotals): NodeOutcome {
       this.completed('succeeded', null, outputs, totals);
-      return { type: 'succeeded', inputs, outputs, ...(totals.tokens > 0 ? { usage: { promptTokens: totals.tokens, completionTokens: 0 } } : {}) };
+      return { type: 'succeeded', inputs, outputs, ...(totals.usage && totals.usage.total_tokens > 0 ? { usage: totals.usage } : {}) };
     },
   };
 }
@@ -86,6 +91,7 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
   const idKey = round.type === 'loop' ? 'loop' : 'iteration';
   const runId = round.parallelRunId ? { parallel_mode_run_id: round.parallelRunId } : {};
   let tokens = 0;
+  let usage: NodeUsage | undefined;
   let steps = 0;
   while (queue.length > 0) {
     if (ctx.signal.aborted) throw new StopSignal('stopped');
@@ -139,11 +145,12 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
       case 'succeeded':
       case 'exception': {
         ctx.pool.setAll(node.id, result.outputs);
-        const used = result.usage ? result.usage.promptTokens + result.usage.completionTokens : 0;
+        const used = result.usage?.total_tokens ?? 0;
         tokens += used;
-        const meta = { ...(used ? { total_tokens: used, total_price: 0, currency: 'USD' } : {}), ...(result.errorStrategy ? { error_strategy: result.errorStrategy } : {}) };
+        usage = plusUsage(usage, result.usage);
+        const meta = { ...(used && result.usage ? { total_tokens: used, total_price: Number(result.usage.total_price), currency: result.usage.currency } : {}), ...(result.errorStrategy ? { error_strategy: result.errorStrategy } : {}) };
         finished(result.type, result.error, { inputs: result.inputs, outputs: result.outputs, processData: result.processData, meta });
-        if (node.type === 'loop-end') return { broke: true, tokens, steps };
+        if (node.type === 'loop-end') return { broke: true, tokens, usage, steps };
         for (const next of completeNode(sub, state, node.id, result.take)) queue.push({ node: next, from: node.id });
         break;
       }
@@ -157,5 +164,5 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
         throw new NodeFailure(`node ${node.id} cannot pause inside a ${round.type}`, 'NodeError', false);
     }
   }
-  return { broke: false, tokens, steps };
+  return { broke: false, tokens, usage, steps };
 }

@@ -1,5 +1,7 @@
 import type { ModelProviders, ChatMessage } from '../llm/model-provider.js';
 import type { HumanInputGateway, HumanInputRequired } from '../forms/human-input-port.js';
+import type { UsageBody } from '../llm/usage.js';
+import type { ModelPrice } from '../config.js';
 import type { VariablePool } from './variable-pool.js';
 
 /** The node types the engine runs; a DSL node of any other type is refused at import. */
@@ -199,6 +201,8 @@ export interface EnginePorts {
   readonly code?: CodeExecutor | undefined;
   readonly http?: HttpRequester | undefined;
   readonly limits?: EngineLimits;
+  /** The price table row of a model name (`prices` in dovetail.yaml); unset or `undefined`: free. */
+  readonly priceOf?: (model: string) => ModelPrice | undefined;
   now(): number;
   newId(): string;
   sleep(ms: number, signal: AbortSignal): Promise<void>;
@@ -237,10 +241,8 @@ export interface NodeContext {
   step?(): number;
 }
 
-export interface NodeUsage {
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-}
+/** A node's model usage in Dify's `LLMUsage` shape (tokens, decimal-string prices, latency). */
+export type NodeUsage = UsageBody;
 
 export type NodeOutcome =
   | {

@@ -76,6 +76,20 @@ export function describeValidation(issue: AjvIssue, context: string | undefined)
   }
 }
 
+/**
+ * A union of literals (`Type.Union([Type.Literal(a), Type.Literal(b)])`) fails with one `const`
+ * issue per member: the first issue, made an `enum` issue listing every allowed value (and `null`
+ * when the union takes it), so the message names them all.
+ */
+export function unionOfConstants(issues: readonly AjvIssue[]): AjvIssue {
+  const first = issues[0]!;
+  if (first.keyword !== 'const') return first;
+  const same = issues.filter((i) => i.instancePath === first.instancePath);
+  const values = same.filter((i) => i.keyword === 'const').map((i) => i.params.allowedValue);
+  if (same.some((i) => i.keyword === 'type' && i.params.type === 'null')) values.push(null);
+  return values.length > 1 ? { ...first, keyword: 'enum', params: { allowedValues: values } } : first;
+}
+
 /** Maps any thrown value to status, envelope and extra headers. */
 export function toErrorBody(err: unknown): { body: ErrorBody; headers: Record<string, string> } {
   if (err instanceof ServiceError) {
@@ -84,7 +98,7 @@ export function toErrorBody(err: unknown): { body: ErrorBody; headers: Record<st
   const fe = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (fe && Array.isArray(fe.validation) && fe.validation.length > 0) {
     return {
-      body: { code: 'invalid_param', message: describeValidation(fe.validation[0]!, fe.validationContext), status: 400 },
+      body: { code: 'invalid_param', message: describeValidation(unionOfConstants(fe.validation), fe.validationContext), status: 400 },
       headers: {},
     };
   }

@@ -1,7 +1,7 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import type { ModelPrice } from '../config.js';
-import { addDecimals, priceOf } from './decimal.js';
+import { pricedUsage } from './priced-usage.js';
 import type { ProviderUsage } from './model-provider.js';
 
 /** Dify's `metadata.usage` object; prices are decimal strings, latency is seconds. */
@@ -45,23 +45,5 @@ export interface UsageInput {
 export function buildUsage(u: UsageInput): UsageBody {
   const promptTokens = u.reported?.promptTokens ?? countTokens(u.promptText);
   const completionTokens = u.reported?.completionTokens ?? countTokens(u.answer);
-  const unit = u.price?.unit ?? '0';
-  const inPrice = u.price?.input ?? '0';
-  const outPrice = u.price?.output ?? '0';
-  const promptPrice = priceOf(promptTokens, inPrice, unit);
-  const completionPrice = priceOf(completionTokens, outPrice, unit);
-  return {
-    prompt_tokens: promptTokens,
-    prompt_unit_price: inPrice,
-    prompt_price_unit: unit,
-    prompt_price: promptPrice,
-    completion_tokens: completionTokens,
-    completion_unit_price: outPrice,
-    completion_price_unit: unit,
-    completion_price: completionPrice,
-    total_tokens: promptTokens + completionTokens,
-    total_price: addDecimals([promptPrice, completionPrice]),
-    currency: u.price?.currency ?? 'USD',
-    latency: u.latencySeconds,
-  };
+  return pricedUsage(promptTokens, completionTokens, u.price, u.latencySeconds);
 }

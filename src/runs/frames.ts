@@ -1,4 +1,7 @@
 import type { WorkflowRunTable } from '../store/schema.js';
+import type { UsageBody } from '../llm/usage.js';
+import { EMPTY_USAGE } from '../llm/priced-usage.js';
+import type { HumanInputRequired } from '../forms/human-input-port.js';
 
 /** The `workflow_finished` frame of an ended run, built from its row (events endpoint, stop of a paused run). */
 export function finishedFrame(run: WorkflowRunTable, user: string, workflowId: string): { event: string; [k: string]: unknown } {
@@ -32,20 +35,16 @@ export function finishedFrame(run: WorkflowRunTable, user: string, workflowId: s
   return { event: 'workflow_finished', workflow_run_id: run.id, task_id: run.task_id, data };
 }
 
-/** `message_end.metadata.usage` of a chatflow run. */
-export function usageOf(tokens: number, elapsedMs: number): Record<string, unknown> {
-  return {
-    prompt_tokens: 0,
-    prompt_unit_price: '0',
-    prompt_price_unit: '0',
-    prompt_price: '0',
-    completion_tokens: 0,
-    completion_unit_price: '0',
-    completion_price_unit: '0',
-    completion_price: '0',
-    total_tokens: tokens,
-    total_price: '0',
-    currency: 'USD',
-    latency: elapsedMs / 1000,
-  };
+/**
+ * `metadata.usage` of a chatflow message (`message_end`, the blocking body, the message row): the
+ * sum of the run's model calls, as Dify's `graph_runtime_state.llm_usage`, or zero usage with the
+ * token total of a snapshot written before usage was kept (`tokens` only).
+ */
+export function usageOf(state: { readonly usage?: UsageBody | undefined; readonly tokens: number }): UsageBody {
+  return state.usage ?? { ...EMPTY_USAGE, total_tokens: state.tokens };
+}
+
+/** `workflow_paused.reasons[]` and the paused blocking bodies' `reasons`: Dify's upper-case `TYPE` key first. */
+export function pauseReasons(reasons: readonly HumanInputRequired[]): Record<string, unknown>[] {
+  return reasons.map((r) => ({ TYPE: 'human_input_required', ...r }));
 }

@@ -5,7 +5,8 @@ import { VariablePool } from '../engine/variable-pool.js';
 import { NodeFailure, type AppKind, type EnginePorts, type Graph, type NodeStreamEvent } from '../engine/types.js';
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
 import type { RunJournal } from './journal.js';
-import { usageOf } from './frames.js';
+import { pauseReasons, usageOf } from './frames.js';
+import { plusUsage } from '../llm/priced-usage.js';
 import { STOPPED_BY_USER, type Flight, type NodeStarted, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
 
 export { STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta };
@@ -162,7 +163,7 @@ export class RunLoop {
         workflow_run_id: m.id,
         paused_nodes: pausedNodes,
         outputs: this.#state.outputs,
-        reasons: reasons.map((r) => ({ TYPE: 'human_input_required', ...r })),
+        reasons: pauseReasons(reasons),
         status: 'paused',
         created_at: sec(m.createdAt),
         elapsed_time: this.#state.elapsedMs / 1000,
@@ -203,7 +204,7 @@ export class RunLoop {
         created_at: sec(m.createdAt),
         task_id: m.taskId,
         id: m.messageId,
-        metadata: { usage: usageOf(this.#state.tokens, end.elapsedMs), retriever_resources: [] },
+        metadata: { usage: usageOf(this.#state), retriever_resources: [] },
         files: [],
       });
     }
@@ -353,13 +354,14 @@ export class RunLoop {
       case 'succeeded':
       case 'exception': {
         this.#pool.setAll(node.id, result.outputs);
-        const tokens = result.usage ? result.usage.promptTokens + result.usage.completionTokens : 0;
+        const tokens = result.usage?.total_tokens ?? 0;
         this.#state.tokens += tokens;
+        if (result.usage) this.#state.usage = plusUsage(this.#state.usage, result.usage);
         if (result.type === 'exception') this.#state.exceptions += 1;
         const meta: Record<string, unknown> | null =
           result.usage || result.errorStrategy
             ? {
-                ...(result.usage ? { total_tokens: tokens, total_price: 0, currency: 'USD' } : {}),
+                ...(result.usage ? { total_tokens: tokens, total_price: Number(result.usage.total_price), currency: result.usage.currency } : {}),
                 ...(result.errorStrategy ? { error_strategy: result.errorStrategy } : {}),
               }
             : null;

@@ -6,6 +6,7 @@ import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
 import { newId } from '../infra/ids.js';
 import type { ModelProviders } from '../llm/model-provider.js';
+import type { ModelPrice } from '../config.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
@@ -16,7 +17,7 @@ import { readRunEvents, type LoggedEvent } from './event-reader.js';
 import { RunLoop, STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta } from './run-loop.js';
 import { ConversationVariables } from './conversation-variables.js';
 import { DbConversationMemory } from './conversation-memory.js';
-import { finishedFrame } from './frames.js';
+import { finishedFrame, usageOf } from './frames.js';
 
 export interface RunServiceConfig extends RunLimits {
   /** A `running` run whose heartbeat is older than this is an orphan (its process died). */
@@ -79,6 +80,7 @@ export class RunService implements RunResumer {
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
   readonly #http: HttpRequester | undefined;
+  readonly #priceOf: ((model: string) => ModelPrice | undefined) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -97,6 +99,8 @@ export class RunService implements RunResumer {
     code?: CodeExecutor;
     /** Sends http-request nodes' requests (src/outbound); unset: those nodes fail with a clear error. */
     http?: HttpRequester;
+    /** The price table row of a model name; unset: model calls are free. */
+    priceOf?: (model: string) => ModelPrice | undefined;
   }) {
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -109,6 +113,7 @@ export class RunService implements RunResumer {
     this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#code = deps.code;
     this.#http = deps.http;
+    this.#priceOf = deps.priceOf;
     this.#memory = new DbConversationMemory(deps.db);
     this.conversationVariables = new ConversationVariables(deps.db, deps.clock);
   }
@@ -164,6 +169,7 @@ export class RunService implements RunResumer {
       },
       code: this.#code,
       http: this.#http,
+      ...(this.#priceOf ? { priceOf: this.#priceOf } : {}),
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>
@@ -276,12 +282,18 @@ export class RunService implements RunResumer {
 
   async #finishMessage(meta: RunMeta, end: RunEnd): Promise<void> {
     const status = end.status === 'succeeded' || end.status === 'partial-succeeded' ? 'normal' : end.status === 'stopped' ? 'stopped' : 'error';
+    const usage = usageOf(end.state);
     await this.#db
       .updateTable('messages')
       .set({
         answer: end.state.answer,
         status,
         error: end.error,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        usage: JSON.stringify(usage),
+        total_price: usage.total_price,
+        currency: usage.currency,
         latency: end.elapsedMs / 1000,
         updated_at: this.#clock.now(),
       })

@@ -3,7 +3,11 @@ import type { Database } from '../store/schema.js';
 import { DEFAULT_USER } from '../apps/end-users.js';
 import { invalidParam } from '../infra/errors.js';
 
-export const WORKFLOW_LOG_STATUSES = ['succeeded', 'failed', 'stopped'] as const;
+/**
+ * The `status` filter of `GET /workflows/logs`: Dify's `WorkflowExecutionStatus` values (its
+ * OpenAPI description lists only the first three, its code takes them all, paused runs included).
+ */
+export const WORKFLOW_LOG_STATUSES = ['succeeded', 'failed', 'stopped', 'partial-succeeded', 'paused', 'running'] as const;
 
 export interface WorkflowLogQuery {
   readonly keyword?: string;

@@ -147,6 +147,10 @@ describe('chat apps: POST /chat-messages', () => {
     const wrongRoute = await send({ inputs: { persona: 'x' }, user: 'u' }, key, '/completion-messages');
     expect(wrongRoute.status).toBe(400);
     expect((await wrongRoute.json()).code).toBe('app_unavailable');
+    // an enum error lists every allowed value (issue 13 item 9: it named only "created_at")
+    const badSort = await fetch(`${s.api}/conversations?user=u&sort_by=name`, { headers: { authorization: `Bearer ${key}` } });
+    expect(badSort.status).toBe(400);
+    expect(await badSort.json()).toEqual({ code: 'invalid_param', message: 'sort_by must be one of: "created_at", "-created_at", "updated_at", "-updated_at"', status: 400 });
   });
 });
 

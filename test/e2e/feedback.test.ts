@@ -59,6 +59,13 @@ describe('POST /messages/{message_id}/feedbacks', () => {
     await feedback(mid, { rating: 'like', user: 'alice' });
     items = (await list('?limit=101')).body.data.filter((f) => f.message_id === mid);
     expect(items[0]).toMatchObject({ rating: 'like', content: null });
+    // an explicit `content: null` is stored and read back as null, not "" (issue 13 item 9)
+    await feedback(mid, { rating: 'dislike', content: 'x', user: 'alice' });
+    await feedback(mid, { rating: 'dislike', content: null, user: 'alice' });
+    items = (await list('?limit=101')).body.data.filter((f) => f.message_id === mid);
+    expect(items[0]!.content).toBeNull();
+    const stored = await s.runtime.store.db.selectFrom('message_feedbacks').select('content').where('message_id', '=', mid).executeTakeFirstOrThrow();
+    expect(stored.content).toBeNull();
 
     r = await feedback(mid, { rating: null, user: 'alice' });
     expect(r.status).toBe(200);

@@ -261,6 +261,58 @@ describe('Human Input flow (spec sequence) with the real form store', () => {
   });
 });
 
+describe('blocking run that pauses (issue 13 item 8)', () => {
+  it('workflow: the blocking body is Dify\'s paused response, whose form_token answers the form; the events stream carries the rest', async () => {
+    const r = await post('/workflows/run', { inputs: { draft: 'blocking plan' }, user: 'bo', response_mode: 'blocking' });
+    expect(r.status).toBe(200);
+    const body = await r.json();
+    // 1. WorkflowPausedBlockingResponse: {task_id, workflow_run_id, data{…, status paused, paused_nodes, reasons}}
+    expect(Object.keys(body)).toEqual(['task_id', 'workflow_run_id', 'data']);
+    expect(Object.keys(body.data)).toEqual(['id', 'workflow_id', 'status', 'outputs', 'error', 'elapsed_time', 'total_tokens', 'total_steps', 'created_at', 'finished_at', 'paused_nodes', 'reasons']);
+    expect(body.data).toMatchObject({ id: body.workflow_run_id, status: 'paused', finished_at: null, paused_nodes: ['review'] });
+    const reason = body.data.reasons[0];
+    expect(Object.keys(reason)[0]).toBe('TYPE');
+    expect(reason).toMatchObject({ TYPE: 'human_input_required', node_id: 'review', resolved_default_values: { comment: 'blocking plan' } });
+    expect(typeof reason.form_token).toBe('string');
+    // the same reason as the streamed workflow_paused event
+    const paused = (await eventLog(body.workflow_run_id)).find((e) => e.event === 'workflow_paused')!;
+    expect((paused.data as { reasons: unknown[] }).reasons[0]).toEqual(reason);
+
+    // the paused run is listed by GET /workflows/logs?status=paused (issue 13 item 9)
+    const logs = await (await fetch(`${s.api}/workflows/logs?status=paused&limit=100`, { headers: h() })).json();
+    expect(logs.data.map((l: { workflow_run: { id: string; status: string } }) => l.workflow_run)).toContainEqual(expect.objectContaining({ id: body.workflow_run_id, status: 'paused' }));
+
+    // 2. open the events stream (no snapshot), 3. submit with the token, 4. the stream carries the resumed run
+    const events = await fetch(`${s.api}/workflow/${body.workflow_run_id}/events?user=bo`, { headers: h() });
+    const it = readSse(events)[Symbol.asyncIterator]();
+    await it.next(); // leading ping
+    expect((await post(`/form/human_input/${reason.form_token}`, { user: 'bo', action: 'reject', inputs: { comment: 'not yet', files: [] } })).status).toBe(200);
+    const frames: SseFrame[] = [];
+    for (let n = await it.next(); !n.done; n = await it.next()) frames.push(n.value);
+    const resumed = dataFrames(frames);
+    expect(resumed[0]).toMatchObject({ event: 'workflow_started', data: { reason: 'resumption' } });
+    expect(resumed.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { decision: 'rejected not yet' } } });
+  });
+
+  it('chatflow: the blocking body is Dify\'s ChatPausedBlockingResponse with the reasons in data', async () => {
+    const r = await post('/chat-messages', { inputs: {}, query: 'deploy now', user: 'bea', response_mode: 'blocking' }, chatKey);
+    expect(r.status).toBe(200);
+    const body = await r.json();
+    expect(Object.keys(body)).toEqual(['event', 'task_id', 'id', 'message_id', 'conversation_id', 'mode', 'answer', 'metadata', 'created_at', 'workflow_run_id', 'data']);
+    expect(body).toMatchObject({ event: 'workflow_paused', mode: 'advanced-chat', answer: '' });
+    expect(body.id).toBe(body.message_id);
+    expect(body.data).toMatchObject({ id: body.message_id, message_id: body.message_id, conversation_id: body.conversation_id, workflow_run_id: body.workflow_run_id, status: 'paused', paused_nodes: ['gate'] });
+    expect(body.data.metadata.usage).toMatchObject({ total_tokens: 0, total_price: '0' });
+    const reason = body.data.reasons[0];
+    expect(reason).toMatchObject({ TYPE: 'human_input_required', node_id: 'gate', form_content: 'Answer deploy now? {{#$output.comment#}}' });
+    expect((await post(`/form/human_input/${reason.form_token}`, { user: 'bea', action: 'approve', inputs: { comment: 'go' } }, chatKey)).status).toBe(200);
+    const run = await runStatus(body.workflow_run_id, chatKey);
+    expect(run.status).toBe('succeeded');
+    const msgs = await (await fetch(`${s.api}/messages?user=bea&conversation_id=${body.conversation_id}`, { headers: h(chatKey) })).json();
+    expect(msgs.data[0].answer).toBe('Reviewer said: go');
+  });
+});
+
 describe('restart while paused', () => {
   it('a run paused before a restart is resumed by a submit to the new process', async () => {
     const { required, runId } = await runUntilPause({ inputs: { draft: 'durable' }, user: 'rex' });

@@ -1,7 +1,8 @@
 import { runBounded } from '../bounded-items.js';
 import { ScopedPool } from '../scoped-pool.js';
 import { containerEvents, runRound } from '../subgraph.js';
-import { DEFAULT_ENGINE_LIMITS, NodeFailure, StopSignal, isStop, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
+import { plusUsage } from '../../llm/priced-usage.js';
+import { DEFAULT_ENGINE_LIMITS, NodeFailure, StopSignal, isStop, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
 import { selectorOf } from './shared.js';
 
 const ERROR_MODES = ['terminated', 'continue-on-error', 'remove-abnormal-output'] as const;
@@ -98,9 +99,10 @@ export const iterationNode: NodeHandler = {
     if (items.length > max) throw new NodeFailure(`Iterator length ${items.length} exceeds the limit of ${max} (MAX_ITERATIONS_NUM).`, 'IterationNodeError', false);
     const events = containerEvents(ctx, 'iteration', inputs, { iterator_length: items.length });
     let tokens = 0;
+    let usage: NodeUsage | undefined;
     let steps = 0;
     const durations: Record<string, number> = {};
-    const totals = () => ({ tokens, steps, metadata: { iteration_duration_map: durations } });
+    const totals = () => ({ tokens, usage, steps, metadata: { iteration_duration_map: durations } });
     const runItem = async (i: number, pool: NodeContext['pool'], parallelRunId?: string): Promise<ItemOutcome> => {
       events.next(i);
       pool.setAll(ctx.node.id, { item: items[i], index: i });
@@ -108,6 +110,7 @@ export const iterationNode: NodeHandler = {
       try {
         const r = await runRound({ ...ctx, pool }, sub, { type: 'iteration', index: i, ...(parallelRunId ? { parallelRunId } : {}) });
         tokens += r.tokens;
+        usage = plusUsage(usage, r.usage);
         return { ok: true, value: pool.get(spec.output) ?? null };
       } catch (error) {
         return { ok: false, error };

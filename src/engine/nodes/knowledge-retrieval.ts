@@ -1,4 +1,4 @@
-import { NodeFailure, type GraphNode, type KnowledgeHit, type KnowledgeMetadataFilter, type KnowledgeRetrieveOptions, type KnowledgeRetriever, type NodeContext, type NodeHandler } from '../types.js';
+import { NodeFailure, type GraphNode, type KnowledgeHit, type KnowledgeMetadataFilter, type KnowledgeRetrieveOptions, type KnowledgeRetriever, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
 import { templateSegments } from '../variable-pool.js';
 import { metadataFilterMessages, parseMetadataMap } from './metadata-filter-prompt.js';
 import { callModel, modelSpecOf, providerOf, type ModelSpec } from './model-call.js';
@@ -71,7 +71,7 @@ async function metadataFilterFor(
   knowledge: KnowledgeRetriever,
   spec: RetrievalSpec,
   query: string,
-): Promise<{ filter: KnowledgeMetadataFilter | undefined; usage: { promptTokens: number; completionTokens: number } | undefined }> {
+): Promise<{ filter: KnowledgeMetadataFilter | undefined; usage: NodeUsage | undefined }> {
   const m = spec.metadata;
   if (m.mode === 'disabled') return { filter: undefined, usage: undefined };
   if (m.mode === 'manual') {
@@ -99,8 +99,7 @@ async function metadataFilterFor(
     return { filter: undefined, usage: undefined };
   }
   const conditions = parseMetadataMap(answer.text, new Set(fields.map((f) => f.name)));
-  const usage = { promptTokens: answer.promptTokens, completionTokens: answer.completionTokens };
-  return { filter: conditions.length > 0 ? { source: 'automatic', logical_operator: m.logical, conditions } : undefined, usage };
+  return { filter: conditions.length > 0 ? { source: 'automatic', logical_operator: m.logical, conditions } : undefined, usage: answer.usage };
 }
 
 function weightsOf(raw: unknown): { vector: number; keyword: number } | undefined {

@@ -41,22 +41,13 @@ export const llmNode: NodeHandler = {
     const model = modelSpecOf(ctx.node.data.model, 'model');
     providerOf(ctx, model);
     const messages = await buildMessages(ctx);
-    const started = ctx.ports.now();
-    const { text, promptTokens, completionTokens } = await callModel(ctx, model, messages, (piece) => ctx.emit({ type: 'text', text: piece, selector: [ctx.node.id, 'text'] }));
-    const usage = {
-      prompt_tokens: promptTokens,
-      completion_tokens: completionTokens,
-      total_tokens: promptTokens + completionTokens,
-      total_price: '0',
-      currency: 'USD',
-      latency: (ctx.ports.now() - started) / 1000,
-    };
+    const { text, usage } = await callModel(ctx, model, messages, (piece) => ctx.emit({ type: 'text', text: piece, selector: [ctx.node.id, 'text'] }));
     return {
       type: 'succeeded',
       inputs: null,
       processData: { model_mode: model.mode, prompts: messages, model_provider: model.provider, model_name: model.name },
       outputs: { text, usage, finish_reason: 'stop' },
-      usage: { promptTokens, completionTokens },
+      usage,
     };
   },
 };

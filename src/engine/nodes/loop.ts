@@ -1,6 +1,7 @@
 import { conditionsHold, parseConditions, type Condition } from '../conditions.js';
 import { containerEvents, runRound } from '../subgraph.js';
-import { DEFAULT_ENGINE_LIMITS, NodeFailure, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
+import { plusUsage } from '../../llm/priced-usage.js';
+import { DEFAULT_ENGINE_LIMITS, NodeFailure, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
 import { isObject, selectorOf } from './shared.js';
 import { constantOf } from './value-types.js';
 
@@ -64,10 +65,11 @@ export const loopNode: NodeHandler = {
     };
     let rounds = 0;
     let tokens = 0;
+    let usage: NodeUsage | undefined;
     let reason = 'loop_completed';
     const variableMap: Record<string, Record<string, unknown>> = {};
     const durations: Record<string, number> = {};
-    const totals = () => ({ tokens, steps: rounds, metadata: { completed_reason: reason, loop_duration_map: durations, loop_variable_map: variableMap } });
+    const totals = () => ({ tokens, usage, steps: rounds, metadata: { completed_reason: reason, loop_duration_map: durations, loop_variable_map: variableMap } });
     try {
       if (holds()) reason = 'loop_break';
       else {
@@ -76,6 +78,7 @@ export const loopNode: NodeHandler = {
           const r = await runRound(ctx, sub, { type: 'loop', index: i });
           rounds = i + 1;
           tokens += r.tokens;
+          usage = plusUsage(usage, r.usage);
           variableMap[String(i)] = current();
           durations[String(i)] = (ctx.ports.now() - roundStart) / 1000;
           if (r.broke || holds()) {

@@ -1,4 +1,6 @@
 import type { ChatMessage, ModelProvider } from '../../llm/model-provider.js';
+import type { UsageBody } from '../../llm/usage.js';
+import { pricedUsage } from '../../llm/priced-usage.js';
 import { NodeFailure, type NodeContext } from '../types.js';
 import { isObject } from './shared.js';
 
@@ -34,16 +36,18 @@ export function providerOf(ctx: NodeContext, spec: ModelSpec): ModelProvider {
 }
 
 /**
- * Calls the model with `messages` and returns its whole answer and token counts; `onText` sees
- * each piece as it arrives. A failure of the call is `LLMInvokeError` (retryable).
+ * Calls the model with `messages` and returns its whole answer, token counts and priced usage
+ * (`ports.priceOf` of the model name); `onText` sees each piece as it arrives. A failure of the
+ * call is `LLMInvokeError` (retryable).
  */
 export async function callModel(
   ctx: NodeContext,
   spec: ModelSpec,
   messages: ChatMessage[],
   onText?: (text: string) => void,
-): Promise<{ text: string; promptTokens: number; completionTokens: number }> {
+): Promise<{ text: string; promptTokens: number; completionTokens: number; usage: UsageBody }> {
   const provider = providerOf(ctx, spec);
+  const started = ctx.ports.now();
   let text = '';
   let promptTokens = 0;
   let completionTokens = 0;
@@ -69,5 +73,6 @@ export async function callModel(
     if (ctx.signal.aborted) throw err;
     throw new NodeFailure((err as Error).message || 'model invocation failed', 'LLMInvokeError', true, { cause: err });
   }
-  return { text, promptTokens, completionTokens };
+  const usage = pricedUsage(promptTokens, completionTokens, ctx.ports.priceOf?.(spec.name), (ctx.ports.now() - started) / 1000);
+  return { text, promptTokens, completionTokens, usage };
 }

@@ -13,6 +13,8 @@ import { toSeconds } from '../../infra/clock.js';
 import { chatMetadata, replyWithGeneration } from './completion.js';
 import { CHAT_MODES } from './conversations.js';
 import { requireUser } from './workflows.js';
+import { pauseReasons, usageOf } from '../../runs/frames.js';
+import type { RunEnd } from '../../runs/run-types.js';
 
 const ChatBody = Type.Object({
   query: Type.String(),
@@ -97,10 +99,11 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async
       files: request.body.files ?? [],
     });
     if (request.body.response_mode === 'streaming') return streamRun(reply, runtime, m.run.runId, { afterSeq: 0 });
-    await m.run.done;
+    const end = await m.run.done;
     const msg = (await runtime.chatflow.message(m.messageId))!;
     const run = (await runtime.runs.find(m.run.runId))!;
     if (run.status === 'failed') throw completionRequestError(run.error ?? '');
+    if (end?.status === 'paused' && run.status === 'paused') return reply.type('application/json').send(chatPausedBody(m, end));
     return reply.type('application/json').send({
       event: 'message',
       task_id: m.run.taskId,
@@ -110,7 +113,7 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async
       mode: 'advanced-chat',
       answer: msg.answer,
       metadata: {
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: Number(run.total_tokens), total_price: '0', currency: 'USD', latency: Number(run.elapsed_ms) / 1000 },
+        usage: JSON.parse(msg.usage) as unknown,
         retriever_resources: [],
       },
       created_at: Math.floor(m.createdAt / 1000),
@@ -135,3 +138,41 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async
     },
   );
 };
+
+/**
+ * Dify's `ChatPausedBlockingResponse`: the message so far, and in `data` the pause with its
+ * reasons (each human-input reason carries the `form_token` to submit the form with).
+ */
+function chatPausedBody(m: { messageId: string; conversationId: string; createdAt: number; run: { runId: string; taskId: string } }, end: RunEnd): Record<string, unknown> {
+  const message = {
+    id: m.messageId,
+    mode: 'advanced-chat',
+    conversation_id: m.conversationId,
+    message_id: m.messageId,
+    workflow_run_id: m.run.runId,
+    answer: end.state.answer,
+    metadata: { usage: usageOf(end.state), retriever_resources: [] },
+    created_at: Math.floor(m.createdAt / 1000),
+  };
+  return {
+    event: 'workflow_paused',
+    task_id: m.run.taskId,
+    id: m.messageId,
+    message_id: m.messageId,
+    conversation_id: m.conversationId,
+    mode: 'advanced-chat',
+    answer: message.answer,
+    metadata: message.metadata,
+    created_at: message.created_at,
+    workflow_run_id: m.run.runId,
+    data: {
+      ...message,
+      paused_nodes: end.state.paused.map((r) => r.node_id),
+      reasons: pauseReasons(end.state.paused),
+      status: 'paused',
+      elapsed_time: end.elapsedMs / 1000,
+      total_tokens: end.state.tokens,
+      total_steps: end.state.steps,
+    },
+  };
+}

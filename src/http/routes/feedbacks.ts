@@ -9,7 +9,9 @@ import { requireJson } from '../json-body.js';
 
 const FeedbackBody = Type.Object({
   rating: Type.Optional(Type.Unsafe<Rating | null>({ type: ['string', 'null'], enum: ['like', 'dislike', null] })),
-  content: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  // `type: [string, null]`, not a union: with Ajv's coerceTypes the union's string branch would
+  // turn null into "" (issue 13 item 9); Dify stores the request's value, null included.
+  content: Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'] })),
   user: Type.Optional(Type.String()),
 });
 

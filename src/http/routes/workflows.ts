@@ -6,6 +6,7 @@ import { validateInputs } from '../../apps/input-form.js';
 import { badRequest, invalidParam, notFound } from '../../infra/errors.js';
 import { workflowRunNotFound } from '../../runs/errors.js';
 import type { RunRow } from '../../runs/run-service.js';
+import { pauseReasons } from '../../runs/frames.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { streamRun } from '../run-stream.js';
@@ -64,9 +65,11 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     const endUser = await runtime.endUsers.getOrCreate(a.id, user);
     const started = await runtime.runs.start({ app: a, endUserId: endUser.id, user, inputs, files: request.body.files ?? [] });
     if (request.body.response_mode === 'streaming') return streamRun(reply, runtime, started.runId, { afterSeq: 0 });
-    await started.done;
+    const end = await started.done;
     const row = (await runtime.runs.find(started.runId))!;
-    return reply.type('application/json').send({ task_id: started.taskId, workflow_run_id: row.id, data: blockingData(row) });
+    // A run that paused answers Dify's paused blocking body: the pause reasons carry the form tokens.
+    const paused = end?.status === 'paused' && row.status === 'paused' ? { paused_nodes: end.state.paused.map((r) => r.node_id), reasons: pauseReasons(end.state.paused) } : {};
+    return reply.type('application/json').send({ task_id: started.taskId, workflow_run_id: row.id, data: { ...blockingData(row), ...paused } });
   };
   type RunRoute = { Body: Static<typeof RunBody>; Params: { workflow_id?: string } };
   app.post<RunRoute>('/workflows/run', { preValidation: requireJson, schema: { body: RunBody } }, run);
