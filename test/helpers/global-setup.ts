@@ -1,8 +1,30 @@
-/** Prints, once per run, which storage the suite runs on and what is skipped. */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Tests of the `dovetail` binary and of `npm start` run the compiled `dist/` (as users do); the
+ * rest import the TypeScript sources. Rebuild `dist/` when a source is newer than the last build.
+ */
+function buildIfStale(): void {
+  const stamp = path.join(ROOT, 'dist', '.tsbuildinfo');
+  const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
+  const src = path.join(ROOT, 'src');
+  const stale = readdirSync(src, { recursive: true }).some((f) => statSync(path.join(src, String(f))).mtimeMs > built);
+  if (!stale) return;
+  process.stdout.write('[dovetail tests] building dist/ (npm run build)\n');
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
+}
+
+/** Prints, once per run, which storage the suite runs on and what is skipped; builds dist/ when stale. */
 export default function setup(): void {
   const pg = process.env.TEST_DATABASE_URL;
   const redis = process.env.TEST_REDIS_URL;
   process.stdout.write(`\n[dovetail tests] storage: ${pg ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite'}\n`);
   if (!pg) process.stdout.write('[dovetail tests] NOTICE: TEST_DATABASE_URL is not set; PostgreSQL runs are skipped (the suite runs on SQLite).\n');
   if (!redis) process.stdout.write('[dovetail tests] NOTICE: TEST_REDIS_URL is not set; Redis tests are skipped.\n');
+  buildIfStale();
 }
