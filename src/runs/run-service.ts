@@ -9,7 +9,7 @@ import type { ModelProviders } from '../llm/model-provider.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
-import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
+import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
@@ -79,6 +79,7 @@ export class RunService implements RunResumer {
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
   readonly #http: HttpRequester | undefined;
+  readonly #files: RunFiles | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -97,6 +98,8 @@ export class RunService implements RunResumer {
     code?: CodeExecutor;
     /** Sends http-request nodes' requests (src/outbound); unset: those nodes fail with a clear error. */
     http?: HttpRequester;
+    /** Reads files in runs (document-extractor, list-operator on files); unset: those nodes fail with a clear error. */
+    files?: RunFiles;
   }) {
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -109,6 +112,7 @@ export class RunService implements RunResumer {
     this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#code = deps.code;
     this.#http = deps.http;
+    this.#files = deps.files;
     this.#memory = new DbConversationMemory(deps.db);
     this.conversationVariables = new ConversationVariables(deps.db, deps.clock);
   }
@@ -164,6 +168,7 @@ export class RunService implements RunResumer {
       },
       code: this.#code,
       http: this.#http,
+      files: this.#files,
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>
