@@ -6,6 +6,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { buildServer } from './http/server.js';
 import { DslError } from './apps/errors.js';
+import { parseDatasetMap } from './apps/import-check.js';
+import type { ImportWarning } from './engine/types.js';
 import { ServiceError } from './infra/errors.js';
 import { seedExamples } from './seed.js';
 import { feedbackItem } from './feedback/feedback-service.js';
@@ -24,6 +26,15 @@ async function withRuntime<T>(fn: (rt: Runtime) => Promise<T>): Promise<T> {
   } finally {
     await rt.close();
   }
+}
+
+/** One warning as a line: `warning: node X (llm): … [set DEEPSEEK_API_KEY]`. */
+function warningLine(w: ImportWarning): string {
+  return `warning: ${w.message} [setting: ${w.setting}]`;
+}
+
+function printWarnings(warnings: readonly ImportWarning[]): void {
+  for (const w of warnings) process.stderr.write(`${warningLine(w)}\n`);
 }
 
 function print(json: boolean, obj: Record<string, unknown>, text: string): void {
@@ -68,20 +79,39 @@ export function buildCli(): Command {
     .command('import')
     .argument('<file>', 'Dify DSL YAML file')
     .option('--json', 'print one JSON object')
-    .description('create an app from a Dify DSL file and print a new API key')
-    .action(async (file: string, opts: { json?: boolean }) => {
+    .option('--dataset <OLD_ID=NEW_ID>', 'use dataset NEW_ID of this server where the export names OLD_ID (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .description('create an app from a Dify DSL file and print a new API key; what it cannot serve yet is listed as warnings')
+    .action(async (file: string, opts: { json?: boolean; dataset: string[] }) => {
       let text: string;
       try {
         text = readFileSync(file, 'utf8');
       } catch (err) {
         throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       }
+      const datasets = parseDatasetMap(opts.dataset);
       await withRuntime(async (rt) => {
-        const app = await rt.apps.importDsl(text);
+        const app = await rt.apps.importDsl(text, { datasets });
         const { apiKey } = await rt.keys.create('app', app.workspaceId, app.id);
-        print(!!opts.json, { app_id: app.id, mode: app.mode, name: app.name, api_key: apiKey }, `app_id: ${app.id}\nmode: ${app.mode}\nname: ${app.name}\napi_key: ${apiKey}`);
+        const warnings = await rt.appWarnings(app);
+        printWarnings(warnings);
+        print(!!opts.json, { app_id: app.id, mode: app.mode, name: app.name, api_key: apiKey, warnings }, `app_id: ${app.id}\nmode: ${app.mode}\nname: ${app.name}\napi_key: ${apiKey}`);
       });
     });
+  appCmd
+    .command('check')
+    .argument('<app_id>', 'an imported app')
+    .option('--json', 'print one JSON object')
+    .description('list what the app names that this server cannot serve yet (the import warnings, as of now)')
+    .action(async (appId: string, opts: { json?: boolean }) =>
+      withRuntime(async (rt) => {
+        const app = await rt.apps.find(appId);
+        if (!app) throw new CliError(`no app with id ${appId}`);
+        const warnings = await rt.appWarnings(app);
+        if (opts.json) print(true, { app_id: app.id, warnings }, '');
+        else if (warnings.length === 0) process.stdout.write(`${app.id}: nothing missing\n`);
+        else for (const w of warnings) process.stdout.write(`${warningLine(w)}\n`);
+      }),
+    );
   appCmd
     .command('list')
     .option('--json', 'print JSON')

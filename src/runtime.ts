@@ -55,6 +55,11 @@ import { AnnotationService } from './annotations/annotation-service.js';
 import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
 import { registerAnnotationJobs } from './annotations/jobs.js';
+import { importWarnings } from './apps/import-check.js';
+import { missingPythonModules } from './code/python-modules.js';
+import { UploadRunFiles } from './files/run-files.js';
+import type { App } from './apps/app-service.js';
+import type { ImportWarning } from './engine/types.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -64,6 +69,8 @@ export interface Runtime {
   readonly store: Store;
   readonly blobs: Blobs;
   readonly apps: AppService;
+  /** What an imported app names that this server cannot serve yet (`app import` / `app check` warnings). */
+  appWarnings(app: App): Promise<ImportWarning[]>;
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
@@ -191,6 +198,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     }
   });
   let knowledgeRetriever: KnowledgeRetriever | undefined;
+  const codeExecutor = new ProcessCodeExecutor(config.code);
   const runs = new RunService({
     db: store.db,
     bus,
@@ -201,9 +209,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     findApp: (id) => apps.find(id),
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
-    code: new ProcessCodeExecutor(config.code),
+    code: codeExecutor,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
+    files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
   });
   await runs.startBackground();
   closers.push(() => runs.close());
@@ -282,6 +291,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   annotationPort.current = annotations;
   knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, metadata, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
+  const importDeps = {
+    providers: () => opts.providers ?? providers,
+    missingDatasets: (ids: readonly string[], workspaceId: string) => datasets.missing(workspaceId, ids),
+    missingPythonModules: (names: readonly string[]) => missingPythonModules(codeExecutor, names),
+    pythonSetting: 'CODE_PYTHON_COMMAND',
+  };
   return {
     config,
     logger,
@@ -289,6 +304,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     store,
     blobs,
     apps,
+    appWarnings: (app) => (app.dsl.workflow ? importWarnings(app.dsl, app.workspaceId, importDeps) : Promise.resolve([])),
     keys,
     endUsers,
     uploads,

@@ -5,6 +5,7 @@ import { newId } from '../infra/ids.js';
 import { parseDsl, type AppMode, type DslDocument } from './dsl.js';
 import { DslError } from './errors.js';
 import { inputVariables, type InputVariable } from './input-form.js';
+import { mapDatasets } from './import-check.js';
 
 /** An app as services see it: its row plus the parsed DSL. */
 export interface App {
@@ -71,9 +72,12 @@ export class AppService {
     return id;
   }
 
-  /** Parses, validates and stores a DSL document; throws DslError when it cannot be imported. */
-  async importDsl(yamlText: string): Promise<App> {
-    const doc = parseDsl(yamlText);
+  /**
+   * Parses, validates and stores a DSL document; throws DslError when it cannot be imported.
+   * `datasets` maps dataset ids of the export to ids of this server (`app import --dataset`).
+   */
+  async importDsl(yamlText: string, opts: { readonly datasets?: ReadonlyMap<string, string> } = {}): Promise<App> {
+    const doc = mapDatasets(parseDsl(yamlText), opts.datasets ?? new Map());
     if (doc.workflow) for (const v of this.#validators) v(doc);
     if (doc.app.mode === 'workflow' || doc.app.mode === 'advanced-chat') {
       const nodes = doc.workflow!.graph.nodes;

@@ -44,6 +44,23 @@ export interface DslDocument {
   readonly [k: string]: unknown;
 }
 
+/** Name of an app imported from a bare graph (no `app` section). */
+export const BARE_GRAPH_APP_NAME = 'Imported workflow graph';
+
+/**
+ * A bare graph: top-level `nodes` (each with `data.type`) and `edges`, no `app` — what Dify's
+ * graph tests load directly (the `builder_restricted` fixtures).
+ */
+function isBareGraph(doc: Record<string, unknown>): boolean {
+  return Array.isArray(doc.nodes) && Array.isArray(doc.edges) && doc.nodes.length > 0 && doc.nodes.every((n) => isObject(n) && isObject(n.data) && typeof n.data.type === 'string');
+}
+
+/** A bare graph as a workflow app (see docs/decisions.md). */
+function bareGraphApp(doc: Record<string, unknown>): Record<string, unknown> {
+  const { nodes, edges, ...rest } = doc;
+  return { ...rest, app: { mode: 'workflow', name: BARE_GRAPH_APP_NAME }, kind: 'app', workflow: { graph: { nodes, edges }, features: {} } };
+}
+
 /** Parses and structurally validates DSL YAML; throws DslError naming what is wrong. */
 export function parseDsl(text: string): DslDocument {
   let doc: unknown;
@@ -57,9 +74,14 @@ export function parseDsl(text: string): DslDocument {
     throw err;
   }
   if (!isObject(doc)) throw new DslError('the DSL must be a YAML mapping with an `app` section');
+  if (doc.app === undefined && isBareGraph(doc)) doc = bareGraphApp(doc);
+  if (!isObject(doc)) throw new DslError('the DSL must be a YAML mapping with an `app` section');
   if (doc.kind !== undefined && doc.kind !== 'app') throw new DslError(`kind must be "app", got "${String(doc.kind)}"`);
   const app = doc.app;
-  if (!isObject(app)) throw new DslError('missing `app` section');
+  if (!isObject(app)) {
+    const hint = Array.isArray(doc.nodes) ? ' (top-level `nodes` without `data` are not a Dify graph either)' : '';
+    throw new DslError(`missing \`app\` section: this is not a Dify app export${hint}`);
+  }
   if (!isAppMode(app.mode)) {
     throw new DslError(`app.mode must be one of ${APP_MODES.join(', ')}; got "${String(app.mode)}"`);
   }

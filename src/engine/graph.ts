@@ -43,9 +43,6 @@ export function compileGraph(doc: DslDocument): Graph {
     if (n.parentId !== undefined && (!parent || !CONTAINERS[parent.type])) {
       throw new GraphError(`node ${n.id} (${n.type}) has parentId ${n.parentId}, which is not a loop or iteration node`);
     }
-    if (parent && CONTAINERS[parent.type] && parent.parentId !== undefined) {
-      throw new GraphError(`node ${parent.id} (${parent.type}) is nested in another loop or iteration, which Dovetail does not support`);
-    }
     const inside = INSIDE_ONLY[n.type];
     if (inside && parent?.type !== inside) throw new GraphError(`node ${n.id} (${n.type}) must be inside a ${inside} node`);
     if (parent && n.type === 'human-input') throw new GraphError(`node ${n.id} (human-input) cannot run inside a loop or iteration`);
@@ -73,6 +70,7 @@ export function compileGraph(doc: DslDocument): Graph {
   });
   const environment = namedValues(wf.environment_variables);
   const conversationDefaults = namedValues(wf.conversation_variables);
+  // one map for every level, so a container inside a container finds its own child graph
   const children = new Map<string, Graph>();
   for (const n of all.values()) {
     const startType = CONTAINERS[n.type];
@@ -84,7 +82,7 @@ export function compileGraph(doc: DslDocument): Graph {
     if (typeof declared === 'string' && declared && declared !== starts[0]!.id) {
       throw new GraphError(`node ${n.id} (${n.type}): start_node_id ${declared} is not its ${startType} node`);
     }
-    children.set(n.id, scopeGraph(members, edgesByScope.get(n.id) ?? [], starts[0]!.id, environment, conversationDefaults, new Map()));
+    children.set(n.id, scopeGraph(members, edgesByScope.get(n.id) ?? [], starts[0]!.id, environment, conversationDefaults, children));
   }
   const top = byScope.get('') ?? [];
   const starts = top.filter((n) => n.type === 'start');

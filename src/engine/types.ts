@@ -24,6 +24,10 @@ export const NODE_TYPES = [
   'iteration-start',
   'http-request',
   'tool',
+  'variable-assigner',
+  'knowledge-retrieval-v2',
+  'list-operator',
+  'document-extractor',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 export function isNodeType(v: unknown): v is NodeType {
@@ -164,6 +168,25 @@ export interface HttpRequester {
   send(req: HttpRequestSpec, signal: AbortSignal): Promise<HttpResponse>;
 }
 
+/**
+ * Files in a run (start inputs, `sys.files`, tool output files): a caller's reference
+ * (`{transfer_method, upload_file_id | url}`) or Dify's File mapping (`dify_model_identity:
+ * "__dify__file__"`). Implemented outside the engine (src/files/run-files.ts).
+ */
+export interface RunFiles {
+  /**
+   * Dify's File mapping of `ref` (`filename`, `extension` with its dot, `mime_type`, `size`,
+   * `type`, `transfer_method`, `remote_url`, …); remote files are described from their URL
+   * without fetching (`size` -1). Throws a message when `ref` names no file of the app.
+   */
+  describe(ref: unknown, appId: string): Promise<Record<string, unknown>>;
+  /**
+   * The file's text, extracted with the knowledge parsers (remote files fetched behind the SSRF
+   * guard). Throws a message naming the extension when no parser reads that type.
+   */
+  extractText(ref: unknown, appId: string, signal: AbortSignal): Promise<string>;
+}
+
 /** Node limits from config (Dify's names). */
 export interface EngineLimits {
   /** `LOOP_NODE_MAX_COUNT`: the largest `loop_count` of a loop node. */
@@ -200,6 +223,7 @@ export interface EnginePorts {
   readonly knowledge?: KnowledgeRetriever | undefined;
   readonly code?: CodeExecutor | undefined;
   readonly http?: HttpRequester | undefined;
+  readonly files?: RunFiles | undefined;
   readonly limits?: EngineLimits;
   /** The price table row of a model name (`prices` in dovetail.yaml); unset or `undefined`: free. */
   readonly priceOf?: (model: string) => ModelPrice | undefined;
@@ -256,10 +280,36 @@ export type NodeOutcome =
     }
   | { readonly type: 'pause'; readonly required: HumanInputRequired };
 
+/**
+ * Something an imported app names that this server cannot serve yet (a provider without
+ * credentials, a dataset that does not exist here, …): the app imports, the node fails when run.
+ */
+export interface ImportWarning {
+  readonly node_id: string;
+  readonly node_type: string;
+  /** What is missing, e.g. `model provider "deepseek"`, `dataset 6f1e…`, `python module numpy`. */
+  readonly part: string;
+  /** The setting (or command option) that makes it available, e.g. `DEEPSEEK_API_KEY`. */
+  readonly setting: string;
+  /** One sentence naming the node, the part and the setting. */
+  readonly message: string;
+}
+
+/** What a node type's `importWarnings` may ask about the server it is imported into. */
+export interface ImportCheckContext {
+  /** Null when the model provider can be called; else why not, naming the setting to set. */
+  providerProblem(provider: string): string | null;
+}
+
 /** One node type: import-time checks and the run itself. */
 export interface NodeHandler {
   /** Throws a message (without the node id) when the node's data cannot run. */
   validate?(node: GraphNode): void;
+  /**
+   * What this node names that the server cannot serve yet, beyond the checks every node gets
+   * (model provider in `model`, dataset ids, python imports); the app still imports.
+   */
+  importWarnings?(node: GraphNode, ctx: ImportCheckContext): readonly ImportWarning[] | Promise<readonly ImportWarning[]>;
   /** Branch nodes pick one handle and skip the rest. */
   readonly branch?: boolean;
   run(ctx: NodeContext): Promise<NodeOutcome>;

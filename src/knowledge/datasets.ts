@@ -1,3 +1,4 @@
+import { inBatches } from '../store/statement-batches.js';
 import type { Kysely } from 'kysely';
 import type { Database, DatasetTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
@@ -101,6 +102,16 @@ export class DatasetService {
     const row = await this.#db.selectFrom('datasets').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
     if (!row) throw datasetNotFound();
     return row;
+  }
+
+  /** The ids among `ids` that name no dataset of the workspace (import warnings). */
+  async missing(workspaceId: string, ids: readonly string[]): Promise<string[]> {
+    const found = new Set<string>();
+    for (const batch of inBatches([...new Set(ids)])) {
+      const rows = await this.#db.selectFrom('datasets').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', batch).execute();
+      for (const r of rows) found.add(r.id);
+    }
+    return ids.filter((id) => !found.has(id));
   }
 
   /**

@@ -10,7 +10,7 @@ import type { ModelPrice } from '../config.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
-import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
+import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
@@ -81,6 +81,7 @@ export class RunService implements RunResumer {
   readonly #code: CodeExecutor | undefined;
   readonly #http: HttpRequester | undefined;
   readonly #priceOf: ((model: string) => ModelPrice | undefined) | undefined;
+  readonly #files: RunFiles | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -101,6 +102,8 @@ export class RunService implements RunResumer {
     http?: HttpRequester;
     /** The price table row of a model name; unset: model calls are free. */
     priceOf?: (model: string) => ModelPrice | undefined;
+    /** Reads files in runs (document-extractor, list-operator on files); unset: those nodes fail with a clear error. */
+    files?: RunFiles;
   }) {
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -114,6 +117,7 @@ export class RunService implements RunResumer {
     this.#code = deps.code;
     this.#http = deps.http;
     this.#priceOf = deps.priceOf;
+    this.#files = deps.files;
     this.#memory = new DbConversationMemory(deps.db);
     this.conversationVariables = new ConversationVariables(deps.db, deps.clock);
   }
@@ -170,6 +174,7 @@ export class RunService implements RunResumer {
       code: this.#code,
       http: this.#http,
       ...(this.#priceOf ? { priceOf: this.#priceOf } : {}),
+      files: this.#files,
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>

@@ -47,7 +47,7 @@ describe('dovetail CLI', { timeout: 120_000 }, () => {
   }, 120_000);
 
   it('app import --json prints exactly one JSON object', () => {
-    expect(Object.keys(imported).sort()).toEqual(['api_key', 'app_id', 'mode', 'name']);
+    expect(Object.keys(imported).sort()).toEqual(['api_key', 'app_id', 'mode', 'name', 'warnings']);
     expect(imported.mode).toBe('completion');
     expect(imported.api_key).toMatch(/^app-/);
   });

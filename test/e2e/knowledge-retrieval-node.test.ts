@@ -136,11 +136,11 @@ describe('knowledge-retrieval node', () => {
     const ghost = '00000000-0000-4000-8000-00000000dead';
     const { apiKey } = await s.importApp(retrievalApp(kr([handbook, ghost])));
     const body = await (await run(apiKey, { q: 'remote' })).json();
-    expect(body.data).toMatchObject({ status: 'failed', outputs: null, error: `Dataset not found: ${ghost}` });
+    expect(body.data).toMatchObject({ status: 'failed', outputs: null, error: `Dataset not found: ${ghost} (node kr: import the app with --dataset ${ghost}=NEW_ID, or create the dataset)` });
     const r = await run(apiKey, { q: 'remote' }, 'streaming');
     const events = dataFrames(parseSse(await r.text()));
     const nf = events.find((e) => e.event === 'node_finished' && (e.data as { node_id: string }).node_id === 'kr')!.data as Record<string, any>;
-    expect(nf).toMatchObject({ status: 'failed', error: `Dataset not found: ${ghost}` });
+    expect(nf).toMatchObject({ status: 'failed', error: `Dataset not found: ${ghost} (node kr: import the app with --dataset ${ghost}=NEW_ID, or create the dataset)` });
     expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'failed' } });
   });
 
@@ -152,7 +152,7 @@ describe('knowledge-retrieval node', () => {
     );
     const { apiKey } = await s.importApp(yaml);
     const body = await (await run(apiKey, { q: 'remote' })).json();
-    expect(body.data).toMatchObject({ status: 'partial-succeeded', outputs: { r: 'failed: Dataset not found: no-such-dataset' } });
+    expect(body.data).toMatchObject({ status: 'partial-succeeded', outputs: { r: 'failed: Dataset not found: no-such-dataset (node kr: import the app with --dataset no-such-dataset=NEW_ID, or create the dataset)' } });
   });
 
   it('top_k above RETRIEVAL_TOP_K_MAX fails the node with the limit in the message', async () => {

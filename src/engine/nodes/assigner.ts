@@ -1,5 +1,6 @@
 import { NodeFailure, type GraphNode, type NodeHandler } from '../types.js';
 import { isObject, selectorOf } from './shared.js';
+import { isAssignerV1, runAssignerV1, v1SpecOf } from './assigner-v1.js';
 
 /** Dify's variable-assigner v2 operations. */
 const OPERATIONS = ['over-write', 'clear', 'append', 'extend', 'set', '+=', '-=', '*=', '/=', 'remove-first', 'remove-last'] as const;
@@ -17,7 +18,7 @@ const NO_VALUE = new Set<Operation>(['clear', 'remove-first', 'remove-last']);
 
 function itemsOf(node: GraphNode): Item[] {
   const d = node.data;
-  if (d.version !== undefined && String(d.version) !== '2') throw new Error(`version "${String(d.version)}" is not supported (only version 2)`);
+  if (d.version !== undefined && String(d.version) !== '2') throw new Error(`version "${String(d.version)}" is not supported (supported: 1, 2)`);
   if (!Array.isArray(d.items)) throw new Error('items must be a list');
   return d.items.map((it: unknown, i: number): Item => {
     if (!isObject(it)) throw new Error(`items[${i}] must be a mapping`);
@@ -85,15 +86,18 @@ export function applyOperation(op: Operation, current: unknown, value: unknown, 
 }
 
 /**
- * Variable assigner (version 2): each item updates a variable in place — a conversation variable
+ * Variable assigner. Version 1 (no `version`, or `"1"`, see assigner-v1.ts) assigns one variable.
+ * Version 2: each item updates a variable in place — a conversation variable
  * or a loop variable (`[loop id, label]`) — with Dify's operations. Outputs nothing; the updated
  * variables are reported in `process_data.updated_variables`.
  */
 export const assignerNode: NodeHandler = {
   validate(node) {
-    itemsOf(node);
+    if (isAssignerV1(node.data)) v1SpecOf(node);
+    else itemsOf(node);
   },
   async run(ctx) {
+    if (isAssignerV1(ctx.node.data)) return runAssignerV1(ctx);
     const updated: { name: string; selector: string[]; new_value: unknown }[] = [];
     for (const it of itemsOf(ctx.node)) {
       const name = it.target.join('.');

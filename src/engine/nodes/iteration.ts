@@ -2,7 +2,7 @@ import { runBounded } from '../bounded-items.js';
 import { ScopedPool } from '../scoped-pool.js';
 import { containerEvents, runRound } from '../subgraph.js';
 import { plusUsage } from '../../llm/priced-usage.js';
-import { DEFAULT_ENGINE_LIMITS, NodeFailure, StopSignal, isStop, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
+import { DEFAULT_ENGINE_LIMITS, NodeFailure, StopSignal, isStop, type Graph, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
 import { selectorOf } from './shared.js';
 
 const ERROR_MODES = ['terminated', 'continue-on-error', 'remove-abnormal-output'] as const;
@@ -39,6 +39,21 @@ function specOf(node: GraphNode): IterationSpec {
     parallel = n;
   }
   return { iterator, output, mode: mode as ErrorMode, flatten: d.flatten_output !== false, parallel };
+}
+
+/** Every node inside container `id`, containers inside it included (a parallel item's variable scope). */
+function descendants(graph: Graph, id: string): string[] {
+  const out: string[] = [];
+  const todo = [id];
+  while (todo.length > 0) {
+    const sub = graph.children.get(todo.pop()!);
+    if (!sub) continue;
+    for (const n of sub.nodes.keys()) {
+      out.push(n);
+      todo.push(n);
+    }
+  }
+  return out;
 }
 
 /** How one item ended: its `output_selector` value, or the error its child graph failed with. */
@@ -123,7 +138,7 @@ export const iterationNode: NodeHandler = {
     try {
       outcomes =
         spec.parallel !== null
-          ? await runAtOnce(ctx, items.length, Math.min(spec.parallel, limits.iterationMaxParallel), spec.mode, [ctx.node.id, ...sub.nodes.keys()], runItem)
+          ? await runAtOnce(ctx, items.length, Math.min(spec.parallel, limits.iterationMaxParallel), spec.mode, [ctx.node.id, ...descendants(ctx.graph, ctx.node.id)], runItem)
           : await runInOrder(ctx, items.length, spec.mode, runItem);
     } catch (err) {
       if (!ctx.signal.aborted) events.completed('failed', (err as Error).message, null, totals());

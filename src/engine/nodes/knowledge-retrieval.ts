@@ -1,4 +1,4 @@
-import { NodeFailure, type GraphNode, type KnowledgeHit, type KnowledgeMetadataFilter, type KnowledgeRetrieveOptions, type KnowledgeRetriever, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
+import { NodeFailure, type GraphNode, type KnowledgeHit, type KnowledgeMetadataFilter, type KnowledgeRetrieveOptions, type KnowledgeRetriever, type NodeContext, type NodeHandler, type NodeOutcome, type NodeUsage } from '../types.js';
 import { templateSegments } from '../variable-pool.js';
 import { metadataFilterMessages, parseMetadataMap } from './metadata-filter-prompt.js';
 import { callModel, modelSpecOf, providerOf, type ModelSpec } from './model-call.js';
@@ -11,7 +11,8 @@ type MetadataFiltering =
   /** `model` is checked when the node runs (Dify imports an automatic node without one and fails the run). */
   | { readonly mode: 'automatic'; readonly logical: 'and' | 'or'; readonly model: unknown };
 
-interface RetrievalSpec {
+/** What one retrieval searches (`knowledge-retrieval` and `knowledge-retrieval-v2` nodes). */
+export interface RetrievalSpec {
   readonly selector: string[];
   readonly datasetIds: string[];
   readonly mode: 'single' | 'multiple';
@@ -172,41 +173,44 @@ export const knowledgeRetrievalNode: NodeHandler = {
   validate(node) {
     specOf(node);
   },
-  async run(ctx) {
-    const spec = specOf(ctx.node);
-    const query = ctx.pool.get(spec.selector);
-    const inputs = { query: query ?? null };
-    if (query !== undefined && query !== null && typeof query !== 'string') {
-      throw new NodeFailure('Query variable is not string type.', 'KnowledgeRetrievalNodeError', false);
-    }
-    if (!query) throw new NodeFailure('Query is required.', 'KnowledgeRetrievalNodeError', false);
-    const knowledge = ctx.ports.knowledge;
-    if (!knowledge) throw new NodeFailure('no knowledge retrieval is configured on this server', 'KnowledgeRetrievalNodeError', false);
-    const { filter, usage } = await metadataFilterFor(ctx, knowledge, spec, query);
-    const opts: KnowledgeRetrieveOptions = {
-      appId: ctx.appId,
-      ...(filter ? { metadataFilter: filter } : {}),
-      ...(spec.topK !== undefined ? { topK: spec.topK } : {}),
-      ...(spec.scoreThreshold !== undefined ? { scoreThreshold: spec.scoreThreshold } : {}),
-      ...(spec.weights ? { weights: spec.weights } : {}),
-    };
-    let found;
-    try {
-      found = await knowledge.retrieve(spec.datasetIds, query, opts, ctx.signal);
-    } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      throw new NodeFailure((err as Error).message || 'knowledge retrieval failed', 'KnowledgeRetrievalNodeError', true, { cause: err });
-    }
-    if (found.missing.length > 0) {
-      const s = found.missing.length === 1 ? '' : 's';
-      throw new NodeFailure(`Dataset${s} not found: ${found.missing.join(', ')}`, 'KnowledgeRetrievalNodeError', false);
-    }
-    return {
-      type: 'succeeded',
-      inputs,
-      processData: null,
-      outputs: { result: found.hits.map((h, i) => toResult(h, i + 1)) },
-      ...(usage ? { usage } : {}),
-    };
-  },
+  run: (ctx) => runRetrieval(ctx, specOf(ctx.node)),
 };
+
+/** Searches `spec.datasetIds` with the query variable; outputs `result` (Dify's retrieval result objects). */
+export async function runRetrieval(ctx: NodeContext, spec: RetrievalSpec): Promise<NodeOutcome> {
+  const query = ctx.pool.get(spec.selector);
+  const inputs = { query: query ?? null };
+  if (query !== undefined && query !== null && typeof query !== 'string') {
+    throw new NodeFailure('Query variable is not string type.', 'KnowledgeRetrievalNodeError', false);
+  }
+  if (!query) throw new NodeFailure('Query is required.', 'KnowledgeRetrievalNodeError', false);
+  const knowledge = ctx.ports.knowledge;
+  if (!knowledge) throw new NodeFailure('no knowledge retrieval is configured on this server', 'KnowledgeRetrievalNodeError', false);
+  const { filter, usage } = await metadataFilterFor(ctx, knowledge, spec, query);
+  const opts: KnowledgeRetrieveOptions = {
+    appId: ctx.appId,
+    ...(filter ? { metadataFilter: filter } : {}),
+    ...(spec.topK !== undefined ? { topK: spec.topK } : {}),
+    ...(spec.scoreThreshold !== undefined ? { scoreThreshold: spec.scoreThreshold } : {}),
+    ...(spec.weights ? { weights: spec.weights } : {}),
+  };
+  let found;
+  try {
+    found = await knowledge.retrieve(spec.datasetIds, query, opts, ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    throw new NodeFailure((err as Error).message || 'knowledge retrieval failed', 'KnowledgeRetrievalNodeError', true, { cause: err });
+  }
+  if (found.missing.length > 0) {
+    const s = found.missing.length === 1 ? '' : 's';
+    const ids = found.missing.join(', ');
+    throw new NodeFailure(`Dataset${s} not found: ${ids} (node ${ctx.node.id}: import the app with --dataset ${found.missing[0]}=NEW_ID, or create the dataset)`, 'KnowledgeRetrievalNodeError', false);
+  }
+  return {
+    type: 'succeeded',
+    inputs,
+    processData: null,
+    outputs: { result: found.hits.map((h, i) => toResult(h, i + 1)) },
+    ...(usage ? { usage } : {}),
+  };
+}

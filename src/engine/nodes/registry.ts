@@ -9,6 +9,9 @@ import { ifElseNode } from './if-else.js';
 import { httpRequestNode } from './http-request.js';
 import { iterationNode } from './iteration.js';
 import { knowledgeRetrievalNode } from './knowledge-retrieval.js';
+import { knowledgeRetrievalV2Node } from './knowledge-retrieval-v2.js';
+import { listOperatorNode } from './list-operator.js';
+import { documentExtractorNode } from './document-extractor.js';
 import { llmNode } from './llm.js';
 import { loopNode } from './loop.js';
 import { startNode } from './start.js';
@@ -36,4 +39,9 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'iteration-start': containerStartNode,
   'http-request': httpRequestNode,
   tool: toolNode,
+  // the type name older exports use for the variable aggregator (same data, same outputs)
+  'variable-assigner': variableAggregatorNode,
+  'knowledge-retrieval-v2': knowledgeRetrievalV2Node,
+  'list-operator': listOperatorNode,
+  'document-extractor': documentExtractorNode,
 };

@@ -27,8 +27,11 @@ const PARSERS: Record<string, Parser> = {
 /** Extensions a knowledge document may have. */
 export const SUPPORTED_EXTENSIONS: readonly string[] = Object.keys(PARSERS);
 
-/** Extracts the text of a stored file; throws ParseError saying why it cannot. */
-export async function parseDocument(bytes: Buffer, extension: string): Promise<string> {
+/**
+ * Extracts the text of a stored file; throws ParseError saying why it cannot. A file without text
+ * is an error unless `allowEmpty` (the document-extractor node gives `""` for it, as Dify).
+ */
+export async function parseDocument(bytes: Buffer, extension: string, opts: { readonly allowEmpty?: boolean } = {}): Promise<string> {
   const parser = PARSERS[extension.toLowerCase()];
   if (!parser) throw new ParseError(`Files of type .${extension} cannot be parsed.`);
   let text: string;
@@ -38,6 +41,6 @@ export async function parseDocument(bytes: Buffer, extension: string): Promise<s
     if (err instanceof ParseError) throw err;
     throw new ParseError(`The .${extension} file could not be parsed: ${(err as Error).message}`);
   }
-  if (text.trim() === '') throw new ParseError(`The .${extension} file contains no text.`);
+  if (text.trim() === '' && !opts.allowEmpty) throw new ParseError(`The .${extension} file contains no text.`);
   return text;
 }

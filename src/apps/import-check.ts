@@ -1,0 +1,185 @@
+import type { DslDocument, DslNode } from './dsl.js';
+import { DslError } from './errors.js';
+import { NODE_HANDLERS } from '../engine/nodes/registry.js';
+import { isNodeType, type GraphNode, type ImportCheckContext, type ImportWarning } from '../engine/types.js';
+import type { ModelProviders } from '../llm/model-provider.js';
+import { isObject } from '../infra/objects.js';
+
+/** What the import check asks of the rest of the server. */
+export interface ImportCheckDeps {
+  readonly providers: () => ModelProviders;
+  /** The ids among `ids` that name no dataset of the workspace. */
+  missingDatasets(ids: readonly string[], workspaceId: string): Promise<string[]>;
+  /** The top-level Python modules among `names` that the code node Python cannot import; throws when Python cannot run. */
+  missingPythonModules(names: readonly string[]): Promise<string[]>;
+  /** The setting that names the Python code nodes run with (`CODE_PYTHON_COMMAND`). */
+  readonly pythonSetting: string;
+}
+
+/** Node data fields that hold dataset ids (`knowledge-retrieval`, `knowledge-retrieval-v2`). */
+const DATASET_FIELDS = ['dataset_ids', 'control_space_ids'] as const;
+
+/** Most distinct Python modules one app's imports are checked for (a bound on untrusted DSL). */
+const MAX_PYTHON_MODULES = 200;
+
+/** `NAME` of a provider setting: `langgenius/volcengine_maas/volcengine_maas` → `VOLCENGINE_MAAS`. */
+function settingName(provider: string): string {
+  const plugin = /^[^/]+\/([^/]+)\/[^/]+$/.exec(provider);
+  return (plugin ? plugin[1]! : provider).toUpperCase().replace(/[^A-Z0-9]/g, '_');
+}
+
+/** The setting a provider error names (`set DEEPSEEK_API_KEY`), else `NAME_API_KEY`. */
+function providerSetting(provider: string, message: string): string {
+  const named = /\b([A-Z][A-Z0-9_]*_(?:API_KEY|BASE_URL|ENDPOINT|REGION|ACCESS_KEY_ID))\b/.exec(message);
+  return named ? named[1]! : `${settingName(provider)}_API_KEY`;
+}
+
+function datasetIdsOf(data: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  for (const f of DATASET_FIELDS) {
+    const v = data[f];
+    if (Array.isArray(v)) for (const id of v) if (typeof id === 'string' && id !== '') out.push(id);
+  }
+  return out;
+}
+
+/** Model providers a node calls: `model`, and the metadata model when filtering is automatic. */
+function providersOf(data: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  const add = (m: unknown) => {
+    if (isObject(m) && typeof m.provider === 'string') out.push(m.provider);
+  };
+  add(data.model);
+  if (data.metadata_filtering_mode === 'automatic') add(data.metadata_model_config);
+  return out;
+}
+
+/**
+ * Top-level modules a Python program imports (`import a.b, c as d`, `from e.f import g`), in
+ * order, each once; relative imports are skipped. One pass over the lines: linear in the code.
+ */
+export function pythonImports(code: string): string[] {
+  const seen = new Set<string>();
+  for (const raw of code.split('\n')) {
+    const line = raw.trim();
+    let names: string[] = [];
+    if (line.startsWith('import ')) names = line.slice(7).split(',').map((p) => p.trim().split(/\s+/)[0] ?? '');
+    else if (line.startsWith('from ')) names = [line.slice(5).trim().split(/\s+/)[0] ?? ''];
+    for (const n of names) {
+      const top = n.split('.')[0]!;
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(top)) seen.add(top);
+    }
+  }
+  return [...seen];
+}
+
+function warning(node: DslNode, part: string, setting: string, message: string): ImportWarning {
+  return { node_id: node.id, node_type: node.data.type, part, setting, message: `node ${node.id} (${node.data.type}): ${message}` };
+}
+
+/**
+ * Everything an imported workflow / chatflow names that this server cannot serve yet, in node
+ * order: model providers without credentials, datasets that do not exist in the workspace, Python
+ * modules code nodes import that are not installed, and what each node type's own
+ * `importWarnings` reports. The graph itself was validated at import; this never throws for it.
+ */
+export async function importWarnings(doc: DslDocument, workspaceId: string, deps: ImportCheckDeps): Promise<ImportWarning[]> {
+  const nodes = doc.workflow?.graph.nodes ?? [];
+  const out: ImportWarning[] = [];
+  const ctx: ImportCheckContext = {
+    providerProblem(provider) {
+      try {
+        deps.providers().get(provider);
+        return null;
+      } catch (err) {
+        return (err as Error).message;
+      }
+    },
+  };
+  const datasetIds = [...new Set(nodes.flatMap((n) => datasetIdsOf(n.data)))];
+  const missingDatasets = new Set(datasetIds.length > 0 ? await deps.missingDatasets(datasetIds, workspaceId) : []);
+  const pythonNodes = nodes.filter((n) => n.data.type === 'code' && n.data.code_language === 'python3' && typeof n.data.code === 'string');
+  const modules = [...new Set(pythonNodes.flatMap((n) => pythonImports(n.data.code as string)))].slice(0, MAX_PYTHON_MODULES);
+  let missingModules = new Set<string>();
+  let pythonProblem: string | undefined;
+  if (modules.length > 0) {
+    try {
+      missingModules = new Set(await deps.missingPythonModules(modules));
+    } catch (err) {
+      pythonProblem = (err as Error).message;
+    }
+  }
+  for (const node of nodes) {
+    const d = node.data;
+    for (const provider of providersOf(d)) {
+      const problem = ctx.providerProblem(provider);
+      if (problem) out.push(warning(node, `model provider "${provider}"`, providerSetting(provider, problem), problem));
+    }
+    for (const id of datasetIdsOf(d)) {
+      if (missingDatasets.has(id)) {
+        out.push(warning(node, `dataset ${id}`, `--dataset ${id}=NEW_ID`, `dataset ${id} does not exist here: import with --dataset ${id}=NEW_ID (a dataset of this server) or create it`));
+      }
+    }
+    if (pythonNodes.includes(node)) {
+      if (pythonProblem) out.push(warning(node, 'python3', deps.pythonSetting, `python3 cannot run here (${pythonProblem}): set ${deps.pythonSetting}`));
+      else {
+        for (const m of pythonImports(d.code as string)) {
+          if (missingModules.has(m)) {
+            out.push(warning(node, `python module ${m}`, deps.pythonSetting, `python module ${m} is not installed: install it, or set ${deps.pythonSetting} to a Python that has it`));
+          }
+        }
+      }
+    }
+    const type = d.type;
+    const hook = isNodeType(type) ? NODE_HANDLERS[type].importWarnings : undefined;
+    if (hook) {
+      const parentId = typeof node.parentId === 'string' && node.parentId ? node.parentId : undefined;
+      const g: GraphNode = { id: node.id, type: type as GraphNode['type'], title: typeof d.title === 'string' ? d.title : node.id, data: d, ...(parentId ? { parentId } : {}) };
+      out.push(...(await hook(g, ctx)));
+    }
+  }
+  return out;
+}
+
+/**
+ * Parses `OLD=NEW` pairs (`app import --dataset`); throws DslError naming a malformed one.
+ * Returns old id → new id.
+ */
+export function parseDatasetMap(pairs: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const p of pairs) {
+    const m = /^([^=\s]+)=([^=\s]+)$/.exec(p);
+    if (!m) throw new DslError(`--dataset ${p}: expected OLD_ID=NEW_ID`);
+    map.set(m[1]!, m[2]!);
+  }
+  return map;
+}
+
+/**
+ * A copy of the DSL with dataset ids replaced per `map` in every node's dataset fields. Throws
+ * DslError when an old id appears in no node (a typo would otherwise pass silently).
+ */
+export function mapDatasets(doc: DslDocument, map: ReadonlyMap<string, string>): DslDocument {
+  if (map.size === 0 || !doc.workflow) return doc;
+  const used = new Set<string>();
+  const nodes = doc.workflow.graph.nodes.map((n) => {
+    let data = n.data;
+    for (const f of DATASET_FIELDS) {
+      const v = data[f];
+      if (!Array.isArray(v)) continue;
+      data = {
+        ...data,
+        [f]: v.map((id) => {
+          const next = typeof id === 'string' ? map.get(id) : undefined;
+          if (next === undefined) return id;
+          used.add(id as string);
+          return next;
+        }),
+      };
+    }
+    return data === n.data ? n : { ...n, data };
+  });
+  const unused = [...map.keys()].filter((k) => !used.has(k));
+  if (unused.length > 0) throw new DslError(`--dataset: the app references no dataset ${unused.join(', ')}`);
+  return { ...doc, workflow: { ...doc.workflow, graph: { ...doc.workflow.graph, nodes } } };
+}
