@@ -1,4 +1,4 @@
-import type { ChatMessage, ModelProvider } from '../../llm/model-provider.js';
+import type { ChatMessage, ModelProvider, ToolCall, ToolDefinition } from '../../llm/model-provider.js';
 import { NodeFailure, type NodeContext } from '../types.js';
 import { isObject } from './shared.js';
 
@@ -33,20 +33,32 @@ export function providerOf(ctx: NodeContext, spec: ModelSpec): ModelProvider {
   }
 }
 
+/** What one model call gave back. */
+export interface ModelAnswer {
+  readonly text: string;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  /** The calls the model made (only when `tools` were offered). */
+  readonly toolCalls: readonly ToolCall[];
+}
+
 /**
  * Calls the model with `messages` and returns its whole answer and token counts; `onText` sees
- * each piece as it arrives. A failure of the call is `LLMInvokeError` (retryable).
+ * each piece as it arrives. With `tools`, the model may answer with calls of them instead of (or
+ * besides) text. A failure of the call is `LLMInvokeError` (retryable).
  */
 export async function callModel(
   ctx: NodeContext,
   spec: ModelSpec,
   messages: ChatMessage[],
   onText?: (text: string) => void,
-): Promise<{ text: string; promptTokens: number; completionTokens: number }> {
+  tools?: readonly ToolDefinition[],
+): Promise<ModelAnswer> {
   const provider = providerOf(ctx, spec);
   let text = '';
   let promptTokens = 0;
   let completionTokens = 0;
+  let toolCalls: readonly ToolCall[] = [];
   try {
     for await (const chunk of provider.stream({
       model: spec.name,
@@ -55,19 +67,22 @@ export async function callModel(
       prompt: spec.mode === 'completion' ? messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n') : undefined,
       params: spec.params,
       signal: ctx.signal,
+      ...(tools?.length ? { tools } : {}),
     })) {
       if (chunk.type === 'text') {
         if (!chunk.text) continue;
         text += chunk.text;
         onText?.(chunk.text);
-      } else {
+      } else if (chunk.type === 'usage') {
         promptTokens = chunk.usage.promptTokens ?? promptTokens;
         completionTokens = chunk.usage.completionTokens ?? completionTokens;
+      } else {
+        toolCalls = chunk.calls;
       }
     }
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     throw new NodeFailure((err as Error).message || 'model invocation failed', 'LLMInvokeError', true, { cause: err });
   }
-  return { text, promptTokens, completionTokens };
+  return { text, promptTokens, completionTokens, toolCalls };
 }
