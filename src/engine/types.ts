@@ -22,6 +22,8 @@ export const NODE_TYPES = [
   'iteration-start',
   'http-request',
   'tool',
+  'question-classifier',
+  'parameter-extractor',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 export function isNodeType(v: unknown): v is NodeType {

@@ -11,6 +11,8 @@ import { iterationNode } from './iteration.js';
 import { knowledgeRetrievalNode } from './knowledge-retrieval.js';
 import { llmNode } from './llm.js';
 import { loopNode } from './loop.js';
+import { parameterExtractorNode } from './parameter-extractor.js';
+import { questionClassifierNode } from './question-classifier.js';
 import { startNode } from './start.js';
 import { templateTransformNode } from './template-transform.js';
 import { toolNode } from './tool.js';
@@ -36,4 +38,6 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'iteration-start': containerStartNode,
   'http-request': httpRequestNode,
   tool: toolNode,
+  'question-classifier': questionClassifierNode,
+  'parameter-extractor': parameterExtractorNode,
 };
