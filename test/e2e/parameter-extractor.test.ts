@@ -8,6 +8,7 @@ import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
 import { schemaErrors } from '../helpers/openapi.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { endNode, startNode, workflowDsl, type NodeSpec } from '../helpers/workflow-dsl.js';
+import { classifierExtractorChatflow } from '../helpers/llm-nodes-apps.js';
 
 let s: TestServer;
 let fake: FakeOpenAI;
@@ -194,28 +195,11 @@ describe('parameter-extractor, prompt mode', () => {
 
 describe('classifier → extractor → LLM in a chatflow, with memory', () => {
   it('each turn classifies, extracts with the conversation in the prompt, and answers', async () => {
-    const dsl = workflowDsl(
-      [
-        startNode(),
-        { id: 'qc', type: 'question-classifier', model: { provider: 'openai', name: 'gpt-test', mode: 'chat', completion_params: {} }, query_variable_selector: ['sys', 'query'], classes: [{ id: 'order', name: 'Order' }, { id: 'other', name: 'Other' }] },
-        extractor({ query: ['sys', 'query'], reasoning_mode: 'function_call', memory: { window: { enabled: true, size: 5 } } }),
-        { id: 'llm', type: 'llm', model: { provider: 'openai', name: 'gpt-test', mode: 'chat', completion_params: {} }, prompt_template: [{ role: 'user', text: 'Confirm a trip to {{#pe.city#}}' }] },
-        { id: 'answer', type: 'answer', answer: '{{#llm.text#}}' },
-        { id: 'other_answer', type: 'answer', answer: 'Sorry.' },
-      ],
-      [
-        ['start', 'qc'],
-        ['qc', 'pe', 'order'],
-        ['qc', 'other_answer', 'other'],
-        ['pe', 'llm'],
-        ['llm', 'answer'],
-      ],
-      { mode: 'advanced-chat' },
-    );
+    const dsl = classifierExtractorChatflow();
     const { apiKey } = await s.importApp(dsl);
     fake.behaviour = {
       reply: (b) => (Array.isArray(b.tools) ? '' : (b.messages as Msg[]).length > 2 ? '{"category_id": "order", "category_name": "Order"}' : 'Trip confirmed.'),
-      toolCalls: (b) => (Array.isArray(b.tools) ? [{ name: 'extract_parameters', arguments: '{"city": "Tromsø", "days": 3}' }] : undefined),
+      toolCalls: [{ name: 'extract_parameters', arguments: '{"city": "Tromsø", "days": 3}' }],
     };
     const first = await (await post(apiKey, '/chat-messages', { inputs: {}, query: 'Three days in Tromsø' })).json();
     expect(first.answer).toBe('Trip confirmed.');

@@ -23,9 +23,10 @@ export interface FakeBehaviour {
   /** `/audio/transcriptions` answers `{"text": transcript}` (default: `heard <n> bytes`). */
   transcript?: string;
   /**
-   * Chat answers call these functions (after the `reply` text, which then defaults to none):
-   * streamed as OpenAI does, the name first, the arguments in `chunkSize` pieces, `finish_reason:
-   * "tool_calls"`. A function gets the request body; undefined or `[]` means a plain text answer.
+   * Chat answers to requests that offer `tools` call these functions (after the `reply` text,
+   * which then defaults to none): streamed as OpenAI does, the name first, the arguments in
+   * `chunkSize` pieces, `finish_reason: "tool_calls"`. A function gets the request body; undefined
+   * or `[]` means a plain text answer.
    */
   toolCalls?: FakeToolCall[] | ((body: Record<string, unknown>) => FakeToolCall[] | undefined);
 }
@@ -160,7 +161,7 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       return;
     }
     const legacy = req.url?.endsWith('/completions') && !req.url.endsWith('/chat/completions');
-    const calls = (legacy ? undefined : typeof b.toolCalls === 'function' ? b.toolCalls(body) : b.toolCalls) ?? [];
+    const calls = (legacy || !Array.isArray(body.tools) ? undefined : typeof b.toolCalls === 'function' ? b.toolCalls(body) : b.toolCalls) ?? [];
     const text = typeof b.reply === 'function' ? b.reply(body) : (b.reply ?? (calls.length ? '' : `echo: ${lastUserText(body)}`));
     const size = b.chunkSize ?? 4;
     const chunks: string[] = [];
