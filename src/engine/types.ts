@@ -28,6 +28,8 @@ export const NODE_TYPES = [
   'knowledge-retrieval-v2',
   'list-operator',
   'document-extractor',
+  'question-classifier',
+  'parameter-extractor',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 export function isNodeType(v: unknown): v is NodeType {

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { completionRequestError } from './errors.js';
 import { createSdkFetch, reportSent } from './sdk-fetch.js';
-import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider } from './model-provider.js';
+import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider, ToolCall } from './model-provider.js';
 
 export interface AnthropicProviderOptions {
   readonly apiKey: string;
@@ -13,7 +13,9 @@ const DEFAULT_MAX_TOKENS = 4096;
 
 type Block =
   | { type: 'text'; text: string }
-  | { type: 'image'; source: { type: 'url'; url: string } | { type: 'base64'; media_type: string; data: string } };
+  | { type: 'image'; source: { type: 'url'; url: string } | { type: 'base64'; media_type: string; data: string } }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string };
 
 function toBlocks(content: ChatMessage['content']): string | Block[] {
   if (typeof content === 'string') return content;
@@ -22,6 +24,41 @@ function toBlocks(content: ChatMessage['content']): string | Block[] {
     const m = /^data:([^;,]+);base64,(.*)$/s.exec(p.url);
     return m ? { type: 'image', source: { type: 'base64', media_type: m[1]!, data: m[2]! } } : { type: 'image', source: { type: 'url', url: p.url } };
   });
+}
+
+/** The arguments a call wrote, as the object `tool_use.input` needs (`{}` when they are not a JSON object). */
+function toolInput(args: string): unknown {
+  try {
+    const v: unknown = JSON.parse(args);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * One Messages API turn: an assistant's tool calls become `tool_use` blocks after its text, and a
+ * `tool` message a user turn with its `tool_result` (the API joins consecutive user turns).
+ */
+function toTurn(m: ChatMessage): { role: 'user' | 'assistant'; content: string | Block[] } {
+  if (m.role === 'tool') {
+    const text = typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+    return { role: 'user', content: [{ type: 'tool_result', tool_use_id: m.toolCallId ?? '', content: text }] };
+  }
+  const role = m.role === 'assistant' ? 'assistant' : 'user';
+  if (!m.toolCalls?.length) return { role, content: toBlocks(m.content) };
+  const blocks = toBlocks(m.content);
+  const lead: Block[] = typeof blocks === 'string' ? (blocks ? [{ type: 'text', text: blocks }] : []) : blocks;
+  return { role, content: [...lead, ...m.toolCalls.map((c): Block => ({ type: 'tool_use', id: c.id, name: c.name, input: toolInput(c.arguments) }))] };
+}
+
+/** `tools` / `tool_choice` of a Messages request, when the caller offers functions. */
+function toolFields(req: GenerateRequest): Record<string, unknown> {
+  if (!req.tools?.length) return {};
+  const tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+  const c = req.toolChoice;
+  if (c === undefined) return { tools };
+  return { tools, tool_choice: c === 'auto' ? { type: 'auto' } : c === 'required' ? { type: 'any' } : { type: 'tool', name: c.name } };
 }
 
 function upstreamError(err: unknown): Error {
@@ -37,6 +74,7 @@ function upstreamError(err: unknown): Error {
 /** Anthropic's Messages API (streaming) through the official SDK. Completion mode is sent as one user turn. */
 export class AnthropicProvider implements ModelProvider {
   readonly name = 'anthropic';
+  readonly toolCalling = true;
   readonly #client: Anthropic;
 
   constructor(opts: AnthropicProviderOptions) {
@@ -48,7 +86,7 @@ export class AnthropicProvider implements ModelProvider {
     const turns =
       req.mode === 'completion' && req.prompt !== undefined
         ? [{ role: 'user' as const, content: req.prompt }]
-        : req.messages.filter((m) => m.role !== 'system').map((m) => ({ role: m.role as 'user' | 'assistant', content: toBlocks(m.content) }));
+        : req.messages.filter((m) => m.role !== 'system').map(toTurn);
     const p = req.params;
     const maxTokens = typeof p.max_tokens === 'number' ? p.max_tokens : DEFAULT_MAX_TOKENS;
     try {
@@ -62,14 +100,24 @@ export class AnthropicProvider implements ModelProvider {
           ...(typeof p.temperature === 'number' ? { temperature: p.temperature } : {}),
           ...(typeof p.top_p === 'number' ? { top_p: p.top_p } : {}),
           ...(Array.isArray(p.stop) && p.stop.length > 0 ? { stop_sequences: p.stop.map(String) } : {}),
-        },
+          ...toolFields(req),
+        } as Anthropic.MessageCreateParamsStreaming,
         { signal: req.signal, ...reportSent(req.onSent) },
       );
       let promptTokens: number | undefined;
+      const calls = new Map<number, { id: string; name: string; arguments: string }>();
       for await (const ev of stream) {
         if (ev.type === 'message_start') promptTokens = ev.message.usage.input_tokens;
+        else if (ev.type === 'content_block_start' && ev.content_block.type === 'tool_use') calls.set(ev.index, { id: ev.content_block.id, name: ev.content_block.name, arguments: '' });
         else if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') yield { type: 'text', text: ev.delta.text };
-        else if (ev.type === 'message_delta') yield { type: 'usage', usage: { promptTokens, completionTokens: ev.usage.output_tokens } };
+        else if (ev.type === 'content_block_delta' && ev.delta.type === 'input_json_delta') {
+          const call = calls.get(ev.index);
+          if (call) call.arguments += ev.delta.partial_json;
+        } else if (ev.type === 'message_delta') yield { type: 'usage', usage: { promptTokens, completionTokens: ev.usage.output_tokens } };
+      }
+      if (calls.size > 0) {
+        const done: ToolCall[] = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => ({ ...c, arguments: c.arguments || '{}' }));
+        yield { type: 'tool_calls', calls: done };
       }
     } catch (err) {
       throw upstreamError(err);

@@ -9,8 +9,28 @@ export type ContentPart =
   | { readonly type: 'image'; readonly url: string; readonly detail?: 'low' | 'high' };
 
 export interface ChatMessage {
-  readonly role: 'system' | 'user' | 'assistant';
+  /** `tool` answers an assistant's tool call (`toolCallId`). */
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
   readonly content: string | readonly ContentPart[];
+  /** `assistant` messages: the tool calls the model made in that turn. */
+  readonly toolCalls?: readonly ToolCall[];
+  /** `tool` messages: the id of the call this answers. */
+  readonly toolCallId?: string;
+}
+
+/** A function the model may call: its name, what it does, and a JSON schema of its arguments. */
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  /** JSON schema of the arguments (`{"type": "object", "properties": …, "required": […]}`). */
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
+/** A call the model made: `arguments` is the JSON text it wrote (not parsed, maybe not valid). */
+export interface ToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
 }
 
 export interface GenerateRequest {
@@ -31,6 +51,10 @@ export interface GenerateRequest {
    * request never call it.
    */
   readonly onSent?: () => void;
+  /** Functions the model may call; its calls arrive as one `tool_calls` chunk at the end. */
+  readonly tools?: readonly ToolDefinition[];
+  /** Whether it must call one (`required`), a named one, or may answer in text (`auto`, the default). */
+  readonly toolChoice?: 'auto' | 'required' | { readonly name: string };
 }
 
 export interface ProviderUsage {
@@ -40,7 +64,9 @@ export interface ProviderUsage {
 
 export type GenerateChunk =
   | { readonly type: 'text'; readonly text: string }
-  | { readonly type: 'usage'; readonly usage: ProviderUsage };
+  | { readonly type: 'usage'; readonly usage: ProviderUsage }
+  /** Only when the request had `tools`: every call of the answer, once it is complete. */
+  | { readonly type: 'tool_calls'; readonly calls: readonly ToolCall[] };
 
 /** Audio to transcribe (already read: the upstream needs its length). */
 export interface TranscribeRequest {
@@ -70,6 +96,8 @@ export interface SpeechAudio {
 export interface ModelProvider {
   /** Provider name as resolved (`openai`, `anthropic`, `mock`, …); informational. */
   readonly name?: string;
+  /** True when `stream` honours `tools` (function calling); otherwise callers prompt for JSON instead. */
+  readonly toolCalling?: boolean;
   /**
    * Streams the answer. Upstream failures throw `completion_request_error` (`ProviderError`, see
    * `errors.ts`); an aborted signal ends the iteration with the abort error.

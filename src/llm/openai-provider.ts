@@ -32,14 +32,35 @@ function pickParams(params: Readonly<Record<string, unknown>>): Record<string, u
 
 type OpenAIContent = string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'low' | 'high' } })[];
 
-function toOpenAIMessages(messages: readonly ChatMessage[]): { role: 'system' | 'user' | 'assistant'; content: OpenAIContent }[] {
-  return messages.map((m) => ({
-    role: m.role,
-    content:
-      typeof m.content === 'string'
-        ? m.content
-        : m.content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } })),
-  })) as { role: 'system' | 'user' | 'assistant'; content: OpenAIContent }[];
+interface OpenAIMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: OpenAIContent;
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+function toOpenAIMessages(messages: readonly ChatMessage[]): OpenAIMessage[] {
+  return messages.map((m) => {
+    const out: OpenAIMessage = {
+      role: m.role,
+      content:
+        typeof m.content === 'string'
+          ? m.content
+          : m.content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } })),
+    };
+    if (m.toolCalls?.length) out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    if (m.role === 'tool' && m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
+    return out;
+  });
+}
+
+/** `tools` / `tool_choice` of a chat request, when the caller offers functions. */
+function toolFields(req: GenerateRequest): Record<string, unknown> {
+  if (!req.tools?.length) return {};
+  const tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  const choice = req.toolChoice;
+  if (choice === undefined) return { tools };
+  return { tools, tool_choice: typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } } };
 }
 
 /** Turns an SDK failure into `completion_request_error` with the upstream's own message. */
@@ -75,6 +96,7 @@ interface PreparedRequest {
  */
 export class OpenAIProvider implements ModelProvider {
   readonly name: string;
+  readonly toolCalling = true;
   readonly #client: OpenAI;
   readonly #http: UpstreamHttp;
   readonly #prepared = new Map<Endpoint, Promise<PreparedRequest>>();
@@ -132,7 +154,7 @@ export class OpenAIProvider implements ModelProvider {
       const response =
         req.mode === 'completion'
           ? await this.#post('/completions', { model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, req)
-          : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, req);
+          : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params, ...toolFields(req) }, req);
       body = response.body;
     } catch (err) {
       throw upstreamError(err);

@@ -1,10 +1,17 @@
 import { isAscii } from 'node:buffer';
 import { completionRequestError } from './errors.js';
 import { EventShape } from './event-shape.js';
-import type { GenerateChunk } from './model-provider.js';
+import type { GenerateChunk, ToolCall } from './model-provider.js';
+
+/** One piece of a streamed tool call: the first names it, the rest append to its arguments. */
+interface ToolCallDelta {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
 
 interface StreamChunk {
-  choices?: { text?: string | null; delta?: { content?: string | null } }[];
+  choices?: { text?: string | null; delta?: { content?: string | null; tool_calls?: ToolCallDelta[] | null } }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   error?: { message?: string };
 }
@@ -24,6 +31,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
   let buf = '';
   let finished = false;
   let first = true;
+  const calls = new ToolCallCollector();
   try {
     while (!finished) {
       let read: ReadableStreamReadResult<Uint8Array>;
@@ -57,6 +65,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
           }
           const event = readEvent(parseEvent(payload));
           if (event.token) text += event.token;
+          if (event.toolCalls) calls.add(event.toolCalls);
           if (event.usage) usage = event.usage;
           else if (event.token) shape.learn(line, payloadStart, readEvent);
         }
@@ -72,6 +81,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
       if (usage) yield { type: 'usage', usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } };
     }
     if (!finished && signal?.aborted) throw signal.reason;
+    if (calls.size > 0) yield { type: 'tool_calls', calls: calls.done() };
   } finally {
     // Closes the upstream connection when the consumer stops early.
     await reader.cancel().catch(() => undefined);
@@ -90,13 +100,38 @@ function parseEvent(payload: string): StreamChunk {
  * What an event carries: the first choice's token (`delta.content`, or `text` of the legacy
  * completions), a usage object; an error event throws.
  */
-function readEvent(event: unknown): { token: string | undefined; usage: StreamChunk['usage']; other: boolean } {
+function readEvent(event: unknown): { token: string | undefined; usage: StreamChunk['usage']; toolCalls: ToolCallDelta[] | undefined; other: boolean } {
   const chunk = (typeof event === 'object' && event !== null ? event : {}) as StreamChunk;
   if (chunk.error) throw completionRequestError(chunk.error.message ?? 'the upstream reported an error');
   const choice = chunk.choices?.[0];
   const t = choice?.delta?.content ?? choice?.text;
   const usage = chunk.usage ?? undefined;
-  return { token: typeof t === 'string' ? t : undefined, usage, other: usage !== undefined };
+  const toolCalls = Array.isArray(choice?.delta?.tool_calls) && choice.delta.tool_calls.length > 0 ? choice.delta.tool_calls : undefined;
+  return { token: typeof t === 'string' ? t : undefined, usage, toolCalls, other: usage !== undefined || toolCalls !== undefined };
+}
+
+/** Joins streamed tool-call pieces by their `index` into whole calls, in index order. */
+class ToolCallCollector {
+  readonly #calls = new Map<number, { id: string; name: string; arguments: string }>();
+
+  get size(): number {
+    return this.#calls.size;
+  }
+
+  add(deltas: readonly ToolCallDelta[]): void {
+    for (const d of deltas) {
+      const index = typeof d.index === 'number' ? d.index : this.#calls.size;
+      const call = this.#calls.get(index) ?? { id: '', name: '', arguments: '' };
+      if (typeof d.id === 'string' && d.id) call.id = d.id;
+      if (typeof d.function?.name === 'string' && d.function.name) call.name = d.function.name;
+      if (typeof d.function?.arguments === 'string') call.arguments += d.function.arguments;
+      this.#calls.set(index, call);
+    }
+  }
+
+  done(): ToolCall[] {
+    return [...this.#calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+  }
 }
 
 /**

@@ -22,6 +22,19 @@ export interface FakeBehaviour {
   embeddingsFailStatus?: number;
   /** `/audio/transcriptions` answers `{"text": transcript}` (default: `heard <n> bytes`). */
   transcript?: string;
+  /**
+   * Chat answers to requests that offer `tools` call these functions (after the `reply` text,
+   * which then defaults to none): streamed as OpenAI does, the name first, the arguments in
+   * `chunkSize` pieces, `finish_reason: "tool_calls"`. A function gets the request body; undefined
+   * or `[]` means a plain text answer.
+   */
+  toolCalls?: FakeToolCall[] | ((body: Record<string, unknown>) => FakeToolCall[] | undefined);
+}
+
+/** A function call the fake model makes: `arguments` is sent as is (it may be invalid JSON). */
+export interface FakeToolCall {
+  readonly name: string;
+  readonly arguments: string;
 }
 
 /** The `file` part of an `/audio/transcriptions` request, as received. */
@@ -147,20 +160,24 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       res.end();
       return;
     }
-    const text = typeof b.reply === 'function' ? b.reply(body) : (b.reply ?? `echo: ${lastUserText(body)}`);
+    const legacy = req.url?.endsWith('/completions') && !req.url.endsWith('/chat/completions');
+    const calls = (legacy || !Array.isArray(body.tools) ? undefined : typeof b.toolCalls === 'function' ? b.toolCalls(body) : b.toolCalls) ?? [];
+    const text = typeof b.reply === 'function' ? b.reply(body) : (b.reply ?? (calls.length ? '' : `echo: ${lastUserText(body)}`));
     const size = b.chunkSize ?? 4;
     const chunks: string[] = [];
     for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
-    const legacy = req.url?.endsWith('/completions') && !req.url.endsWith('/chat/completions');
-    const usage = { prompt_tokens: Math.max(1, Math.ceil(lastUserText(body).length / 4)), completion_tokens: chunks.length, total_tokens: 0 };
+    const callIds = calls.map((_c, i) => `call_${i}_${Math.random().toString(36).slice(2, 10)}`);
+    const finishReason = calls.length ? 'tool_calls' : 'stop';
+    const usage = { prompt_tokens: Math.max(1, Math.ceil(lastUserText(body).length / 4)), completion_tokens: chunks.length + calls.reduce((n, c) => n + Math.ceil(c.arguments.length / size), 0), total_tokens: 0 };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
     const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
     const created = Math.floor(Date.now() / 1000);
     if (!body.stream) {
       rec.finished = true;
+      const toolCalls = calls.map((c, i) => ({ id: callIds[i], type: 'function', function: { name: c.name, arguments: c.arguments } }));
       const choice = legacy
         ? { index: 0, text, finish_reason: 'stop', logprobs: null }
-        : { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' };
+        : { index: 0, message: { role: 'assistant', content: calls.length && !text ? null : text, ...(calls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: finishReason };
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({ id, object: legacy ? 'text_completion' : 'chat.completion', created, model: body.model, choices: [choice], usage }),
       );
@@ -179,8 +196,19 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       n++;
       if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
     }
+    for (const [i, c] of calls.entries()) {
+      const event = (tool: Record<string, unknown>) =>
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { tool_calls: [{ index: i, ...tool }] }, finish_reason: null }] })}\n\n`;
+      if (res.destroyed) return;
+      res.write(event({ id: callIds[i], type: 'function', function: { name: c.name, arguments: '' } }));
+      for (let k = 0; k < c.arguments.length; k += size) {
+        if (res.destroyed) return;
+        res.write(event({ function: { arguments: c.arguments.slice(k, k + size) } }));
+        if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
+      }
+    }
     if (res.destroyed) return;
-    const last = legacy ? { index: 0, text: '', finish_reason: 'stop' } : { index: 0, delta: {}, finish_reason: 'stop' };
+    const last = legacy ? { index: 0, text: '', finish_reason: 'stop' } : { index: 0, delta: {}, finish_reason: finishReason };
     res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [last], ...(b.usage === false ? {} : { usage }) })}\n\n`);
     rec.finished = true;
     res.end('data: [DONE]\n\n');

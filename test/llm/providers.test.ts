@@ -15,15 +15,19 @@ import { isProviderError } from '../../src/llm/errors.js';
 import type { GenerateChunk, GenerateRequest } from '../../src/llm/model-provider.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 
-async function drain(it: AsyncIterable<GenerateChunk>): Promise<{ text: string; usage: unknown[] }> {
+async function drain(it: AsyncIterable<GenerateChunk>): Promise<{ text: string; usage: unknown[]; calls: unknown[] }> {
   let text = '';
   const usage: unknown[] = [];
+  const calls: unknown[] = [];
   for await (const c of it) {
     if (c.type === 'text') text += c.text;
-    else usage.push(c.usage);
+    else if (c.type === 'usage') usage.push(c.usage);
+    else calls.push(...c.calls);
   }
-  return { text, usage };
+  return { text, usage, calls };
 }
+
+const EXTRACT_TOOL = { name: 'extract_parameters', description: 'Extract parameters', parameters: { type: 'object', properties: { city: { type: 'string', description: 'the city' } }, required: ['city'] } };
 
 const req = (over: Partial<GenerateRequest> = {}): GenerateRequest => ({ model: 'm', mode: 'chat', messages: [{ role: 'user', content: 'Tell me about owls' }], params: {}, ...over });
 
@@ -463,6 +467,35 @@ describe('OpenAI provider against the local upstream', () => {
     await expect(drain(closed.stream(req()))).rejects.toMatchObject({ code: 'completion_request_error', message: 'Connection error.' });
   });
 
+  it('offers tools, sends tool turns, and joins the streamed call pieces into whole calls', async () => {
+    fake.behaviour = { reply: 'Let me see.', toolCalls: [{ name: 'extract_parameters', arguments: '{"city": "Zürich", "n": [1, 2]}' }], chunkSize: 3 };
+    const p = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: fake.baseUrl });
+    const messages = [
+      { role: 'user' as const, content: 'weather in SF?' },
+      { role: 'assistant' as const, content: 'calling', toolCalls: [{ id: 'c1', name: 'extract_parameters', arguments: '{"city":"SF"}' }] },
+      { role: 'tool' as const, content: 'ok', toolCallId: 'c1' },
+      { role: 'user' as const, content: 'and in Zürich?' },
+    ];
+    const r = await drain(p.stream(req({ messages, tools: [EXTRACT_TOOL], toolChoice: { name: 'extract_parameters' } })));
+    expect(r.text).toBe('Let me see.');
+    expect(r.calls).toEqual([{ id: expect.stringMatching(/^call_0_/), name: 'extract_parameters', arguments: '{"city": "Zürich", "n": [1, 2]}' }]);
+    const body = fake.requests.at(-1)!.body;
+    expect(body.tools).toEqual([{ type: 'function', function: EXTRACT_TOOL }]);
+    expect(body.tool_choice).toEqual({ type: 'function', function: { name: 'extract_parameters' } });
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'weather in SF?' },
+      { role: 'assistant', content: 'calling', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'extract_parameters', arguments: '{"city":"SF"}' } }] },
+      { role: 'tool', content: 'ok', tool_call_id: 'c1' },
+      { role: 'user', content: 'and in Zürich?' },
+    ]);
+    // Without tools nothing of them is sent, and a plain answer has no calls.
+    fake.behaviour = { reply: 'plain' };
+    const plain = await drain(p.stream(req()));
+    expect(plain.calls).toEqual([]);
+    expect(fake.requests.at(-1)!.body).not.toHaveProperty('tools');
+    expect(fake.requests.at(-1)!.body).not.toHaveProperty('tool_choice');
+  });
+
   it('a hanging upstream is released by abort (the upstream sees the connection close)', async () => {
     fake.behaviour = { hang: true };
     const p = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: fake.baseUrl });
@@ -496,6 +529,11 @@ describe('Anthropic provider against a local Messages API server', () => {
         send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
         for (const t of ['Owls ', 'are ', 'quiet.']) send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: t } });
         send('content_block_stop', { type: 'content_block_stop', index: 0 });
+        if (Array.isArray(body.tools)) {
+          send('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'extract_parameters', input: {} } });
+          for (const j of ['{"city"', ': "Os', 'lo"}']) send('content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: j } });
+          send('content_block_stop', { type: 'content_block_stop', index: 1 });
+        }
         send('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } });
         send('message_stop', { type: 'message_stop' });
         rs.end();
@@ -517,6 +555,28 @@ describe('Anthropic provider against a local Messages API server', () => {
     expect(last.headers['anthropic-version']).toBeTruthy();
     expect(last.body).toMatchObject({ model: 'claude-x', system: 'Be terse.', max_tokens: 4096, stream: true });
     expect(last.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }]);
+  });
+
+  it('offers tools as tool definitions, sends tool turns as tool_use / tool_result blocks, reads tool_use', async () => {
+    const p = new AnthropicProvider({ apiKey: 'sk-ant-test', baseUrl: base });
+    const messages = [
+      { role: 'user' as const, content: 'weather in SF?' },
+      { role: 'assistant' as const, content: 'calling', toolCalls: [{ id: 'c1', name: 'extract_parameters', arguments: '{"city":"SF"}' }] },
+      { role: 'tool' as const, content: 'ok', toolCallId: 'c1' },
+      { role: 'user' as const, content: 'and in Oslo?' },
+    ];
+    const r = await drain(p.stream(req({ model: 'claude-x', messages, tools: [EXTRACT_TOOL], toolChoice: 'required' })));
+    expect(r.text).toBe('Owls are quiet.');
+    expect(r.calls).toEqual([{ id: 'toolu_1', name: 'extract_parameters', arguments: '{"city": "Oslo"}' }]);
+    const body = seen.at(-1)!.body;
+    expect(body.tools).toEqual([{ name: 'extract_parameters', description: 'Extract parameters', input_schema: EXTRACT_TOOL.parameters }]);
+    expect(body.tool_choice).toEqual({ type: 'any' });
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'weather in SF?' },
+      { role: 'assistant', content: [{ type: 'text', text: 'calling' }, { type: 'tool_use', id: 'c1', name: 'extract_parameters', input: { city: 'SF' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'ok' }] },
+      { role: 'user', content: 'and in Oslo?' },
+    ]);
   });
 
   it('an upstream error is completion_request_error with its message', async () => {

@@ -1,4 +1,4 @@
-import type { ChatMessage, ModelProvider } from '../../llm/model-provider.js';
+import type { ChatMessage, ModelProvider, ToolCall, ToolDefinition } from '../../llm/model-provider.js';
 import type { UsageBody } from '../../llm/usage.js';
 import { pricedUsage } from '../../llm/priced-usage.js';
 import { NodeFailure, type NodeContext } from '../types.js';
@@ -35,22 +35,36 @@ export function providerOf(ctx: NodeContext, spec: ModelSpec): ModelProvider {
   }
 }
 
+/** What one model call gave back. */
+export interface ModelAnswer {
+  readonly text: string;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  /** Priced usage of this call (Dify's LLMUsage). */
+  readonly usage: UsageBody;
+  /** The calls the model made (only when `tools` were offered). */
+  readonly toolCalls: readonly ToolCall[];
+}
+
 /**
  * Calls the model with `messages` and returns its whole answer, token counts and priced usage
- * (`ports.priceOf` of the model name); `onText` sees each piece as it arrives. A failure of the
- * call is `LLMInvokeError` (retryable).
+ * (`ports.priceOf` of the model name); `onText` sees each piece as it arrives. With `tools`, the
+ * model may answer with calls of them instead of (or besides) text. A failure of the call is
+ * `LLMInvokeError` (retryable).
  */
 export async function callModel(
   ctx: NodeContext,
   spec: ModelSpec,
   messages: ChatMessage[],
   onText?: (text: string) => void,
-): Promise<{ text: string; promptTokens: number; completionTokens: number; usage: UsageBody }> {
+  tools?: readonly ToolDefinition[],
+): Promise<ModelAnswer> {
   const provider = providerOf(ctx, spec);
   const started = ctx.ports.now();
   let text = '';
   let promptTokens = 0;
   let completionTokens = 0;
+  let toolCalls: readonly ToolCall[] = [];
   try {
     for await (const chunk of provider.stream({
       model: spec.name,
@@ -59,14 +73,17 @@ export async function callModel(
       prompt: spec.mode === 'completion' ? messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n') : undefined,
       params: spec.params,
       signal: ctx.signal,
+      ...(tools?.length ? { tools } : {}),
     })) {
       if (chunk.type === 'text') {
         if (!chunk.text) continue;
         text += chunk.text;
         onText?.(chunk.text);
-      } else {
+      } else if (chunk.type === 'usage') {
         promptTokens = chunk.usage.promptTokens ?? promptTokens;
         completionTokens = chunk.usage.completionTokens ?? completionTokens;
+      } else {
+        toolCalls = chunk.calls;
       }
     }
   } catch (err) {
@@ -74,5 +91,5 @@ export async function callModel(
     throw new NodeFailure((err as Error).message || 'model invocation failed', 'LLMInvokeError', true, { cause: err });
   }
   const usage = pricedUsage(promptTokens, completionTokens, ctx.ports.priceOf?.(spec.name), (ctx.ports.now() - started) / 1000);
-  return { text, promptTokens, completionTokens, usage };
+  return { text, promptTokens, completionTokens, usage, toolCalls };
 }

@@ -14,6 +14,8 @@ import { listOperatorNode } from './list-operator.js';
 import { documentExtractorNode } from './document-extractor.js';
 import { llmNode } from './llm.js';
 import { loopNode } from './loop.js';
+import { parameterExtractorNode } from './parameter-extractor.js';
+import { questionClassifierNode } from './question-classifier.js';
 import { startNode } from './start.js';
 import { templateTransformNode } from './template-transform.js';
 import { toolNode } from './tool.js';
@@ -44,4 +46,6 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'knowledge-retrieval-v2': knowledgeRetrievalV2Node,
   'list-operator': listOperatorNode,
   'document-extractor': documentExtractorNode,
+  'question-classifier': questionClassifierNode,
+  'parameter-extractor': parameterExtractorNode,
 };
