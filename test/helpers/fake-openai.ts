@@ -22,6 +22,8 @@ export interface FakeBehaviour {
   embeddingsFailStatus?: number;
   /** `/audio/transcriptions` answers `{"text": transcript}` (default: `heard <n> bytes`). */
   transcript?: string;
+  /** Stream this as `delta.reasoning_content` (DeepSeek's reasoning field) before the answer, in chunks of `chunkSize`. */
+  reasoning?: string;
 }
 
 /** The `file` part of an `/audio/transcriptions` request, as received. */
@@ -167,6 +169,10 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (let i = 0; b.reasoning && i < b.reasoning.length; i += size) {
+      const delta = { content: null, reasoning_content: b.reasoning.slice(i, i + size) };
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+    }
     let n = 0;
     for (const c of chunks) {
       if (res.destroyed) return;
