@@ -7,6 +7,12 @@
 
 const OPEN = '<think';
 const CLOSE = '</think>';
+/**
+ * The stream filter holds a `<think…` without its `>` back at most this long; a longer one is
+ * shown as text (else a model writing `<think` and no `>` would make every later piece rescan all
+ * it held: quadratic).
+ */
+const MAX_OPEN_TAG = 256;
 
 /** Splits `text` into the answer (reasoning blocks removed, blank-line runs folded, trimmed) and the reasoning (blocks trimmed, joined by `\n`). */
 export function splitReasoning(text: string): { text: string; reasoning: string } {
@@ -52,6 +58,11 @@ export class ThinkStreamFilter {
           out += work.slice(0, open);
           this.#inside = true;
           work = work.slice(openEnd + 1);
+          continue;
+        }
+        if (open >= 0 && work.length - open > MAX_OPEN_TAG) {
+          out += work.slice(0, open + 1);
+          work = work.slice(open + 1);
           continue;
         }
         const keep = open >= 0 ? work.length - open : partialSuffix(lower, OPEN);
