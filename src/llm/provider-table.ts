@@ -65,7 +65,7 @@ export const BUILTIN_PROVIDERS: readonly BuiltinProvider[] = [
   { name: 'lm_studio', label: 'LM Studio', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:1234/v1' }, legacySettingsOf: 'openai_api_compatible' },
   { name: 'localai', label: 'LocalAI', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:8080/v1' } },
   { name: 'xinference', label: 'Xorbits Inference', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:9997/v1' } },
-  { name: 'gpustack', label: 'GPUStack', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://YOUR_GPUSTACK_SERVER/v1' } },
+  { name: 'gpustack', label: 'GPUStack', protocol: 'openai-compatible', selfHosted: {} },
   { name: 'openai_api_compatible', label: 'OpenAI-API-compatible', protocol: 'openai-compatible', selfHosted: {} },
   { name: 'mock', label: 'Mock model (built in)', protocol: 'mock' },
 ];

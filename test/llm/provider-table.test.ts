@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
@@ -10,6 +10,7 @@ import { readProviderSettings, type ProvidersConfig } from '../../src/llm/provid
 import { BUILTIN_PROVIDERS, normaliseProviderName, settingsPrefix } from '../../src/llm/provider-table.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { startFakeAnthropic, startFakeBedrock, type FakeModelServer } from '../helpers/fake-model-servers.js';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
 
 const settings = (env: Record<string, string>, yaml?: unknown): ProvidersConfig => readProviderSettings((k) => env[k], yaml);
 const registry = (env: Record<string, string>, yaml?: unknown) => new ProviderRegistry(settings(env, yaml));
@@ -45,6 +46,16 @@ describe('provider table', () => {
     for (const p of openAiLike.filter((e) => !e.selfHosted)) expect(p.baseUrl, p.name).toMatch(/^https:\/\//);
     expect(settingsPrefix('volcengine_maas')).toBe('VOLCENGINE_MAAS');
     expect(settingsPrefix('lm-studio.x')).toBe('LM_STUDIO_X');
+  });
+
+  it('the README documents every provider of the table, its first setting and its default base URL', () => {
+    const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+    for (const p of BUILTIN_PROVIDERS.filter((e) => e.protocol !== 'mock')) {
+      const row = readme.split('\n').find((l) => l.startsWith(`| \`${p.name}\``));
+      expect(row, p.name).toBeDefined();
+      expect(row).toContain(`${settingsPrefix(p.name)}_`);
+      if (p.baseUrl) expect(row).toContain(`\`${p.baseUrl}\``);
+    }
   });
 
   it('plugin ids and aliases resolve: org/NAME/NAME, Gemini’s langgenius/gemini/google, any organisation, any case', () => {
