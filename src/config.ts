@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { CodeOutputLimits } from './engine/types.js';
 import type { QueueConfig } from './infra/queue/queue.js';
+import { readProviderSettings, type ProvidersConfig } from './llm/provider-settings.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
 export class ConfigError extends Error {
@@ -60,12 +61,8 @@ export interface Config {
   readonly chatMemoryMaxTokens: number;
   /** Remote-URL fetches may reach these hosts even when they resolve to private addresses. */
   readonly ssrfAllowHosts: readonly string[];
-  readonly providers: {
-    readonly openai: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
-    readonly anthropic: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
-    /** DSL provider `openai_api_compatible` (vLLM, Ollama, llama.cpp, LM Studio); a key is optional. */
-    readonly openaiCompatible: { readonly apiKey: string | undefined; readonly baseUrl: string | undefined };
-  };
+  /** Model providers: `NAME_API_KEY` / `NAME_BASE_URL` (and extras) per provider, `providers:` of `dovetail.yaml` (see `src/llm/provider-table.ts`). */
+  readonly providers: ProvidersConfig;
   /** Longest a generation may run before it is aborted, in seconds (`APP_MAX_EXECUTION_TIME`, default 1200). */
   readonly appMaxExecutionSeconds: number;
   /** Keep-alive interval of generation streams, ms (`SSE_PING_INTERVAL_MS`, default 10000 as Dify). */
@@ -265,6 +262,15 @@ function readPrices(file: Record<string, unknown>): Record<string, ModelPrice> {
   return out;
 }
 
+/** The model providers' settings; a malformed one is a ConfigError naming it. */
+function providersOf(env: Env, file: Record<string, unknown>): ProvidersConfig {
+  try {
+    return readProviderSettings((key) => str(env, file, key), file.providers);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 /** Builds the one typed config from env (and an optional `dovetail.yaml`); throws ConfigError naming a bad key. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const file = readFileConfig(env);
@@ -298,11 +304,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
     chatMemoryMaxTokens: int(env, file, 'CHAT_MEMORY_MAX_TOKENS', 2000),
     ssrfAllowHosts: list(str(env, file, 'SSRF_ALLOW_HOSTS'), []),
-    providers: {
-      openai: { apiKey: str(env, file, 'OPENAI_API_KEY'), baseUrl: str(env, file, 'OPENAI_BASE_URL') },
-      anthropic: { apiKey: str(env, file, 'ANTHROPIC_API_KEY'), baseUrl: str(env, file, 'ANTHROPIC_BASE_URL') },
-      openaiCompatible: { apiKey: str(env, file, 'OPENAI_API_COMPATIBLE_API_KEY'), baseUrl: str(env, file, 'OPENAI_API_COMPATIBLE_BASE_URL') },
-    },
+    providers: providersOf(env, file),
     appMaxExecutionSeconds: int(env, file, 'APP_MAX_EXECUTION_TIME', 1200, 1),
     ssePingIntervalMs: int(env, file, 'SSE_PING_INTERVAL_MS', 10_000, 10),
     feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),

@@ -78,7 +78,7 @@ export interface Runtime {
   readonly filePreviews: FilePreviewService;
   /** Signed, key-less file URLs and the files behind them. */
   readonly fileUrls: FileUrls;
-  /** Model providers by DSL provider name (openai, openai_api_compatible, anthropic, mock). */
+  /** Model providers by DSL provider name, alias or plugin id (the table in `src/llm/provider-table.ts`, `providers:` of dovetail.yaml). */
   readonly providers: ModelProviders;
   /** Messages of completion, chat and chatflow apps. */
   readonly messages: MessageStore;

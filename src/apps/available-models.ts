@@ -1,5 +1,6 @@
 import type { App } from './app-service.js';
 import { isObject } from '../infra/objects.js';
+import { builtinProvider, normaliseProviderName } from '../llm/provider-table.js';
 
 /** Dify's model types (`GET /workspaces/current/models/model-types/{model_type}`). */
 export const MODEL_TYPES = ['text-embedding', 'rerank', 'llm', 'tts', 'speech2text', 'moderation'] as const;
@@ -11,15 +12,11 @@ export interface ModelRef {
   readonly name: string;
 }
 
-const LABELS: Readonly<Record<string, string>> = {
-  openai: 'OpenAI',
-  'langgenius/openai/openai': 'OpenAI',
-  openai_api_compatible: 'OpenAI-API-compatible',
-  anthropic: 'Anthropic',
-  'langgenius/anthropic/anthropic': 'Anthropic',
-  mock: 'Mock model (built in)',
-  dovetail: 'Dovetail (offline, built in)',
-};
+/** A provider's label: the built-in table's (plugin ids and aliases too), the offline embedder's, else its name. */
+function providerLabel(provider: string): string {
+  if (provider === 'dovetail') return 'Dovetail (offline, built in)';
+  return builtinProvider(normaliseProviderName(provider))?.label ?? provider;
+}
 
 function modelRef(raw: unknown): ModelRef | undefined {
   return isObject(raw) && typeof raw.provider === 'string' && typeof raw.name === 'string' && raw.name !== '' ? { provider: raw.provider, name: raw.name } : undefined;
@@ -54,7 +51,7 @@ export function availableModels(type: ModelType, refs: readonly ModelRef[], work
   const label = (text: string) => ({ en_US: text, zh_Hans: text });
   return [...byProvider].map(([provider, models]) => ({
     provider,
-    label: label(LABELS[provider] ?? provider),
+    label: label(providerLabel(provider)),
     status: 'active',
     models: models.map((model) => ({
       model,

@@ -1,4 +1,5 @@
 import { splitModelRef, type ModelProviders } from '../llm/model-provider.js';
+import { splitReasoning } from '../engine/nodes/think-tags.js';
 
 /** Dify's `GENERATOR_QA_PROMPT` (core/llm_generator/prompts.py), in the document's language. */
 export function qaPrompt(language: string): string {
@@ -22,8 +23,10 @@ export interface QaPair {
   readonly answer: string;
 }
 
-/** Dify's parser of the model's answer: `Qn: … An: …` pairs; pairs missing either half are dropped. */
-export function parseQaPairs(text: string): QaPair[] {
+/** Dify's parser of the model's answer: `Qn: … An: …` pairs (reasoning in `<think>` left out); pairs missing either half are dropped. */
+export function parseQaPairs(answer: string): QaPair[] {
+  // A reasoning model's `<think>` block may itself hold draft "Q1:" lines: only the answer counts.
+  const text = splitReasoning(answer).text;
   const out: QaPair[] = [];
   for (const m of text.matchAll(/Q\d+:\s*(.*?)\s*A\d+:\s*([\s\S]*?)(?=Q\d+:|$)/gu)) {
     const question = m[1]!.trim();

@@ -2,14 +2,37 @@ import Anthropic from '@anthropic-ai/sdk';
 import { completionRequestError } from './errors.js';
 import { createSdkFetch, reportSent } from './sdk-fetch.js';
 import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider, ToolCall } from './model-provider.js';
+import { ThinkWrap } from './think-wrap.js';
 
 export interface AnthropicProviderOptions {
+  /** Provider name as resolved (`anthropic`, or one added in `dovetail.yaml`); default `anthropic`. */
+  readonly name?: string;
   readonly apiKey: string;
   readonly baseUrl?: string;
 }
 
 /** Anthropic requires `max_tokens`; used when the DSL sets none. */
 const DEFAULT_MAX_TOKENS = 4096;
+/** Thinking budget when `thinking` is on and `thinking_budget` unset (Dify's Anthropic plugin default). */
+const DEFAULT_THINKING_BUDGET = 1024;
+
+/**
+ * The DSL's `completion_params` the Messages API knows: `temperature`, `top_p`, `top_k`, `stop`
+ * (as `stop_sequences`), and Dify's `thinking` switch with `thinking_budget` (extended thinking;
+ * sampling parameters are then left out, which the API requires).
+ */
+export function anthropicParams(p: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const thinking = p.thinking === true || p.thinking === 'true';
+  const budget = typeof p.thinking_budget === 'number' ? p.thinking_budget : DEFAULT_THINKING_BUDGET;
+  return {
+    max_tokens: typeof p.max_tokens === 'number' ? p.max_tokens : DEFAULT_MAX_TOKENS,
+    ...(typeof p.temperature === 'number' && !thinking ? { temperature: p.temperature } : {}),
+    ...(typeof p.top_p === 'number' && !thinking ? { top_p: p.top_p } : {}),
+    ...(typeof p.top_k === 'number' && !thinking ? { top_k: p.top_k } : {}),
+    ...(Array.isArray(p.stop) && p.stop.length > 0 ? { stop_sequences: p.stop.map(String) } : {}),
+    ...(thinking ? { thinking: { type: 'enabled', budget_tokens: budget } } : {}),
+  };
+}
 
 type Block =
   | { type: 'text'; text: string }
@@ -71,13 +94,17 @@ function upstreamError(err: unknown): Error {
   return completionRequestError(err instanceof Error ? err.message : String(err));
 }
 
-/** Anthropic's Messages API (streaming) through the official SDK. Completion mode is sent as one user turn. */
+/**
+ * Anthropic's Messages API (streaming) through the official SDK. Completion mode is sent as one
+ * user turn. Thinking blocks stream inside `<think>` as Dify's Anthropic plugin hands them on.
+ */
 export class AnthropicProvider implements ModelProvider {
-  readonly name = 'anthropic';
+  readonly name: string;
   readonly toolCalling = true;
   readonly #client: Anthropic;
 
   constructor(opts: AnthropicProviderOptions) {
+    this.name = opts.name ?? 'anthropic';
     this.#client = new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createSdkFetch() });
   }
 
@@ -87,33 +114,26 @@ export class AnthropicProvider implements ModelProvider {
       req.mode === 'completion' && req.prompt !== undefined
         ? [{ role: 'user' as const, content: req.prompt }]
         : req.messages.filter((m) => m.role !== 'system').map(toTurn);
-    const p = req.params;
-    const maxTokens = typeof p.max_tokens === 'number' ? p.max_tokens : DEFAULT_MAX_TOKENS;
+    const think = new ThinkWrap();
     try {
-      const stream = await this.#client.messages.create(
-        {
-          model: req.model,
-          max_tokens: maxTokens,
-          messages: turns as Anthropic.MessageParam[],
-          stream: true,
-          ...(system ? { system } : {}),
-          ...(typeof p.temperature === 'number' ? { temperature: p.temperature } : {}),
-          ...(typeof p.top_p === 'number' ? { top_p: p.top_p } : {}),
-          ...(Array.isArray(p.stop) && p.stop.length > 0 ? { stop_sequences: p.stop.map(String) } : {}),
-          ...toolFields(req),
-        } as Anthropic.MessageCreateParamsStreaming,
-        { signal: req.signal, ...reportSent(req.onSent) },
-      );
+      const body = { model: req.model, messages: turns as Anthropic.MessageParam[], stream: true, ...(system ? { system } : {}), ...anthropicParams(req.params), ...toolFields(req) };
+      const stream = await this.#client.messages.create(body as Anthropic.MessageCreateParamsStreaming, { signal: req.signal, ...reportSent(req.onSent) });
       let promptTokens: number | undefined;
       const calls = new Map<number, { id: string; name: string; arguments: string }>();
       for await (const ev of stream) {
         if (ev.type === 'message_start') promptTokens = ev.message.usage.input_tokens;
         else if (ev.type === 'content_block_start' && ev.content_block.type === 'tool_use') calls.set(ev.index, { id: ev.content_block.id, name: ev.content_block.name, arguments: '' });
-        else if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') yield { type: 'text', text: ev.delta.text };
-        else if (ev.type === 'content_block_delta' && ev.delta.type === 'input_json_delta') {
+        else if (ev.type === 'content_block_delta' && (ev.delta.type === 'text_delta' || ev.delta.type === 'thinking_delta')) {
+          const text = ev.delta.type === 'text_delta' ? think.next(undefined, ev.delta.text) : think.next(ev.delta.thinking, undefined);
+          if (text) yield { type: 'text', text };
+        } else if (ev.type === 'content_block_delta' && ev.delta.type === 'input_json_delta') {
           const call = calls.get(ev.index);
           if (call) call.arguments += ev.delta.partial_json;
-        } else if (ev.type === 'message_delta') yield { type: 'usage', usage: { promptTokens, completionTokens: ev.usage.output_tokens } };
+        } else if (ev.type === 'message_delta') {
+          const close = think.end();
+          if (close) yield { type: 'text', text: close };
+          yield { type: 'usage', usage: { promptTokens, completionTokens: ev.usage.output_tokens } };
+        }
       }
       if (calls.size > 0) {
         const done: ToolCall[] = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => ({ ...c, arguments: c.arguments || '{}' }));

@@ -1,3 +1,5 @@
+import type { ProviderReadiness } from './provider-readiness.js';
+
 /**
  * The port every model backend implements. Implementations live beside this file as
  * `<impl>-provider.ts`; `runtime.ts` builds the registry (`provider-registry.ts`).
@@ -116,6 +118,11 @@ export interface ModelProvider {
 export interface ModelProviders {
   /** Throws `provider_not_initialize` when the provider is unknown or has no credentials configured. */
   get(provider: string): ModelProvider;
+  /**
+   * Whether `provider` (a DSL name, alias or plugin id) is usable, and if not which settings are
+   * missing, without building it (`providerReadiness`); absent on test doubles that serve anything.
+   */
+  readiness?(provider: string): ProviderReadiness;
 }
 
 /** The text of a message list, for legacy completion prompts and token counting. */

@@ -1,4 +1,4 @@
-import OpenAI, { toFile } from 'openai';
+import OpenAI, { AzureOpenAI, toFile } from 'openai';
 import { completionRequestError } from './errors.js';
 import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, type UpstreamHttp } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
@@ -16,18 +16,66 @@ import {
 export interface OpenAIProviderOptions {
   readonly name: string;
   readonly apiKey: string;
-  /** Base URL including `/v1`; default OpenAI's. */
+  /** Base URL including `/v1`; default OpenAI's. For Azure: the resource endpoint (`https://NAME.openai.azure.com`). */
   readonly baseUrl?: string;
+  /** OpenAI's own API (and Azure's) refuse parameters they do not know: send only OpenAI's. */
+  readonly strictParams?: boolean;
+  /**
+   * Azure OpenAI: calls go to `{endpoint}/openai/deployments/{deployment}/…?api-version=…` with an
+   * `api-key` header. The deployment is `deployment`, else the DSL's model name (as Dify's
+   * `azure_openai`, where the model name is the deployment name).
+   */
+  readonly azure?: { readonly apiVersion: string; readonly deployment?: string };
 }
 
-/** `completion_params` keys forwarded to the upstream; others (Dify UI settings) are dropped. */
-const PASSED_PARAMS = ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequency_penalty', 'stop', 'seed'] as const;
+/** `completion_params` keys OpenAI's chat API knows; others (Dify UI settings) are dropped. */
+const OPENAI_PARAMS = ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'stop', 'seed', 'reasoning_effort', 'user', 'n', 'logprobs', 'top_logprobs'] as const;
+/** More that OpenAI-compatible servers (vLLM, DashScope, SiliconFlow, …) take, sent to every provider but OpenAI and Azure. */
+const COMPATIBLE_PARAMS = ['top_k', 'repetition_penalty', 'min_p', 'enable_thinking', 'thinking_budget', 'thinking'] as const;
+/** Models that take `max_completion_tokens` instead of `max_tokens` (as Dify's OpenAI plugin). */
+const COMPLETION_TOKENS_MODELS = /^(o1|o3|o4|gpt-5)/i;
 
-function pickParams(params: Readonly<Record<string, unknown>>): Record<string, unknown> {
+/**
+ * The DSL's `completion_params` the upstream knows, in OpenAI's wire form: `response_format` as
+ * Dify's UI stores it (`text`, `json_object`, or `json_schema` with the schema in `json_schema`,
+ * a JSON string) becomes OpenAI's object; an empty `stop` is left out.
+ */
+export function openAIParams(params: Readonly<Record<string, unknown>>, model: string, strict: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of PASSED_PARAMS) if (params[k] !== undefined && params[k] !== null) out[k] = params[k];
+  for (const k of OPENAI_PARAMS) if (params[k] !== undefined && params[k] !== null && params[k] !== '') out[k] = params[k];
+  if (!strict) for (const k of COMPATIBLE_PARAMS) if (params[k] !== undefined && params[k] !== null && params[k] !== '') out[k] = params[k];
   if (Array.isArray(out.stop) && out.stop.length === 0) delete out.stop;
+  if (out.max_tokens !== undefined && out.max_completion_tokens === undefined && COMPLETION_TOKENS_MODELS.test(model)) {
+    out.max_completion_tokens = out.max_tokens;
+    delete out.max_tokens;
+  }
+  const format = responseFormat(params.response_format, params.json_schema);
+  if (format) out.response_format = format;
   return out;
+}
+
+function responseFormat(raw: unknown, schema: unknown): Record<string, unknown> | undefined {
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) return raw as Record<string, unknown>;
+  if (typeof raw !== 'string' || raw === '') return undefined;
+  const type = raw.toLowerCase();
+  if (type === 'json_schema') {
+    let parsed: unknown = schema;
+    if (typeof schema === 'string') {
+      try {
+        parsed = JSON.parse(schema);
+      } catch {
+        throw completionRequestError('completion_params.json_schema must be a JSON object (response_format is json_schema)');
+      }
+    }
+    if (typeof parsed !== 'object' || parsed === null) throw completionRequestError('completion_params.json_schema is required when response_format is json_schema');
+    const p = parsed as Record<string, unknown>;
+    // Dify accepts the bare schema too; OpenAI wants `{name, schema}`.
+    const wrapped = 'schema' in p ? p : { name: 'response', schema: p };
+    return { type: 'json_schema', json_schema: wrapped };
+  }
+  if (type === 'json' || type === 'json_object') return { type: 'json_object' };
+  if (type === 'text') return { type: 'text' };
+  return undefined;
 }
 
 type OpenAIContent = string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'low' | 'high' } })[];
@@ -76,6 +124,9 @@ function upstreamError(err: unknown): Error {
 
 type Endpoint = '/chat/completions' | '/completions';
 
+/** Prepared requests kept per provider (Azure: one per endpoint and deployment). */
+const MAX_PREPARED = 64;
+
 /** A request the SDK built: its URL and headers (auth, user agent, platform, content type). */
 interface PreparedRequest {
   readonly url: string;
@@ -99,32 +150,48 @@ export class OpenAIProvider implements ModelProvider {
   readonly toolCalling = true;
   readonly #client: OpenAI;
   readonly #http: UpstreamHttp;
-  readonly #prepared = new Map<Endpoint, Promise<PreparedRequest>>();
+  readonly #prepared = new Map<string, Promise<PreparedRequest>>();
+  readonly #strict: boolean;
+  readonly #azure: OpenAIProviderOptions['azure'];
 
   constructor(opts: OpenAIProviderOptions) {
     this.name = opts.name;
+    this.#strict = opts.strictParams === true;
+    this.#azure = opts.azure;
     this.#http = createUpstreamHttp();
-    this.#client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: this.#http.fetch });
+    this.#client = opts.azure
+      ? // The base URL is given whole: the SDK would otherwise read OPENAI_BASE_URL / AZURE_OPENAI_* from the environment.
+        new AzureOpenAI({
+          apiKey: opts.apiKey,
+          baseURL: `${(opts.baseUrl ?? '').replace(/\/+$/, '').replace(/\/openai$/, '')}/openai`,
+          apiVersion: opts.azure.apiVersion,
+          maxRetries: 0,
+          fetch: this.#http.fetch,
+        })
+      : new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: this.#http.fetch });
   }
 
-  /** The SDK's request for `path`, built on first use. */
-  #request(path: Endpoint): Promise<PreparedRequest> {
-    let p = this.#prepared.get(path);
+  /** The SDK's request for `path` (Azure: and the model's deployment), built on first use. */
+  #request(path: Endpoint, model: string): Promise<PreparedRequest> {
+    const deployment = this.#azure ? (this.#azure.deployment ?? model) : undefined;
+    const key = deployment === undefined ? path : `${path}\0${deployment}`;
+    let p = this.#prepared.get(key);
     if (!p) {
-      p = this.#client.buildRequest({ method: 'post', path, body: {} }).then(({ url, req }) => {
+      if (this.#prepared.size >= MAX_PREPARED) this.#prepared.clear();
+      p = this.#client.buildRequest({ method: 'post', path, body: deployment === undefined ? {} : { model: deployment } }).then(({ url, req }) => {
         const headers: Record<string, string> = {};
         new Headers(req.headers as HeadersInit).forEach((v, k) => (headers[k] = v));
         return { url, headers };
       });
-      p.catch(() => this.#prepared.delete(path));
-      this.#prepared.set(path, p);
+      p.catch(() => this.#prepared.delete(key));
+      this.#prepared.set(key, p);
     }
     return p;
   }
 
   /** Sends `body` to `path` as a streaming request; non-2xx answers become the SDK's errors. */
   async #post(path: Endpoint, body: Record<string, unknown>, req: GenerateRequest): Promise<RawResponse> {
-    const { url, headers } = await this.#request(path);
+    const { url, headers } = await this.#request(path, String(body.model));
     let raw: RawResponse;
     try {
       const init: SdkFetchInit = { method: 'POST', headers, body: JSON.stringify(body), signal: req.signal ?? null, onRequestSent: req.onSent };
@@ -147,7 +214,7 @@ export class OpenAIProvider implements ModelProvider {
   }
 
   async *stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {
-    const params = pickParams(req.params);
+    const params = openAIParams(req.params, req.model, this.#strict);
     // The body is read by `readOpenAIStream`, several times faster than the SDK's per-event iterator.
     let body: ReadableStream<Uint8Array> | null;
     try {

@@ -2,6 +2,7 @@ import { isAscii } from 'node:buffer';
 import { completionRequestError } from './errors.js';
 import { EventShape } from './event-shape.js';
 import type { GenerateChunk, ToolCall } from './model-provider.js';
+import { ThinkWrap } from './think-wrap.js';
 
 /** One piece of a streamed tool call: the first names it, the rest append to its arguments. */
 interface ToolCallDelta {
@@ -11,7 +12,7 @@ interface ToolCallDelta {
 }
 
 interface StreamChunk {
-  choices?: { text?: string | null; delta?: { content?: string | null; tool_calls?: ToolCallDelta[] | null } }[];
+  choices?: { text?: string | null; delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null; tool_calls?: ToolCallDelta[] | null } }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   error?: { message?: string };
 }
@@ -28,6 +29,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
   const reader = body.getReader();
   const decoder = new EventStreamDecoder();
   const shape = new EventShape();
+  const think = new ThinkWrap();
   let buf = '';
   let finished = false;
   let first = true;
@@ -53,7 +55,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
         start = nl + 1;
         const known = shape.match(buf, lineStart, end);
         if (known !== undefined) {
-          text += known;
+          text += think.next(undefined, known);
         } else {
           if (!buf.startsWith('data:', lineStart)) continue;
           const line = buf.slice(lineStart, end);
@@ -64,10 +66,10 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
             break;
           }
           const event = readEvent(parseEvent(payload));
-          if (event.token) text += event.token;
+          if (event.token || event.reasoning) text += think.next(event.reasoning, event.token);
           if (event.toolCalls) calls.add(event.toolCalls);
           if (event.usage) usage = event.usage;
-          else if (event.token) shape.learn(line, payloadStart, readEvent);
+          else if (event.token && !event.reasoning) shape.learn(line, payloadStart, readEvent);
         }
         if (first && text) {
           // The first token goes out at once; the rest of this read follows as one chunk.
@@ -77,10 +79,13 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
         }
       }
       buf = buf.slice(start);
+      if (finished) text += think.end();
       if (text) yield { type: 'text', text };
       if (usage) yield { type: 'usage', usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } };
     }
     if (!finished && signal?.aborted) throw signal.reason;
+    const close = think.end();
+    if (close) yield { type: 'text', text: close };
     if (calls.size > 0) yield { type: 'tool_calls', calls: calls.done() };
   } finally {
     // Closes the upstream connection when the consumer stops early.
@@ -100,14 +105,16 @@ function parseEvent(payload: string): StreamChunk {
  * What an event carries: the first choice's token (`delta.content`, or `text` of the legacy
  * completions), a usage object; an error event throws.
  */
-function readEvent(event: unknown): { token: string | undefined; usage: StreamChunk['usage']; toolCalls: ToolCallDelta[] | undefined; other: boolean } {
+function readEvent(event: unknown): { token: string | undefined; reasoning: string | undefined; usage: StreamChunk['usage']; toolCalls: ToolCallDelta[] | undefined; other: boolean } {
   const chunk = (typeof event === 'object' && event !== null ? event : {}) as StreamChunk;
   if (chunk.error) throw completionRequestError(chunk.error.message ?? 'the upstream reported an error');
   const choice = chunk.choices?.[0];
   const t = choice?.delta?.content ?? choice?.text;
+  const r = choice?.delta?.reasoning_content ?? choice?.delta?.reasoning;
+  const reasoning = typeof r === 'string' && r !== '' ? r : undefined;
   const usage = chunk.usage ?? undefined;
   const toolCalls = Array.isArray(choice?.delta?.tool_calls) && choice.delta.tool_calls.length > 0 ? choice.delta.tool_calls : undefined;
-  return { token: typeof t === 'string' ? t : undefined, usage, toolCalls, other: usage !== undefined || toolCalls !== undefined };
+  return { token: typeof t === 'string' ? t : undefined, reasoning, usage, toolCalls, other: usage !== undefined || reasoning !== undefined || toolCalls !== undefined };
 }
 
 /** Joins streamed tool-call pieces by their `index` into whole calls, in index order. */

@@ -29,6 +29,8 @@ export interface FakeBehaviour {
    * or `[]` means a plain text answer.
    */
   toolCalls?: FakeToolCall[] | ((body: Record<string, unknown>) => FakeToolCall[] | undefined);
+  /** Stream this as `delta.reasoning_content` (DeepSeek's reasoning field) before the answer, in chunks of `chunkSize`. */
+  reasoning?: string;
 }
 
 /** A function call the fake model makes: `arguments` is sent as is (it may be invalid JSON). */
@@ -184,6 +186,10 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (let i = 0; b.reasoning && i < b.reasoning.length; i += size) {
+      const delta = { content: null, reasoning_content: b.reasoning.slice(i, i + size) };
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+    }
     let n = 0;
     for (const c of chunks) {
       if (res.destroyed) return;

@@ -1,10 +1,12 @@
+import { readProviderSettings } from '../../src/llm/provider-settings.js';
 import { ProviderRegistry } from '../../src/llm/provider-registry.js';
 
 /**
- * The real provider registry with every OpenAI-compatible provider name pointed at one base URL
- * (the local fake upstream), so `llm` nodes speak the real protocol through the real SDK path.
+ * The real provider registry with the OpenAI-compatible providers `openai` and
+ * `openai_api_compatible` (and its legacy aliases `ollama`, `vllm`, `lm_studio`) pointed at one
+ * base URL (the local fake upstream), so `llm` nodes speak the real protocol through the real SDK path.
  */
 export function openAiCompatibleProviders(baseUrl: string): ProviderRegistry {
-  const endpoint = { apiKey: 'test-key', baseUrl };
-  return new ProviderRegistry({ openai: endpoint, openaiCompatible: endpoint, anthropic: { apiKey: undefined, baseUrl: undefined } });
+  const env: Record<string, string> = { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: baseUrl, OPENAI_API_COMPATIBLE_API_KEY: 'test-key', OPENAI_API_COMPATIBLE_BASE_URL: baseUrl };
+  return new ProviderRegistry(readProviderSettings((k) => env[k], undefined));
 }

@@ -2,6 +2,7 @@ import type { ChatMessage } from '../../llm/model-provider.js';
 import type { NodeContext, NodeHandler } from '../types.js';
 import { isObject } from './shared.js';
 import { callModel, modelSpecOf, providerOf } from './model-call.js';
+import { splitReasoning, ThinkStreamFilter } from './think-tags.js';
 
 function templateMessages(ctx: NodeContext): { role: ChatMessage['role']; text: string }[] {
   const t = ctx.node.data.prompt_template;
@@ -41,12 +42,21 @@ export const llmNode: NodeHandler = {
     const model = modelSpecOf(ctx.node.data.model, 'model');
     providerOf(ctx, model);
     const messages = await buildMessages(ctx);
-    const { text, usage } = await callModel(ctx, model, messages, (piece) => ctx.emit({ type: 'text', text: piece, selector: [ctx.node.id, 'text'] }));
+    // Reasoning arrives inside `<think>` (as from Dify's plugins). Dify's `reasoning_format`:
+    // `tagged` (the default) keeps it in `text`; `separated` streams and outputs the text without
+    // it and the reasoning as `reasoning_content`.
+    const separated = ctx.node.data.reasoning_format === 'separated';
+    const filter = separated ? new ThinkStreamFilter() : undefined;
+    const emit = (piece: string) => piece && ctx.emit({ type: 'text', text: piece, selector: [ctx.node.id, 'text'] });
+    const result = await callModel(ctx, model, messages, (piece) => emit(filter ? filter.feed(piece) : piece));
+    if (filter) emit(filter.end());
+    const { text, reasoning } = separated ? splitReasoning(result.text) : { text: result.text, reasoning: '' };
+    const usage = result.usage;
     return {
       type: 'succeeded',
       inputs: null,
       processData: { model_mode: model.mode, prompts: messages, model_provider: model.provider, model_name: model.name },
-      outputs: { text, usage, finish_reason: 'stop' },
+      outputs: { text, reasoning_content: reasoning, usage, finish_reason: 'stop' },
       usage,
     };
   },
