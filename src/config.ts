@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { CodeOutputLimits } from './engine/types.js';
 import type { QueueConfig } from './infra/queue/queue.js';
+import { readToolsConfig, type ToolsConfig } from './tools/tool-config.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
 export class ConfigError extends Error {
@@ -112,6 +113,8 @@ export interface Config {
   readonly code: CodeConfig;
   /** http-request nodes: `HTTP_REQUEST_NODE_MAX_TEXT_SIZE` (bytes, default 1 MiB), `HTTP_REQUEST_MAX_CONNECT_TIMEOUT`
    * (s, default 10), `HTTP_REQUEST_MAX_READ_TIMEOUT` (s, default 600); node timeouts are capped to them. */
+  /** Tool node and agent tools: timeouts, size limit, provider credentials (`src/tools/tool-config.ts`). */
+  readonly tools: ToolsConfig;
   readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number };
 }
 
@@ -343,6 +346,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxAttempts: int(env, file, 'QUEUE_MAX_ATTEMPTS', 3, 1),
       retryDelayMs: int(env, file, 'QUEUE_RETRY_DELAY_MS', 1000, 0),
     },
+    tools: readToolsConfig(env, file),
     httpRequest: {
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),
       maxConnectTimeout: int(env, file, 'HTTP_REQUEST_MAX_CONNECT_TIMEOUT', 10, 1),

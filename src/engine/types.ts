@@ -1,6 +1,7 @@
 import type { ModelProviders, ChatMessage } from '../llm/model-provider.js';
 import type { HumanInputGateway, HumanInputRequired } from '../forms/human-input-port.js';
 import type { VariablePool } from './variable-pool.js';
+import type { ToolRuntime } from '../tools/tool.js';
 
 /** The node types the engine runs; a DSL node of any other type is refused at import. */
 export const NODE_TYPES = [
@@ -198,6 +199,8 @@ export interface EnginePorts {
   readonly knowledge?: KnowledgeRetriever | undefined;
   readonly code?: CodeExecutor | undefined;
   readonly http?: HttpRequester | undefined;
+  /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */
+  readonly tools?: ToolRuntime | undefined;
   readonly limits?: EngineLimits;
   now(): number;
   newId(): string;

@@ -1,3 +1,4 @@
+import type { ToolRuntime } from '../tools/tool.js';
 import type { Kysely } from 'kysely';
 import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { App } from '../apps/app-service.js';
@@ -79,6 +80,7 @@ export class RunService implements RunResumer {
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
   readonly #http: HttpRequester | undefined;
+  readonly #tools: ToolRuntime | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -97,6 +99,8 @@ export class RunService implements RunResumer {
     code?: CodeExecutor;
     /** Sends http-request nodes' requests (src/outbound); unset: those nodes fail with a clear error. */
     http?: HttpRequester;
+    /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */
+    tools?: ToolRuntime;
   }) {
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -109,6 +113,7 @@ export class RunService implements RunResumer {
     this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#code = deps.code;
     this.#http = deps.http;
+    this.#tools = deps.tools;
     this.#memory = new DbConversationMemory(deps.db);
     this.conversationVariables = new ConversationVariables(deps.db, deps.clock);
   }
@@ -164,6 +169,7 @@ export class RunService implements RunResumer {
       },
       code: this.#code,
       http: this.#http,
+      tools: this.#tools,
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>
