@@ -43,7 +43,7 @@ export class ToolRegistry implements ToolRuntime {
     return this.#providers.get(providerName(name));
   }
 
-  resolve(ref: ToolRef): { tool: Tool } | { error: string; errorType: string } {
+  resolve(ref: ToolRef): { tool: Tool } | { error: string; errorType: string; setting?: string } {
     const label = `tool "${ref.toolName}" of provider "${ref.providerId}"`;
     if (!(RUNNABLE_TYPES as readonly string[]).includes(ref.providerType)) {
       return { error: `${label}: provider_type "${ref.providerType}" is not supported by this server (supported: built-in tools: ${this.providerNames().join(', ')})`, errorType: 'ToolProviderNotFoundError' };
@@ -61,7 +61,7 @@ export class ToolRegistry implements ToolRuntime {
       const set = provider.requiredSetting.endsWith('_BASE_URL') ? s?.baseUrl : s?.apiKey;
       if (!set) {
         const field = provider.requiredSetting.endsWith('_BASE_URL') ? 'base_url' : 'api_key';
-        return { error: `${label} is not configured: set ${provider.requiredSetting} (or tools.${provider.name}.${field} in dovetail.yaml)`, errorType: 'ToolProviderCredentialValidationError' };
+        return { error: `${label} is not configured: set ${provider.requiredSetting} (or tools.${provider.name}.${field} in dovetail.yaml)`, errorType: 'ToolProviderCredentialValidationError', setting: provider.requiredSetting };
       }
     }
     return { tool };

@@ -91,7 +91,7 @@ export type ToolResultMessage = Exclude<ToolMessage, { type: 'image_link' } | { 
 /** The tools port the engine sees (`EnginePorts.tools`). */
 export interface ToolRuntime {
   /** The tool a DSL reference names, or why it cannot run (naming the tool and what to configure). */
-  resolve(ref: ToolRef): { readonly tool: Tool } | { readonly error: string; readonly errorType: string };
+  resolve(ref: ToolRef): { readonly tool: Tool } | { readonly error: string; readonly errorType: string; /** The setting that would make it run, when one would. */ readonly setting?: string };
   /**
    * Runs a resolved tool: parameters cast and checked against its schema, then invoked. Rejects
    * with a `ToolError`-shaped error (`name`, `type`, `message` without credentials), or the abort.

@@ -41,8 +41,8 @@ const weekday: Tool = {
     const { year, month, day } = p as { year?: number; month?: number; day?: number };
     if (month === undefined || month === null) throw new ToolError('month is required', 'ToolParameterError');
     const ok = typeof year === 'number' && typeof day === 'number' && Number.isInteger(year) && Number.isInteger(month) && Number.isInteger(day) && year >= 1 && year <= 9999 && month >= 1 && month <= 12 && day >= 1 && day <= 31;
-    const d = ok ? new Date(Date.UTC(0, month - 1, day)) : undefined;
-    if (d) d.setUTCFullYear(year!);
+    const d = ok ? new Date(0) : undefined;
+    if (d) d.setUTCFullYear(year!, month - 1, day); // years below 100 too (Date.UTC would map them to 19xx)
     if (!d || d.getUTCMonth() !== month - 1) return text(`Invalid date: Year ${String(year)}, Month ${String(month)}, Day ${String(day)}.`);
     return text(`${MONTHS[month - 1]} ${day}, ${year} is ${DAYS[d.getUTCDay()]}.`);
   },
