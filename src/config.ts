@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import type { CodeOutputLimits } from './engine/types.js';
 import type { QueueConfig } from './infra/queue/queue.js';
 import { readProviderSettings, type ProvidersConfig } from './llm/provider-settings.js';
+import { readToolsConfig, type ToolsConfig } from './tools/tool-config.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
 export class ConfigError extends Error {
@@ -111,6 +112,8 @@ export interface Config {
    * (s, default 10), `HTTP_REQUEST_MAX_READ_TIMEOUT` (s, default 600), `HTTP_REQUEST_MAX_WRITE_TIMEOUT` (s, default 600);
    * node timeouts are capped to them, and their sum bounds a request's total time. */
   readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number; readonly maxWriteTimeout: number };
+  /** Tool node and agent tools: timeouts, size limit, provider credentials (`src/tools/tool-config.ts`). */
+  readonly tools: ToolsConfig;
 }
 
 /**
@@ -346,6 +349,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxAttempts: int(env, file, 'QUEUE_MAX_ATTEMPTS', 3, 1),
       retryDelayMs: int(env, file, 'QUEUE_RETRY_DELAY_MS', 1000, 0),
     },
+    tools: readToolsConfig(env, file),
     httpRequest: {
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),
       maxConnectTimeout: int(env, file, 'HTTP_REQUEST_MAX_CONNECT_TIMEOUT', 10, 1),

@@ -51,6 +51,7 @@ import { ChildChunkService } from './knowledge/child-chunks.js';
 import type { KnowledgeRetriever } from './engine/types.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
+import { builtinToolRegistry } from './tools/tool-registry.js';
 import { AnnotationService } from './annotations/annotation-service.js';
 import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
@@ -213,6 +214,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
+    tools: builtinToolRegistry(config.tools, config.ssrfAllowHosts),
   });
   await runs.startBackground();
   closers.push(() => runs.close());

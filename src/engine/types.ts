@@ -3,6 +3,7 @@ import type { HumanInputGateway, HumanInputRequired } from '../forms/human-input
 import type { UsageBody } from '../llm/usage.js';
 import type { ModelPrice } from '../config.js';
 import type { VariablePool } from './variable-pool.js';
+import type { ToolRuntime } from '../tools/tool.js';
 
 /** The node types the engine runs; a DSL node of any other type is refused at import. */
 export const NODE_TYPES = [
@@ -226,6 +227,8 @@ export interface EnginePorts {
   readonly code?: CodeExecutor | undefined;
   readonly http?: HttpRequester | undefined;
   readonly files?: RunFiles | undefined;
+  /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */
+  readonly tools?: ToolRuntime | undefined;
   readonly limits?: EngineLimits;
   /** The price table row of a model name (`prices` in dovetail.yaml); unset or `undefined`: free. */
   readonly priceOf?: (model: string) => ModelPrice | undefined;

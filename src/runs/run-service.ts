@@ -1,3 +1,4 @@
+import type { ToolRuntime } from '../tools/tool.js';
 import type { Kysely } from 'kysely';
 import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { App } from '../apps/app-service.js';
@@ -82,6 +83,7 @@ export class RunService implements RunResumer {
   readonly #http: HttpRequester | undefined;
   readonly #priceOf: ((model: string) => ModelPrice | undefined) | undefined;
   readonly #files: RunFiles | undefined;
+  readonly #tools: ToolRuntime | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -104,6 +106,8 @@ export class RunService implements RunResumer {
     priceOf?: (model: string) => ModelPrice | undefined;
     /** Reads files in runs (document-extractor, list-operator on files); unset: those nodes fail with a clear error. */
     files?: RunFiles;
+    /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */
+    tools?: ToolRuntime;
   }) {
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -118,6 +122,7 @@ export class RunService implements RunResumer {
     this.#http = deps.http;
     this.#priceOf = deps.priceOf;
     this.#files = deps.files;
+    this.#tools = deps.tools;
     this.#memory = new DbConversationMemory(deps.db);
     this.conversationVariables = new ConversationVariables(deps.db, deps.clock);
   }
@@ -175,6 +180,7 @@ export class RunService implements RunResumer {
       http: this.#http,
       ...(this.#priceOf ? { priceOf: this.#priceOf } : {}),
       files: this.#files,
+      tools: this.#tools,
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>

@@ -21,9 +21,6 @@ const DIR = path.resolve(PROJECT_ROOT, 'test', 'fixtures', 'dify-dsl');
  */
 const REFUSED: Record<string, RegExp> = {
   'minimal_not_an_app.yml': /missing `app` section: this is not a Dify app export \(top-level `nodes` without `data` are not a Dify graph either\)/,
-  // gaps still open (issue: real Dify apps run unchanged): the tools helper's
-  'chatflow_time_tool_static_output_workflow.yml': /node 1754336729904 \(tool\): tool "current_time" of provider "time"/,
-  'search_dify_from_2023_to_2025.yml': /tool "perplexity" of provider "langgenius\/perplexity\/perplexity"/,
 };
 
 let s: TestServer;
@@ -157,6 +154,24 @@ describe('Dify DSL conformance (test/fixtures/dify-dsl)', () => {
     expect(d.outputs).toEqual({ status_code: 200, parsed_data: { key: 'value', number: 42 } });
     const missing = await runWorkflow('http_request_with_json_tool_workflow.yml', { url: `${upstreamUrl}/nope` });
     expect(missing).toMatchObject({ status: 'failed', error: expect.stringMatching(/^json_parse: invalid JSON/) });
+  });
+
+  it('chatflow_time_tool_static_output_workflow: the time tool runs, the answer is "hello, dify!"', async () => {
+    const { answer, events } = await chat('chatflow_time_tool_static_output_workflow.yml', 'anything');
+    expect(answer).toBe('hello, dify!');
+    const tool = events.find((e) => e.event === 'node_finished' && (e.data as { node_id: string }).node_id === '1754336729904')!.data as Record<string, unknown>;
+    expect(tool.status).toBe('succeeded');
+    // `%Y-%m-%d %H:%M:%S` in UTC, from the server's clock
+    expect((tool.outputs as { text: string }).text).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    expect(tool.outputs).toMatchObject({ files: [], json: [] });
+  });
+
+  it('search_dify_from_2023_to_2025: the marketplace perplexity plugin imports, and the run fails naming the node and the plugin', async () => {
+    const { events } = await chat('search_dify_from_2023_to_2025.yml', 'search');
+    const failed = events.find((e) => e.event === 'node_finished' && (e.data as { node_id: string }).node_id === '1754979561786')!.data as Record<string, unknown>;
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatch(/^tool node "Perplexity Search" \(1754979561786\): tool "perplexity" of provider "langgenius\/perplexity\/perplexity": the marketplace plugin "langgenius\/perplexity" is not available here .*replace the node with one of the built-in providers: .*time/);
+    expect(events.find((e) => e.event === 'workflow_finished')!.data).toMatchObject({ status: 'failed' });
   });
 
   it('basic_llm_chat_workflow: the End output is the LLM text; a failing LLM fails the run', async () => {

@@ -122,11 +122,13 @@ describe('tool node (builtin json_parse) over HTTP', () => {
     expect(d.outputs).toEqual({ r: [1, { a: true }], json: [[1, { a: true }]] });
   });
 
-  it('any other tool is refused at import naming it', async () => {
+  it('a tool that is not available here imports, and the run fails naming the node, the tool and the plugin', async () => {
     const dsl = workflowDsl(
-      [startNode(), { id: 'tool', type: 'tool', provider_id: 'langgenius/google/google', provider_type: 'builtin', tool_name: 'google_search', tool_parameters: {} }, endNode({})],
+      [startNode(), { id: 'tool', type: 'tool', title: 'Google', provider_id: 'langgenius/google/google', provider_type: 'builtin', tool_name: 'google_search', tool_parameters: {} }, endNode({})],
       [['start', 'tool'], ['tool', 'end']],
     );
-    await expect(s.importApp(dsl)).rejects.toThrow('node tool (tool): tool "google_search" of provider "langgenius/google/google" is not supported (supported: builtin json_parse)');
+    const d = await blocking(s, (await s.importApp(dsl)).apiKey, {});
+    expect(d.status).toBe('failed');
+    expect(d.error).toMatch(/^tool node "Google" \(tool\): tool "google_search" of provider "langgenius\/google\/google": the marketplace plugin "langgenius\/google" is not available here/);
   });
 });

@@ -1,0 +1,125 @@
+import { ToolHttp } from './tool-http.js';
+import type { ToolsConfig } from './tool-config.js';
+import { ToolError, type Tool, type ToolInvokeContext, type ToolProvider, type ToolRef, type ToolResultMessage, type ToolRuntime } from './tool.js';
+import { prepareParameters } from './tool-parameters.js';
+import { duckduckgoProvider } from './providers/duckduckgo.js';
+import { jinaProvider } from './providers/jina.js';
+import { builtinProvider, jsonProcessProvider } from './providers/json-process.js';
+import { mathProvider } from './providers/math.js';
+import { searxngProvider } from './providers/searxng.js';
+import { tavilyProvider } from './providers/tavily.js';
+import { timeProvider } from './providers/time.js';
+import { webscraperProvider } from './providers/webscraper.js';
+import { wikipediaProvider } from './providers/wikipedia.js';
+
+/** The provider types a DSL tool reference may carry; only built-in (and plugin ids of built-ins) run today. */
+const RUNNABLE_TYPES = ['builtin', 'plugin'] as const;
+
+/** `langgenius/time/time` → `time`; a plain name stays. */
+export function providerName(providerId: string): string {
+  const m = /^[\w.-]+\/([\w.-]+)\/([\w.-]+)$/.exec(providerId);
+  return m ? m[2]! : providerId;
+}
+
+/**
+ * Every tool this server can run, by Dify's provider and tool names. `resolve` answers either a
+ * tool or an error that names the tool, the provider and what to configure.
+ */
+export class ToolRegistry implements ToolRuntime {
+  readonly #providers = new Map<string, ToolProvider>();
+  readonly #settings: ToolsConfig['providers'];
+
+  constructor(providers: readonly ToolProvider[], settings: ToolsConfig['providers'] = {}) {
+    for (const p of providers) this.#providers.set(p.name, p);
+    this.#settings = settings;
+  }
+
+  /** Provider names, sorted. */
+  providerNames(): string[] {
+    return [...this.#providers.keys()].sort();
+  }
+
+  provider(name: string): ToolProvider | undefined {
+    return this.#providers.get(providerName(name));
+  }
+
+  resolve(ref: ToolRef): { tool: Tool } | { error: string; errorType: string; setting?: string } {
+    const label = `tool "${ref.toolName}" of provider "${ref.providerId}"`;
+    if (!(RUNNABLE_TYPES as readonly string[]).includes(ref.providerType)) {
+      return { error: `${label}: provider_type "${ref.providerType}" is not supported by this server (supported: built-in tools: ${this.providerNames().join(', ')})`, errorType: 'ToolProviderNotFoundError' };
+    }
+    const provider = this.provider(ref.providerId);
+    if (!provider) {
+      const plugin = /^([\w.-]+\/[\w.-]+)\//.exec(ref.providerId)?.[1];
+      const what = plugin ? `the marketplace plugin "${plugin}" is not available here (Dovetail runs no plugins)` : 'no such provider is built in';
+      return { error: `${label}: ${what}; replace the node with one of the built-in providers: ${this.providerNames().join(', ')}`, errorType: 'ToolProviderNotFoundError' };
+    }
+    const tool = provider.tools.find((t) => t.name === ref.toolName);
+    if (!tool) return { error: `${label}: the provider has no such tool (its tools: ${provider.tools.map((t) => t.name).join(', ')})`, errorType: 'ToolNotFoundError' };
+    if (provider.requiredSetting) {
+      const s = this.#settings[provider.name];
+      const set = provider.requiredSetting.endsWith('_BASE_URL') ? s?.baseUrl : s?.apiKey;
+      if (!set) {
+        const field = provider.requiredSetting.endsWith('_BASE_URL') ? 'base_url' : 'api_key';
+        return { error: `${label} is not configured: set ${provider.requiredSetting} (or tools.${provider.name}.${field} in dovetail.yaml)`, errorType: 'ToolProviderCredentialValidationError', setting: provider.requiredSetting };
+      }
+    }
+    return { tool };
+  }
+
+  async invoke(tool: Tool, params: Readonly<Record<string, unknown>>, ctx: ToolInvokeContext): Promise<ToolResultMessage[]> {
+    const prepared = prepareParameters(tool, params);
+    let messages;
+    try {
+      messages = await tool.invoke(prepared, ctx);
+    } catch (err) {
+      if (ctx.signal.aborted || err instanceof ToolError) throw err;
+      throw new ToolError(`tool "${tool.name}" failed: ${(err as Error).message}`);
+    }
+    return messages.map((m): ToolResultMessage => {
+      if (m.type === 'image_link') return { type: 'file', file: remoteFile(m.url, 'image') };
+      if (m.type === 'blob') throw new ToolError(`tool "${tool.name}" returned a file (${m.mimeType}), which this server cannot store for tools yet`);
+      return m;
+    });
+  }
+}
+
+/** A `remote_url` file mapping for a URL a tool returned. */
+function remoteFile(url: string, type: string): Record<string, unknown> {
+  const name = decodeURIComponent(new URL(url, 'http://x').pathname.split('/').pop() ?? '');
+  const dot = name.lastIndexOf('.');
+  return {
+    dify_model_identity: '__dify__file__',
+    id: null,
+    type,
+    transfer_method: 'remote_url',
+    remote_url: url,
+    related_id: null,
+    filename: name,
+    extension: dot > 0 ? name.slice(dot) : '',
+    mime_type: '',
+    size: -1,
+    url,
+  };
+}
+
+/** The registry of the built-in providers, their HTTP behind the SSRF guard. */
+export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly string[]): ToolRegistry {
+  const http = new ToolHttp({ allowHosts, timeoutSeconds: config.timeoutSeconds, maxResponseBytes: config.maxResponseBytes });
+  const s = (name: string) => ({ http, settings: config.providers[name] ?? {} });
+  return new ToolRegistry(
+    [
+      builtinProvider,
+      timeProvider,
+      jsonProcessProvider,
+      mathProvider,
+      webscraperProvider(s('webscraper')),
+      jinaProvider({ ...s('jina'), searchBaseUrl: config.providers.jina?.searchBaseUrl }),
+      tavilyProvider(s('tavily')),
+      searxngProvider(s('searxng')),
+      duckduckgoProvider(s('duckduckgo')),
+      wikipediaProvider(s('wikipedia')),
+    ],
+    config.providers,
+  );
+}
