@@ -30,7 +30,7 @@ async function withRuntime<T>(fn: (rt: Runtime) => Promise<T>): Promise<T> {
 
 /** One warning as a line: `warning: node X (llm): … [set DEEPSEEK_API_KEY]`. */
 function warningLine(w: ImportWarning): string {
-  return `warning: ${w.message} [setting: ${w.setting}]`;
+  return w.setting ? `warning: ${w.message} [setting: ${w.setting}]` : `warning: ${w.message}`;
 }
 
 function printWarnings(warnings: readonly ImportWarning[]): void {

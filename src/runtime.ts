@@ -200,6 +200,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   let knowledgeRetriever: KnowledgeRetriever | undefined;
   const codeExecutor = new ProcessCodeExecutor(config.code);
+  const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
   const runs = new RunService({
     db: store.db,
     bus,
@@ -214,7 +215,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
-    tools: builtinToolRegistry(config.tools, config.ssrfAllowHosts),
+    tools: toolRuntime,
   });
   await runs.startBackground();
   closers.push(() => runs.close());
@@ -298,6 +299,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     missingDatasets: (ids: readonly string[], workspaceId: string) => datasets.missing(workspaceId, ids),
     missingPythonModules: (names: readonly string[]) => missingPythonModules(codeExecutor, names),
     pythonSetting: 'CODE_PYTHON_COMMAND',
+    tools: () => toolRuntime,
   };
   return {
     config,

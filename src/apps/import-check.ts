@@ -3,6 +3,8 @@ import { DslError } from './errors.js';
 import { NODE_HANDLERS } from '../engine/nodes/registry.js';
 import { isNodeType, type GraphNode, type ImportCheckContext, type ImportWarning } from '../engine/types.js';
 import type { ModelProviders } from '../llm/model-provider.js';
+import type { ToolRuntime } from '../tools/tool.js';
+import { toolNodeWarnings } from '../tools/tool-warnings.js';
 import { isObject } from '../infra/objects.js';
 
 /** What the import check asks of the rest of the server. */
@@ -14,6 +16,8 @@ export interface ImportCheckDeps {
   missingPythonModules(names: readonly string[]): Promise<string[]>;
   /** The setting that names the Python code nodes run with (`CODE_PYTHON_COMMAND`). */
   readonly pythonSetting: string;
+  /** The tools tool and agent nodes run with; unset: their tools are not checked. */
+  readonly tools?: () => ToolRuntime;
 }
 
 /** Node data fields that hold dataset ids (`knowledge-retrieval`, `knowledge-retrieval-v2`). */
@@ -129,6 +133,9 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
           }
         }
       }
+    }
+    if ((d.type === 'tool' || d.type === 'agent') && deps.tools) {
+      for (const w of toolNodeWarnings({ id: node.id, type: d.type, data: d }, deps.tools())) out.push({ ...w, message: `node ${node.id} (${d.type}): ${w.message}` });
     }
     const type = d.type;
     const hook = isNodeType(type) ? NODE_HANDLERS[type].importWarnings : undefined;

@@ -294,8 +294,8 @@ export interface ImportWarning {
   readonly node_type: string;
   /** What is missing, e.g. `model provider "deepseek"`, `dataset 6f1e…`, `python module numpy`. */
   readonly part: string;
-  /** The setting (or command option) that makes it available, e.g. `DEEPSEEK_API_KEY`. */
-  readonly setting: string;
+  /** The setting (or command option) that makes it available, e.g. `DEEPSEEK_API_KEY`; null when none would (a plugin Dovetail does not have). */
+  readonly setting: string | null;
   /** One sentence naming the node, the part and the setting. */
   readonly message: string;
 }

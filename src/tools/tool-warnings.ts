@@ -1,15 +1,5 @@
+import type { ImportWarning } from '../engine/types.js';
 import type { ToolRef, ToolRuntime } from './tool.js';
-
-/** One thing an imported app cannot serve yet (the shape of the import-warnings list). */
-export interface ImportWarning {
-  readonly node_id: string;
-  readonly node_type: string;
-  /** What is missing: `tool langgenius/perplexity/perplexity/perplexity`, `agent strategy …`. */
-  readonly part: string;
-  /** The setting that would make it run, or null when none would (a plugin Dovetail does not have). */
-  readonly setting: string | null;
-  readonly message: string;
-}
 
 function refOf(d: Readonly<Record<string, unknown>>): ToolRef {
   return {

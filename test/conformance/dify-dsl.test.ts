@@ -172,6 +172,12 @@ describe('Dify DSL conformance (test/fixtures/dify-dsl)', () => {
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/^tool node "Perplexity Search" \(1754979561786\): tool "perplexity" of provider "langgenius\/perplexity\/perplexity": the marketplace plugin "langgenius\/perplexity" is not available here .*replace the node with one of the built-in providers: .*time/);
     expect(events.find((e) => e.event === 'workflow_finished')!.data).toMatchObject({ status: 'failed' });
+    // … and the import lists the plugin as a warning (what `app import --json` and `app check` print)
+    const app = await s.runtime.apps.importDsl(read('search_dify_from_2023_to_2025.yml'));
+    const warnings = await s.runtime.appWarnings(app);
+    expect(warnings).toEqual([
+      expect.objectContaining({ node_id: '1754979561786', node_type: 'tool', setting: null, message: expect.stringMatching(/^node 1754979561786 \(tool\): .*langgenius\/perplexity/) }),
+    ]);
   });
 
   it('basic_llm_chat_workflow: the End output is the LLM text; a failing LLM fails the run', async () => {
