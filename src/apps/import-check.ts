@@ -23,9 +23,6 @@ export interface ImportCheckDeps {
 /** Node data fields that hold dataset ids (`knowledge-retrieval`, `knowledge-retrieval-v2`). */
 const DATASET_FIELDS = ['dataset_ids', 'control_space_ids'] as const;
 
-/** Most distinct Python modules one app's imports are checked for (a bound on untrusted DSL). */
-const MAX_PYTHON_MODULES = 200;
-
 /** `NAME` of a provider setting: `langgenius/volcengine_maas/volcengine_maas` → `VOLCENGINE_MAAS`. */
 function settingName(provider: string): string {
   const plugin = /^[^/]+\/([^/]+)\/[^/]+$/.exec(provider);
@@ -103,7 +100,8 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
   const datasetIds = [...new Set(nodes.flatMap((n) => datasetIdsOf(n.data)))];
   const missingDatasets = new Set(datasetIds.length > 0 ? await deps.missingDatasets(datasetIds, workspaceId) : []);
   const pythonNodes = nodes.filter((n) => n.data.type === 'code' && n.data.code_language === 'python3' && typeof n.data.code === 'string');
-  const modules = [...new Set(pythonNodes.flatMap((n) => pythonImports(n.data.code as string)))].slice(0, MAX_PYTHON_MODULES);
+  const modules = [...new Set(pythonNodes.flatMap((n) => pythonImports(n.data.code as string)))];
+  // one check for the whole app, bounded by the code executor's CODE_EXECUTION_TIMEOUT and CODE_MAX_OUTPUT_BYTES
   let missingModules = new Set<string>();
   let pythonProblem: string | undefined;
   if (modules.length > 0) {

@@ -1,7 +1,7 @@
 import type { UploadLimits } from '../config.js';
 import type { RunFiles } from '../engine/types.js';
 import { isObject } from '../infra/objects.js';
-import { parseDocument } from '../knowledge/parse/index.js';
+import { parseDocument, SUPPORTED_EXTENSIONS } from '../knowledge/parse/index.js';
 import { categoryOf, extensionOf, sizeLimitFor } from './file-types.js';
 import { fetchRemote, RemoteFetchError } from './remote-fetch.js';
 import type { UploadedFile, UploadService } from './upload-service.js';
@@ -38,7 +38,10 @@ export class UploadRunFiles implements RunFiles {
 
   async extractText(ref: unknown, appId: string, signal: AbortSignal): Promise<string> {
     const r = await this.#resolve(ref, appId);
-    const ext = String(r.mapping.extension ?? '').replace(/^\./, '');
+    const ext = String(r.mapping.extension ?? '').replace(/^\./, '').toLowerCase();
+    if (ext === '') throw new Error(`file ${String(r.mapping.filename)} has no extension, so its type is unknown`);
+    // Dify's message for a type no extractor reads
+    if (!SUPPORTED_EXTENSIONS.includes(ext)) throw new Error(`Unsupported Extension Type: .${ext}`);
     let bytes: Buffer | undefined;
     if (r.stored) {
       bytes = await this.#uploads.read(r.stored);
@@ -51,7 +54,6 @@ export class UploadRunFiles implements RunFiles {
         throw err;
       }
     }
-    if (ext === '') throw new Error(`file ${String(r.mapping.filename)} has no extension, so its type is unknown`);
     return parseDocument(bytes, ext, { allowEmpty: true });
   }
 

@@ -6,6 +6,12 @@ import { parseJson } from './json.js';
 import { parsePdf } from './pdf.js';
 import { parseText } from './text.js';
 import { parseXlsx } from './xlsx.js';
+import { parseEml } from './eml.js';
+import { parseMsg } from './msg.js';
+import { parsePptx } from './pptx.js';
+import { parseEpub } from './epub.js';
+import { parseVtt } from './vtt.js';
+import { parseProperties } from './properties.js';
 
 type Parser = (bytes: Buffer) => string | Promise<string>;
 
@@ -22,6 +28,12 @@ const PARSERS: Record<string, Parser> = {
   csv: parseCsv,
   xlsx: parseXlsx,
   json: parseJson,
+  eml: parseEml,
+  msg: parseMsg,
+  pptx: parsePptx,
+  epub: parseEpub,
+  vtt: parseVtt,
+  properties: parseProperties,
 };
 
 /** Extensions a knowledge document may have. */
