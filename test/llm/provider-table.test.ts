@@ -120,7 +120,7 @@ describe('every OpenAI-compatible table entry against a local OpenAI-protocol se
     const reg = registry({ [`${prefix}_API_KEY`]: `key-${name}`, [`${prefix}_BASE_URL`]: fake.baseUrl });
     const provider = reg.get(`langgenius/${name}/${name}`);
     expect(provider.name).toBe(name);
-    const r = await drain(provider.stream(req({ model: `${name}-model`, params: { temperature: 0.3, top_p: 0.9, max_tokens: 50, seed: 7, stop: ['END'], presence_penalty: 0.1, frequency_penalty: 0.2, top_k: 4 } })));
+    const r = await drain(provider.stream(req({ model: `${name}-model`, params: { temperature: 0.3, top_p: 0.9, max_tokens: 50, seed: 7, stop: ['END'], presence_penalty: 0.1, frequency_penalty: 0.2, top_k: 4, n: 3, ui_only: 'x' } })));
     expect(r.text).toBe('hoot');
     const seen = fake.requests.at(-1)!;
     expect(seen.path).toBe('/v1/chat/completions');
@@ -138,6 +138,9 @@ describe('every OpenAI-compatible table entry against a local OpenAI-protocol se
       frequency_penalty: 0.2,
     });
     // OpenAI refuses parameters it does not know; compatible servers get top_k.
+    // Choices beyond the first would interleave with the answer; Dify UI settings are not upstream parameters.
+    expect(seen.body).not.toHaveProperty('n');
+    expect(seen.body).not.toHaveProperty('ui_only');
     if (p.strictParams) expect(seen.body).not.toHaveProperty('top_k');
     else expect(seen.body.top_k).toBe(4);
   });
