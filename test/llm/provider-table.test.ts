@@ -250,6 +250,26 @@ describe('Bedrock Converse against a local runtime speaking the AWS event stream
     });
   });
 
+  it('a stop (abort) ends a hanging stream and closes the upstream connection', async () => {
+    const hanging = await startFakeBedrock({ answer: '', hangAfterStart: true });
+    try {
+      const reg = registry({ BEDROCK_ACCESS_KEY_ID: 'a', BEDROCK_SECRET_ACCESS_KEY: 'b', BEDROCK_BASE_URL: hanging.url });
+      const ac = new AbortController();
+      const seen: string[] = [];
+      const done = (async () => {
+        for await (const c of reg.get('bedrock').stream(req({ signal: ac.signal }))) {
+          if (c.type === 'text') seen.push(c.text);
+          ac.abort(new Error('stopped by the user'));
+        }
+      })();
+      await expect(done).rejects.toThrow('stopped by the user');
+      expect(seen).toEqual(['first ']);
+      await hanging.closedEarly();
+    } finally {
+      await hanging.close();
+    }
+  });
+
   it('an upstream error is completion_request_error with the status and message', async () => {
     const reg = registry({ BEDROCK_ACCESS_KEY_ID: 'a', BEDROCK_SECRET_ACCESS_KEY: 'b', BEDROCK_BASE_URL: `${server.url}/nowhere` });
     const err = await drain(reg.get('bedrock').stream(req({ model: 'm/x' }))).catch((e: unknown) => e);
