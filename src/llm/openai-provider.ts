@@ -29,7 +29,7 @@ export interface OpenAIProviderOptions {
 }
 
 /** `completion_params` keys OpenAI's chat API knows; others (Dify UI settings) are dropped. */
-const OPENAI_PARAMS = ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'stop', 'seed', 'reasoning_effort', 'user', 'n', 'logprobs', 'top_logprobs'] as const;
+const OPENAI_PARAMS = ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'stop', 'seed', 'reasoning_effort'] as const;
 /** More that OpenAI-compatible servers (vLLM, DashScope, SiliconFlow, …) take, sent to every provider but OpenAI and Azure. */
 const COMPATIBLE_PARAMS = ['top_k', 'repetition_penalty', 'min_p', 'enable_thinking', 'thinking_budget', 'thinking'] as const;
 /** Models that take `max_completion_tokens` instead of `max_tokens` (as Dify's OpenAI plugin). */

@@ -14,12 +14,21 @@ export interface FakeModelServer {
   /** `http://127.0.0.1:PORT` (no path). */
   readonly url: string;
   readonly requests: SeenRequest[];
+  /** Resolves when the client closes a connection before its answer ended. */
+  closedEarly(): Promise<void>;
   close(): Promise<void>;
 }
 
 async function serve(handle: (seen: SeenRequest, res: http.ServerResponse) => void): Promise<FakeModelServer> {
   const requests: SeenRequest[] = [];
+  let early = false;
+  const waiters: (() => void)[] = [];
   const server = http.createServer((rq, rs) => {
+    rs.on('close', () => {
+      if (rs.writableEnded) return;
+      early = true;
+      for (const w of waiters.splice(0)) w();
+    });
     const chunks: Buffer[] = [];
     rq.on('data', (c: Buffer) => chunks.push(c));
     rq.on('end', () => {
@@ -33,6 +42,7 @@ async function serve(handle: (seen: SeenRequest, res: http.ServerResponse) => vo
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
+    closedEarly: () => (early ? Promise.resolve() : new Promise<void>((r) => waiters.push(r))),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
@@ -70,9 +80,10 @@ export function startFakeAnthropic(opts: { thinking: string; answer: string }): 
  * A local Bedrock runtime speaking the Converse stream: `POST /model/{modelId}/converse-stream`
  * answered with AWS's binary event stream (`application/vnd.amazon.eventstream`, messages
  * encoded by the Smithy codec the SDK decodes with): `messageStart`, reasoning deltas (when
- * `reasoning` is given), text deltas, `contentBlockStop`, `messageStop`, `metadata` with usage.
+ * `reasoning` is given), text deltas, `contentBlockStop`, `messageStop`, `metadata` with usage;
+ * with `hangAfterStart`, one text delta and then nothing.
  */
-export function startFakeBedrock(opts: { answer: string; reasoning?: string }): Promise<FakeModelServer> {
+export function startFakeBedrock(opts: { answer: string; reasoning?: string; hangAfterStart?: boolean }): Promise<FakeModelServer> {
   const codec = new EventStreamCodec((b) => Buffer.from(b).toString('utf8'), (s) => new Uint8Array(Buffer.from(s, 'utf8')));
   const event = (type: string, body: unknown) =>
     codec.encode({
@@ -90,6 +101,10 @@ export function startFakeBedrock(opts: { answer: string; reasoning?: string }): 
     }
     rs.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'req-1' });
     rs.write(event('messageStart', { role: 'assistant' }));
+    if (opts.hangAfterStart) {
+      rs.write(event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'first ' } }));
+      return;
+    }
     for (const t of opts.reasoning?.match(/.{1,5}/gs) ?? []) rs.write(event('contentBlockDelta', { contentBlockIndex: 0, delta: { reasoningContent: { text: t } } }));
     for (const t of opts.answer.match(/.{1,5}/gs) ?? []) rs.write(event('contentBlockDelta', { contentBlockIndex: 1, delta: { text: t } }));
     rs.write(event('contentBlockStop', { contentBlockIndex: 1 }));

@@ -120,7 +120,7 @@ describe('every OpenAI-compatible table entry against a local OpenAI-protocol se
     const reg = registry({ [`${prefix}_API_KEY`]: `key-${name}`, [`${prefix}_BASE_URL`]: fake.baseUrl });
     const provider = reg.get(`langgenius/${name}/${name}`);
     expect(provider.name).toBe(name);
-    const r = await drain(provider.stream(req({ model: `${name}-model`, params: { temperature: 0.3, top_p: 0.9, max_tokens: 50, seed: 7, stop: ['END'], presence_penalty: 0.1, frequency_penalty: 0.2, top_k: 4 } })));
+    const r = await drain(provider.stream(req({ model: `${name}-model`, params: { temperature: 0.3, top_p: 0.9, max_tokens: 50, seed: 7, stop: ['END'], presence_penalty: 0.1, frequency_penalty: 0.2, top_k: 4, n: 3, ui_only: 'x' } })));
     expect(r.text).toBe('hoot');
     const seen = fake.requests.at(-1)!;
     expect(seen.path).toBe('/v1/chat/completions');
@@ -138,6 +138,9 @@ describe('every OpenAI-compatible table entry against a local OpenAI-protocol se
       frequency_penalty: 0.2,
     });
     // OpenAI refuses parameters it does not know; compatible servers get top_k.
+    // Choices beyond the first would interleave with the answer; Dify UI settings are not upstream parameters.
+    expect(seen.body).not.toHaveProperty('n');
+    expect(seen.body).not.toHaveProperty('ui_only');
     if (p.strictParams) expect(seen.body).not.toHaveProperty('top_k');
     else expect(seen.body.top_k).toBe(4);
   });
@@ -245,6 +248,26 @@ describe('Bedrock Converse against a local runtime speaking the AWS event stream
       inferenceConfig: { maxTokens: 300, temperature: 0.4, topP: 0.7, stopSequences: ['END'] },
       additionalModelRequestFields: { top_k: 20 },
     });
+  });
+
+  it('a stop (abort) ends a hanging stream and closes the upstream connection', async () => {
+    const hanging = await startFakeBedrock({ answer: '', hangAfterStart: true });
+    try {
+      const reg = registry({ BEDROCK_ACCESS_KEY_ID: 'a', BEDROCK_SECRET_ACCESS_KEY: 'b', BEDROCK_BASE_URL: hanging.url });
+      const ac = new AbortController();
+      const seen: string[] = [];
+      const done = (async () => {
+        for await (const c of reg.get('bedrock').stream(req({ signal: ac.signal }))) {
+          if (c.type === 'text') seen.push(c.text);
+          ac.abort(new Error('stopped by the user'));
+        }
+      })();
+      await expect(done).rejects.toThrow('stopped by the user');
+      expect(seen).toEqual(['first ']);
+      await hanging.closedEarly();
+    } finally {
+      await hanging.close();
+    }
   });
 
   it('an upstream error is completion_request_error with the status and message', async () => {
