@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { CodeOutputLimits } from './engine/types.js';
 import type { QueueConfig } from './infra/queue/queue.js';
+import type { TextOffloadConfig } from './text/offload.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
 export class ConfigError extends Error {
@@ -113,6 +114,9 @@ export interface Config {
   /** http-request nodes: `HTTP_REQUEST_NODE_MAX_TEXT_SIZE` (bytes, default 1 MiB), `HTTP_REQUEST_MAX_CONNECT_TIMEOUT`
    * (s, default 10), `HTTP_REQUEST_MAX_READ_TIMEOUT` (s, default 600); node timeouts are capped to them. */
   readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number };
+  /** Token counting and chunking (see `TextOffloadConfig`): `TOKENIZER_MAX_PIECE_CHARS` (default 128),
+   * `TOKENIZER_WORKER_MIN_CHARS` (default 20000). */
+  readonly text: TextOffloadConfig;
 }
 
 /**
@@ -358,6 +362,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxNumberArrayLength: int(env, file, 'CODE_MAX_NUMBER_ARRAY_LENGTH', 1000, 1),
       maxDepth: int(env, file, 'CODE_MAX_DEPTH', 5, 1),
       maxPrecision: int(env, file, 'CODE_MAX_PRECISION', 20, 1),
+    },
+    text: {
+      maxPieceChars: int(env, file, 'TOKENIZER_MAX_PIECE_CHARS', 128, 1),
+      workerMinChars: int(env, file, 'TOKENIZER_WORKER_MIN_CHARS', 20_000, 0),
     },
     knowledge: {
       embeddingsBaseUrl: str(env, file, 'EMBEDDINGS_BASE_URL'),

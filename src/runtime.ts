@@ -49,6 +49,7 @@ import { DocumentStatusService } from './knowledge/document-status.js';
 import { SegmentService } from './knowledge/segments.js';
 import { ChildChunkService } from './knowledge/child-chunks.js';
 import type { KnowledgeRetriever } from './engine/types.js';
+import { TextOffload } from './text/offload.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { AnnotationService } from './annotations/annotation-service.js';
@@ -60,6 +61,8 @@ import { registerAnnotationJobs } from './annotations/jobs.js';
 export interface Runtime {
   readonly config: Config;
   readonly logger: Logger;
+  /** CPU-bound text work (token counting, chunking), off the event loop when large. */
+  readonly offload: TextOffload;
   readonly clock: Clock;
   readonly store: Store;
   readonly blobs: Blobs;
@@ -147,6 +150,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const fileUrls = new FileUrls({ db: store.db, config: config.fileUrls, clock, uploads, blobs });
   const closers: (() => Promise<void>)[] = [];
+  const offload = new TextOffload(config.text, logger);
+  offload.warm();
+  closers.push(() => offload.close());
   const providers = new ProviderRegistry(config.providers);
   const messages = new MessageStore(store.db);
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
@@ -164,7 +170,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     match: async (appId: string, query: string) => annotationPort.current?.match(appId, query),
     recordHit: async (h: Parameters<AnnotationService['recordHit']>[0]) => annotationPort.current?.recordHit(h),
   };
-  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests, conversations, annotations: annotationReplier });
+  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests, conversations, annotations: annotationReplier, offload });
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
@@ -298,10 +304,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tasks,
     activeRequests,
     completions,
-    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers }),
+    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers, offload }),
     audio: new AudioService({ config: config.audio, providers: opts.providers ?? providers, messages, endUsers }),
     feedback,
     forms,
+    offload,
     bindRunResumer(r) {
       resumer.current = r;
     },

@@ -1,6 +1,6 @@
 import { newId, sha256 } from '../infra/ids.js';
 import type { ParentChunkTable, SegmentTable } from '../store/schema.js';
-import { countTokens } from './tokens.js';
+import { countTokens } from '../text/tokenizer.js';
 
 /** Where a new chunk goes: its document's version and its place in it. */
 export interface ChunkPlace {

@@ -1,4 +1,4 @@
-import { countTokens } from './tokens.js';
+import { countTokens } from '../text/tokenizer.js';
 import type { ProcessRule } from './process-rule.js';
 
 /** Dify's cleaning: invalid symbols always; extra spaces and URLs/e-mails when the rule says so. */

@@ -9,7 +9,7 @@ import { ParseError } from './errors.js';
 import { parseDocument } from './parse/index.js';
 import { cleanText, splitText } from './chunk.js';
 import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
-import { countTokens } from './tokens.js';
+import { countTokens } from '../text/tokenizer.js';
 import { parentChunkRow, segmentRow, type ChunkPlace } from './chunk-rows.js';
 import { generateQaPairs, type QaPair } from './qa.js';
 import type { ModelProviders } from '../llm/model-provider.js';
