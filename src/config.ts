@@ -57,6 +57,9 @@ export interface Config {
   readonly fileUrls: FileUrlConfig;
   /** Per-app concurrent generation limit; 0 = unlimited (`APP_MAX_ACTIVE_REQUESTS`). */
   readonly maxActiveRequests: number;
+  /** A request's headers and body must arrive within this many seconds, else 408 and the connection
+   * is closed (`HTTP_BODY_TIMEOUT_SECONDS`, default 30). */
+  readonly httpBodyTimeoutSeconds: number;
   /** Chat apps: the conversation history sent to the model is cut to this many tokens (Dify: 2000). */
   readonly chatMemoryMaxTokens: number;
   /** Remote-URL fetches may reach these hosts even when they resolve to private addresses. */
@@ -299,6 +302,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       secretKey: str(env, file, 'SECRET_KEY'),
     },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
+    httpBodyTimeoutSeconds: int(env, file, 'HTTP_BODY_TIMEOUT_SECONDS', 30, 1),
     chatMemoryMaxTokens: int(env, file, 'CHAT_MEMORY_MAX_TOKENS', 2000),
     ssrfAllowHosts: list(str(env, file, 'SSRF_ALLOW_HOSTS'), []),
     providers: {
