@@ -262,6 +262,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     providers: () => opts.providers ?? providers,
     qaModel: config.knowledge.qaModel,
     qaConcurrency: config.knowledge.qaConcurrency,
+    offload,
   });
   queue.register<IndexJobPayload>(INDEX_JOB, {
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),

@@ -1,3 +1,4 @@
+import { chunkDocument } from '../knowledge/chunk.js';
 import { countTokens } from './tokenizer.js';
 
 /**
@@ -6,17 +7,20 @@ import { countTokens } from './tokenizer.js';
  */
 export const OFFLOAD_OPS = {
   /** Token counts of `texts` (see `countTokens`). */
-  countTokens: (texts: readonly string[], maxPieceChars: number): number[] => texts.map((t) => countTokens(t, maxPieceChars)),
+  countTokens: (texts: readonly string[]): number[] => texts.map((t) => countTokens(t)),
+  /** A cleaned document split by its process rule, with token counts (see `chunkDocument`). */
+  chunkDocument,
 } as const;
 
 export type OffloadOp = keyof typeof OFFLOAD_OPS;
 export type OffloadArgs<K extends OffloadOp> = Parameters<(typeof OFFLOAD_OPS)[K]>;
 export type OffloadResult<K extends OffloadOp> = ReturnType<(typeof OFFLOAD_OPS)[K]>;
 
-/** A request to the worker and its answer. */
+/** A request to the worker (with the tokenizer's piece cap in force) and its answer. */
 export interface OffloadRequest {
   readonly id: number;
   readonly op: OffloadOp;
   readonly args: readonly unknown[];
+  readonly maxPieceChars: number;
 }
 export type OffloadReply = { readonly id: number; readonly result: unknown } | { readonly id: number; readonly error: string };

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../infra/logger.js';
-import { OFFLOAD_OPS, type OffloadArgs, type OffloadOp, type OffloadReply, type OffloadResult } from './offload-ops.js';
+import { OFFLOAD_OPS, type OffloadArgs, type OffloadOp, type OffloadReply, type OffloadRequest, type OffloadResult } from './offload-ops.js';
+import { setMaxPieceChars } from './tokenizer.js';
 
 /** `TOKENIZER_MAX_PIECE_CHARS` and `TOKENIZER_WORKER_MIN_CHARS`. */
 export interface TextOffloadConfig {
@@ -36,6 +37,8 @@ export class TextOffload {
   constructor(config: TextOffloadConfig, logger?: Logger) {
     this.#config = Object.freeze({ ...config });
     this.#logger = logger;
+    // Inline work (this thread) counts with the configured cap too.
+    setMaxPieceChars(config.maxPieceChars);
   }
 
   get config(): TextOffloadConfig {
@@ -46,7 +49,7 @@ export class TextOffload {
   async countTokens(texts: readonly string[]): Promise<number[]> {
     let chars = 0;
     for (const t of texts) chars += t.length;
-    return this.run('countTokens', chars, texts, this.#config.maxPieceChars);
+    return this.run('countTokens', chars, texts);
   }
 
   /** Token count of one text. */
@@ -62,7 +65,7 @@ export class TextOffload {
     const id = this.#nextId++;
     return new Promise<OffloadResult<K>>((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      worker.postMessage({ id, op, args });
+      worker.postMessage({ id, op, args, maxPieceChars: this.#config.maxPieceChars } satisfies OffloadRequest);
     });
   }
 

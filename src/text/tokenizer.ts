@@ -37,31 +37,58 @@ function cached(piece: string): number {
   return n;
 }
 
-/** Counts `text[start, end)` in slices of at most `max` UTF-16 units, never splitting a surrogate pair. */
-function sliced(text: string, start: number, end: number, max: number): number {
-  let total = 0;
-  for (let i = start; i < end; ) {
-    let j = Math.min(end, i + max);
-    const last = text.charCodeAt(j - 1);
-    if (j < end && j - i > 1 && last >= 0xd800 && last <= 0xdbff) j--;
-    total += cached(text.slice(i, j));
-    i = j;
+/**
+ * The text's counting units in order, as `[end, tokens]`: each pre-tokenizer piece, or the slices
+ * of one longer than `max` (never splitting a surrogate pair). The units are contiguous from 0.
+ */
+function* units(text: string, max: number): Generator<readonly [number, number]> {
+  let start = 0;
+  PIECE.lastIndex = 0;
+  while (start < text.length) {
+    let end = text.length;
+    let whole = false;
+    if (PIECE.test(text) && PIECE.lastIndex > start) {
+      end = PIECE.lastIndex;
+      whole = end - start <= max;
+    }
+    const n = whole ? pieceCount(text.slice(start, end)) : undefined;
+    if (n !== undefined) yield [end, n];
+    else {
+      for (let i = start; i < end; ) {
+        let j = Math.min(end, i + max);
+        const last = text.charCodeAt(j - 1);
+        if (j < end && j - i > 1 && last >= 0xd800 && last <= 0xdbff) j--;
+        yield [j, cached(text.slice(i, j))];
+        i = j;
+      }
+    }
+    start = end;
+    PIECE.lastIndex = end;
   }
-  return total;
 }
 
 /**
  * A piece's count; undefined if the piece on its own would be pre-tokenized differently (then
- * counting it alone is not its count in context).
+ * counting it alone is not its count in context, and it is counted as a slice).
  */
-function pieceCount(text: string, start: number, end: number, max: number): number | undefined {
-  if (end - start > max) return sliced(text, start, end, max);
-  const piece = text.slice(start, end);
+function pieceCount(piece: string): number | undefined {
   const hit = pieceCounts.get(piece);
   if (hit !== undefined) return hit;
   ALONE.lastIndex = 0;
   if (!ALONE.test(piece) || ALONE.lastIndex !== piece.length) return undefined;
   return cached(piece);
+}
+
+let defaultMaxPieceChars = DEFAULT_MAX_PIECE_CHARS;
+
+/** Sets the piece cap `countTokens` uses when none is given (`TOKENIZER_MAX_PIECE_CHARS`); per thread. */
+export function setMaxPieceChars(n: number): void {
+  defaultMaxPieceChars = Math.max(1, Math.floor(n));
+}
+
+/** The piece cap in force in this thread. */
+export function maxPieceChars(): number {
+  return defaultMaxPieceChars;
 }
 
 /**
@@ -75,20 +102,34 @@ function pieceCount(text: string, start: number, end: number, max: number): numb
  *
  * Synchronous and CPU-bound: callers on the event loop go through `TextOffload` for large texts.
  */
-export function countTokens(text: string, maxPieceChars = DEFAULT_MAX_PIECE_CHARS): number {
+export function countTokens(text: string, maxPieceChars = defaultMaxPieceChars): number {
   if (text === '') return 0;
-  const max = Math.max(1, Math.floor(maxPieceChars));
+  let total = 0;
+  for (const [, n] of units(text, Math.max(1, Math.floor(maxPieceChars)))) total += n;
+  return total;
+}
+
+/**
+ * Length of the longest prefix of `text` within `max` tokens, in one pass: whole units while they
+ * fit, then a bisection inside the first unit that does not (a unit is at most `maxPieceChars`
+ * characters, or one short piece).
+ */
+export function prefixWithinTokens(text: string, max: number, maxPieceChars = defaultMaxPieceChars): number {
   let total = 0;
   let start = 0;
-  PIECE.lastIndex = 0;
-  while (start < text.length) {
-    let end: number;
-    if (PIECE.test(text) && PIECE.lastIndex > start) end = PIECE.lastIndex;
-    else return total + sliced(text, start, text.length, max);
-    const n = pieceCount(text, start, end, max);
-    total += n ?? sliced(text, start, end, max);
+  for (const [end, n] of units(text, Math.max(1, Math.floor(maxPieceChars)))) {
+    if (total + n > max) {
+      let lo = start;
+      let hi = end - 1;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (total + countTokens(text.slice(start, mid), maxPieceChars) <= max) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    }
+    total += n;
     start = end;
-    PIECE.lastIndex = end;
   }
-  return total;
+  return text.length;
 }
