@@ -17,7 +17,11 @@ import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
 
-const INSERT_BATCH = 1000;
+/**
+ * Segments stored per transaction without embeddings. Each batch is written synchronously on
+ * SQLite (better-sqlite3), so it is kept small enough to hold the event loop only a few ms.
+ */
+const INSERT_BATCH = 100;
 
 /** Where a chunk of this run's document version goes. */
 const place = (run: IndexingRunTable, position: number, now: number): ChunkPlace => ({ datasetId: run.dataset_id, documentId: run.document_id, generation: run.generation, position, now });
@@ -33,6 +37,12 @@ class Fenced extends Error {
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Yields one turn of the event loop. On SQLite every query resolves as a microtask, so a loop of
+ * batches would otherwise run from the first to the last without letting a request in.
+ */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Asserts (inside `db`'s transaction) that `run.owner` still owns the run, touching its row so concurrent owners serialize. */
 async function assertOwner(db: Db, run: IndexingRunTable, now: number): Promise<void> {
@@ -219,6 +229,7 @@ export class Indexer {
     const { from, highQuality, step } = start;
     let { tokens, words } = start;
     for (let i = from; i < units.length; i += step) {
+      await turn();
       signal.throwIfAborted();
       await assertOwner(this.#db, run, this.#clock.now()); // before paying for embeddings
       const part = units.slice(i, i + step);
@@ -327,6 +338,7 @@ export class Indexer {
     const { from, highQuality, step } = start;
     let { tokens, words } = start;
     for (let i = from; i < groups.length; ) {
+      await turn();
       signal.throwIfAborted();
       await assertOwner(this.#db, run, this.#clock.now());
       const first = i;
