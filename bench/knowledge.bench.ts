@@ -2,7 +2,7 @@ import { benchServer, fmt, median, percentile } from './lib.js';
 import { startEmbeddings } from '../test/helpers/knowledge.js';
 import { cleanText, splitText } from '../src/knowledge/chunk.js';
 import { AUTOMATIC_RULE } from '../src/knowledge/process-rule.js';
-import { countTokens } from '../src/knowledge/tokens.js';
+import { countTokens } from '../src/text/tokenizer.js';
 
 /**
  * Deterministic pseudo-random markdown: headings and paragraphs of words drawn Zipf-style from a

@@ -5,6 +5,7 @@ import type { CodeOutputLimits } from './engine/types.js';
 import type { QueueConfig } from './infra/queue/queue.js';
 import { readProviderSettings, type ProvidersConfig } from './llm/provider-settings.js';
 import { readToolsConfig, type ToolsConfig } from './tools/tool-config.js';
+import type { TextOffloadConfig } from './text/offload.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
 export class ConfigError extends Error {
@@ -58,6 +59,9 @@ export interface Config {
   readonly fileUrls: FileUrlConfig;
   /** Per-app concurrent generation limit; 0 = unlimited (`APP_MAX_ACTIVE_REQUESTS`). */
   readonly maxActiveRequests: number;
+  /** A request's headers and body must arrive within this many seconds, else 408 and the connection
+   * is closed (`HTTP_BODY_TIMEOUT_SECONDS`, default 30). */
+  readonly httpBodyTimeoutSeconds: number;
   /** Chat apps: the conversation history sent to the model is cut to this many tokens (Dify: 2000). */
   readonly chatMemoryMaxTokens: number;
   /** Remote-URL fetches may reach these hosts even when they resolve to private addresses. */
@@ -114,6 +118,9 @@ export interface Config {
   readonly httpRequest: { readonly maxResponseBytes: number; readonly maxConnectTimeout: number; readonly maxReadTimeout: number; readonly maxWriteTimeout: number };
   /** Tool node and agent tools: timeouts, size limit, provider credentials (`src/tools/tool-config.ts`). */
   readonly tools: ToolsConfig;
+  /** Token counting and chunking (see `TextOffloadConfig`): `TOKENIZER_MAX_PIECE_CHARS` (default 128),
+   * `TOKENIZER_WORKER_MIN_CHARS` (default 20000). */
+  readonly text: TextOffloadConfig;
 }
 
 /**
@@ -305,6 +312,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       secretKey: str(env, file, 'SECRET_KEY'),
     },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
+    httpBodyTimeoutSeconds: int(env, file, 'HTTP_BODY_TIMEOUT_SECONDS', 30, 1),
     chatMemoryMaxTokens: int(env, file, 'CHAT_MEMORY_MAX_TOKENS', 2000),
     ssrfAllowHosts: list(str(env, file, 'SSRF_ALLOW_HOSTS'), []),
     providers: providersOf(env, file),
@@ -366,6 +374,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxNumberArrayLength: int(env, file, 'CODE_MAX_NUMBER_ARRAY_LENGTH', 1000, 1),
       maxDepth: int(env, file, 'CODE_MAX_DEPTH', 5, 1),
       maxPrecision: int(env, file, 'CODE_MAX_PRECISION', 20, 1),
+    },
+    text: {
+      maxPieceChars: int(env, file, 'TOKENIZER_MAX_PIECE_CHARS', 128, 1),
+      workerMinChars: int(env, file, 'TOKENIZER_WORKER_MIN_CHARS', 20_000, 0),
     },
     knowledge: {
       embeddingsBaseUrl: str(env, file, 'EMBEDDINGS_BASE_URL'),

@@ -49,6 +49,7 @@ import { DocumentStatusService } from './knowledge/document-status.js';
 import { SegmentService } from './knowledge/segments.js';
 import { ChildChunkService } from './knowledge/child-chunks.js';
 import type { KnowledgeRetriever } from './engine/types.js';
+import { TextOffload } from './text/offload.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
@@ -66,6 +67,8 @@ import type { ImportWarning } from './engine/types.js';
 export interface Runtime {
   readonly config: Config;
   readonly logger: Logger;
+  /** CPU-bound text work (token counting, chunking), off the event loop when large. */
+  readonly offload: TextOffload;
   readonly clock: Clock;
   readonly store: Store;
   readonly blobs: Blobs;
@@ -155,6 +158,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const fileUrls = new FileUrls({ db: store.db, config: config.fileUrls, clock, uploads, blobs });
   const closers: (() => Promise<void>)[] = [];
+  const offload = new TextOffload(config.text, logger);
+  offload.warm();
+  closers.push(() => offload.close());
   const providers = new ProviderRegistry(config.providers);
   const messages = new MessageStore(store.db);
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
@@ -172,7 +178,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     match: async (appId: string, query: string) => annotationPort.current?.match(appId, query),
     recordHit: async (h: Parameters<AnnotationService['recordHit']>[0]) => annotationPort.current?.recordHit(h),
   };
-  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests, conversations, annotations: annotationReplier });
+  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests, conversations, annotations: annotationReplier, offload });
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
@@ -269,6 +275,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     providers: () => opts.providers ?? providers,
     qaModel: config.knowledge.qaModel,
     qaConcurrency: config.knowledge.qaConcurrency,
+    offload,
   });
   queue.register<IndexJobPayload>(INDEX_JOB, {
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),
@@ -319,10 +326,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tasks,
     activeRequests,
     completions,
-    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers }),
+    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers, offload }),
     audio: new AudioService({ config: config.audio, providers: opts.providers ?? providers, messages, endUsers }),
     feedback,
     forms,
+    offload,
     bindRunResumer(r) {
       resumer.current = r;
     },

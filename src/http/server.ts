@@ -8,6 +8,7 @@ import { newId } from '../infra/ids.js';
 import { methodNotAllowed, notFound } from '../infra/errors.js';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
+import { clientErrorHandler } from './client-errors.js';
 import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
 import { completionRoutes } from './routes/completion.js';
@@ -52,7 +53,13 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** Builds the Fastify app (not listening). Everything is registered before the first request. */
 export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
+  // A request must arrive whole (headers and body) within HTTP_BODY_TIMEOUT_SECONDS; Node checks
+  // its connections every second (its default of 30 s would let a slow client hold one far longer).
+  const bodyTimeoutMs = runtime.config.httpBodyTimeoutSeconds * 1000;
   const app = Fastify({
+    requestTimeout: bodyTimeoutMs,
+    http: { headersTimeout: bodyTimeoutMs, connectionsCheckingInterval: Math.min(1000, bodyTimeoutMs) },
+    clientErrorHandler: clientErrorHandler(runtime.config.httpBodyTimeoutSeconds),
     loggerInstance: runtime.logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
@@ -84,6 +91,15 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  // An error answered before the request body was read (a bad key on an upload, a slow client):
+  // close the connection rather than wait for, and then discard, the rest of the body.
+  // A body that arrived with the headers is parsed after the request is dispatched: look again one
+  // turn of the event loop later, so that such keep-alive clients keep their connection.
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode < 400 || request.raw.complete) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!request.raw.complete) reply.header('connection', 'close');
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info({ method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');

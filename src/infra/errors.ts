@@ -47,6 +47,12 @@ export const unauthorized = defineError(
   (message: string) => message,
   () => ({ 'www-authenticate': 'Bearer realm="api"' }),
 );
+/** 408: the request's headers and body did not all arrive within `HTTP_BODY_TIMEOUT_SECONDS`. */
+export const requestTimeout = defineError(
+  'request_timeout',
+  408,
+  (seconds: number) => `The request was not received within HTTP_BODY_TIMEOUT_SECONDS (${seconds} s).`,
+);
 export const unsupportedMediaType = defineError('unsupported_media_type', 415, (message: string) => message);
 export const methodNotAllowed = defineError(
   'method_not_allowed',

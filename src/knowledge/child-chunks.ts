@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, DatasetTable, DocumentTable, SegmentTable } from '../store/schema.js';
 import { sha256 } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
-import { countTokens } from './tokens.js';
+import { countTokens } from '../text/tokenizer.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';

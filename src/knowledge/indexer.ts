@@ -7,9 +7,9 @@ import { newId, sha256 } from '../infra/ids.js';
 import type { UploadService } from '../files/upload-service.js';
 import { ParseError } from './errors.js';
 import { parseDocument } from './parse/index.js';
-import { cleanText, splitText } from './chunk.js';
-import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
-import { countTokens } from './tokens.js';
+import { cleanText, type DocumentChunks } from './chunk.js';
+import type { TextOffload } from '../text/offload.js';
+import { AUTOMATIC_RULE, parseProcessRule } from './process-rule.js';
 import { parentChunkRow, segmentRow, type ChunkPlace } from './chunk-rows.js';
 import { generateQaPairs, type QaPair } from './qa.js';
 import type { ModelProviders } from '../llm/model-provider.js';
@@ -17,7 +17,11 @@ import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
 import type { VectorIndex } from './index/vector-index.js';
 
-const INSERT_BATCH = 1000;
+/**
+ * Segments stored per transaction without embeddings. Each batch is written synchronously on
+ * SQLite (better-sqlite3), so it is kept small enough to hold the event loop only a few ms.
+ */
+const INSERT_BATCH = 100;
 
 /** Where a chunk of this run's document version goes. */
 const place = (run: IndexingRunTable, position: number, now: number): ChunkPlace => ({ datasetId: run.dataset_id, documentId: run.document_id, generation: run.generation, position, now });
@@ -33,6 +37,12 @@ class Fenced extends Error {
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Yields one turn of the event loop. On SQLite every query resolves as a microtask, so a loop of
+ * batches would otherwise run from the first to the last without letting a request in.
+ */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Asserts (inside `db`'s transaction) that `run.owner` still owns the run, touching its row so concurrent owners serialize. */
 async function assertOwner(db: Db, run: IndexingRunTable, now: number): Promise<void> {
@@ -66,6 +76,7 @@ export class Indexer {
   readonly #providers: () => ModelProviders;
   readonly #qaModel: string | undefined;
   readonly #qaConcurrency: number;
+  readonly #offload: TextOffload;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -87,6 +98,8 @@ export class Indexer {
     qaModel: string | undefined;
     /** Model calls at once while writing Q&A pairs. */
     qaConcurrency: number;
+    /** Splitting and counting off the event loop. */
+    offload: TextOffload;
   }) {
     this.#db = deps.db;
     this.#sqlite = deps.sqlite;
@@ -102,6 +115,7 @@ export class Indexer {
     this.#providers = deps.providers;
     this.#qaModel = deps.qaModel;
     this.#qaConcurrency = deps.qaConcurrency;
+    this.#offload = deps.offload;
   }
 
   /** Moves the run (and its document, while it is the latest version) to a stage. */
@@ -202,23 +216,27 @@ export class Indexer {
     }
     const cleaned = cleanText(text, rule);
     await this.#stage(run, 'splitting', { cleaning_completed_at: this.#clock.now() });
-    if (rule.hierarchy) return this.#runHierarchical(run, cleaned, rule, signal, resumable);
-    const chunks = splitText(cleaned, rule);
+    // Splitting and counting are CPU-bound and grow with the document: off the event loop.
+    const split = await this.#offload.run('chunkDocument', cleaned.length, cleaned, rule, this.#fullDocMaxTokens);
+    signal.throwIfAborted();
+    if (split.kind === 'hierarchical') return this.#runHierarchical(run, split.groups, signal, resumable);
+    const chunks = split.chunks;
     if (chunks.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
     // qa_model: every chunk becomes the Q&A pairs a model writes from it (Dify's QA index processor).
-    const units = doc.doc_form === 'qa_model' ? await this.#qaUnits(chunks, doc.doc_language, signal) : chunks.map((content) => ({ content, answer: null }));
+    const units = doc.doc_form === 'qa_model' ? await this.#qaUnits(chunks.map((c) => c.content), doc.doc_language, signal) : chunks.map((c) => ({ ...c, answer: null }));
     if (units.length === 0) return this.fail(run.id, 'The model generated no question-answer pairs from the document.');
     const start = await this.#beginIndexing(run, 'segments', units.map((u) => u.content), resumable);
     const { from, highQuality, step } = start;
     let { tokens, words } = start;
     for (let i = from; i < units.length; i += step) {
+      await turn();
       signal.throwIfAborted();
       await assertOwner(this.#db, run, this.#clock.now()); // before paying for embeddings
       const part = units.slice(i, i + step);
       const vectors = highQuality ? await this.#embedder.embed(part.map((u) => u.content), signal) : [];
       const now = this.#clock.now();
-      const rows = part.map(({ content, answer }, j) => {
-        const row = segmentRow(place(run, i + j + 1, now), content, answer, null);
+      const rows = part.map(({ content, answer, tokens: counted }, j) => {
+        const row = segmentRow(place(run, i + j + 1, now), content, answer, null, counted === undefined ? {} : { tokens: counted });
         tokens += row.tokens;
         words += row.word_count;
         return row;
@@ -240,7 +258,7 @@ export class Indexer {
   }
 
   /** Q&A pairs of every chunk, `qaConcurrency` model calls at a time, in chunk order. */
-  async #qaUnits(chunks: readonly string[], language: string, signal: AbortSignal): Promise<{ content: string; answer: string | null }[]> {
+  async #qaUnits(chunks: readonly string[], language: string, signal: AbortSignal): Promise<{ content: string; answer: string | null; tokens?: number }[]> {
     if (!this.#qaModel) throw new Error('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model).');
     const pairs: QaPair[][] = new Array(chunks.length);
     let next = 0;
@@ -314,38 +332,31 @@ export class Indexer {
    * `parent_chunks`; children are segments pointing at their parent, indexed like any segment.
    * Batches hold whole parents; the progress counts parents (Dify's segments).
    */
-  async #runHierarchical(run: IndexingRunTable, cleaned: string, rule: ProcessRule, signal: AbortSignal, resumable: boolean): Promise<void> {
-    const h = rule.hierarchy!;
-    const parentTexts = h.parentMode === 'full-doc' ? [truncateTokens(cleaned.trim(), this.#fullDocMaxTokens)] : splitText(cleaned, rule);
-    const children = childRule(rule);
-    const groups = parentTexts
-      .map((p) => p.trim())
-      .filter((p) => p !== '')
-      .map((content) => ({ content, children: splitText(content, children) }))
-      .filter((g) => g.children.length > 0);
+  async #runHierarchical(run: IndexingRunTable, groups: Extract<DocumentChunks, { kind: 'hierarchical' }>['groups'], signal: AbortSignal, resumable: boolean): Promise<void> {
     if (groups.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
     const start = await this.#beginIndexing(run, 'parent_chunks', groups.map((g) => g.content), resumable);
     const { from, highQuality, step } = start;
     let { tokens, words } = start;
     for (let i = from; i < groups.length; ) {
+      await turn();
       signal.throwIfAborted();
       await assertOwner(this.#db, run, this.#clock.now());
       const first = i;
       let childCount = 0;
       while (i < groups.length && (i === first || childCount + groups[i]!.children.length <= step)) childCount += groups[i++]!.children.length;
       const part = groups.slice(first, i);
-      const texts = part.flatMap((g) => g.children);
+      const texts = part.flatMap((g) => g.children.map((c) => c.content));
       const vectors: Float32Array[] = [];
       if (highQuality) for (let j = 0; j < texts.length; j += this.#batchSize) vectors.push(...(await this.#embedder.embed(texts.slice(j, j + this.#batchSize), signal)));
       const now = this.#clock.now();
       const parents: ParentChunkTable[] = [];
       const rows: SegmentTable[] = [];
       part.forEach((g, j) => {
-        const parent = parentChunkRow(place(run, first + j + 1, now), g.content);
+        const parent = parentChunkRow(place(run, first + j + 1, now), g.content, { tokens: g.tokens });
         tokens += parent.tokens;
         words += parent.word_count;
         parents.push(parent);
-        g.children.forEach((content, k) => rows.push(segmentRow(place(run, k + 1, now), content, null, parent.id)));
+        g.children.forEach((c, k) => rows.push(segmentRow(place(run, k + 1, now), c.content, null, parent.id, { tokens: c.tokens })));
       });
       await this.#db.transaction().execute(async (trx) => {
         for (let j = 0; j < parents.length; j += 100) await trx.insertInto('parent_chunks').values(parents.slice(j, j + 100)).execute();
@@ -415,28 +426,4 @@ export class Indexer {
       await this.#stage(run, 'error', { error: 'Superseded by a newer update of the document.', stopped_at: now });
     }
   }
-}
-
-/** The longest prefix of `text` within `max` tokens, cut at a line end where one fits. */
-export function truncateTokens(text: string, max: number): string {
-  if (text.length <= max || countTokens(text) <= max) return text;
-  const lines = text.split('\n');
-  let total = 0;
-  let end = 0;
-  for (const line of lines) {
-    const t = countTokens(line) + 1;
-    if (total + t > max) break;
-    total += t;
-    end += line.length + 1;
-  }
-  if (end > 0) return text.slice(0, end - 1);
-  // The first line alone is too long: binary search on its length.
-  let lo = 0;
-  let hi = lines[0]!.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (countTokens(text.slice(0, mid)) <= max) lo = mid;
-    else hi = mid - 1;
-  }
-  return text.slice(0, lo);
 }

@@ -6,7 +6,7 @@ import { invalidParam, notFound } from '../infra/errors.js';
 import { documentIndexing } from './errors.js';
 import { splitText } from './chunk.js';
 import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
-import { countTokens } from './tokens.js';
+import { countTokens } from '../text/tokenizer.js';
 import { parentChunkRow, segmentRow, type ChunkPlace } from './chunk-rows.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';

@@ -1,5 +1,3 @@
-import { Tiktoken } from 'js-tiktoken/lite';
-import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import type { ModelPrice } from '../config.js';
 import { pricedUsage } from './priced-usage.js';
 import type { ProviderUsage } from './model-provider.js';
@@ -20,14 +18,8 @@ export interface UsageBody {
   latency: number;
 }
 
-let encoder: Tiktoken | undefined;
-
-/** Tokens of `text` by cl100k_base (used when the provider reports no usage). */
-export function countTokens(text: string): number {
-  if (!text) return 0;
-  encoder ??= new Tiktoken(cl100k);
-  return encoder.encode(text).length;
-}
+/** Token counts of `texts`, in order (`TextOffload.countTokens`: off the event loop for large texts). */
+export type TokenCounter = (texts: readonly string[]) => Promise<number[]>;
 
 export interface UsageInput {
   /** What the provider reported, if anything. */
@@ -40,10 +32,16 @@ export interface UsageInput {
 
 /**
  * Builds `metadata.usage`: token counts from the provider when it reported them, otherwise counted
- * with the tokenizer; prices from the model's row of the price table (zero when it has none).
+ * with the tokenizer through `count` (both texts in one call); prices from the model's row of the
+ * price table (zero when it has none).
  */
-export function buildUsage(u: UsageInput): UsageBody {
-  const promptTokens = u.reported?.promptTokens ?? countTokens(u.promptText);
-  const completionTokens = u.reported?.completionTokens ?? countTokens(u.answer);
+export async function buildUsage(u: UsageInput, count: TokenCounter): Promise<UsageBody> {
+  let promptTokens = u.reported?.promptTokens;
+  let completionTokens = u.reported?.completionTokens;
+  if (promptTokens === undefined || completionTokens === undefined) {
+    const [p, c] = await count([promptTokens === undefined ? u.promptText : '', completionTokens === undefined ? u.answer : '']);
+    promptTokens ??= p!;
+    completionTokens ??= c!;
+  }
   return pricedUsage(promptTokens, completionTokens, u.price, u.latencySeconds);
 }

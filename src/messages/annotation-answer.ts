@@ -1,4 +1,5 @@
-import { buildUsage, type UsageBody } from '../llm/usage.js';
+import { pricedUsage } from '../llm/priced-usage.js';
+import type { UsageBody } from '../llm/usage.js';
 import type { AnnotationHit, AnnotationReplier, AnnotationReplyInfo } from './completion-service.js';
 import type { MessageStore, NewConversation, NewMessage } from './message-store.js';
 
@@ -9,7 +10,7 @@ export function annotationReplyInfo(hit: AnnotationHit): AnnotationReplyInfo {
 
 /** The usage of an answer no model wrote: no tokens, no price, no latency. */
 export function zeroUsage(): UsageBody {
-  return buildUsage({ reported: { promptTokens: 0, completionTokens: 0 }, promptText: '', answer: '', price: undefined, latencySeconds: 0 });
+  return pricedUsage(0, 0, undefined, 0);
 }
 
 /**

@@ -11,7 +11,8 @@ import { newId } from '../infra/ids.js';
 import type { Logger } from '../infra/logger.js';
 import { completionRequestError } from '../llm/errors.js';
 import type { ContentPart, ModelProvider, ModelProviders, ProviderUsage } from '../llm/model-provider.js';
-import { buildUsage, countTokens, type UsageBody } from '../llm/usage.js';
+import { buildUsage, type UsageBody } from '../llm/usage.js';
+import type { TextOffload } from '../text/offload.js';
 import { buildChatPrompt, type Exchange } from './chat-prompt.js';
 import { buildCompletionPrompt, fileInputs, type CompletionPrompt } from './completion-prompt.js';
 import { imageParts } from './file-parts.js';
@@ -126,6 +127,8 @@ export interface CompletionDeps {
   readonly activeRequests: ActiveRequestLimiter;
   readonly conversations: ConversationLookup;
   readonly annotations: AnnotationReplier;
+  /** Token counting (usage when the provider reports none, history) off the event loop for large texts. */
+  readonly offload: TextOffload;
 }
 
 interface ModelSettings {
@@ -337,11 +340,13 @@ export class CompletionService {
   async #history(conversationId: string): Promise<Exchange[]> {
     const budget = this.#d.config.chatMemoryMaxTokens;
     const rows = await this.#d.messages.listByConversation(conversationId, { limit: CHAT_MEMORY_MAX_MESSAGES });
+    const done = rows.filter((m) => !(m.status === 'running' || m.status === 'error' || m.answer === ''));
+    // One batch: counted on the worker thread when the history is large.
+    const counts = await this.#d.offload.countTokens(done.flatMap((m) => [m.query, m.answer]));
     const out: Exchange[] = [];
     let used = 0;
-    for (const m of rows) {
-      if (m.status === 'running' || m.status === 'error' || m.answer === '') continue;
-      used += countTokens(m.query) + countTokens(m.answer);
+    for (const [i, m] of done.entries()) {
+      used += counts[2 * i]! + counts[2 * i + 1]!;
       if (used > budget) break;
       out.push({ query: m.query, answer: m.answer });
     }
@@ -415,13 +420,16 @@ export class CompletionService {
     } finally {
       clearTimeout(timer);
     }
-    const usage = buildUsage({
-      reported: status === 'normal' ? reported : undefined,
-      promptText: g.prompt.text,
-      answer,
-      price: d.config.prices[g.model.name],
-      latencySeconds: (d.clock.now() - g.startedAt) / 1000,
-    });
+    const usage = await buildUsage(
+      {
+        reported: status === 'normal' ? reported : undefined,
+        promptText: g.prompt.text,
+        answer,
+        price: d.config.prices[g.model.name],
+        latencySeconds: (d.clock.now() - g.startedAt) / 1000,
+      },
+      (texts) => d.offload.countTokens(texts),
+    );
     try {
       await g.insert();
       await d.messages.finish(g.messageId, {

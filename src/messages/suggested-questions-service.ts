@@ -6,6 +6,7 @@ import { badRequest, invalidParam, notFound } from '../infra/errors.js';
 import type { Logger } from '../infra/logger.js';
 import { splitModelRef, type ModelProvider, type ModelProviders } from '../llm/model-provider.js';
 import type { MessageStore } from './message-store.js';
+import type { TextOffload } from '../text/offload.js';
 import { historyText, parseSuggestedQuestions, suggestedQuestionsPrompt, type HistoryTurn } from './suggested-questions.js';
 import { objectOf } from '../infra/objects.js';
 import { isUuid } from '../infra/ids.js';
@@ -20,6 +21,8 @@ export interface SuggestedQuestionsDeps {
   readonly providers: ModelProviders;
   readonly messages: MessageStore;
   readonly endUsers: EndUserService;
+  /** Token counting off the event loop for large histories. */
+  readonly offload: TextOffload;
 }
 
 /** A model to ask and the parameters to ask it with. */
@@ -71,7 +74,7 @@ export class SuggestedQuestionsService {
     const chosen = this.#model(app, feature.model);
     if (!chosen) return [];
     const turns = await this.#history(message.conversationId);
-    const prompt = suggestedQuestionsPrompt(historyText(turns, d.config.historyMaxTokens), typeof feature.prompt === 'string' ? feature.prompt : undefined);
+    const prompt = suggestedQuestionsPrompt(await historyText(turns, d.config.historyMaxTokens, (t) => d.offload.countTokens(t)), typeof feature.prompt === 'string' ? feature.prompt : undefined);
     let text = '';
     try {
       const chunks = chosen.provider.stream({

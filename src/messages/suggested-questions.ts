@@ -1,4 +1,4 @@
-import { countTokens } from '../llm/usage.js';
+import type { TokenCounter } from '../llm/usage.js';
 
 /**
  * Dify's `DEFAULT_SUGGESTED_QUESTIONS_AFTER_ANSWER_INSTRUCTION_PROMPT`
@@ -34,10 +34,19 @@ export function formatInstructions(customPrompt: string | undefined): string {
  * `Assistant: …` lines, the oldest lines dropped one at a time while the text is over
  * `maxTokens` (at least one line stays).
  */
-export function historyText(turns: readonly HistoryTurn[], maxTokens: number): string {
+export async function historyText(turns: readonly HistoryTurn[], maxTokens: number, count: TokenCounter): Promise<string> {
   const lines = turns.flatMap((t) => [`Human: ${t.query}`, `Assistant: ${t.answer}`]);
-  while (lines.length > 1 && countTokens(lines.join('\n')) > maxTokens) lines.shift();
-  return lines.join('\n');
+  const fits = async (drop: number) => ((await count([lines.slice(drop).join('\n')]))[0] ?? 0) <= maxTokens;
+  // Fewest lines to drop, by bisection (dropping more never adds tokens): a few counts of the
+  // text instead of one per dropped line.
+  let lo = 0;
+  let hi = Math.max(0, lines.length - 1);
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (await fits(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lines.slice(lo).join('\n');
 }
 
 /**

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import { spawn } from 'node:child_process';
 
 export interface HealthReport {
   /** Probes that completed. */
@@ -15,52 +15,67 @@ export interface HealthWatch {
 }
 
 /**
+ * The prober, run as a process of its own so that work in the test process (a fake upstream
+ * parsing a 2 MB body, building a request) cannot delay or excuse a probe. It probes until its
+ * stdin closes, then prints its report as JSON.
+ */
+const PROBER = `
+const http = require('node:http');
+const [url, gapMs] = [process.argv[1], Number(process.argv[2])];
+let running = true, probes = 0, maxMs = 0, current;
+const failures = [];
+function probe() {
+  return new Promise((resolve) => {
+    const start = performance.now();
+    current = start;
+    let done = false;
+    const finish = (failure) => {
+      if (done) return;
+      done = true;
+      current = undefined;
+      maxMs = Math.max(maxMs, performance.now() - start);
+      probes++;
+      if (failure) failures.push(failure);
+      resolve();
+    };
+    const req = http.get(url + '/health', { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => finish(res.statusCode === 200 ? undefined : 'status ' + res.statusCode));
+      res.on('error', (err) => finish(err.message));
+    });
+    req.on('error', (err) => finish(err.message));
+  });
+}
+(async () => {
+  while (running) {
+    await probe();
+    await new Promise((r) => setTimeout(r, gapMs));
+  }
+})();
+process.stdin.resume();
+process.stdin.on('end', () => {
+  running = false;
+  if (current !== undefined) maxMs = Math.max(maxMs, performance.now() - current);
+  process.stdout.write(JSON.stringify({ probes, maxMs, failures }));
+  process.exit(0);
+});
+`;
+
+/**
  * Probes `GET {url}/health` one after another (a fresh connection each, as a load balancer does)
- * with `gapMs` between probes, timing each from the moment it is sent. A server whose event loop
- * is blocked shows as one long probe; one that died shows as failures.
+ * with `gapMs` between probes, timing each from the moment it is sent, from a separate process.
+ * A server whose event loop is blocked shows as one long probe; one that died shows as failures.
  */
 export function watchHealth(url: string, gapMs = 20): HealthWatch {
-  let running = true;
-  let probes = 0;
-  let maxMs = 0;
-  const failures: string[] = [];
-  let current: { start: number } | undefined;
-
-  const probe = (): Promise<void> =>
-    new Promise((resolve) => {
-      const start = performance.now();
-      const finish = (failure?: string) => {
-        const ms = performance.now() - start;
-        maxMs = Math.max(maxMs, ms);
-        probes++;
-        if (failure) failures.push(failure);
-        resolve();
-      };
-      const req = http.get(`${url}/health`, { agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => finish(res.statusCode === 200 ? undefined : `status ${res.statusCode}`));
-        res.on('error', (err) => finish(err.message));
-      });
-      req.on('error', (err) => finish(err.message));
-    });
-
-  const loop = (async () => {
-    while (running) {
-      current = { start: performance.now() };
-      await probe();
-      current = undefined;
-      await new Promise((r) => setTimeout(r, gapMs));
-    }
-  })();
-
+  const child = spawn(process.execPath, ['-e', PROBER, url, String(gapMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     async stop() {
-      running = false;
-      const pending = current;
-      if (pending) maxMs = Math.max(maxMs, performance.now() - pending.start);
-      // A probe still open at the end is counted above; do not wait on a dead server.
-      await Promise.race([loop, new Promise((r) => setTimeout(r, 2000))]);
-      return { probes, maxMs, failures: [...failures] };
+      child.stdin.end();
+      await exited;
+      return JSON.parse(out) as HealthReport;
     },
   };
 }

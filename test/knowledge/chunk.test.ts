@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import iconv from 'iconv-lite';
 import { cleanText, splitText } from '../../src/knowledge/chunk.js';
 import { AUTOMATIC_RULE, parseProcessRule } from '../../src/knowledge/process-rule.js';
-import { countTokens } from '../../src/knowledge/tokens.js';
+import { countTokens } from '../../src/text/tokenizer.js';
 import { decodeText } from '../../src/knowledge/parse/decode.js';
 
 const custom = (max: number, overlap: number, separator = '\n\n') =>

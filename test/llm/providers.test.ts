@@ -10,6 +10,7 @@ import net from 'node:net';
 import zlib from 'node:zlib';
 import { addDecimals, priceOf } from '../../src/llm/decimal.js';
 import { buildUsage } from '../../src/llm/usage.js';
+import { countTokens } from '../../src/text/tokenizer.js';
 import { isProviderError } from '../../src/llm/errors.js';
 import type { GenerateChunk, GenerateRequest } from '../../src/llm/model-provider.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
@@ -596,11 +597,12 @@ describe('usage and prices', () => {
     expect(priceOf(0, '5', '1')).toBe('0.0000000');
   });
 
-  it('reported usage wins; otherwise the tokenizer counts', () => {
+  it('reported usage wins; otherwise the tokenizer counts', async () => {
+    const count = async (texts: readonly string[]) => texts.map((t) => countTokens(t));
     const price = { input: '0.15', output: '0.6', unit: '0.000001', currency: 'EUR' };
-    const reported = buildUsage({ reported: { promptTokens: 100, completionTokens: 50 }, promptText: 'x', answer: 'y', price, latencySeconds: 1.5 });
+    const reported = await buildUsage({ reported: { promptTokens: 100, completionTokens: 50 }, promptText: 'x', answer: 'y', price, latencySeconds: 1.5 }, count);
     expect(reported).toMatchObject({ prompt_tokens: 100, completion_tokens: 50, total_tokens: 150, prompt_price: '0.0000150', completion_price: '0.0000300', total_price: '0.0000450', currency: 'EUR', latency: 1.5 });
-    const counted = buildUsage({ reported: undefined, promptText: 'hello world', answer: 'hello', price: undefined, latencySeconds: 0 });
+    const counted = await buildUsage({ reported: undefined, promptText: 'hello world', answer: 'hello', price: undefined, latencySeconds: 0 }, count);
     expect(counted).toMatchObject({ prompt_tokens: 2, completion_tokens: 1, total_price: '0.0000000', prompt_unit_price: '0', currency: 'USD' });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countTokens } from '../../src/llm/usage.js';
+import { countTokens } from '../../src/text/tokenizer.js';
 import {
   DEFAULT_SUGGESTED_QUESTIONS_PROMPT,
   historyText,
@@ -8,16 +8,17 @@ import {
 } from '../../src/messages/suggested-questions.js';
 
 describe('suggested questions: Dify\'s prompt and parser', () => {
-  it('history lines are dropped oldest first until the text fits the token limit; one line always stays', () => {
+  it('history lines are dropped oldest first until the text fits the token limit; one line always stays', async () => {
+    const count = async (texts: readonly string[]) => texts.map((t) => countTokens(t));
     const turns = [
       { query: 'first question here', answer: 'first answer here' },
       { query: 'second question', answer: 'second answer' },
     ];
-    const all = historyText(turns, 3000);
+    const all = await historyText(turns, 3000, count);
     expect(all).toBe('Human: first question here\nAssistant: first answer here\nHuman: second question\nAssistant: second answer');
     const limit = countTokens('Human: second question\nAssistant: second answer');
-    expect(historyText(turns, limit)).toBe('Human: second question\nAssistant: second answer');
-    expect(historyText(turns, 1)).toBe('Assistant: second answer');
+    expect(await historyText(turns, limit, count)).toBe('Human: second question\nAssistant: second answer');
+    expect(await historyText(turns, 1, count)).toBe('Assistant: second answer');
   });
 
   it('a blank custom prompt means the default; template variables in values are defused and <|…|> removed', () => {

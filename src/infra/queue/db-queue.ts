@@ -218,6 +218,11 @@ export class DbQueue implements Queue {
   async #fail(id: string, handler: JobHandler<unknown>, payload: unknown, error: string, attempts: number): Promise<void> {
     this.#log.error({ job: id, attempts, err: error }, 'job failed for good');
     await this.#finish(id, { status: 'failed', last_error: error });
-    if (handler.onFailed) await handler.onFailed(payload, error);
+    // The job is failed for good whatever its handler's clean-up does: it is never claimed again.
+    try {
+      if (handler.onFailed) await handler.onFailed(payload, error);
+    } catch (err) {
+      this.#log.error({ job: id, err }, 'clean-up of a failed job failed');
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countTokens as reference } from 'gpt-tokenizer/encoding/cl100k_base';
-import { countTokens } from '../../src/knowledge/tokens.js';
+import { countTokens } from '../../src/text/tokenizer.js';
 
 /** Deterministic fuzz: strings drawn from an alphabet that mixes every pre-tokenizer class. */
 function fuzz(count: number, seed: number): string[] {
@@ -15,7 +15,7 @@ function fuzz(count: number, seed: number): string[] {
   return Array.from({ length: count }, () => Array.from({ length: 1 + rnd(40) }, () => alphabet[rnd(alphabet.length)]).join(''));
 }
 
-describe('countTokens (cl100k_base, piece cache)', () => {
+describe('countTokens (cl100k_base, piece cache, capped pieces)', () => {
   it('equals gpt-tokenizer on prose, code, numbers, contractions, unicode, emoji and whitespace runs', () => {
     const texts = [
       '',
@@ -38,7 +38,7 @@ describe('countTokens (cl100k_base, piece cache)', () => {
       'lone surrogates \ud800 and \udc00x end',
       'punctuation!!! ??? ... --- ***\n\n\n...\n',
       '\n\n\n   \n\t\n',
-      'x'.repeat(300) + ' ' + 'ab'.repeat(200),
+      'x'.repeat(120) + ' ' + 'ab'.repeat(60),
     ];
     for (const t of texts) expect(countTokens(t), JSON.stringify(t.slice(0, 60))).toBe(reference(t));
   });
@@ -52,11 +52,26 @@ describe('countTokens (cl100k_base, piece cache)', () => {
     expect(countTokens(joined)).toBe(reference(joined));
   });
 
-  it('texts with special-token markers behave exactly as gpt-tokenizer (it rejects them)', () => {
-    for (const t of ['a <|endoftext|> b', 'x<|im_start|>']) {
-      expect(() => reference(t)).toThrow();
-      expect(() => countTokens(t)).toThrow();
+  it('special-token markers count as the text they are (a provider sees them as text), never throw', () => {
+    for (const t of ['a <|endoftext|> b', 'x<|im_start|>', 'a <| b |> c']) {
+      expect(countTokens(t)).toBe(reference(t, { disallowedSpecial: new Set() }));
     }
-    expect(countTokens('a <| b |> c')).toBe(reference('a <| b |> c'));
+  });
+
+  it('a piece longer than maxPieceChars is counted in slices: exact below the cap, within a token per slice above it', () => {
+    const letters = 'thequickbrownfoxjumpsoverthelazydog'.repeat(40); // one 1,400-letter piece
+    expect(countTokens(letters, 10_000)).toBe(reference(letters));
+    const slices = Math.ceil(letters.length / 128);
+    expect(Math.abs(countTokens(letters, 128) - reference(letters))).toBeLessThanOrEqual(slices);
+    // A slice never splits a surrogate pair: 300 emoji (600 UTF-16 units) in slices of 5 units.
+    const emoji = '😀'.repeat(300);
+    expect(countTokens(emoji, 5)).toBe(countTokens('😀😀', 10) * 150);
+  });
+
+  it('scales linearly: a run of letters ten times longer costs ten times the slices, not a hundred times the work', () => {
+    // The count of a long run is the sum of its slices' counts, so it grows in proportion.
+    const unit = 'abcdefghijklmnopqrstuvwxyz'.repeat(10).slice(0, 128);
+    const run = unit.repeat(1000);
+    expect(countTokens(run)).toBe(countTokens(unit) * 1000);
   });
 });
