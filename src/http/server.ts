@@ -8,6 +8,8 @@ import { newId } from '../infra/ids.js';
 import { methodNotAllowed, notFound } from '../infra/errors.js';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
+import { listenerErrors } from './listener-errors.js';
+import { redactUrl } from '../infra/logger.js';
 import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
 import { completionRoutes } from './routes/completion.js';
@@ -52,7 +54,14 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** Builds the Fastify app (not listening). Everything is registered before the first request. */
 export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
+  const limits = runtime.config.httpServer;
+  const { frameworkErrors, clientErrorHandler } = listenerErrors(limits);
   const app = Fastify({
+    routerOptions: { maxParamLength: limits.maxParamLength },
+    http: { maxHeaderSize: limits.maxHeaderBytes },
+    trustProxy: typeof limits.trustProxy === 'boolean' ? limits.trustProxy : [...limits.trustProxy],
+    frameworkErrors,
+    clientErrorHandler,
     loggerInstance: runtime.logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
@@ -117,8 +126,4 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   );
   await app.ready();
   return app;
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/(\/form\/human_input\/)[^/?]+/, '$1[redacted]');
 }

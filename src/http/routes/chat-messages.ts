@@ -12,7 +12,7 @@ import { streamRun } from '../run-stream.js';
 import { toSeconds } from '../../infra/clock.js';
 import { chatMetadata, replyWithGeneration } from './completion.js';
 import { CHAT_MODES } from './conversations.js';
-import { requireUser } from './workflows.js';
+import { requireUser } from '../user-arg.js';
 
 const ChatBody = Type.Object({
   query: Type.String(),
