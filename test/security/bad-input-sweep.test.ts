@@ -89,7 +89,7 @@ interface Case {
   readonly path: string;
   readonly query?: string;
   readonly contentType?: string;
-  readonly body?: string | Buffer;
+  readonly body?: string;
   /** The field a 400 must name. */
   readonly field?: string;
 }
