@@ -179,11 +179,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     config,
     uploads,
     endUsers,
+    box: secretBox,
     resumer: () => {
       if (!resumer.current) throw new Error('no run resumer is bound to the form service');
       return resumer.current;
     },
   });
+  await forms.sealLegacyTokens();
   forms.start();
   closers.push(async () => forms.stop());
   apps.addGraphValidator((doc) => {
