@@ -41,20 +41,26 @@ function print(json: boolean, obj: Record<string, unknown>, text: string): void 
   process.stdout.write(json ? `${JSON.stringify(obj)}\n` : `${text}\n`);
 }
 
+/**
+ * `serve`: stdout carries only the JSON log; what a person reads at start — the example apps' keys
+ * (shown once) and the address — goes to the terminal on stderr as plain text, never into the log.
+ */
 async function serve(): Promise<void> {
   const config = loadConfig();
   const runtime = await createRuntime(config);
   if (config.seedExamples) {
     const seeded = await seedExamples(runtime, EXAMPLES_DIR);
     if (seeded.length > 0) {
-      process.stdout.write('\nImported the example apps. Their API keys are shown only this once:\n\n');
-      for (const s of seeded) process.stdout.write(`  ${s.name.padEnd(32)} ${s.mode.padEnd(14)} ${s.apiKey}\n`);
-      process.stdout.write('\n');
+      process.stderr.write('\nImported the example apps. Their API keys are shown only this once:\n\n');
+      for (const s of seeded) process.stderr.write(`  ${s.name.padEnd(32)} ${s.mode.padEnd(14)} ${s.apiKey}\n`);
+      process.stderr.write('\n');
     }
   }
   const app = await buildServer(runtime);
   await app.listen({ port: config.port, host: config.host });
-  process.stdout.write(`Dovetail is listening on http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}/v1\n`);
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  process.stderr.write(`Dovetail is listening on http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}/v1\n`);
   const shutdown = async () => {
     await app.close();
     await runtime.close();

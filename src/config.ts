@@ -35,6 +35,20 @@ export interface FileUrlConfig {
   readonly secretKey: string | undefined;
 }
 
+/** The HTTP listener's own bounds and proxy trust. */
+export interface HttpServerConfig {
+  /** Longest path parameter, characters (`HTTP_MAX_PARAM_LENGTH`, default 100); longer answers 414. */
+  readonly maxParamLength: number;
+  /** Largest request line + headers, bytes (`HTTP_MAX_HEADER_SIZE`, default 16384 as Node); larger answers 431. */
+  readonly maxHeaderBytes: number;
+  /**
+   * `TRUST_PROXY`: `true` (any proxy) or comma-separated proxy addresses/CIDRs whose
+   * `X-Forwarded-*` headers are believed (Fastify's `trustProxy`); unset/`false` = none, and the
+   * client's `Host` header never reaches a URL the server hands out.
+   */
+  readonly trustProxy: boolean | readonly string[];
+}
+
 export interface ModelPrice {
   /** Decimal string, price per `unit` input tokens. */
   readonly input: string;
@@ -57,6 +71,7 @@ export interface Config {
   readonly logLevel: string;
   readonly upload: UploadLimits;
   readonly fileUrls: FileUrlConfig;
+  readonly httpServer: HttpServerConfig;
   /** Per-app concurrent generation limit; 0 = unlimited (`APP_MAX_ACTIVE_REQUESTS`). */
   readonly maxActiveRequests: number;
   /** A request's headers and body must arrive within this many seconds, else 408 and the connection
@@ -237,6 +252,14 @@ function list(raw: string | undefined, fallback: readonly string[]): readonly st
   return raw.split(',').map((s) => s.trim().replace(/^\./, '').toLowerCase()).filter(Boolean);
 }
 
+/** `TRUST_PROXY`: true/false or a list of proxy addresses/CIDRs. */
+function trustProxy(raw: string | undefined): boolean | readonly string[] {
+  const v = raw?.trim().toLowerCase();
+  if (v === undefined || v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  return list(v, []);
+}
+
 /** A `provider/model` setting, checked at boot. */
 function modelRef(raw: string | undefined, key: string): string | undefined {
   if (raw === undefined) return undefined;
@@ -310,6 +333,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       baseUrl: str(env, file, 'FILES_URL')?.replace(/\/+$/, ''),
       accessTimeoutSeconds: int(env, file, 'FILES_ACCESS_TIMEOUT', 300, 1),
       secretKey: str(env, file, 'SECRET_KEY'),
+    },
+    httpServer: {
+      maxParamLength: int(env, file, 'HTTP_MAX_PARAM_LENGTH', 100, 1),
+      maxHeaderBytes: int(env, file, 'HTTP_MAX_HEADER_SIZE', 16384, 1024),
+      trustProxy: trustProxy(str(env, file, 'TRUST_PROXY')),
     },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
     httpBodyTimeoutSeconds: int(env, file, 'HTTP_BODY_TIMEOUT_SECONDS', 30, 1),

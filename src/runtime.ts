@@ -8,6 +8,8 @@ import { DiskBlobs } from './files/blobs/disk-blobs.js';
 import type { Blobs } from './files/blobs/blobs.js';
 import { FilePreviewService } from './files/file-preview.js';
 import { FileUrls } from './files/file-urls.js';
+import { ServerKeys } from './infra/server-keys.js';
+import { SecretBox } from './infra/secret-box.js';
 import { DocumentDownloads } from './knowledge/document-downloads.js';
 import { UploadService } from './files/upload-service.js';
 import { systemClock, type Clock } from './infra/clock.js';
@@ -152,11 +154,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const store = await openStore(config);
   const blobs = new DiskBlobs(path.join(config.dataDir, 'files'));
-  const apps = new AppService(store.db, clock);
+  const serverKeys = new ServerKeys({ db: store.db, clock, secretKey: config.fileUrls.secretKey });
+  const secretBox = new SecretBox(serverKeys);
+  const apps = new AppService(store.db, clock, secretBox);
   const keys = new KeyService(store.db, clock);
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
-  const fileUrls = new FileUrls({ db: store.db, config: config.fileUrls, clock, uploads, blobs });
+  const fileUrls = new FileUrls({ keys: serverKeys, config: config.fileUrls, clock, uploads, blobs });
   const closers: (() => Promise<void>)[] = [];
   const offload = new TextOffload(config.text, logger);
   offload.warm();
@@ -189,11 +193,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     config,
     uploads,
     endUsers,
+    box: secretBox,
     resumer: () => {
       if (!resumer.current) throw new Error('no run resumer is bound to the form service');
       return resumer.current;
     },
   });
+  await forms.sealLegacyTokens();
   forms.start();
   closers.push(async () => forms.stop());
   apps.addGraphValidator((doc) => {

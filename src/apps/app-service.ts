@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, AppTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
+import type { SecretBox } from '../infra/secret-box.js';
 import { parseDsl, type AppMode, type DslDocument } from './dsl.js';
 import { DslError } from './errors.js';
 import { inputVariables, type InputVariable } from './input-form.js';
@@ -29,8 +30,15 @@ export interface App {
  */
 export type GraphValidator = (doc: DslDocument) => void;
 
-function toApp(row: AppTable): App {
-  const dsl = JSON.parse(row.dsl) as DslDocument;
+/** Applies `fn` to the value of every `value_type: secret` environment variable of a DSL document (a copy). */
+async function mapSecrets(doc: DslDocument, fn: (value: string) => Promise<string>): Promise<DslDocument> {
+  const env = doc.workflow?.environment_variables;
+  if (!env || !env.some((v) => v.value_type === 'secret')) return doc;
+  const mapped = await Promise.all(env.map(async (v) => (v.value_type === 'secret' && typeof v.value === 'string' ? { ...v, value: await fn(v.value) } : v)));
+  return { ...doc, workflow: { ...doc.workflow!, environment_variables: mapped } };
+}
+
+function toApp(row: AppTable, dsl: DslDocument): App {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -52,10 +60,17 @@ export class AppService {
   readonly #clock: Clock;
   readonly #validators: GraphValidator[] = [];
   readonly #cache = new Map<string, App>();
+  readonly #box: SecretBox;
 
-  constructor(db: Kysely<Database>, clock: Clock) {
+  /** Secret environment variables are stored sealed by `box` and opened when an app is read. */
+  constructor(db: Kysely<Database>, clock: Clock, box: SecretBox) {
     this.#db = db;
     this.#clock = clock;
+    this.#box = box;
+  }
+
+  async #toApp(row: AppTable): Promise<App> {
+    return toApp(row, await mapSecrets(JSON.parse(row.dsl) as DslDocument, (v) => this.#box.open(v)));
   }
 
   /** Adds a semantic check run on every imported workflow / chatflow graph. */
@@ -92,7 +107,7 @@ export class AppService {
       mode: doc.app.mode,
       description: typeof doc.app.description === 'string' ? doc.app.description : '',
       icon: typeof doc.app.icon === 'string' ? doc.app.icon : '',
-      dsl: JSON.stringify(doc),
+      dsl: JSON.stringify(await mapSecrets(doc, (v) => this.#box.seal(v))),
       enable_api: 1,
       status: 'normal',
       max_active_requests: null,
@@ -100,7 +115,7 @@ export class AppService {
       updated_at: now,
     };
     await this.#db.insertInto('apps').values(row).execute();
-    return toApp(row);
+    return toApp(row, doc);
   }
 
   async find(id: string): Promise<App | undefined> {
@@ -108,14 +123,14 @@ export class AppService {
     if (cached) return cached;
     const row = await this.#db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return undefined;
-    const app = toApp(row);
+    const app = await this.#toApp(row);
     this.#cache.set(id, app);
     return app;
   }
 
   async list(): Promise<App[]> {
     const rows = await this.#db.selectFrom('apps').selectAll().orderBy('created_at').execute();
-    return rows.map(toApp);
+    return Promise.all(rows.map((r) => this.#toApp(r)));
   }
 
   async count(): Promise<number> {

@@ -56,14 +56,13 @@ export class EndUserService {
     return row ? { id: row.id, appId, sessionId: user } : undefined;
   }
 
-  /** An end user of any app of the workspace (Dify scopes end users to the tenant). */
-  async inWorkspace(workspaceId: string, id: string): Promise<(EndUser & { readonly createdAt: number }) | undefined> {
+  /** An end user of this app only (Dify answers any end user of the tenant; an app key reaches only its app). */
+  async ofApp(appId: string, id: string): Promise<(EndUser & { readonly createdAt: number }) | undefined> {
     const row = await this.#db
       .selectFrom('end_users')
-      .innerJoin('apps', 'apps.id', 'end_users.app_id')
-      .select(['end_users.id', 'end_users.app_id', 'end_users.session_id', 'end_users.created_at'])
-      .where('end_users.id', '=', id)
-      .where('apps.workspace_id', '=', workspaceId)
+      .select(['id', 'app_id', 'session_id', 'created_at'])
+      .where('id', '=', id)
+      .where('app_id', '=', appId)
       .executeTakeFirst();
     return row ? { id: row.id, appId: row.app_id, sessionId: row.session_id, createdAt: Number(row.created_at) } : undefined;
   }

@@ -69,6 +69,8 @@ export function compileGraph(doc: DslDocument): Graph {
     edgesByScope.set(scopeOf(e.source), list);
   });
   const environment = namedValues(wf.environment_variables);
+  const secrets: Record<string, string> = {};
+  for (const v of wf.environment_variables ?? []) if (v.value_type === 'secret' && typeof v.name === 'string' && typeof v.value === 'string' && v.value) secrets[v.name] = v.value;
   const conversationDefaults = namedValues(wf.conversation_variables);
   // one map for every level, so a container inside a container finds its own child graph
   const children = new Map<string, Graph>();
@@ -82,7 +84,7 @@ export function compileGraph(doc: DslDocument): Graph {
     if (typeof declared === 'string' && declared && declared !== starts[0]!.id) {
       throw new GraphError(`node ${n.id} (${n.type}): start_node_id ${declared} is not its ${startType} node`);
     }
-    children.set(n.id, scopeGraph(members, edgesByScope.get(n.id) ?? [], starts[0]!.id, environment, conversationDefaults, children));
+    children.set(n.id, scopeGraph(members, edgesByScope.get(n.id) ?? [], starts[0]!.id, { environment, secrets }, conversationDefaults, children));
   }
   const top = byScope.get('') ?? [];
   const starts = top.filter((n) => n.type === 'start');
@@ -91,7 +93,7 @@ export function compileGraph(doc: DslDocument): Graph {
     const a = [...all.values()].find((n) => n.type === 'answer')!;
     throw new GraphError(`node ${a.id} (answer) is only allowed in chatflow (advanced-chat) apps`);
   }
-  return scopeGraph(top, edgesByScope.get('') ?? [], starts[0]!.id, environment, conversationDefaults, children);
+  return scopeGraph(top, edgesByScope.get('') ?? [], starts[0]!.id, { environment, secrets }, conversationDefaults, children);
 }
 
 /** One level of the graph: its nodes, edges and start; every node must be reachable from the start. */
@@ -99,7 +101,7 @@ function scopeGraph(
   members: readonly GraphNode[],
   edgeList: readonly GraphEdge[],
   startId: string,
-  environment: Record<string, unknown>,
+  env: { environment: Record<string, unknown>; secrets: Record<string, string> },
   conversationDefaults: Record<string, unknown>,
   children: ReadonlyMap<string, Graph>,
 ): Graph {
@@ -123,7 +125,7 @@ function scopeGraph(
       throw new GraphError(`node ${n.id} (${n.type}) is not reachable from the start node${where}`);
     }
   }
-  return { nodes, edges: [...edgeList], outgoing, incoming, startId, environment, conversationDefaults, children };
+  return { nodes, edges: [...edgeList], outgoing, incoming, startId, environment: env.environment, secrets: env.secrets, conversationDefaults, children };
 }
 
 function namedValues(list: readonly Record<string, unknown>[] | undefined): Record<string, unknown> {

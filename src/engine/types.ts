@@ -63,6 +63,8 @@ export interface Graph {
   readonly startId: string;
   /** Environment variables (`env.*`) by name. */
   readonly environment: Readonly<Record<string, unknown>>;
+  /** The non-empty string values of `value_type: secret` environment variables, by name (masked in run events). */
+  readonly secrets: Readonly<Record<string, string>>;
   /** Conversation variable defaults (`conversation.*`) by name. */
   readonly conversationDefaults: Readonly<Record<string, unknown>>;
   /** Loop / iteration node id → the graph of its child nodes (started at its `*-start` node). */

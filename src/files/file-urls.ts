@@ -1,15 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { FileUrlConfig } from '../config.js';
 import type { Clock } from '../infra/clock.js';
 import { invalidParam, notFound } from '../infra/errors.js';
-import type { Database } from '../store/schema.js';
+import { FILE_URL_KEY, type ServerKeys } from '../infra/server-keys.js';
 import type { Blobs } from './blobs/blobs.js';
 import { previewHeaders, type FilePreview } from './file-preview.js';
 import type { UploadService } from './upload-service.js';
 import { isUuid } from '../infra/ids.js';
 
-const KEY_NAME = 'file_url_key';
 
 /** The query of a signed URL, as received. */
 export interface SignedQuery {
@@ -27,15 +25,14 @@ export interface SignedQuery {
  * the database, so every instance of a deployment signs and checks alike.
  */
 export class FileUrls {
-  readonly #db: Kysely<Database>;
+  readonly #keys: ServerKeys;
   readonly #config: FileUrlConfig;
   readonly #clock: Clock;
   readonly #uploads: UploadService;
   readonly #blobs: Blobs;
-  #key: Promise<Buffer> | undefined;
 
-  constructor(deps: { db: Kysely<Database>; config: FileUrlConfig; clock: Clock; uploads: UploadService; blobs: Blobs }) {
-    this.#db = deps.db;
+  constructor(deps: { keys: ServerKeys; config: FileUrlConfig; clock: Clock; uploads: UploadService; blobs: Blobs }) {
+    this.#keys = deps.keys;
     this.#config = deps.config;
     this.#clock = deps.clock;
     this.#uploads = deps.uploads;
@@ -81,25 +78,6 @@ export class FileUrls {
   }
 
   #keyBytes(): Promise<Buffer> {
-    this.#key ??= this.#loadKey();
-    this.#key.catch(() => (this.#key = undefined));
-    return this.#key;
-  }
-
-  async #loadKey(): Promise<Buffer> {
-    if (this.#config.secretKey) return Buffer.from(this.#config.secretKey);
-    const read = () => this.#db.selectFrom('server_secrets').select('value').where('name', '=', KEY_NAME).executeTakeFirst();
-    let row = await read();
-    if (!row) {
-      // Two instances starting together: the first insert wins and both read it back.
-      await this.#db
-        .insertInto('server_secrets')
-        .values({ name: KEY_NAME, value: randomBytes(32).toString('base64'), created_at: this.#clock.now() })
-        .onConflict((oc) => oc.column('name').doNothing())
-        .execute();
-      row = await read();
-    }
-    if (!row) throw new Error('the file URL signing key could not be stored');
-    return Buffer.from(row.value, 'base64');
+    return this.#keys.key(FILE_URL_KEY);
   }
 }

@@ -3,7 +3,8 @@ import type { Config } from '../config.js';
 import type { Database, HumanInputFormTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
-import { newId, newSecret } from '../infra/ids.js';
+import { newId, newSecret, sha256 } from '../infra/ids.js';
+import type { SecretBox } from '../infra/secret-box.js';
 import type { EndUserService } from '../apps/end-users.js';
 import type { UploadService } from '../files/upload-service.js';
 import { formExpired, formNotFound, formSubmitted } from './errors.js';
@@ -46,6 +47,8 @@ export interface FormServiceDeps {
   readonly config: Config;
   readonly uploads: UploadService;
   readonly endUsers: EndUserService;
+  /** Seals web-app tokens at rest (only their hash is looked up). */
+  readonly box: SecretBox;
   /** The run side; resolved lazily because runs and forms reference each other. */
   readonly resumer: () => RunResumer;
 }
@@ -88,7 +91,7 @@ export class FormService implements HumanInputGateway {
       return this.#timeoutDecision(ctx.nodeId, def, row);
     }
     if (status === 'timeout') return this.#timeoutDecision(ctx.nodeId, def, row);
-    if (status === 'waiting') return { type: 'pause', required: requiredPayload(row.id, row.node_id, def, row.token, row.expiration_time) };
+    if (status === 'waiting') return { type: 'pause', required: requiredPayload(row.id, row.node_id, def, row.token === null ? null : await this.#d.box.open(row.token), row.expiration_time) };
     throw new Error(`Human input form ${row.id} is ${status}; the run cannot continue at node ${ctx.nodeId}`);
   }
 
@@ -108,6 +111,7 @@ export class FormService implements HumanInputGateway {
     const def = buildDefinition(ctx);
     const now = ctx.now;
     const globalMs = config.humanInputGlobalTimeoutSeconds * 1000;
+    const token = hasWebappDelivery(def) ? newSecret(24) : null;
     const row: HumanInputFormTable = {
       id: newId(),
       app_id: ctx.appId,
@@ -116,7 +120,8 @@ export class FormService implements HumanInputGateway {
       end_user_id: ctx.endUserId,
       definition: JSON.stringify(def),
       status: 'waiting',
-      token: hasWebappDelivery(def) ? newSecret(24) : null,
+      token: token === null ? null : await this.#d.box.seal(token),
+      token_hash: token === null ? null : sha256(token),
       expiration_time: now + timeoutMs(ctx.data),
       global_deadline: globalMs > 0 ? now + globalMs : null,
       selected_action_id: null,
@@ -152,7 +157,7 @@ export class FormService implements HumanInputGateway {
 
   /** The form behind a token, checked like Dify: 404 unless it is this app's web-app form, then 412s. */
   async #activeForm(appId: string, token: string): Promise<{ row: HumanInputFormTable; def: FormDefinition }> {
-    const row = await this.#d.db.selectFrom('human_input_forms').selectAll().where('token', '=', token).executeTakeFirst();
+    const row = await this.#d.db.selectFrom('human_input_forms').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
     if (!row || row.app_id !== appId) throw formNotFound();
     const def = JSON.parse(row.definition) as FormDefinition;
     if (!hasWebappDelivery(def)) throw formNotFound();
@@ -263,6 +268,16 @@ export class FormService implements HumanInputGateway {
       }
     }
     return n;
+  }
+
+  /** Seals the plain tokens of rows written before migration 016 (their hash is already set). */
+  async sealLegacyTokens(): Promise<number> {
+    const { db, box } = this.#d;
+    const rows = await db.selectFrom('human_input_forms').select(['id', 'token']).where('token', 'is not', null).where('token', 'not like', 'dovetail-sealed:%').execute();
+    for (const r of rows) {
+      await db.updateTable('human_input_forms').set({ token: await box.seal(r.token!), token_hash: sha256(r.token!) }).where('id', '=', r.id).where('token', '=', r.token).execute();
+    }
+    return rows.length;
   }
 
   /** Starts the periodic deadline scanner (config `HUMAN_INPUT_TIMEOUT_SCAN_MS`). */

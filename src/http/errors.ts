@@ -90,8 +90,30 @@ export function unionOfConstants(issues: readonly AjvIssue[]): AjvIssue {
   return values.length > 1 ? { ...first, keyword: 'enum', params: { allowedValues: values } } : first;
 }
 
-/** Maps any thrown value to status, envelope and extra headers. */
+
+/** Longest error message sent; longer ones echo a value the client sent (cut, never dropped). */
+export const ERROR_MESSAGE_MAX_CHARS = 1000;
+/** Longest run of non-space characters kept in an error message (a value echoed back). */
+export const ERROR_ECHO_MAX_CHARS = 100;
+
+/**
+ * Bounds a message: each run of non-space characters over `ERROR_ECHO_MAX_CHARS` (an echoed value)
+ * is cut with `…`, then the whole to `ERROR_MESSAGE_MAX_CHARS`. Short messages pass unchanged, so a
+ * 2 MB `conversation_id` answers a 400 of a few hundred bytes that still names the field.
+ */
+export function boundMessage(message: string): string {
+  if (message.length <= ERROR_ECHO_MAX_CHARS) return message;
+  const cut = message.replace(new RegExp(`\\S{${ERROR_ECHO_MAX_CHARS + 1},}`, 'g'), (run) => `${run.slice(0, ERROR_ECHO_MAX_CHARS)}…`);
+  return cut.length <= ERROR_MESSAGE_MAX_CHARS ? cut : `${cut.slice(0, ERROR_MESSAGE_MAX_CHARS)}…`;
+}
+
+/** Maps any thrown value to status, envelope and extra headers, the message bounded (`boundMessage`). */
 export function toErrorBody(err: unknown): { body: ErrorBody; headers: Record<string, string> } {
+  const r = errorBodyOf(err);
+  return { body: { ...r.body, message: boundMessage(r.body.message) }, headers: r.headers };
+}
+
+function errorBodyOf(err: unknown): { body: ErrorBody; headers: Record<string, string> } {
   if (err instanceof ServiceError) {
     return { body: { code: err.code, message: err.message, status: err.status }, headers: { ...err.headers } };
   }

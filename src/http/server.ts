@@ -8,7 +8,8 @@ import { newId } from '../infra/ids.js';
 import { methodNotAllowed, notFound } from '../infra/errors.js';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
-import { clientErrorHandler } from './client-errors.js';
+import { listenerErrors } from './listener-errors.js';
+import { redactUrl } from '../infra/logger.js';
 import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
 import { completionRoutes } from './routes/completion.js';
@@ -56,10 +57,15 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // A request must arrive whole (headers and body) within HTTP_BODY_TIMEOUT_SECONDS; Node checks
   // its connections every second (its default of 30 s would let a slow client hold one far longer).
   const bodyTimeoutMs = runtime.config.httpBodyTimeoutSeconds * 1000;
+  const limits = runtime.config.httpServer;
+  const { frameworkErrors, clientErrorHandler } = listenerErrors(limits, runtime.config.httpBodyTimeoutSeconds);
   const app = Fastify({
     requestTimeout: bodyTimeoutMs,
-    http: { headersTimeout: bodyTimeoutMs, connectionsCheckingInterval: Math.min(1000, bodyTimeoutMs) },
-    clientErrorHandler: clientErrorHandler(runtime.config.httpBodyTimeoutSeconds),
+    routerOptions: { maxParamLength: limits.maxParamLength },
+    http: { maxHeaderSize: limits.maxHeaderBytes, headersTimeout: bodyTimeoutMs, connectionsCheckingInterval: Math.min(1000, bodyTimeoutMs) },
+    trustProxy: typeof limits.trustProxy === 'boolean' ? limits.trustProxy : [...limits.trustProxy],
+    frameworkErrors,
+    clientErrorHandler,
     loggerInstance: runtime.logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
@@ -133,8 +139,4 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   );
   await app.ready();
   return app;
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/(\/form\/human_input\/)[^/?]+/, '$1[redacted]');
 }

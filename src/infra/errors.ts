@@ -72,3 +72,16 @@ export const tooManyRequests = defineError(
     `Too many requests. Please try again later. The current maximum concurrent requests allowed for ${appId} is ${limit}.`,
   () => ({ 'retry-after': '1' }),
 );
+
+/** A path parameter over `HTTP_MAX_PARAM_LENGTH` characters (the router refuses it before any route). */
+export const requestUriTooLarge = defineError(
+  'request_uri_too_large',
+  414,
+  (limit: number) => `A path parameter is longer than ${limit} characters (HTTP_MAX_PARAM_LENGTH).`,
+);
+/** A request line and headers over `HTTP_MAX_HEADER_SIZE` bytes (Node's parser refuses them). */
+export const requestHeaderFieldsTooLarge = defineError(
+  'request_header_fields_too_large',
+  431,
+  (limit: number) => `The request line and headers exceed ${limit} bytes (HTTP_MAX_HEADER_SIZE).`,
+);

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { Bus } from '../infra/bus/bus.js';
 import type { Clock } from '../infra/clock.js';
+import type { SecretMask } from './secret-mask.js';
 
 /** The bus channel that rings when a run's log grows. */
 export const runChannel = (runId: string) => `run:${runId}`;
@@ -22,12 +23,15 @@ export class RunJournal {
   #seq: number;
   #events: { run_id: string; seq: number; event: string; payload: string; created_at: number }[] = [];
   #patch: RunPatch = {};
-  #snapshot: (() => string) | undefined;
+  #snapshot: (() => unknown) | undefined;
+  readonly #mask: SecretMask | undefined;
   #scheduled = false;
   #flushing: Promise<void> = Promise.resolve();
   #error: unknown;
 
-  constructor(db: Kysely<Database>, bus: Bus, clock: Clock, runId: string, lastSeq: number) {
+  /** `mask` keeps secret environment values out of every event and snapshot written. */
+  constructor(db: Kysely<Database>, bus: Bus, clock: Clock, runId: string, lastSeq: number, mask?: SecretMask) {
+    this.#mask = mask && !mask.empty ? mask : undefined;
     this.#db = db;
     this.#bus = bus;
     this.#clock = clock;
@@ -42,7 +46,7 @@ export class RunJournal {
   /** Queues one wire payload (it must have an `event` key); returns its sequence number. */
   append(payload: { event: string; [k: string]: unknown }): number {
     this.#seq += 1;
-    this.#events.push({ run_id: this.#runId, seq: this.#seq, event: payload.event, payload: JSON.stringify(payload), created_at: this.#clock.now() });
+    this.#events.push({ run_id: this.#runId, seq: this.#seq, event: payload.event, payload: JSON.stringify(payload, this.#mask?.eventReplacer), created_at: this.#clock.now() });
     this.#schedule();
     return this.#seq;
   }
@@ -54,8 +58,8 @@ export class RunJournal {
   }
 
   /** Saves the run state with the next flush (serialized then, so it is the latest state). */
-  saveSnapshot(serialize: () => string): void {
-    this.#snapshot = serialize;
+  saveSnapshot(state: () => unknown): void {
+    this.#snapshot = state;
     this.#schedule();
   }
 
@@ -90,7 +94,7 @@ export class RunJournal {
     await this.#db.transaction().execute(async (trx) => {
       for (let i = 0; i < events.length; i += 500) await trx.insertInto('workflow_run_events').values(events.slice(i, i + 500)).execute();
       if (snapshot) {
-        const state = snapshot();
+        const state = JSON.stringify(snapshot(), this.#mask?.snapshotReplacer);
         await trx
           .insertInto('workflow_run_snapshots')
           .values({ run_id: this.#runId, version: 1, state, updated_at: now })

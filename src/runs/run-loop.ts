@@ -143,7 +143,7 @@ export class RunLoop {
         const { flight, result } = await Promise.race(inflight.values());
         inflight.delete(flight.execId);
         this.#apply(flight, result, pausedNodes, reasons);
-        this.#journal.saveSnapshot(() => JSON.stringify(this.#state));
+        this.#journal.saveSnapshot(() => this.#state);
       }
     } finally {
       clearTimeout(timer);
@@ -178,7 +178,7 @@ export class RunLoop {
         exceptions_count: this.#state.exceptions,
         outputs: JSON.stringify(this.#state.outputs),
       });
-      this.#journal.saveSnapshot(() => JSON.stringify(this.#state));
+      this.#journal.saveSnapshot(() => this.#state);
       await this.#journal.flush();
       return { status: 'paused', outputs: this.#state.outputs, error: null, state: this.#state, elapsedMs: this.#state.elapsedMs, finishedAt: null };
     } else {
@@ -244,7 +244,7 @@ export class RunLoop {
       elapsed_ms: end.elapsedMs,
       finished_at: end.finishedAt,
     });
-    this.#journal.saveSnapshot(() => JSON.stringify(this.#state));
+    this.#journal.saveSnapshot(() => this.#state);
     await this.#journal.flush();
     return end;
   }

@@ -14,6 +14,7 @@ import { initialState, readState, type RunState } from '../engine/run-state.js';
 import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
+import { SecretMask } from './secret-mask.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
 import { RunLoop, STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta } from './run-loop.js';
 import { ConversationVariables } from './conversation-variables.js';
@@ -261,7 +262,7 @@ export class RunService implements RunResumer {
   }
 
   #launch(meta: RunMeta, graph: Graph, state: RunState, lastSeq: number, reason: 'initial' | 'resumption'): Promise<RunEnd | undefined> {
-    const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq);
+    const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq, new SecretMask(graph.secrets));
     const loop = new RunLoop({
       meta,
       graph,
@@ -438,7 +439,8 @@ export class RunService implements RunResumer {
       if (!app) throw new Error(`app ${run.app_id} no longer exists`);
       const snap = await this.#db.selectFrom('workflow_run_snapshots').select('state').where('run_id', '=', runId).executeTakeFirst();
       if (!snap) throw new Error('the run has no snapshot');
-      const state = readState(JSON.parse(snap.state));
+      const graph = this.#graph(app);
+      const state = readState(JSON.parse(snap.state, new SecretMask(graph.secrets).reviver));
       state.paused = [];
       const user = await this.#db.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
       const meta: RunMeta = {
@@ -454,7 +456,7 @@ export class RunService implements RunResumer {
         createdAt: Number(run.created_at),
         inputs: JSON.parse(run.inputs) as Record<string, unknown>,
       };
-      void this.#launch(meta, this.#graph(app), state, Number(run.last_seq), 'resumption');
+      void this.#launch(meta, graph, state, Number(run.last_seq), 'resumption');
     } catch (err) {
       this.#logger.error({ err, runId }, 'resume failed');
       await this.#failRun(runId, `resume failed: ${(err as Error).message}`);

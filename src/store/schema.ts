@@ -180,8 +180,10 @@ export interface HumanInputFormTable {
   definition: string;
   /** waiting | submitted | timeout | expired | closed */
   status: string;
-  /** Web-app token (≥128 bits); null for email-only forms. */
+  /** Web-app token (≥128 bits), sealed (`SecretBox`; plain only in rows from before migration 016 until the form service seals them); null for email-only forms. */
   token: string | null;
+  /** SHA-256 of the web-app token: the look-up key. */
+  token_hash: string | null;
   /** Node-level deadline, epoch ms. */
   expiration_time: number;
   /** Global deadline, epoch ms; null when the global timeout is disabled. */

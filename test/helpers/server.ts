@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { buildServer } from '../../src/http/server.js';
 import { dropSchema } from '../../src/store/db.js';
-import { createLogger } from '../../src/infra/logger.js';
+import { createLogger, type Logger } from '../../src/infra/logger.js';
 import type { Clock } from '../../src/infra/clock.js';
 
 export interface TestServer {
@@ -37,6 +37,8 @@ export interface StartOptions {
   readonly runtime?: Omit<RuntimeOptions, 'logger'>;
   /** A controllable clock (timeouts, deadlines). */
   readonly clock?: Clock;
+  /** The server's logger (default: silent, or `TEST_LOG_LEVEL`). */
+  readonly logger?: Logger;
 }
 
 /** Starts the real server on a free port with its own SQLite file or PostgreSQL schema. */
@@ -53,7 +55,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
     { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },
   );
-  const runtime = await createRuntime(config, { ...opts.runtime, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), ...(opts.clock ? { clock: opts.clock } : {}) });
+  const runtime = await createRuntime(config, { ...opts.runtime, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), ...(opts.clock ? { clock: opts.clock } : {}) });
   const app = await buildServer(runtime);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();

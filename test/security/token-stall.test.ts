@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
-import { watchHealth, type HealthWatch } from '../helpers/health-watch.js';
+import { HEALTH_STALL_MS, watchHealth, type HealthWatch } from '../helpers/health-watch.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 
 const CHAT_APP = `app:
@@ -61,7 +61,7 @@ afterAll(async () => {
   // Checked last so that a failure here still closes everything above.
   expect(report.failures).toEqual([]);
   expect(report.probes).toBeGreaterThan(10);
-  expect(report.maxMs).toBeLessThan(100);
+  expect(report.maxMs).toBeLessThan(HEALTH_STALL_MS);
 });
 
 async function chat(query: string, conversationId = ''): Promise<{ status: number; body: Record<string, any> }> {

@@ -27,7 +27,7 @@ export const appInfoRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
 
   app.get<{ Params: { end_user_id: string } }>('/end-users/:end_user_id', async (request) => {
     const a = requireApp(request);
-    const u = await runtime.endUsers.inWorkspace(a.workspaceId, request.params.end_user_id);
+    const u = await runtime.endUsers.ofApp(a.id, request.params.end_user_id);
     if (!u) throw notFound('End user not found.');
     const at = new Date(u.createdAt).toISOString();
     return {

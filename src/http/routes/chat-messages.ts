@@ -12,7 +12,7 @@ import { streamRun } from '../run-stream.js';
 import { toSeconds } from '../../infra/clock.js';
 import { chatMetadata, replyWithGeneration } from './completion.js';
 import { CHAT_MODES } from './conversations.js';
-import { requireUser } from './workflows.js';
+import { requireUser } from '../user-arg.js';
 import { pauseReasons, usageOf } from '../../runs/frames.js';
 import type { RunEnd } from '../../runs/run-types.js';
 

@@ -157,7 +157,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
 
   app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/download', async (request) => {
     const ds = await dataset(request);
-    return { url: await runtime.documentDownloads.url(ds, request.params.document_id, requestOrigin(request)) };
+    return { url: await runtime.documentDownloads.url(ds, request.params.document_id, requestOrigin(request, runtime.config.httpServer.trustProxy)) };
   });
 
   app.post<{ Params: P; Body: { document_ids?: unknown } | null }>('/datasets/:dataset_id/documents/download-zip', { preValidation: requireJson }, async (request, reply) => {

@@ -7,7 +7,7 @@ import { finishedFrame } from '../../runs/run-service.js';
 import { openSse } from '../sse.js';
 import { streamRun } from '../run-stream.js';
 import { requireApp } from '../auth.js';
-import { requireUser } from './workflows.js';
+import { requireUser } from '../user-arg.js';
 
 const Params = Type.Object({ workflow_run_id: Type.String() });
 const Query = Type.Object({

@@ -10,6 +10,7 @@ import { pauseReasons } from '../../runs/frames.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { streamRun } from '../run-stream.js';
+import { requireUser } from '../user-arg.js';
 import { isUuid } from '../../infra/ids.js';
 
 const RunBody = Type.Object({
@@ -22,11 +23,6 @@ const StopBody = Type.Object({ user: Type.Optional(Type.Unknown()) });
 const RunParams = Type.Object({ workflow_run_id: Type.String() });
 const TaskParams = Type.Object({ task_id: Type.String() });
 
-/** Dify reads `user` from the body and stringifies non-strings; absent or empty is a 400. */
-export function requireUser(user: unknown): string {
-  if (user === undefined || user === null || user === '') throw invalidParam('user is required (Arg user must be provided.)');
-  return typeof user === 'string' ? user : JSON.stringify(user);
-}
 
 const sec = (ms: number | null) => (ms === null ? null : Math.floor(Number(ms) / 1000));
 
