@@ -17,8 +17,7 @@ import { MemoryBus } from './infra/bus/memory-bus.js';
 import { RedisBus } from './infra/bus/redis-bus.js';
 import { RunService } from './runs/run-service.js';
 import { ChatflowService } from './runs/chatflow-service.js';
-import { validateGraph, GraphError } from './engine/graph.js';
-import { DslError } from './apps/errors.js';
+import { engineGraphValidator } from './apps/engine-graph-validator.js';
 import type { ModelProviders } from './llm/model-provider.js';
 import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
@@ -142,7 +141,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const store = await openStore(config);
   const blobs = new DiskBlobs(path.join(config.dataDir, 'files'));
   const apps = new AppService(store.db, clock);
-  const keys = new KeyService(store.db, clock);
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const fileUrls = new FileUrls({ db: store.db, config: config.fileUrls, clock, uploads, blobs });
@@ -151,6 +149,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const messages = new MessageStore(store.db);
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
   closers.push(() => bus.close());
+  // Found keys are cached only where every instance hears a revocation (see KeyService).
+  const keys = new KeyService(store.db, clock, { cacheFound: bus.shared });
+  closers.push(await keys.listen(bus));
   const tasks = new TaskRegistry(bus);
   await tasks.listen();
   closers.push(() => tasks.close());
@@ -182,14 +183,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   forms.start();
   closers.push(async () => forms.stop());
-  apps.addGraphValidator((doc) => {
-    try {
-      validateGraph(doc);
-    } catch (err) {
-      if (err instanceof GraphError) throw new DslError(err.message);
-      throw err;
-    }
-  });
+  apps.addGraphValidator(engineGraphValidator);
   let knowledgeRetriever: KnowledgeRetriever | undefined;
   const runs = new RunService({
     db: store.db,

@@ -409,6 +409,11 @@ export class RunService implements RunResumer {
       .where('status', '=', 'paused')
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return;
+    await this.#continue(runId, 'resume');
+  }
+
+  /** Continues a run this process has just claimed (`running`, fresh heartbeat) from its snapshot. */
+  async #continue(runId: string, why: 'resume' | 'recovery'): Promise<void> {
     try {
       const run = (await this.find(runId))!;
       const app = await this.#findApp(run.app_id);
@@ -433,8 +438,8 @@ export class RunService implements RunResumer {
       };
       void this.#launch(meta, this.#graph(app), state, Number(run.last_seq), 'resumption');
     } catch (err) {
-      this.#logger.error({ err, runId }, 'resume failed');
-      await this.#failRun(runId, `resume failed: ${(err as Error).message}`);
+      this.#logger.error({ err, runId }, `${why} failed`);
+      await this.#failRun(runId, `${why} failed: ${(err as Error).message}`);
     }
   }
 
@@ -459,10 +464,29 @@ export class RunService implements RunResumer {
     return readRunEvents(this.#db, this.#bus, runId, afterSeq, signal);
   }
 
-  /** Marks `running` runs whose process died (stale heartbeat) as failed, ending their streams. */
+  /**
+   * Continues runs handed back by a process that shut down (`running`, `heartbeat_at` 0; one
+   * instance claims each by compare-and-set), and marks `running` runs whose process died (stale
+   * heartbeat) as failed, ending their streams.
+   */
   async recoverOrphans(): Promise<number> {
+    if (this.#closed) return 0;
+    const handedBack = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '=', 0).execute();
+    for (const r of handedBack) {
+      const claimed = await this.#db
+        .updateTable('workflow_runs')
+        .set({ heartbeat_at: this.#clock.now() })
+        .where('id', '=', r.id)
+        .where('status', '=', 'running')
+        .where('heartbeat_at', '=', 0)
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) === 1) {
+        this.#logger.info({ runId: r.id }, 'continuing a run handed back by a process that shut down');
+        await this.#continue(r.id, 'recovery');
+      }
+    }
     const cutoff = this.#clock.now() - this.#config.orphanAfterMs;
-    const rows = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '<', cutoff).execute();
+    const rows = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '>', 0).where('heartbeat_at', '<', cutoff).execute();
     let n = 0;
     for (const r of rows) {
       if (this.#active.has(r.id)) continue;
@@ -477,6 +501,20 @@ export class RunService implements RunResumer {
     if (run.message_id) await this.#db.updateTable('messages').set({ status: 'error', error, updated_at: this.#clock.now() }).where('id', '=', run.message_id).execute();
     this.#logger.warn({ runId, error }, 'run failed by recovery');
     return true;
+  }
+
+  /**
+   * Shutdown: hands every run executing here back (see RunLoop.requestHandBack) and waits until
+   * their snapshots are saved; recovery on any instance, or on the next start, continues them.
+   * Resumes and recoveries are refused from now on.
+   */
+  async handBack(): Promise<number> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    const active = [...this.#active.values()];
+    for (const { loop } of active) loop.requestHandBack();
+    await Promise.all(active.map((a) => a.done));
+    return active.length;
   }
 
   async close(): Promise<void> {
