@@ -193,6 +193,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     config: { ...config.runs, codeOutputs: config.code },
     providers: () => opts.providers ?? providers,
     findApp: (id) => apps.find(id),
+    findAppVersion: (id, version) => apps.findVersion(id, version),
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
     code: new ProcessCodeExecutor(config.code),

@@ -76,6 +76,7 @@ export class RunService implements RunResumer {
   /** Chatflow conversation variables, carried from turn to turn. */
   readonly conversationVariables: ConversationVariables;
   readonly #findApp: (id: string) => Promise<App | undefined>;
+  readonly #findAppVersion: (id: string, version: number) => Promise<App | undefined>;
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
   readonly #http: HttpRequester | undefined;
@@ -90,6 +91,8 @@ export class RunService implements RunResumer {
     config: RunServiceConfig;
     providers: () => ModelProviders | undefined;
     findApp: (id: string) => Promise<App | undefined>;
+    /** The app with the graph of an earlier version (runs resume on the version they started with). */
+    findAppVersion: (id: string, version: number) => Promise<App | undefined>;
     humanInput?: HumanInputGateway;
     /** The knowledge-retrieval node's port (built after the run service, hence lazy). */
     knowledge?: () => KnowledgeRetriever | undefined;
@@ -105,6 +108,7 @@ export class RunService implements RunResumer {
     this.#config = deps.config;
     this.#providers = deps.providers;
     this.#findApp = deps.findApp;
+    this.#findAppVersion = deps.findAppVersion;
     this.#humanInput = deps.humanInput;
     this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#code = deps.code;
@@ -218,6 +222,7 @@ export class RunService implements RunResumer {
       .values({
         id: meta.id,
         app_id: app.id,
+        app_version: app.version,
         task_id: meta.taskId,
         mode,
         end_user_id: meta.endUserId,
@@ -416,8 +421,9 @@ export class RunService implements RunResumer {
   async #continue(runId: string, why: 'resume' | 'recovery'): Promise<void> {
     try {
       const run = (await this.find(runId))!;
-      const app = await this.#findApp(run.app_id);
-      if (!app) throw new Error(`app ${run.app_id} no longer exists`);
+      // the graph the run started with, although the app may have been updated since
+      const app = await this.#findAppVersion(run.app_id, run.app_version);
+      if (!app) throw new Error(`app ${run.app_id} (version ${run.app_version}) no longer exists`);
       const snap = await this.#db.selectFrom('workflow_run_snapshots').select('state').where('run_id', '=', runId).executeTakeFirst();
       if (!snap) throw new Error('the run has no snapshot');
       const state = readState(JSON.parse(snap.state));
