@@ -7,6 +7,7 @@ import { CliError } from './cli/cli-error.js';
 import { appCommands } from './cli/app-commands.js';
 import { keyCommands } from './cli/key-commands.js';
 import { adminCommands } from './cli/admin-commands.js';
+import { runCommands } from './cli/run-commands.js';
 import { serve } from './cli/serve.js';
 
 /** The package version (package.json, beside `src/` and `dist/` alike). */
@@ -24,6 +25,7 @@ export function buildCli(): Command {
   program.command('serve').description('start the HTTP server').action(serve);
   appCommands(program);
   keyCommands(program);
+  runCommands(program);
   adminCommands(program);
   return program;
 }
