@@ -1,15 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
 import { endOpenStreams } from './sse.js';
+import { serverShuttingDown } from '../infra/errors.js';
 
+const shuttingDown = serverShuttingDown();
 /** The last frame of a stream still open when the shutdown grace period ends (Dify's stream `error` event shape). */
-export const SHUTDOWN_FRAME = Object.freeze({
-  event: 'error',
-  status: 503,
-  code: 'server_shutting_down',
-  message:
-    'The server is shutting down. A workflow or chatflow run continues after the restart (or on another instance): follow it with GET /v1/workflow/{workflow_run_id}/events.',
-});
+export const SHUTDOWN_FRAME = Object.freeze({ event: 'error', status: shuttingDown.status, code: shuttingDown.code, message: shuttingDown.message });
 
 /**
  * Graceful shutdown, in order: stop accepting connections (requests on kept-alive connections get
