@@ -14,7 +14,7 @@ import { fmt, median } from './lib.js';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const RUNS = 5;
+const RUNS = 3;
 
 const VARIANTS = {
   tsx: [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(ROOT, 'src', 'cli.ts')],
@@ -69,7 +69,7 @@ export async function run(): Promise<void> {
       out[name] = { list: median(list), start: median(start) };
     }
     const { tsx, compiled } = out as { tsx: { list: number; start: number }; compiled: { list: number; start: number } };
-    process.stdout.write(`median of ${RUNS}, ms          tsx (before)   compiled (after)   ratio\n`);
+    process.stdout.write(`median of ${RUNS}, ms        tsx (before)   compiled (after)   ratio\n`);
     process.stdout.write(`CLI app list               ${fmt(tsx.list, 0).padStart(12)}   ${fmt(compiled.list, 0).padStart(16)}   ${(tsx.list / compiled.list).toFixed(2)}x\n`);
     process.stdout.write(`serve → /health answers    ${fmt(tsx.start, 0).padStart(12)}   ${fmt(compiled.start, 0).padStart(16)}   ${(tsx.start / compiled.start).toFixed(2)}x\n`);
   } finally {
