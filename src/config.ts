@@ -103,6 +103,8 @@ export interface Config {
   readonly humanInputScanIntervalMs: number;
   /** Import `examples/*.yml` and print their keys when the database has no apps. */
   readonly seedExamples: boolean;
+  /** On SIGTERM / SIGINT, how long blocking requests and streams may still take before runs are handed back and streams ended, seconds (`SHUTDOWN_TIMEOUT_SECONDS`, default 8: inside Docker's 10 s stop grace). */
+  readonly shutdownTimeoutSeconds: number;
   /** Workflow run limits and recovery. */
   readonly runs: {
     /** Nodes one run may execute (`WORKFLOW_MAX_EXECUTION_STEPS`, default 500). */
@@ -267,6 +269,12 @@ function modelRef(raw: string | undefined, key: string): string | undefined {
   return raw.trim();
 }
 
+/** The settings file `loadConfig` reads with this environment (`DOVETAIL_CONFIG`, else `./dovetail.yaml`), or undefined when there is none. */
+export function configFile(env: Env = process.env): string | undefined {
+  const file = env.DOVETAIL_CONFIG ?? 'dovetail.yaml';
+  return existsSync(file) ? path.resolve(file) : undefined;
+}
+
 function readFileConfig(env: Env): Record<string, unknown> {
   const file = env.DOVETAIL_CONFIG ?? 'dovetail.yaml';
   if (!existsSync(file)) {
@@ -354,6 +362,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     humanInputGlobalTimeoutSeconds: int(env, file, 'HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS', 604_800, -1),
     humanInputScanIntervalMs: int(env, file, 'HUMAN_INPUT_TIMEOUT_SCAN_MS', 5000, 100),
     seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',
+    shutdownTimeoutSeconds: int(env, file, 'SHUTDOWN_TIMEOUT_SECONDS', 8, 0),
     runs: {
       maxSteps: int(env, file, 'WORKFLOW_MAX_EXECUTION_STEPS', 500, 1),
       maxTimeMs: int(env, file, 'WORKFLOW_MAX_EXECUTION_TIME', 1200, 1) * 1000,

@@ -19,8 +19,7 @@ import { MemoryBus } from './infra/bus/memory-bus.js';
 import { RedisBus } from './infra/bus/redis-bus.js';
 import { RunService } from './runs/run-service.js';
 import { ChatflowService } from './runs/chatflow-service.js';
-import { validateGraph, GraphError } from './engine/graph.js';
-import { DslError } from './apps/errors.js';
+import { engineGraphValidator } from './apps/engine-graph-validator.js';
 import type { ModelProviders } from './llm/model-provider.js';
 import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
@@ -157,7 +156,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const serverKeys = new ServerKeys({ db: store.db, clock, secretKey: config.fileUrls.secretKey });
   const secretBox = new SecretBox(serverKeys);
   const apps = new AppService(store.db, clock, secretBox);
-  const keys = new KeyService(store.db, clock);
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const fileUrls = new FileUrls({ keys: serverKeys, config: config.fileUrls, clock, uploads, blobs });
@@ -169,6 +167,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const messages = new MessageStore(store.db);
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
   closers.push(() => bus.close());
+  // Found keys are cached only where every instance hears a revocation (see KeyService).
+  const keys = new KeyService(store.db, clock, { cacheFound: bus.shared });
+  closers.push(await keys.listen(bus));
   const tasks = new TaskRegistry(bus);
   await tasks.listen();
   closers.push(() => tasks.close());
@@ -202,14 +203,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   await forms.sealLegacyTokens();
   forms.start();
   closers.push(async () => forms.stop());
-  apps.addGraphValidator((doc) => {
-    try {
-      validateGraph(doc);
-    } catch (err) {
-      if (err instanceof GraphError) throw new DslError(err.message);
-      throw err;
-    }
-  });
+  apps.addGraphValidator(engineGraphValidator);
   let knowledgeRetriever: KnowledgeRetriever | undefined;
   const codeExecutor = new ProcessCodeExecutor(config.code);
   const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
@@ -221,6 +215,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     config: { ...config.runs, codeOutputs: config.code },
     providers: () => opts.providers ?? providers,
     findApp: (id) => apps.find(id),
+    findAppVersion: (id, version) => apps.findVersion(id, version),
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
     code: codeExecutor,

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId, newSecret, sha256 } from '../infra/ids.js';
+import type { Bus } from '../infra/bus/bus.js';
 
 export const KEY_TYPES = ['app', 'dataset'] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
@@ -25,6 +26,10 @@ export interface ResolvedKey {
 }
 
 const CACHE_TTL_MS = 60_000;
+/** Bus channel a revocation is announced on (the message is the key id); every instance drops its cached lookups. */
+export const KEYS_REVOKED_CHANNEL = 'api-keys:revoked';
+/** `last_used_at` is written at most this often per key when lookups are not cached. */
+const LAST_USED_EVERY_MS = 60_000;
 /** Lookups remembered, found or not; past this the oldest go, so made-up tokens cannot grow memory. */
 const CACHE_MAX_ENTRIES = 10_000;
 /** Every key this server makes: its type, `-`, 24 random bytes in URL-safe base64. Nothing else is looked up. */
@@ -32,8 +37,11 @@ const TOKEN_SHAPE = /^(?:app|dataset)-[A-Za-z0-9_-]{32}$/;
 
 /**
  * API keys: random (192 bits), prefixed `app-` / `dataset-`, stored only as SHA-256 hashes and
- * shown once. Lookups are cached for a minute, by token (no hashing on a hit; up to
- * CACHE_MAX_ENTRIES); revocation clears the cache of this instance.
+ * shown once. A revoked key must stop working at once on every instance, so a found key is cached
+ * (for a minute, by token, up to CACHE_MAX_ENTRIES) only when `cacheFound` is set, which the
+ * runtime does when the bus is shared: a revocation (from any instance or the CLI) is announced on
+ * KEYS_REVOKED_CHANNEL and every instance clears its cache. Without a shared bus every lookup reads
+ * the database. Tokens that match no key are cached either way (a new key is a new token).
  */
 export class KeyService {
   readonly #db: Kysely<Database>;
@@ -41,10 +49,24 @@ export class KeyService {
   readonly #cache = new Map<string, { key: ResolvedKey | undefined; at: number }>();
   /** Bumped by every revocation: a lookup that read the row before it must not cache what it read. */
   #generation = 0;
+  readonly #cacheFound: boolean;
+  /** Key id → when `last_used_at` was last written (uncached lookups write it at most every LAST_USED_EVERY_MS). */
+  readonly #lastUsedWritten = new Map<string, number>();
 
-  constructor(db: Kysely<Database>, clock: Clock) {
+  constructor(db: Kysely<Database>, clock: Clock, opts: { cacheFound?: boolean } = {}) {
     this.#db = db;
     this.#clock = clock;
+    this.#cacheFound = opts.cacheFound ?? false;
+  }
+
+  /** Drops cached lookups whenever a revocation is announced on the bus; returns the unsubscribe function. */
+  async listen(bus: Bus): Promise<() => Promise<void>> {
+    return bus.subscribe(KEYS_REVOKED_CHANNEL, () => this.#forget());
+  }
+
+  #forget(): void {
+    this.#generation++;
+    this.#cache.clear();
   }
 
   /** Creates a key and returns its plain text (the only time it exists). */
@@ -85,11 +107,16 @@ export class KeyService {
       .where('type', '=', scope)
       .executeTakeFirst();
     const key = row ? { id: row.id, type: row.type as KeyType, appId: row.app_id, workspaceId: row.workspace_id } : undefined;
-    if (generation === this.#generation) {
+    if (generation === this.#generation && (!key || this.#cacheFound)) {
       this.#cache.set(cacheKey, { key, at: now });
       if (this.#cache.size > CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
     }
-    if (key) await this.#db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', key.id).execute();
+    if (key && now - (this.#lastUsedWritten.get(key.id) ?? -Infinity) >= LAST_USED_EVERY_MS) {
+      this.#lastUsedWritten.delete(key.id);
+      this.#lastUsedWritten.set(key.id, now);
+      if (this.#lastUsedWritten.size > CACHE_MAX_ENTRIES) this.#lastUsedWritten.delete(this.#lastUsedWritten.keys().next().value!);
+      await this.#db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', key.id).execute();
+    }
     return key;
   }
 
@@ -109,8 +136,8 @@ export class KeyService {
   /** Deletes a key; returns false when no key has that id. */
   async revoke(id: string): Promise<boolean> {
     const res = await this.#db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
-    this.#generation++;
-    this.#cache.clear();
+    this.#forget();
+    this.#lastUsedWritten.delete(id);
     return Number(res.numDeletedRows) > 0;
   }
 }

@@ -1,4 +1,17 @@
+import type { Server } from 'node:http';
 import type { FastifyReply } from 'fastify';
+
+/** Open streams per HTTP server (every encapsulated context of one app shares its `server`), for shutdown. */
+const OPEN = new WeakMap<Server, Set<SseStream>>();
+
+/** Ends every open stream of this server with `payload` as its last frame (graceful shutdown); returns how many. */
+export function endOpenStreams(server: Server, payload: object): number {
+  const open = OPEN.get(server);
+  if (!open) return 0;
+  const streams = [...open];
+  for (const s of streams) s.end(payload);
+  return streams.length;
+}
 
 /** Keep-alive interval for every stream (Dify: 10 s). */
 export const PING_INTERVAL_MS = 10_000;
@@ -50,9 +63,13 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     ...opts.headers,
   });
   let closed = false;
+  const server = reply.server.server as Server;
+  let open = OPEN.get(server);
+  if (!open) OPEN.set(server, (open = new Set()));
   const close = () => {
     if (closed) return;
     closed = true;
+    open.delete(stream);
     clearInterval(timer);
     controller.abort();
   };
@@ -67,7 +84,7 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
   if (opts.leadingPing) write('event: ping\n\n');
   else if (!opts.headersWithFirstFrame) res.flushHeaders();
   let sent = false;
-  return {
+  const stream: SseStream = {
     send: (payload) => {
       if (!write(`data: ${JSON.stringify(payload)}\n\n`)) return false;
       // Node holds a response's writes until the next tick to send them together; the first
@@ -88,4 +105,6 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
       return closed;
     },
   };
+  open.add(stream);
+  return stream;
 }

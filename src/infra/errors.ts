@@ -53,6 +53,12 @@ export const requestTimeout = defineError(
   408,
   (seconds: number) => `The request was not received within HTTP_BODY_TIMEOUT_SECONDS (${seconds} s).`,
 );
+/** The last frame of a stream still open when a graceful shutdown's grace period (`SHUTDOWN_TIMEOUT_SECONDS`) ends. */
+export const serverShuttingDown = defineError(
+  'server_shutting_down',
+  503,
+  () => 'The server is shutting down (SHUTDOWN_TIMEOUT_SECONDS elapsed). A workflow or chatflow run continues after the restart or on another instance: follow it with GET /v1/workflow/{workflow_run_id}/events.',
+);
 export const unsupportedMediaType = defineError('unsupported_media_type', 415, (message: string) => message);
 export const methodNotAllowed = defineError(
   'method_not_allowed',

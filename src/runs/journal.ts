@@ -103,7 +103,7 @@ export class RunJournal {
       }
       await trx
         .updateTable('workflow_runs')
-        .set({ ...patch, heartbeat_at: now, ...(lastSeq !== undefined ? { last_seq: lastSeq } : {}) })
+        .set({ heartbeat_at: now, ...patch, ...(lastSeq !== undefined ? { last_seq: lastSeq } : {}) })
         .where('id', '=', this.#runId)
         .execute();
     });

@@ -30,6 +30,7 @@ export class RunLoop {
   readonly #beforeFinish: ((end: RunEnd) => Promise<void>) | undefined;
   #stopReason: string | undefined;
   #failure: string | undefined;
+  #handBack = false;
   readonly #streams: ReadonlyMap<string, AnswerStream>;
 
   constructor(opts: {
@@ -56,6 +57,17 @@ export class RunLoop {
   requestStop(reason = STOPPED_BY_USER): void {
     if (this.#stopReason !== undefined) return;
     this.#stopReason = reason;
+    this.#abort.abort();
+  }
+
+  /**
+   * The process is shutting down: aborts in-flight nodes, which go back to the front of the queue
+   * (they run again from their start), saves the snapshot and ends the loop with the run still
+   * `running` and `heartbeat_at` 0, which recovery on any instance continues (RunService).
+   */
+  requestHandBack(): void {
+    if (this.#stopReason !== undefined || this.#handBack) return;
+    this.#handBack = true;
     this.#abort.abort();
   }
 
@@ -124,7 +136,7 @@ export class RunLoop {
     const deferred: { node: string; from: string | null }[] = [];
     try {
       for (;;) {
-        const halted = this.#stopReason !== undefined || this.#failure !== undefined;
+        const halted = this.#stopReason !== undefined || this.#failure !== undefined || this.#handBack;
         while (!halted && this.#state.pending.length > 0) {
           const next = this.#state.pending.shift()!;
           if (pausedNodes.length > 0) {
@@ -154,6 +166,18 @@ export class RunLoop {
       end = this.#end('stopped', this.#stopReason, elapsed());
     } else if (this.#failure !== undefined) {
       end = this.#end('failed', this.#failure, elapsed());
+    } else if (this.#handBack && pausedNodes.length === 0) {
+      this.#state.elapsedMs = elapsed();
+      this.#journal.patchRun({
+        heartbeat_at: 0,
+        elapsed_ms: this.#state.elapsedMs,
+        total_steps: this.#state.steps,
+        total_tokens: this.#state.tokens,
+        exceptions_count: this.#state.exceptions,
+      });
+      this.#journal.saveSnapshot(() => JSON.stringify(this.#state));
+      await this.#journal.flush();
+      return { status: 'handed-back', outputs: this.#state.outputs, error: null, state: this.#state, elapsedMs: this.#state.elapsedMs, finishedAt: null };
     } else if (pausedNodes.length > 0) {
       this.#state.pending = [...this.#state.pending, ...deferred];
       this.#state.paused = reasons;
@@ -376,6 +400,12 @@ export class RunLoop {
         this.#state.pending.push({ node: node.id, from: flight.from });
         return;
       case 'stopped': {
+        if (this.#handBack && this.#stopReason === undefined && this.#failure === undefined) {
+          // interrupted by the hand-back: it runs again, from its start, where the run continues
+          this.#state.steps -= 1;
+          this.#state.pending.unshift({ node: node.id, from: flight.from });
+          return;
+        }
         const error = this.#stopReason ?? this.#failure ?? STOPPED_BY_USER;
         this.#emit('node_finished', this.#finished(flight, this.#stopReason !== undefined ? 'stopped' : 'failed', error, null, null, null, null));
         return;

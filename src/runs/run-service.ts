@@ -79,6 +79,7 @@ export class RunService implements RunResumer {
   /** Chatflow conversation variables, carried from turn to turn. */
   readonly conversationVariables: ConversationVariables;
   readonly #findApp: (id: string) => Promise<App | undefined>;
+  readonly #findAppVersion: (id: string, version: number) => Promise<App | undefined>;
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
   readonly #http: HttpRequester | undefined;
@@ -96,6 +97,8 @@ export class RunService implements RunResumer {
     config: RunServiceConfig;
     providers: () => ModelProviders | undefined;
     findApp: (id: string) => Promise<App | undefined>;
+    /** The app with the graph of an earlier version (runs resume on the version they started with). */
+    findAppVersion: (id: string, version: number) => Promise<App | undefined>;
     humanInput?: HumanInputGateway;
     /** The knowledge-retrieval node's port (built after the run service, hence lazy). */
     knowledge?: () => KnowledgeRetriever | undefined;
@@ -117,6 +120,7 @@ export class RunService implements RunResumer {
     this.#config = deps.config;
     this.#providers = deps.providers;
     this.#findApp = deps.findApp;
+    this.#findAppVersion = deps.findAppVersion;
     this.#humanInput = deps.humanInput;
     this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#code = deps.code;
@@ -236,6 +240,7 @@ export class RunService implements RunResumer {
       .values({
         id: meta.id,
         app_id: app.id,
+        app_version: app.version,
         task_id: meta.taskId,
         mode,
         end_user_id: meta.endUserId,
@@ -433,10 +438,16 @@ export class RunService implements RunResumer {
       .where('status', '=', 'paused')
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return;
+    await this.#continue(runId, 'resume');
+  }
+
+  /** Continues a run this process has just claimed (`running`, fresh heartbeat) from its snapshot. */
+  async #continue(runId: string, why: 'resume' | 'recovery'): Promise<void> {
     try {
       const run = (await this.find(runId))!;
-      const app = await this.#findApp(run.app_id);
-      if (!app) throw new Error(`app ${run.app_id} no longer exists`);
+      // the graph the run started with, although the app may have been updated since
+      const app = await this.#findAppVersion(run.app_id, run.app_version);
+      if (!app) throw new Error(`app ${run.app_id} (version ${run.app_version}) no longer exists`);
       const snap = await this.#db.selectFrom('workflow_run_snapshots').select('state').where('run_id', '=', runId).executeTakeFirst();
       if (!snap) throw new Error('the run has no snapshot');
       const graph = this.#graph(app);
@@ -458,8 +469,8 @@ export class RunService implements RunResumer {
       };
       void this.#launch(meta, graph, state, Number(run.last_seq), 'resumption');
     } catch (err) {
-      this.#logger.error({ err, runId }, 'resume failed');
-      await this.#failRun(runId, `resume failed: ${(err as Error).message}`);
+      this.#logger.error({ err, runId }, `${why} failed`);
+      await this.#failRun(runId, `${why} failed: ${(err as Error).message}`);
     }
   }
 
@@ -484,10 +495,29 @@ export class RunService implements RunResumer {
     return readRunEvents(this.#db, this.#bus, runId, afterSeq, signal);
   }
 
-  /** Marks `running` runs whose process died (stale heartbeat) as failed, ending their streams. */
+  /**
+   * Continues runs handed back by a process that shut down (`running`, `heartbeat_at` 0; one
+   * instance claims each by compare-and-set), and marks `running` runs whose process died (stale
+   * heartbeat) as failed, ending their streams.
+   */
   async recoverOrphans(): Promise<number> {
+    if (this.#closed) return 0;
+    const handedBack = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '=', 0).execute();
+    for (const r of handedBack) {
+      const claimed = await this.#db
+        .updateTable('workflow_runs')
+        .set({ heartbeat_at: this.#clock.now() })
+        .where('id', '=', r.id)
+        .where('status', '=', 'running')
+        .where('heartbeat_at', '=', 0)
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) === 1) {
+        this.#logger.info({ runId: r.id }, 'continuing a run handed back by a process that shut down');
+        await this.#continue(r.id, 'recovery');
+      }
+    }
     const cutoff = this.#clock.now() - this.#config.orphanAfterMs;
-    const rows = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '<', cutoff).execute();
+    const rows = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '>', 0).where('heartbeat_at', '<', cutoff).execute();
     let n = 0;
     for (const r of rows) {
       if (this.#active.has(r.id)) continue;
@@ -502,6 +532,20 @@ export class RunService implements RunResumer {
     if (run.message_id) await this.#db.updateTable('messages').set({ status: 'error', error, updated_at: this.#clock.now() }).where('id', '=', run.message_id).execute();
     this.#logger.warn({ runId, error }, 'run failed by recovery');
     return true;
+  }
+
+  /**
+   * Shutdown: hands every run executing here back (see RunLoop.requestHandBack) and waits until
+   * their snapshots are saved; recovery on any instance, or on the next start, continues them.
+   * Resumes and recoveries are refused from now on.
+   */
+  async handBack(): Promise<number> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    const active = [...this.#active.values()];
+    for (const { loop } of active) loop.requestHandBack();
+    await Promise.all(active.map((a) => a.done));
+    return active.length;
   }
 
   async close(): Promise<void> {

@@ -28,7 +28,8 @@ export interface RunLimits {
 }
 
 export interface RunEnd {
-  readonly status: Exclude<RunStatus, 'running'>;
+  /** `handed-back`: this process is shutting down; the run stays `running` with its snapshot saved, for any instance to continue. */
+  readonly status: Exclude<RunStatus, 'running'> | 'handed-back';
   readonly outputs: Record<string, unknown>;
   readonly error: string | null;
   readonly state: RunState;

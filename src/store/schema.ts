@@ -8,6 +8,7 @@ export interface Database {
   server_secrets: ServerSecretTable;
   workspaces: WorkspaceTable;
   apps: AppTable;
+  app_versions: AppVersionTable;
   api_keys: ApiKeyTable;
   end_users: EndUserTable;
   upload_files: UploadFileTable;
@@ -62,6 +63,17 @@ export interface AppTable {
   max_active_requests: number | null;
   created_at: number;
   updated_at: number;
+  /** The graph version `dsl` is (1 at import; `app update` adds one). */
+  version: number;
+}
+
+/** Every version of an app's DSL; runs resume on the version they started with. */
+export interface AppVersionTable {
+  app_id: string;
+  version: number;
+  /** Parsed DSL document as JSON text. */
+  dsl: string;
+  created_at: number;
 }
 
 export interface ApiKeyTable {
@@ -429,6 +441,8 @@ export type Seq = Generated<number>;
 export interface WorkflowRunTable {
   id: string;
   app_id: string;
+  /** The app version (graph) the run started with; it resumes on it. */
+  app_version: number;
   /** The id `…/stop` takes; kept across resumes. */
   task_id: string;
   /** workflow | advanced-chat */

@@ -38,8 +38,12 @@ describe('dovetail CLI', { timeout: 120_000 }, () => {
   let imported: { app_id: string; mode: string; name: string; api_key: string };
 
   beforeAll(async () => {
-    const r = await cli('app', 'import', path.join(PROJECT_ROOT, 'examples', 'completion-writer.yml'), '--json');
-    expect(r.stderr).toBe('');
+    const refused = await cli('app', 'import', path.join(PROJECT_ROOT, 'examples', 'completion-writer.yml'), '--json');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/^error: no Dovetail database at .*DATABASE_URL \/ DOVETAIL_DATA_DIR.*--init/m);
+    const r = await cli('--init', 'app', 'import', path.join(PROJECT_ROOT, 'examples', 'completion-writer.yml'), '--json');
+    expect(r.stderr).toMatch(pgUrl ? /^database: PostgreSQL postgres:\/\/.* schema t_cli_\w+ \(DATABASE_URL, DATABASE_SCHEMA\)\n$/ : /^database: SQLite .*dovetail\.db \(DOVETAIL_DATA_DIR\)\n$/);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -83,8 +87,8 @@ describe('dovetail CLI', { timeout: 120_000 }, () => {
     writeFileSync(bad, 'app:\n  mode: spaceship\n  name: x\n');
     const r = await cli('app', 'import', bad);
     expect(r.code).not.toBe(0);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toContain('app.mode must be one of');
+    expect(r.stderr.trim().split('\n')).toHaveLength(2);
+    expect(r.stderr.trim().split('\n')[1]).toContain('app.mode must be one of');
   });
 
   it('a missing file and bad arguments exit non-zero with one line', async () => {
@@ -95,6 +99,6 @@ describe('dovetail CLI', { timeout: 120_000 }, () => {
     expect(k.code).toBe(1);
     expect(k.stderr).toBe('error: key create needs exactly one of --app APP_ID or --dataset\n');
     const u = await cli('key', 'create', '--app', 'no-such-app');
-    expect(u.stderr).toBe('error: no app with id no-such-app\n');
+    expect(u.stderr).toMatch(/^database: .*\nerror: no app with id no-such-app\n$/);
   });
 });

@@ -1,3 +1,4 @@
+import { sha256 } from '../../src/infra/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -87,14 +88,19 @@ describe('authentication', () => {
 
   it('made-up tokens cannot grow the key cache: past 10,000 lookups the oldest are forgotten', async () => {
     const a = await s.runtime.apps.find(appId);
-    const k = await s.runtime.keys.create('app', a!.workspaceId, appId);
-    expect((await fetch(`${s.api}/info`, { headers: auth(k.apiKey) })).status).toBe(200);
-    // Removed behind the cache's back: a remembered lookup would still let the key in.
-    await s.runtime.store.db.deleteFrom('api_keys').where('id', '=', k.id).execute();
-    expect((await fetch(`${s.api}/info`, { headers: auth(k.apiKey) })).status).toBe(200);
+    // A token nobody has yet: its miss is remembered (found keys are cached only with a shared bus).
+    const token = `app-${'q'.repeat(32)}`;
+    expect((await fetch(`${s.api}/info`, { headers: auth(token) })).status).toBe(401);
+    // Added behind the cache's back: the remembered miss still keeps it out.
+    await s.runtime.store.db
+      .insertInto('api_keys')
+      .values({ id: 'k-behind', type: 'app', app_id: appId, workspace_id: a!.workspaceId, token_hash: sha256(token), hint: 'app-qqqqq…', created_at: Date.now(), last_used_at: null })
+      .execute();
+    expect((await fetch(`${s.api}/info`, { headers: auth(token) })).status).toBe(401);
     // Well-formed but unknown tokens (tokens of another shape are not looked up at all).
     for (let i = 0; i < 10_000; i++) await s.runtime.keys.resolve(`app-${String(i).padStart(32, 'x')}`, 'app');
-    expect((await fetch(`${s.api}/info`, { headers: auth(k.apiKey) })).status).toBe(401);
+    expect((await fetch(`${s.api}/info`, { headers: auth(token) })).status).toBe(200);
+    await s.runtime.store.db.deleteFrom('api_keys').where('id', '=', 'k-behind').execute();
   });
 });
 

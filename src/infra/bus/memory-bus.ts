@@ -2,6 +2,7 @@ import type { Bus } from './bus.js';
 
 /** In-process bus for the embedded mode: handlers run synchronously on publish. */
 export class MemoryBus implements Bus {
+  readonly shared = false;
   readonly #channels = new Map<string, Set<(message: string) => void>>();
 
   async publish(channel: string, message: string): Promise<void> {

@@ -3,6 +3,7 @@ import type { Bus } from './bus.js';
 
 /** Redis pub/sub bus for several instances: one publishing and one subscribing connection. */
 export class RedisBus implements Bus {
+  readonly shared = true;
   readonly #pub: Redis;
   readonly #sub: Redis;
   readonly #prefix: string;

@@ -1,0 +1,78 @@
+/**
+ * Bench: how long the CLI takes to answer `app list`, and the server to answer `/health` after it
+ * is started, through tsx (the TypeScript sources compiled on every start, as before `dist/`) and
+ * compiled (`bin/dovetail.js` → `dist/`). Run `npm run build` first.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { fmt, median } from './lib.js';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RUNS = 3;
+
+const VARIANTS = {
+  tsx: [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(ROOT, 'src', 'cli.ts')],
+  compiled: [path.join(ROOT, 'bin', 'dovetail.js')],
+} as const;
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+async function appList(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const t0 = performance.now();
+  await exec(process.execPath, [...args, 'app', 'list'], { env });
+  return performance.now() - t0;
+}
+
+async function startToHealth(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const port = await freePort();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...args, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: 'ignore' });
+  try {
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      if (ok) return performance.now() - t0;
+      if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+export async function run(): Promise<void> {
+  if (!existsSync(path.join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/ is missing: npm run build');
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-cli-'));
+  const env = { ...process.env, DOVETAIL_DATA_DIR: dataDir, DATABASE_URL: '', DOVETAIL_SEED_EXAMPLES: 'false', LOG_LEVEL: 'silent' };
+  try {
+    await exec(process.execPath, [...VARIANTS.compiled, '--init', 'migrate'], { env });
+    const out: Record<string, { list: number; start: number }> = {};
+    for (const [name, args] of Object.entries(VARIANTS)) {
+      const list: number[] = [];
+      const start: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        list.push(await appList(args, env));
+        start.push(await startToHealth(args, env));
+      }
+      out[name] = { list: median(list), start: median(start) };
+    }
+    const { tsx, compiled } = out as { tsx: { list: number; start: number }; compiled: { list: number; start: number } };
+    process.stdout.write(`median of ${RUNS}, ms        tsx (before)   compiled (after)   ratio\n`);
+    process.stdout.write(`CLI app list               ${fmt(tsx.list, 0).padStart(12)}   ${fmt(compiled.list, 0).padStart(16)}   ${(tsx.list / compiled.list).toFixed(2)}x\n`);
+    process.stdout.write(`serve → /health answers    ${fmt(tsx.start, 0).padStart(12)}   ${fmt(compiled.start, 0).padStart(16)}   ${(tsx.start / compiled.start).toFixed(2)}x\n`);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

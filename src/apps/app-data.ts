@@ -1,0 +1,33 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+
+/** Tables holding an app's data by `app_id`, cleared by `app delete --purge` (children first). */
+const APP_TABLES = [
+  'message_feedbacks',
+  'messages',
+  'conversation_variables',
+  'conversations',
+  'workflow_runs',
+  'human_input_forms',
+  'annotation_hit_histories',
+  'annotation_embeddings',
+  'annotation_jobs',
+  'app_annotations',
+  'app_annotation_settings',
+  'upload_files',
+  'end_users',
+] as const satisfies readonly (keyof Database)[];
+
+/**
+ * Removes every row of an app's data: its runs with their event logs and snapshots, forms with
+ * their deliveries, messages, conversations, feedback, annotations, upload records and end users.
+ * Runs inside the transaction that deletes the app. Uploaded files' bytes stay in the blob store.
+ */
+export async function purgeAppData(trx: Kysely<Database>, appId: string): Promise<void> {
+  const runs = trx.selectFrom('workflow_runs').select('id').where('app_id', '=', appId);
+  await trx.deleteFrom('workflow_run_events').where('run_id', 'in', runs).execute();
+  await trx.deleteFrom('workflow_run_snapshots').where('run_id', 'in', runs).execute();
+  const forms = trx.selectFrom('human_input_forms').select('id').where('app_id', '=', appId);
+  await trx.deleteFrom('human_input_deliveries').where('form_id', 'in', forms).execute();
+  for (const t of APP_TABLES) await trx.deleteFrom(t).where('app_id', '=', appId).execute();
+}

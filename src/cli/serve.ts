@@ -1,0 +1,56 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../config.js';
+import { describeDatabase } from '../store/database-location.js';
+
+/** `examples/` of the package: beside `src/` (tsx) and beside `dist/` (compiled) alike. */
+const EXAMPLES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'examples');
+
+/**
+ * `dovetail serve`: the HTTP server until SIGTERM or SIGINT, then a graceful shutdown (see
+ * shutDownGracefully) bounded by SHUTDOWN_TIMEOUT_SECONDS; a second signal exits at once.
+ * stdout carries only the JSON log; what a person reads at start — the example apps' keys (shown
+ * once) and the address — goes to the terminal on stderr as plain text, never into the log.
+ */
+export async function serve(): Promise<void> {
+  const config = loadConfig();
+  const [{ createRuntime }, { buildServer }, { shutDownGracefully }, { seedExamples }] = await Promise.all([
+    import('../runtime.js'),
+    import('../http/server.js'),
+    import('../http/graceful-shutdown.js'),
+    import('../seed.js'),
+  ]);
+  const runtime = await createRuntime(config);
+  runtime.logger.info({ database: describeDatabase(config) }, 'database');
+  if (config.seedExamples) {
+    const seeded = await seedExamples(runtime, EXAMPLES_DIR);
+    if (seeded.length > 0) {
+      process.stderr.write('\nImported the example apps. Their API keys are shown only this once:\n\n');
+      for (const s of seeded) process.stderr.write(`  ${s.name.padEnd(32)} ${s.mode.padEnd(14)} ${s.apiKey}\n`);
+      process.stderr.write('\n');
+    }
+  }
+  const app = await buildServer(runtime);
+  await app.listen({ port: config.port, host: config.host });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  process.stderr.write(`Dovetail is listening on http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}/v1\n`);
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      runtime.logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    runtime.logger.info({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, 'shutting down');
+    shutDownGracefully(app, runtime, config.shutdownTimeoutSeconds * 1000).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        runtime.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

@@ -1,0 +1,112 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+
+/** One line of `dovetail run list`: a workflow / chatflow run, or a completion / chat message (those keep no event log). */
+export interface RunSummary {
+  readonly id: string;
+  readonly kind: 'workflow_run' | 'message';
+  readonly app_id: string;
+  readonly mode: string;
+  readonly status: string;
+  readonly error: string | null;
+  readonly total_steps: number | null;
+  readonly total_tokens: number | null;
+  /** Seconds. */
+  readonly elapsed_time: number | null;
+  /** Unix seconds. */
+  readonly created_at: number;
+  readonly finished_at: number | null;
+}
+
+export interface RunFilter {
+  readonly appId?: string;
+  readonly status?: string;
+  readonly limit: number;
+}
+
+const sec = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * Read side of runs for operators (the CLI): runs of every app mode, newest first. Completion and
+ * chat apps have no workflow runs; their messages stand in (status `normal` | `error` | `stopped`).
+ */
+export async function listRuns(db: Kysely<Database>, f: RunFilter): Promise<RunSummary[]> {
+  let runs = db.selectFrom('workflow_runs').selectAll().orderBy('created_at', 'desc').limit(f.limit);
+  if (f.appId) runs = runs.where('app_id', '=', f.appId);
+  if (f.status) runs = runs.where('status', '=', f.status);
+  let messages = db.selectFrom('messages').selectAll().where('workflow_run_id', 'is', null).orderBy('created_at', 'desc').limit(f.limit);
+  if (f.appId) messages = messages.where('app_id', '=', f.appId);
+  if (f.status) messages = messages.where('status', '=', f.status);
+  const [r, m] = await Promise.all([runs.execute(), messages.execute()]);
+  const out: RunSummary[] = [
+    ...r.map((x) => runSummary(x)),
+    ...m.map((x) => ({
+      id: x.id,
+      kind: 'message' as const,
+      app_id: x.app_id,
+      mode: x.mode,
+      status: x.status,
+      error: x.error,
+      total_steps: null,
+      total_tokens: null,
+      elapsed_time: null,
+      created_at: sec(x.created_at),
+      finished_at: null,
+    })),
+  ];
+  return out.sort((a, b) => b.created_at - a.created_at).slice(0, f.limit);
+}
+
+function runSummary(x: Database['workflow_runs']): RunSummary {
+  return {
+    id: x.id,
+    kind: 'workflow_run',
+    app_id: x.app_id,
+    mode: x.mode,
+    status: x.status,
+    error: x.error,
+    total_steps: x.total_steps,
+    total_tokens: x.total_tokens,
+    elapsed_time: x.elapsed_ms / 1000,
+    created_at: sec(x.created_at),
+    finished_at: x.finished_at === null ? null : sec(x.finished_at),
+  };
+}
+
+/** A run (or a message of a completion / chat app) with its inputs and outputs; undefined when there is none. */
+export async function showRun(db: Kysely<Database>, id: string): Promise<(RunSummary & Record<string, unknown>) | undefined> {
+  const run = await db.selectFrom('workflow_runs').selectAll().where('id', '=', id).executeTakeFirst();
+  if (run) {
+    return { ...runSummary(run), task_id: run.task_id, app_version: run.app_version, inputs: JSON.parse(run.inputs) as unknown, outputs: run.outputs === null ? null : (JSON.parse(run.outputs) as unknown), events: run.last_seq };
+  }
+  const m = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!m) return undefined;
+  return {
+    id: m.id,
+    kind: 'message',
+    app_id: m.app_id,
+    mode: m.mode,
+    status: m.status,
+    error: m.error,
+    total_steps: null,
+    total_tokens: null,
+    elapsed_time: null,
+    created_at: sec(m.created_at),
+    finished_at: null,
+    conversation_id: m.conversation_id,
+    query: m.query,
+    answer: m.answer,
+  };
+}
+
+export interface LoggedRunEvent {
+  readonly seq: number;
+  readonly event: string;
+  readonly payload: Record<string, unknown>;
+}
+
+/** A run's logged events after `afterSeq`, in order (at most `limit`). */
+export async function runEvents(db: Kysely<Database>, runId: string, afterSeq: number, limit: number): Promise<LoggedRunEvent[]> {
+  const rows = await db.selectFrom('workflow_run_events').select(['seq', 'event', 'payload']).where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
+  return rows.map((r) => ({ seq: Number(r.seq), event: r.event, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+}
