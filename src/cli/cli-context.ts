@@ -80,9 +80,11 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
 export async function withRuntime<T>(opts: GlobalOptions, fn: (rt: Runtime) => Promise<T>): Promise<T> {
   const config = cliConfig();
   await checkDatabase(config, opts);
-  const { createRuntime } = await import('../runtime.js');
-  // One-shot commands never run background jobs; `serve` does.
-  const rt = await createRuntime({ ...config, queue: { ...config.queue, worker: false } });
+  const [{ createRuntime }, { createLogger }, pino] = await Promise.all([import('../runtime.js'), import('../infra/logger.js'), import('pino')]);
+  // One-shot commands never run background jobs; `serve` does. Their log goes to stderr: stdout
+  // holds only what the command prints (one JSON document with --json).
+  const logger = createLogger(config.logLevel, pino.destination(2));
+  const rt = await createRuntime({ ...config, queue: { ...config.queue, worker: false } }, { logger });
   try {
     return await fn(rt);
   } finally {

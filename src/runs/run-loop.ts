@@ -175,7 +175,7 @@ export class RunLoop {
         total_tokens: this.#state.tokens,
         exceptions_count: this.#state.exceptions,
       });
-      this.#journal.saveSnapshot(() => JSON.stringify(this.#state));
+      this.#journal.saveSnapshot(() => this.#state);
       await this.#journal.flush();
       return { status: 'handed-back', outputs: this.#state.outputs, error: null, state: this.#state, elapsedMs: this.#state.elapsedMs, finishedAt: null };
     } else if (pausedNodes.length > 0) {

@@ -73,13 +73,13 @@ describe('SIGTERM to `npm start`', { timeout: 120_000 }, () => {
     // 1. `npm start` in its own process group, as a process manager starts it
     const npm: ChildProcess = spawn('npm', ['start'], { cwd: PROJECT_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    npm.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    npm.stdout!.resume();
     const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    // the address is printed for a person, on stderr (stdout carries only the JSON log)
     await new Promise<void>((resolve, reject) => {
-      let out = '';
-      npm.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Dovetail is listening')) resolve();
+      npm.stderr!.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes('Dovetail is listening')) resolve();
       });
       void exited.then((code) => reject(new Error(`npm start exited ${code}: ${stderr}`)));
     });

@@ -24,13 +24,18 @@ const env: Record<string, string | undefined> = {
 delete env.ANTHROPIC_API_KEY;
 delete env.DOVETAIL_CONFIG;
 
+/** Every command first names its database on stderr (`database: …`); the rest is what these tests read. */
+function withoutDatabaseLine(stderr: string): string {
+  return stderr.replace(/^database: .*\n/, '');
+}
+
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const r = await exec(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'dovetail.js'), ...args], { env, cwd: dataDir });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+    return { code: 0, stdout: r.stdout, stderr: withoutDatabaseLine(r.stderr) };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    return { code: e.code, stdout: e.stdout, stderr: withoutDatabaseLine(e.stderr) };
   }
 }
 
@@ -70,7 +75,7 @@ describe('import that tells the truth', { timeout: 120_000 }, () => {
   let warnings: Warning[] = [];
 
   it('app import --json imports the app and lists what it cannot serve; stderr has one line per warning', async () => {
-    const r = await cli('app', 'import', file, '--json');
+    const r = await cli('--init', 'app', 'import', file, '--json');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout.trim());
     appId = out.app_id;
@@ -92,18 +97,18 @@ describe('import that tells the truth', { timeout: 120_000 }, () => {
     const t = await cli('app', 'check', appId);
     expect(t.stdout.trim().split('\n')).toEqual(warnings.map((w) => `warning: ${w.message} [setting: ${w.setting}]`));
     const none = await cli('app', 'check', 'no-such-app');
-    expect(none).toMatchObject({ code: 1, stderr: 'error: no app with id no-such-app\n' });
+    expect(none).toMatchObject({ code: 1, stderr: 'error: no app with id or name no-such-app\n' });
   });
 
   it('--dataset OLD=NEW rewrites the reference: the dataset warning is gone; an id the app does not use is an error', async () => {
     const ds = JSON.parse((await cli('dataset', 'create', '--name', 'Handbook', '--json')).stdout).dataset_id as string;
-    const r = await cli('app', 'import', file, '--dataset', `${OLD_DATASET}=${ds}`, '--json');
+    const r = await cli('--init', 'app', 'import', file, '--dataset', `${OLD_DATASET}=${ds}`, '--json');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.warnings.map((w: Warning) => w.node_id)).toEqual(['code', 'llm']);
-    const bad = await cli('app', 'import', file, '--dataset', `nope=${ds}`);
+    const bad = await cli('--init', 'app', 'import', file, '--dataset', `nope=${ds}`);
     expect(bad).toMatchObject({ code: 1, stderr: 'error: --dataset: the app references no dataset nope\n' });
-    const malformed = await cli('app', 'import', file, '--dataset', 'just-an-id');
+    const malformed = await cli('--init', 'app', 'import', file, '--dataset', 'just-an-id');
     expect(malformed).toMatchObject({ code: 1, stderr: 'error: --dataset just-an-id: expected OLD_ID=NEW_ID\n' });
   });
 
