@@ -25,7 +25,7 @@ beforeAll(async () => {
   // In a process of its own: 200 dripping clients in the test process must not slow the server.
   s = await spawnServer(prep, { HTTP_BODY_TIMEOUT_SECONDS: String(TIMEOUT_S) });
   health = watchHealth(s.url);
-});
+}, 180_000);
 
 afterAll(async () => {
   const report = await health?.stop();
@@ -34,7 +34,7 @@ afterAll(async () => {
   expect(report.failures).toEqual([]);
   expect(report.probes).toBeGreaterThan(10);
   expect(report.maxMs).toBeLessThan(100);
-});
+}, 180_000);
 
 interface SlowResult {
   readonly text: string;

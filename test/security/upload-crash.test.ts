@@ -46,7 +46,7 @@ beforeAll(async () => {
     await server.close();
     await prep.close();
   };
-});
+}, 180_000);
 
 afterAll(async () => {
   // The server answered /health within 100 ms throughout every attack below, and is still up.
@@ -55,7 +55,7 @@ afterAll(async () => {
   expect(report.probes).toBeGreaterThan(0);
   expect(report.maxMs).toBeLessThan(100);
   expect(server.alive()).toBe(true);
-});
+}, 180_000);
 
 const B = 'XYZ';
 /** A form whose `file` part (and, for documents, a `data` field) never reaches a closing boundary. */
