@@ -34,6 +34,12 @@ beforeAll(async () => {
   await prep.stop();
   server = await spawnServer(prep);
   const docPath = `/datasets/${ds.id}/documents/${created.document.id}`;
+  // The update routes check that the document is available (indexed) before reading the body.
+  for (let i = 0; i < 600; i++) {
+    const d = (await (await fetch(`${server.api}${docPath}`, { headers: { authorization: `Bearer ${kbKey}` } })).json()) as { indexing_status?: string };
+    if (d.indexing_status === 'completed') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   routes.push(
     { name: 'files/upload', method: 'POST', path: '/files/upload', key: apiKey },
     { name: 'audio-to-text', method: 'POST', path: '/audio-to-text', key: apiKey },
@@ -95,6 +101,7 @@ describe('truncated and boundary-less multipart on every upload route', () => {
         }) + body,
         { untilResponse: true },
       );
+      expect(res.status, `${r.name}: ${res.text.slice(0, 200)}`).toBe(400);
       expectEnvelope400(res.status, res.json);
       expect(res.json!.message, r.name).toMatch(/ended before its closing boundary/);
       expect(server.alive()).toBe(true);
