@@ -259,6 +259,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     vectors,
     embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
+    offload,
   });
   const childChunks = new ChildChunkService({ db: store.db, segments, embedder, keyword, vectors });
   const indexer = new Indexer({

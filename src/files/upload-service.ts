@@ -1,4 +1,4 @@
-import { Transform, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { UploadLimits } from '../config.js';
 import type { Database, UploadFileTable } from '../store/schema.js';
@@ -133,10 +133,11 @@ export class UploadService {
     const id = newId();
     const blobKey = `uploads/${id.slice(0, 2)}/${id}${extension ? `.${extension}` : ''}`;
     const limiter = limitBytes(bytes, () => fileTooLarge(category, bytes));
-    // A client that aborts mid-upload errors the source; the blob store then discards the partial file.
-    input.body.on('error', (err) => limiter.destroy(err));
+    // A client that aborts mid-upload errors the source (perhaps already): pipeline hands that to
+    // the limiter, and the blob store then discards the partial file.
+    pipeline(input.body, limiter, () => undefined);
     try {
-      const size = await this.#blobs.put(blobKey, input.body.pipe(limiter));
+      const size = await this.#blobs.put(blobKey, limiter);
       return { id, name, extension, mimeType: input.mimeType, blobKey, size };
     } catch (err) {
       input.body.unpipe(limiter);

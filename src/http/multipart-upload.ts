@@ -127,7 +127,10 @@ export async function readFileForm<T>(
       continue;
     }
     seen = true;
-    let bodyError: unknown;
+    // The parser may have failed this part before we got it (the whole body arrived while an
+    // async hook ran): its error was emitted already, so read it from the stream.
+    let bodyError: unknown = part.file.errored ?? (part.file.destroyed && !part.file.readableEnded ? new Error('Unexpected end of multipart data') : undefined);
+    if (bodyError !== undefined) throw asMultipartError(bodyError);
     part.file.once('error', (err) => (bodyError ??= err));
     try {
       file = await read({ filename: part.filename || undefined, mimeType: part.mimetype ?? '', body: part.file });

@@ -52,6 +52,9 @@ const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, datasetTagRoutes,
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+/** How long a client may go on sending a body after an error answered it, ms. */
+const UNREAD_BODY_GRACE_MS = 500;
+
 /** Builds the Fastify app (not listening). Everything is registered before the first request. */
 export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // A request must arrive whole (headers and body) within HTTP_BODY_TIMEOUT_SECONDS; Node checks
@@ -98,14 +101,15 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  // An error answered before the request body was read (a bad key on an upload, a slow client):
-  // close the connection rather than wait for, and then discard, the rest of the body.
-  // A body that arrived with the headers is parsed after the request is dispatched: look again one
-  // turn of the event loop later, so that such keep-alive clients keep their connection.
-  app.addHook('onSend', async (request, reply) => {
+  // An error answered before the request body arrived (a bad key on an upload, a slow client):
+  // the rest of the body is read and dropped as usual, but a client that has not finished sending
+  // it shortly after the answer is cut off, rather than holding the connection. The grace lets a
+  // normal client finish its upload and read the answer instead of a reset.
+  app.addHook('onResponse', async (request, reply) => {
     if (reply.statusCode < 400 || request.raw.complete) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    if (!request.raw.complete) reply.header('connection', 'close');
+    setTimeout(() => {
+      if (!request.raw.complete) request.raw.socket?.destroy();
+    }, UNREAD_BODY_GRACE_MS).unref();
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info({ method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');

@@ -4,9 +4,10 @@ import type { Clock } from '../infra/clock.js';
 import { sha256 } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { documentIndexing } from './errors.js';
-import { splitText } from './chunk.js';
+import { splitText, type CountedChunk } from './chunk.js';
 import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from './process-rule.js';
 import { countTokens } from '../text/tokenizer.js';
+import type { TextOffload } from '../text/offload.js';
 import { parentChunkRow, segmentRow, type ChunkPlace } from './chunk-rows.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
@@ -43,6 +44,7 @@ export class SegmentService {
   readonly #vectors: VectorIndex;
   readonly #batchSize: number;
   readonly #maxTokens: number;
+  readonly #offload: TextOffload;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -52,8 +54,11 @@ export class SegmentService {
     vectors: VectorIndex;
     embeddingsBatchSize: number;
     maxSegmentationTokens: number;
+    /** Token counting and splitting of large segments off the event loop. */
+    offload: TextOffload;
   }) {
     this.#db = deps.db;
+    this.#offload = deps.offload;
     this.#clock = deps.clock;
     this.#embedder = deps.embedder;
     this.#keyword = deps.keyword;
@@ -135,6 +140,15 @@ export class SegmentService {
     } catch {
       return AUTOMATIC_RULE;
     }
+  }
+
+  /** `#children` with token counts, split and counted on the worker thread when the text is large. */
+  async #countedChildren(doc: DocumentTable, content: string): Promise<CountedChunk[]> {
+    const rule = this.#rule(doc);
+    if (!rule.hierarchy) return [{ content: content.trim(), tokens: (await this.#offload.countTokens([content.trim()]))[0]! }];
+    const split = await this.#offload.run('chunkDocument', content.length, content, childRule(rule), 0);
+    const parts = split.kind === 'flat' ? split.chunks : [];
+    return parts.length > 0 ? [...parts] : [{ content: content.trim(), tokens: (await this.#offload.countTokens([content.trim()]))[0]! }];
   }
 
   /** The child texts of a parent chunk, split by the document's child rule (at least the whole text). */
@@ -241,6 +255,9 @@ export class SegmentService {
       });
     }
     if (doc.doc_form === 'hierarchical_model') return this.#createParents(ds, doc, items, by);
+    // Up to KNOWLEDGE_SEGMENTS_PER_REQUEST_MAX segments of KNOWLEDGE_SEGMENT_MAX_CHARS each: counted
+    // in one batch, on the worker thread when large.
+    const tokens = await this.#offload.countTokens(items.map((s) => (doc.doc_form === 'qa_model' ? s.content + s.answer! : s.content)));
     const vectors = await this.embed(
       ds,
       items.map((s) => s.content),
@@ -258,6 +275,7 @@ export class SegmentService {
         this.segmentRow(doc, s.content, first + i, now, by, {
           answer: doc.doc_form === 'qa_model' ? s.answer! : null,
           keywords: JSON.stringify(s.keywords ?? []),
+          tokens: tokens[i]!,
         }),
       );
       await this.insertIndexed(trx, rows, vectors);
@@ -268,10 +286,11 @@ export class SegmentService {
   }
 
   async #createParents(ds: DatasetTable, doc: DocumentTable, items: readonly NewSegment[], by: string): Promise<Chunk[]> {
-    const groups = items.map((s) => ({ item: s, children: this.#children(doc, s.content) }));
+    const groups = await Promise.all(items.map(async (s) => ({ item: s, children: await this.#countedChildren(doc, s.content) })));
+    const parentTokens = await this.#offload.countTokens(items.map((s) => s.content));
     const vectors = await this.embed(
       ds,
-      groups.flatMap((g) => g.children),
+      groups.flatMap((g) => g.children.map((c) => c.content)),
     );
     const ids = await this.write(doc, async (trx, now) => {
       const max = await trx
@@ -284,9 +303,9 @@ export class SegmentService {
       const parents: ParentChunkTable[] = [];
       const children: SegmentTable[] = [];
       groups.forEach((g, i) => {
-        const parent = this.#parentRow(doc, g.item.content, first + i, now, by, JSON.stringify(g.item.keywords ?? []));
+        const parent = this.#parentRow(doc, g.item.content, first + i, now, by, JSON.stringify(g.item.keywords ?? []), parentTokens[i]!);
         parents.push(parent);
-        g.children.forEach((c, k) => children.push(this.segmentRow(doc, c, k + 1, now, by, { parent_id: parent.id, created_by: by })));
+        g.children.forEach((c, k) => children.push(this.segmentRow(doc, c.content, k + 1, now, by, { parent_id: parent.id, created_by: by, tokens: c.tokens })));
       });
       for (let i = 0; i < parents.length; i += 100) await trx.insertInto('parent_chunks').values(parents.slice(i, i + 100)).execute();
       await this.insertIndexed(trx, children, vectors);
@@ -296,8 +315,8 @@ export class SegmentService {
     return this.#withChildren(this.#db, rows);
   }
 
-  #parentRow(doc: DocumentTable, content: string, position: number, now: number, by: string, kw: string): ParentChunkTable {
-    return parentChunkRow(docPlace(doc, position, now), content, { created_by: by, keywords: kw });
+  #parentRow(doc: DocumentTable, content: string, position: number, now: number, by: string, kw: string, tokens?: number): ParentChunkTable {
+    return parentChunkRow(docPlace(doc, position, now), content, { created_by: by, keywords: kw, ...(tokens === undefined ? {} : { tokens }) });
   }
 
 

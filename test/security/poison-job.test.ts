@@ -51,7 +51,7 @@ describe('documents with no whitespace', () => {
     await prep.stop();
     server = await spawnServer(prep, { QUEUE_POLL_MS: '50' });
     health = watchHealth(server.url);
-  });
+  }, 180_000);
 
   afterAll(async () => {
     const report = await health?.stop();
@@ -60,7 +60,7 @@ describe('documents with no whitespace', () => {
     expect(report.failures).toEqual([]);
     expect(report.probes).toBeGreaterThan(10);
     expect(report.maxMs).toBeLessThan(HEALTH_STALL_MS);
-  });
+  }, 180_000);
 
   for (const [label, size] of [['200,000 characters', 200_000], ['2 MB', 2 * 1024 * 1024]] as const) {
     it(`${label}: indexed to completion while every indexing-status poll and /health answer at once`, async () => {

