@@ -26,6 +26,9 @@ import { documentRoutes } from './routes/documents.js';
 import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 import { annotationRoutes } from './routes/annotations.js';
 import { audioRoutes } from './routes/audio.js';
+import { registerApiDescription } from './api-description.js';
+import { handlerValidatedCompiler } from './described.js';
+import { AjvCompiler } from '@fastify/ajv-compiler';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
@@ -59,6 +62,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     genReqId: () => newId(),
     bodyLimit: 16 * 1024 * 1024,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+    // Fastify's own Ajv compiler, except for schema parts the handler validates (src/http/described.ts)
+    schemaController: { compilersFactory: { buildValidator: handlerValidatedCompiler(AjvCompiler()) } },
   });
   declareAuthDecorations(app);
   app.setErrorHandler(errorHandler);
@@ -99,6 +104,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // (as Dify), JSON routes answer their 415 (`requireJson`). `multipartRoutes` parses it.
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
+  await registerApiDescription(app);
   app.get('/health', async () => ({ status: 'ok' }));
   await app.register(signedFileRoutes, { runtime });
 
