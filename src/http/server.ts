@@ -5,7 +5,8 @@ import { modelRoutes } from './routes/models.js';
 import { signedFileRoutes } from './routes/signed-files.js';
 import type { Runtime } from '../runtime.js';
 import { newId } from '../infra/ids.js';
-import { methodNotAllowed, notFound } from '../infra/errors.js';
+import { methodNotAllowed, notFound, notReady } from '../infra/errors.js';
+import { Type } from '@sinclair/typebox';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
 import { appInfoRoutes } from './routes/app-info.js';
@@ -105,7 +106,12 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
   await registerApiDescription(app);
-  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/health', { schema: { description: 'Liveness: the process answers.', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+  app.get('/ready', { schema: { description: 'Readiness: the database answers and every migration is applied; 503 `not_ready` otherwise.', response: { 200: Type.Object({ status: Type.Literal('ready') }) } } }, async () => {
+    const reason = await runtime.store.notReady();
+    if (reason) throw notReady(reason);
+    return { status: 'ready' as const };
+  });
   await app.register(signedFileRoutes, { runtime });
 
   await app.register(

@@ -66,3 +66,6 @@ export const tooManyRequests = defineError(
     `Too many requests. Please try again later. The current maximum concurrent requests allowed for ${appId} is ${limit}.`,
   () => ({ 'retry-after': '1' }),
 );
+
+/** `GET /ready` while the database does not answer or migrations are pending (the reason follows). */
+export const notReady = defineError('not_ready', 503, (reason: string) => `Not ready: ${reason}.`);
