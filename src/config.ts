@@ -43,6 +43,8 @@ export interface ModelPrice {
 }
 
 export interface Config {
+  /** Bearer token `GET /metrics` requires (`METRICS_TOKEN`); unset: the endpoint is open. */
+  readonly metricsToken: string | undefined;
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
@@ -280,6 +282,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseSchema: str(env, file, 'DATABASE_SCHEMA'),
     redisUrl: str(env, file, 'REDIS_URL'),
     logLevel: str(env, file, 'LOG_LEVEL') ?? 'info',
+    metricsToken: str(env, file, 'METRICS_TOKEN'),
     upload: {
       fileBytes: int(env, file, 'UPLOAD_FILE_SIZE_LIMIT', 15, 1) * MB,
       imageBytes: int(env, file, 'UPLOAD_IMAGE_FILE_SIZE_LIMIT', 10, 1) * MB,

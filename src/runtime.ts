@@ -55,10 +55,15 @@ import { AnnotationService } from './annotations/annotation-service.js';
 import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
 import { registerAnnotationJobs } from './annotations/jobs.js';
+import { Metrics } from './infra/metrics.js';
+import { runsByStatus } from './runs/run-counts.js';
+import { jobsByStatus } from './infra/queue/job-counts.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
   readonly config: Config;
+  /** Prometheus metrics of this process (`GET /metrics`). */
+  readonly metrics: Metrics;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly store: Store;
@@ -147,7 +152,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const fileUrls = new FileUrls({ db: store.db, config: config.fileUrls, clock, uploads, blobs });
   const closers: (() => Promise<void>)[] = [];
-  const providers = new ProviderRegistry(config.providers);
+  const metrics = new Metrics({ runsByStatus: () => runsByStatus(store.db), jobsByStatus: () => jobsByStatus(store.db) });
+  const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers));
+  const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers) : providers;
   const messages = new MessageStore(store.db);
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
   closers.push(() => bus.close());
@@ -197,7 +204,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     clock,
     logger,
     config: { ...config.runs, codeOutputs: config.code },
-    providers: () => opts.providers ?? providers,
+    providers: () => modelProviders,
     findApp: (id) => apps.find(id),
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
@@ -227,7 +234,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     vectors,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
     qaModel: config.knowledge.qaModel,
-    providers: () => opts.providers ?? providers,
+    providers: () => modelProviders,
   });
   const tags = new TagService(store.db, clock, config.knowledge.tagNameMaxLength);
   const metadata = new MetadataService(store.db, clock, config.knowledge.metadataNameMaxLength);
@@ -254,9 +261,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
     fullDocMaxTokens: config.knowledge.fullDocMaxTokens,
-    providers: () => opts.providers ?? providers,
+    providers: () => modelProviders,
     qaModel: config.knowledge.qaModel,
     qaConcurrency: config.knowledge.qaConcurrency,
+    onIndexed: (n) => metrics.indexedSegments.inc(n),
   });
   queue.register<IndexJobPayload>(INDEX_JOB, {
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),
@@ -286,6 +294,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     config,
     logger,
     clock,
+    metrics,
     store,
     blobs,
     apps,
@@ -299,8 +308,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tasks,
     activeRequests,
     completions,
-    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers }),
-    audio: new AudioService({ config: config.audio, providers: opts.providers ?? providers, messages, endUsers }),
+    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: modelProviders, messages, endUsers }),
+    audio: new AudioService({ config: config.audio, providers: modelProviders, messages, endUsers }),
     feedback,
     forms,
     bindRunResumer(r) {

@@ -5,7 +5,8 @@ import { modelRoutes } from './routes/models.js';
 import { signedFileRoutes } from './routes/signed-files.js';
 import type { Runtime } from '../runtime.js';
 import { newId } from '../infra/ids.js';
-import { methodNotAllowed, notFound, notReady } from '../infra/errors.js';
+import { methodNotAllowed, notFound, notReady, unauthorized } from '../infra/errors.js';
+import type { Metrics } from '../infra/metrics.js';
 import { Type } from '@sinclair/typebox';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
@@ -91,7 +92,11 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.decorate('metrics', runtime.metrics);
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    runtime.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    runtime.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     request.log.info({ method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
@@ -106,6 +111,11 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
   await registerApiDescription(app);
+  app.get('/metrics', { schema: { description: 'Prometheus metrics (text exposition format); `Authorization: Bearer METRICS_TOKEN` when that is set.' } }, async (request, reply) => {
+    const token = runtime.config.metricsToken;
+    if (token && request.headers.authorization !== `Bearer ${token}`) throw unauthorized('A valid METRICS_TOKEN bearer token is required.');
+    return reply.type(runtime.metrics.registry.contentType).send(await runtime.metrics.registry.metrics());
+  });
   app.get('/health', { schema: { description: 'Liveness: the process answers.', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
   app.get('/ready', { schema: { description: 'Readiness: the database answers and every migration is applied; 503 `not_ready` otherwise.', response: { 200: Type.Object({ status: Type.Literal('ready') }) } } }, async () => {
     const reason = await runtime.store.notReady();
@@ -133,4 +143,11 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
 
 function redactUrl(url: string): string {
   return url.replace(/(\/form\/human_input\/)[^/?]+/, '$1[redacted]');
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The runtime's Prometheus metrics (SSE streams count themselves in). */
+    metrics: Metrics;
+  }
 }

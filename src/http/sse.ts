@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { Metrics } from '../infra/metrics.js';
 
 /** Keep-alive interval for every stream (Dify: 10 s). */
 export const PING_INTERVAL_MS = 10_000;
@@ -50,9 +51,12 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     ...opts.headers,
   });
   let closed = false;
+  const streams = (reply.server as { metrics?: Metrics }).metrics?.activeStreams;
+  streams?.inc();
   const close = () => {
     if (closed) return;
     closed = true;
+    streams?.dec();
     clearInterval(timer);
     controller.abort();
   };

@@ -66,6 +66,7 @@ export class Indexer {
   readonly #providers: () => ModelProviders;
   readonly #qaModel: string | undefined;
   readonly #qaConcurrency: number;
+  readonly #onIndexed: (segments: number) => void;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -87,7 +88,10 @@ export class Indexer {
     qaModel: string | undefined;
     /** Model calls at once while writing Q&A pairs. */
     qaConcurrency: number;
+    /** Told the number of segments (or child chunks) of each committed batch (metrics). */
+    onIndexed?: (segments: number) => void;
   }) {
+    this.#onIndexed = deps.onIndexed ?? (() => undefined);
     this.#db = deps.db;
     this.#sqlite = deps.sqlite;
     this.#clock = deps.clock;
@@ -235,6 +239,7 @@ export class Indexer {
         }
         await this.#progress(trx, run, i + part.length, now);
       });
+      this.#onIndexed(part.length);
     }
     await this.#swap(run, tokens, words);
   }
@@ -360,6 +365,7 @@ export class Indexer {
         }
         await this.#progress(trx, run, i, now);
       });
+      this.#onIndexed(rows.length);
     }
     await this.#swap(run, tokens, words);
   }
