@@ -56,6 +56,7 @@ import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
 import { registerAnnotationJobs } from './annotations/jobs.js';
 import { Metrics } from './infra/metrics.js';
+import { NO_TRACING, otlpTracing, type Tracing } from './infra/tracing.js';
 import { runsByStatus } from './runs/run-counts.js';
 import { jobsByStatus } from './infra/queue/job-counts.js';
 
@@ -64,6 +65,8 @@ export interface Runtime {
   readonly config: Config;
   /** Prometheus metrics of this process (`GET /metrics`). */
   readonly metrics: Metrics;
+  /** Spans per request, run, node and model call when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  readonly tracing: Tracing;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly store: Store;
@@ -152,9 +155,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const fileUrls = new FileUrls({ db: store.db, config: config.fileUrls, clock, uploads, blobs });
   const closers: (() => Promise<void>)[] = [];
+  const tracing = config.otelEndpoint ? otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
   const metrics = new Metrics({ runsByStatus: () => runsByStatus(store.db), jobsByStatus: () => jobsByStatus(store.db) });
-  const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers));
-  const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers) : providers;
+  const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
+  const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
   const messages = new MessageStore(store.db);
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
   closers.push(() => bus.close());
@@ -211,6 +215,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     code: new ProcessCodeExecutor(config.code),
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
+    tracing,
   });
   await runs.startBackground();
   closers.push(() => runs.close());
@@ -295,6 +300,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     logger,
     clock,
     metrics,
+    tracing,
     store,
     blobs,
     apps,
@@ -340,6 +346,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();
+      await tracing.close();
     },
   };
 }

@@ -91,6 +91,15 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (!runtime.tracing.enabled) return;
+    // a span per request, ended when the response closes (streams included); named by route pattern
+    const route = request.routeOptions.url ?? 'unmatched';
+    const span = runtime.tracing.start(`${request.method} ${route}`, { 'http.request.method': request.method, 'http.route': route, 'dovetail.request_id': request.id });
+    reply.raw.once('close', () => {
+      span.setAttributes({ 'http.response.status_code': reply.statusCode });
+      if (reply.statusCode >= 500) span.fail(`HTTP ${reply.statusCode}`);
+      span.end();
+    });
   });
   app.decorate('metrics', runtime.metrics);
   app.addHook('onResponse', async (request, reply) => {

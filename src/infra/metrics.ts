@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GenerateChunk, GenerateRequest, ModelProvider, ModelProviders } from '../llm/model-provider.js';
+import { NO_TRACING, type Tracing } from './tracing.js';
 
 /** Counts read from the database at scrape time (the truth across instances). */
 export interface MetricsSource {
@@ -67,28 +68,32 @@ export class Metrics {
     one('dovetail_job_failures', 'Background jobs that failed for good (from the database).', async () => (await source.jobsByStatus()).failed ?? 0);
   }
 
-  /** The providers with every `stream` call timed and its tokens counted. */
-  instrumentProviders(providers: ModelProviders): ModelProviders {
-    return { get: (name: string) => this.#instrument(name, providers.get(name)) };
+  /** The providers with every `stream` call timed, its tokens counted, and (tracing on) a `model.call` span. */
+  instrumentProviders(providers: ModelProviders, tracing: Tracing = NO_TRACING): ModelProviders {
+    return { get: (name: string) => this.#instrument(name, providers.get(name), tracing) };
   }
 
-  #instrument(name: string, p: ModelProvider): ModelProvider {
+  #instrument(name: string, p: ModelProvider, tracing: Tracing): ModelProvider {
     const metrics = this;
     const stream = async function* (req: GenerateRequest): AsyncIterable<GenerateChunk> {
       const end = metrics.modelDuration.startTimer({ provider: name });
+      const span = tracing.start('model.call', { 'gen_ai.system': name, 'gen_ai.request.model': req.model });
       try {
         for await (const chunk of p.stream(req)) {
           if (chunk.type === 'usage') {
             if (chunk.usage.promptTokens) metrics.modelTokens.inc({ provider: name, kind: 'prompt' }, chunk.usage.promptTokens);
             if (chunk.usage.completionTokens) metrics.modelTokens.inc({ provider: name, kind: 'completion' }, chunk.usage.completionTokens);
+            span.setAttributes({ 'gen_ai.usage.input_tokens': chunk.usage.promptTokens ?? 0, 'gen_ai.usage.output_tokens': chunk.usage.completionTokens ?? 0 });
           }
           yield chunk;
         }
       } catch (err) {
         metrics.modelErrors.inc({ provider: name });
+        span.fail((err as Error).message);
         throw err;
       } finally {
         end();
+        span.end();
       }
     };
     return new Proxy(p, {

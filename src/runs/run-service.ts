@@ -7,6 +7,7 @@ import type { Logger } from '../infra/logger.js';
 import { newId } from '../infra/ids.js';
 import type { ModelProviders } from '../llm/model-provider.js';
 import type { ModelPrice } from '../config.js';
+import { NO_TRACING, type Tracing } from '../infra/tracing.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
@@ -81,6 +82,7 @@ export class RunService implements RunResumer {
   readonly #code: CodeExecutor | undefined;
   readonly #http: HttpRequester | undefined;
   readonly #priceOf: ((model: string) => ModelPrice | undefined) | undefined;
+  readonly #tracing: Tracing;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -101,7 +103,10 @@ export class RunService implements RunResumer {
     http?: HttpRequester;
     /** The price table row of a model name; unset: model calls are free. */
     priceOf?: (model: string) => ModelPrice | undefined;
+    /** Spans per run and node; unset: none. */
+    tracing?: Tracing;
   }) {
+    this.#tracing = deps.tracing ?? NO_TRACING;
     this.#db = deps.db;
     this.#bus = deps.bus;
     this.#clock = deps.clock;
@@ -258,6 +263,7 @@ export class RunService implements RunResumer {
       ports: this.#ports(),
       journal,
       limits: this.#config,
+      tracing: this.#tracing,
       beforeFinish: meta.mode === 'advanced-chat' && meta.messageId ? (end) => this.#finishMessage(meta, end) : undefined,
     });
     const done = (async () => {
