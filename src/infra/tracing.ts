@@ -1,7 +1,4 @@
 import { SpanStatusCode, context, trace, type Span, type Tracer } from '@opentelemetry/api';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
 
 export type SpanAttributes = Readonly<Record<string, string | number | boolean>>;
 
@@ -48,9 +45,15 @@ class OtelSpan implements SpanHandle {
 
 /**
  * OpenTelemetry tracing exported over OTLP/HTTP (JSON) to `<endpoint>/v1/traces`, batched. The
- * provider is this runtime's own (not registered globally), so several runtimes do not mix.
+ * provider is this runtime's own (not registered globally), so several runtimes do not mix. The SDK
+ * is loaded here, only when tracing is configured.
  */
-export function otlpTracing(opts: { endpoint: string; serviceName: string }): Tracing {
+export async function otlpTracing(opts: { endpoint: string; serviceName: string }): Promise<Tracing> {
+  const [{ BatchSpanProcessor, TracerProvider }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+  ]);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': opts.serviceName }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/+$/, '')}/v1/traces` }) })],
