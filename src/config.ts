@@ -60,6 +60,12 @@ export interface ModelPrice {
 }
 
 export interface Config {
+  /** Bearer token `GET /metrics` requires (`METRICS_TOKEN`); unset: the endpoint is open. */
+  readonly metricsToken: string | undefined;
+  /** OTLP/HTTP collector base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`); set: spans are exported to `<it>/v1/traces`. */
+  readonly otelEndpoint: string | undefined;
+  /** `service.name` of the exported spans (`OTEL_SERVICE_NAME`, default `dovetail`). */
+  readonly otelServiceName: string;
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
@@ -328,6 +334,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseSchema: str(env, file, 'DATABASE_SCHEMA'),
     redisUrl: str(env, file, 'REDIS_URL'),
     logLevel: str(env, file, 'LOG_LEVEL') ?? 'info',
+    metricsToken: str(env, file, 'METRICS_TOKEN'),
+    otelEndpoint: str(env, file, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+    otelServiceName: str(env, file, 'OTEL_SERVICE_NAME') ?? 'dovetail',
     upload: {
       fileBytes: int(env, file, 'UPLOAD_FILE_SIZE_LIMIT', 15, 1) * MB,
       imageBytes: int(env, file, 'UPLOAD_IMAGE_FILE_SIZE_LIMIT', 10, 1) * MB,

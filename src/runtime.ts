@@ -63,10 +63,18 @@ import { missingPythonModules } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
 import type { App } from './apps/app-service.js';
 import type { ImportWarning } from './engine/types.js';
+import { Metrics } from './infra/metrics.js';
+import { NO_TRACING, otlpTracing, type Tracing } from './infra/tracing.js';
+import { runsByStatus } from './runs/run-counts.js';
+import { jobsByStatus } from './infra/queue/job-counts.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
   readonly config: Config;
+  /** Prometheus metrics of this process (`GET /metrics`). */
+  readonly metrics: Metrics;
+  /** Spans per request, run, node and model call when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  readonly tracing: Tracing;
   readonly logger: Logger;
   /** CPU-bound text work (token counting, chunking), off the event loop when large. */
   readonly offload: TextOffload;
@@ -163,7 +171,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const offload = new TextOffload(config.text, logger);
   offload.warm();
   closers.push(() => offload.close());
-  const providers = new ProviderRegistry(config.providers);
+  const tracing = config.otelEndpoint ? await otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
+  const metrics = new Metrics({ runsByStatus: () => runsByStatus(store.db), jobsByStatus: () => jobsByStatus(store.db) });
+  const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
+  const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
   const messages = new MessageStore(store.db);
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
   closers.push(() => bus.close());
@@ -213,7 +224,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     clock,
     logger,
     config: { ...config.runs, codeOutputs: config.code },
-    providers: () => opts.providers ?? providers,
+    providers: () => modelProviders,
     findApp: (id) => apps.find(id),
     findAppVersion: (id, version) => apps.findVersion(id, version),
     humanInput: opts.humanInput ?? forms,
@@ -223,6 +234,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     priceOf: (model) => config.prices[model],
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
     tools: toolRuntime,
+    tracing,
   });
   await runs.startBackground();
   closers.push(() => runs.close());
@@ -246,7 +258,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     vectors,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
     qaModel: config.knowledge.qaModel,
-    providers: () => opts.providers ?? providers,
+    providers: () => modelProviders,
   });
   const tags = new TagService(store.db, clock, config.knowledge.tagNameMaxLength);
   const metadata = new MetadataService(store.db, clock, config.knowledge.metadataNameMaxLength);
@@ -274,10 +286,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
     maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
     fullDocMaxTokens: config.knowledge.fullDocMaxTokens,
-    providers: () => opts.providers ?? providers,
+    providers: () => modelProviders,
     qaModel: config.knowledge.qaModel,
     qaConcurrency: config.knowledge.qaConcurrency,
     offload,
+    onIndexed: (n) => metrics.indexedSegments.inc(n),
   });
   queue.register<IndexJobPayload>(INDEX_JOB, {
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),
@@ -304,7 +317,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, metadata, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
   const importDeps = {
-    providers: () => opts.providers ?? providers,
+    providers: () => modelProviders,
     missingDatasets: (ids: readonly string[], workspaceId: string) => datasets.missing(workspaceId, ids),
     missingPythonModules: (names: readonly string[]) => missingPythonModules(codeExecutor, names),
     pythonSetting: 'CODE_PYTHON_COMMAND',
@@ -314,6 +327,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     config,
     logger,
     clock,
+    metrics,
+    tracing,
     store,
     blobs,
     apps,
@@ -328,8 +343,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tasks,
     activeRequests,
     completions,
-    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: opts.providers ?? providers, messages, endUsers, offload }),
-    audio: new AudioService({ config: config.audio, providers: opts.providers ?? providers, messages, endUsers }),
+    suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: modelProviders, messages, endUsers, offload }),
+    audio: new AudioService({ config: config.audio, providers: modelProviders, messages, endUsers }),
     feedback,
     forms,
     offload,
@@ -361,6 +376,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();
+      await tracing.close();
     },
   };
 }

@@ -5,7 +5,9 @@ import { modelRoutes } from './routes/models.js';
 import { signedFileRoutes } from './routes/signed-files.js';
 import type { Runtime } from '../runtime.js';
 import { newId } from '../infra/ids.js';
-import { methodNotAllowed, notFound } from '../infra/errors.js';
+import { methodNotAllowed, notFound, notReady, unauthorized } from '../infra/errors.js';
+import type { Metrics } from '../infra/metrics.js';
+import { Type } from '@sinclair/typebox';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { errorHandler } from './errors.js';
 import { listenerErrors } from './listener-errors.js';
@@ -28,6 +30,9 @@ import { documentRoutes } from './routes/documents.js';
 import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 import { annotationRoutes } from './routes/annotations.js';
 import { audioRoutes } from './routes/audio.js';
+import { registerApiDescription } from './api-description.js';
+import { handlerValidatedCompiler } from './described.js';
+import { AjvCompiler } from '@fastify/ajv-compiler';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
@@ -75,6 +80,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     genReqId: () => newId(),
     bodyLimit: 16 * 1024 * 1024,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+    // Fastify's own Ajv compiler, except for schema parts the handler validates (src/http/described.ts)
+    schemaController: { compilersFactory: { buildValidator: handlerValidatedCompiler(AjvCompiler()) } },
   });
   declareAuthDecorations(app);
   app.setErrorHandler(errorHandler);
@@ -100,6 +107,15 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (!runtime.tracing.enabled) return;
+    // a span per request, ended when the response closes (streams included); named by route pattern
+    const route = request.routeOptions.url ?? 'unmatched';
+    const span = runtime.tracing.start(`${request.method} ${route}`, { 'http.request.method': request.method, 'http.route': route, 'dovetail.request_id': request.id });
+    reply.raw.once('close', () => {
+      span.setAttributes({ 'http.response.status_code': reply.statusCode });
+      if (reply.statusCode >= 500) span.fail(`HTTP ${reply.statusCode}`);
+      span.end();
+    });
   });
   // An error answered before the request body arrived (a bad key on an upload, a slow client):
   // the rest of the body is read and dropped as usual, but a client that has not finished sending
@@ -111,7 +127,11 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
       if (!request.raw.complete) request.raw.socket?.destroy();
     }, UNREAD_BODY_GRACE_MS).unref();
   });
+  app.decorate('metrics', runtime.metrics);
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    runtime.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    runtime.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     request.log.info({ method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
@@ -125,7 +145,18 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // (as Dify), JSON routes answer their 415 (`requireJson`). `multipartRoutes` parses it.
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
-  app.get('/health', async () => ({ status: 'ok' }));
+  await registerApiDescription(app);
+  app.get('/metrics', { schema: { description: 'Prometheus metrics (text exposition format); `Authorization: Bearer METRICS_TOKEN` when that is set.' } }, async (request, reply) => {
+    const token = runtime.config.metricsToken;
+    if (token && request.headers.authorization !== `Bearer ${token}`) throw unauthorized('A valid METRICS_TOKEN bearer token is required.');
+    return reply.type(runtime.metrics.registry.contentType).send(await runtime.metrics.registry.metrics());
+  });
+  app.get('/health', { schema: { description: 'Liveness: the process answers.', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+  app.get('/ready', { schema: { description: 'Readiness: the database answers and every migration is applied; 503 `not_ready` otherwise.', response: { 200: Type.Object({ status: Type.Literal('ready') }) } } }, async () => {
+    const reason = await runtime.store.notReady();
+    if (reason) throw notReady(reason);
+    return { status: 'ready' as const };
+  });
   await app.register(signedFileRoutes, { runtime });
 
   await app.register(
@@ -143,4 +174,11 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   );
   await app.ready();
   return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The runtime's Prometheus metrics (SSE streams count themselves in). */
+    metrics: Metrics;
+  }
 }

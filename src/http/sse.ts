@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import type { Metrics } from '../infra/metrics.js';
 
 /** Open streams per HTTP server (every encapsulated context of one app shares its `server`), for shutdown. */
 const OPEN = new WeakMap<Server, Set<SseStream>>();
@@ -66,10 +67,13 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
   const server = reply.server.server as Server;
   let open = OPEN.get(server);
   if (!open) OPEN.set(server, (open = new Set()));
+  const streams = (reply.server as { metrics?: Metrics }).metrics?.activeStreams;
+  streams?.inc();
   const close = () => {
     if (closed) return;
     closed = true;
     open.delete(stream);
+    streams?.dec();
     clearInterval(timer);
     controller.abort();
   };

@@ -91,3 +91,5 @@ export const requestHeaderFieldsTooLarge = defineError(
   431,
   (limit: number) => `The request line and headers exceed ${limit} bytes (HTTP_MAX_HEADER_SIZE).`,
 );
+/** `GET /ready` while the database does not answer or migrations are pending (the reason follows). */
+export const notReady = defineError('not_ready', 503, (reason: string) => `Not ready: ${reason}.`);

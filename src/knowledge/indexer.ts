@@ -77,6 +77,7 @@ export class Indexer {
   readonly #qaModel: string | undefined;
   readonly #qaConcurrency: number;
   readonly #offload: TextOffload;
+  readonly #onIndexed: (segments: number) => void;
 
   constructor(deps: {
     db: Kysely<Database>;
@@ -100,7 +101,10 @@ export class Indexer {
     qaConcurrency: number;
     /** Splitting and counting off the event loop. */
     offload: TextOffload;
+    /** Told the number of segments (or child chunks) of each committed batch (metrics). */
+    onIndexed?: (segments: number) => void;
   }) {
+    this.#onIndexed = deps.onIndexed ?? (() => undefined);
     this.#db = deps.db;
     this.#sqlite = deps.sqlite;
     this.#clock = deps.clock;
@@ -253,6 +257,7 @@ export class Indexer {
         }
         await this.#progress(trx, run, i + part.length, now);
       });
+      this.#onIndexed(part.length);
     }
     await this.#swap(run, tokens, words);
   }
@@ -371,6 +376,7 @@ export class Indexer {
         }
         await this.#progress(trx, run, i, now);
       });
+      this.#onIndexed(rows.length);
     }
     await this.#swap(run, tokens, words);
   }

@@ -6,6 +6,7 @@ import { NodeFailure, type AppKind, type EnginePorts, type Graph, type NodeStrea
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
 import type { RunJournal } from './journal.js';
 import { pauseReasons, usageOf } from './frames.js';
+import { NO_TRACING, type SpanHandle, type Tracing } from '../infra/tracing.js';
 import { plusUsage } from '../llm/priced-usage.js';
 import { STOPPED_BY_USER, type Flight, type NodeStarted, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
 
@@ -32,6 +33,10 @@ export class RunLoop {
   #failure: string | undefined;
   #handBack = false;
   readonly #streams: ReadonlyMap<string, AnswerStream>;
+  readonly #tracing: Tracing;
+  /** The span of the current `run()` and of each node in flight (by execution id). */
+  #runSpan: SpanHandle | undefined;
+  readonly #nodeSpans = new Map<string, SpanHandle>();
 
   constructor(opts: {
     meta: RunMeta;
@@ -40,8 +45,10 @@ export class RunLoop {
     ports: EnginePorts;
     journal: RunJournal;
     limits: RunLimits;
+    tracing?: Tracing;
     beforeFinish?: (end: RunEnd) => Promise<void>;
   }) {
+    this.#tracing = opts.tracing ?? NO_TRACING;
     this.#meta = opts.meta;
     this.#graph = opts.graph;
     this.#state = opts.state;
@@ -120,6 +127,25 @@ export class RunLoop {
 
   /** Runs until the graph ends, fails, stops or pauses. */
   async run(reason: 'initial' | 'resumption'): Promise<RunEnd> {
+    const m0 = this.#meta;
+    const span = this.#tracing.start('workflow.run', { 'dovetail.run_id': m0.id, 'dovetail.app_id': m0.appId, 'dovetail.app_mode': m0.mode, 'dovetail.run_reason': reason });
+    this.#runSpan = span;
+    try {
+      const end = await this.#run(reason);
+      span.setAttributes({ 'dovetail.run_status': end.status, 'dovetail.total_steps': end.state.steps, 'dovetail.total_tokens': end.state.tokens });
+      if (end.status === 'failed') span.fail(end.error ?? 'failed');
+      return end;
+    } catch (err) {
+      span.fail((err as Error).message);
+      throw err;
+    } finally {
+      for (const s of this.#nodeSpans.values()) s.end();
+      this.#nodeSpans.clear();
+      span.end();
+    }
+  }
+
+  async #run(reason: 'initial' | 'resumption'): Promise<RunEnd> {
     const startedAt = this.#ports.now();
     const elapsed = () => this.#state.elapsedMs + (this.#ports.now() - startedAt);
     const m = this.#meta;
@@ -293,6 +319,7 @@ export class RunLoop {
       loop_id: null,
     };
     this.#emit('node_started', { ...started });
+    this.#nodeSpans.set(started.id, this.#tracing.start(`node ${node.type}`, { 'dovetail.node_id': node.id, 'dovetail.node_type': node.type, 'dovetail.node_index': started.index }, this.#runSpan));
     return { nodeId, execId: started.id, from, index: this.#state.index, startedAt: now, started };
   }
 
@@ -374,6 +401,13 @@ export class RunLoop {
 
   #apply(flight: Flight, result: NodeResult, pausedNodes: string[], reasons: HumanInputRequired[]): void {
     const node = this.#graph.nodes.get(flight.nodeId)!;
+    const span = this.#nodeSpans.get(flight.execId);
+    if (span) {
+      this.#nodeSpans.delete(flight.execId);
+      span.setAttributes({ 'dovetail.node_status': result.type === 'pause' ? 'paused' : result.type, ...(result.type === 'succeeded' || result.type === 'exception' ? { 'dovetail.tokens': result.usage?.total_tokens ?? 0 } : {}) });
+      if (result.type === 'failed') span.fail(result.error);
+      span.end();
+    }
     switch (result.type) {
       case 'succeeded':
       case 'exception': {

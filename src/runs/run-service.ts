@@ -8,6 +8,7 @@ import type { Logger } from '../infra/logger.js';
 import { newId } from '../infra/ids.js';
 import type { ModelProviders } from '../llm/model-provider.js';
 import type { ModelPrice } from '../config.js';
+import { NO_TRACING, type Tracing } from '../infra/tracing.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
@@ -86,6 +87,7 @@ export class RunService implements RunResumer {
   readonly #priceOf: ((model: string) => ModelPrice | undefined) | undefined;
   readonly #files: RunFiles | undefined;
   readonly #tools: ToolRuntime | undefined;
+  readonly #tracing: Tracing;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -112,7 +114,10 @@ export class RunService implements RunResumer {
     files?: RunFiles;
     /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */
     tools?: ToolRuntime;
+    /** Spans per run and node; unset: none. */
+    tracing?: Tracing;
   }) {
+    this.#tracing = deps.tracing ?? NO_TRACING;
     this.#db = deps.db;
     this.#bus = deps.bus;
     this.#clock = deps.clock;
@@ -275,6 +280,7 @@ export class RunService implements RunResumer {
       ports: this.#ports(),
       journal,
       limits: this.#config,
+      tracing: this.#tracing,
       beforeFinish: meta.mode === 'advanced-chat' && meta.messageId ? (end) => this.#finishMessage(meta, end) : undefined,
     });
     const done = (async () => {

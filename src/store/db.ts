@@ -20,6 +20,11 @@ export interface Store {
   readonly caps: StoreCaps;
   /** The raw better-sqlite3 handle, when on SQLite (for FTS5 / sqlite-vec setup). */
   readonly sqlite: SQLite.Database | undefined;
+  /**
+   * `undefined` when the database answers and every migration this code knows is applied;
+   * otherwise why not (for `GET /ready`). Never throws.
+   */
+  notReady(): Promise<string | undefined>;
   destroy(): Promise<void>;
 }
 
@@ -56,7 +61,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    store = { db, caps: { engine: 'postgres', rowLocks: true }, sqlite: undefined, destroy: () => db.destroy() };
+    store = { db, caps: { engine: 'postgres', rowLocks: true }, sqlite: undefined, notReady: () => notReady(db, schema), destroy: () => db.destroy() };
   } else {
     mkdirSync(opts.dataDir, { recursive: true });
     const handle = new SQLite(path.join(opts.dataDir, 'dovetail.db'));
@@ -74,14 +79,38 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     // `vec0` virtual table (created by the vector index) cannot be read without its module.
     sqliteVec.load(handle);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
-    store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, destroy: () => db.destroy() };
+    store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, notReady: () => notReady(db, undefined), destroy: () => db.destroy() };
   }
   await migrate(store.db, opts.databaseUrl ? opts.databaseSchema : undefined);
   return store;
 }
 
 async function migrate(db: Kysely<Database>, schema: string | undefined): Promise<void> {
-  const migrator = new Migrator({
+  const migrator = migratorFor(db, schema);
+  const { error, results } = await withSchemaLock(db, schema, () => migrator.migrateToLatest());
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Why the store cannot serve: the database does not answer, or migrations are pending. */
+async function notReady(db: Kysely<Database>, schema: string | undefined): Promise<string | undefined> {
+  try {
+    await sql`select 1`.execute(db);
+  } catch (err) {
+    return `the database does not answer (${(err as Error).message})`;
+  }
+  try {
+    const pending = (await migratorFor(db, schema).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+    return pending.length > 0 ? `migrations not applied: ${pending.join(', ')}` : undefined;
+  } catch (err) {
+    return `the migration state cannot be read (${(err as Error).message})`;
+  }
+}
+
+function migratorFor(db: Kysely<Database>, schema: string | undefined): Migrator {
+  return new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
     // Domains number their migrations independently; a later-numbered one may be applied first.
@@ -90,11 +119,6 @@ async function migrate(db: Kysely<Database>, schema: string | undefined): Promis
     // second schema in the same database (tests, side-by-side installs) skips creating them.
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await withSchemaLock(db, schema, () => migrator.migrateToLatest());
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message}`, { cause: error });
-  }
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { multipartRoutes, readFileForm } from '../multipart-upload.js';
+import { UploadForm } from '../knowledge-schemas.js';
 
 const AudioToTextResponse = Type.Object({ text: Type.String() });
 const TextToAudioBody = Type.Object({
@@ -24,7 +25,7 @@ const TextToAudioBody = Type.Object({
  */
 export const audioRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
   await multipartRoutes(app, (mp) =>
-    mp.post('/audio-to-text', { schema: { response: { 200: AudioToTextResponse } } }, async (request) => {
+    mp.post('/audio-to-text', { schema: { consumes: ['multipart/form-data'], body: UploadForm, response: { 200: AudioToTextResponse } } }, async (request) => {
       const a = requireApp(request);
       runtime.audio.requireSpeechToText(a);
       const { file, fields } = await readFileForm(request, (f) => runtime.audio.receive(f));

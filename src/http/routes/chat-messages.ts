@@ -24,6 +24,7 @@ const ChatBody = Type.Object({
   user: Type.Optional(Type.Unknown()),
   files: Type.Optional(Type.Union([Type.Array(Type.Unknown()), Type.Null()])),
   auto_generate_name: Type.Optional(Type.Boolean()),
+  workflow_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Accepted and not used: an app has one published workflow.' })),
 });
 const StopBody = Type.Object({ user: Type.Optional(Type.Unknown()) });
 const TaskParams = Type.Object({ task_id: Type.String() });

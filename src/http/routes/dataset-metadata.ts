@@ -6,6 +6,7 @@ import { invalidAction } from '../../knowledge/errors.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody } from './knowledge-params.js';
+import { DocumentMetadataBody, MetadataCreateBody, MetadataRenameBody } from '../knowledge-schemas.js';
 
 type P = { dataset_id: string };
 type PM = { dataset_id: string; metadata_id: string };
@@ -20,7 +21,7 @@ export const datasetMetadataRoutes: FastifyPluginAsync<{ runtime: Runtime }> = a
 
   app.get<{ Params: P }>('/datasets/:dataset_id/metadata', async (request) => metadata.list(await dataset(request)));
 
-  app.post<{ Params: P }>('/datasets/:dataset_id/metadata', { preValidation: requireJson }, async (request, reply) => {
+  app.post<{ Params: P }>('/datasets/:dataset_id/metadata', { preValidation: requireJson, schema: { body: MetadataCreateBody } }, async (request, reply) => {
     const ds = await dataset(request);
     const b = jsonBody(request);
     const row = await metadata.create(ds, { type: b.type, name: b.name, createdBy: requireKey(request).id });
@@ -40,7 +41,7 @@ export const datasetMetadataRoutes: FastifyPluginAsync<{ runtime: Runtime }> = a
     return { result: 'success' };
   });
 
-  app.patch<{ Params: PM }>('/datasets/:dataset_id/metadata/:metadata_id', { preValidation: requireJson }, async (request) => {
+  app.patch<{ Params: PM }>('/datasets/:dataset_id/metadata/:metadata_id', { preValidation: requireJson, schema: { body: MetadataRenameBody } }, async (request) => {
     const ds = await dataset(request);
     return toWire(await metadata.rename(ds, request.params.metadata_id, jsonBody(request).name, requireKey(request).id));
   });
@@ -50,7 +51,7 @@ export const datasetMetadataRoutes: FastifyPluginAsync<{ runtime: Runtime }> = a
     return reply.code(204).send();
   });
 
-  app.post<{ Params: P }>('/datasets/:dataset_id/documents/metadata', { preValidation: requireJson }, async (request) => {
+  app.post<{ Params: P }>('/datasets/:dataset_id/documents/metadata', { preValidation: requireJson, schema: { body: DocumentMetadataBody } }, async (request) => {
     const ds = await dataset(request);
     await metadata.updateDocuments(ds, jsonBody(request), requireKey(request).id);
     return { result: 'success' };

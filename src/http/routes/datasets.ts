@@ -8,6 +8,7 @@ import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams, queryList } from './knowledge-params.js';
 import type { DatasetTable } from '../../store/schema.js';
+import { DatasetCreateBody, DatasetListQuery, DatasetUpdateBody, RetrieveBody } from '../knowledge-schemas.js';
 
 type P = { dataset_id: string };
 
@@ -24,7 +25,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
   }
   const oneToWire = async (ds: DatasetTable) => (await toWire([ds]))[0];
 
-  app.post('/datasets', { preValidation: requireJson }, async (request) => {
+  app.post('/datasets', { preValidation: requireJson, schema: { body: DatasetCreateBody } }, async (request) => {
     const key = requireKey(request);
     const b = jsonBody(request);
     const ds = await datasets.create(key.workspaceId, {
@@ -38,7 +39,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     return oneToWire(ds);
   });
 
-  app.get('/datasets', async (request) => {
+  app.get('/datasets', { schema: { querystring: DatasetListQuery } }, async (request) => {
     const key = requireKey(request);
     const { page, limit, keyword } = pageParams(request, max);
     const { rows, total } = await datasets.list(key.workspaceId, page, limit, keyword, queryList(request, 'tag_ids'));
@@ -49,7 +50,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     return oneToWire(await datasets.get(requireKey(request).workspaceId, request.params.dataset_id));
   });
 
-  app.patch<{ Params: P }>('/datasets/:dataset_id', { preValidation: requireJson }, async (request) => {
+  app.patch<{ Params: P }>('/datasets/:dataset_id', { preValidation: requireJson, schema: { body: DatasetUpdateBody } }, async (request) => {
     return oneToWire(await datasets.update(requireKey(request).workspaceId, request.params.dataset_id, jsonBody(request)));
   });
 
@@ -58,7 +59,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     return reply.code(204).send();
   });
 
-  app.post<{ Params: P }>('/datasets/:dataset_id/retrieve', { preValidation: requireJson }, async (request) => {
+  app.post<{ Params: P }>('/datasets/:dataset_id/retrieve', { preValidation: requireJson, schema: { body: RetrieveBody } }, async (request) => {
     const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
     const b = jsonBody(request);
     const model = b.retrieval_model === undefined || b.retrieval_model === null ? datasets.retrievalModel(ds) : parseRetrievalModel(b.retrieval_model, runtime.config.knowledge.retrievalTopKMax, ds.indexing_technique === 'high_quality' ? 'semantic_search' : 'keyword_search');

@@ -14,6 +14,7 @@ import { notFound } from '../../infra/errors.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
+import { CreateByTextBody, DocumentFileForm, DocumentIdsBody, DocumentListQuery, DocumentQuery, UpdateByTextBody } from '../knowledge-schemas.js';
 
 type P = { dataset_id: string };
 type PD = { dataset_id: string; document_id: string };
@@ -140,15 +141,15 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     return answer(ds, await documents.update(ds, request.params.document_id, file, opts));
   }
 
-  for (const path of ['create-by-text', 'create_by_text']) app.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, { preValidation: requireJson }, createByText);
+  for (const path of ['create-by-text', 'create_by_text']) app.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, { preValidation: requireJson, schema: { body: CreateByTextBody } }, createByText);
   await multipartRoutes(app, (mp) => {
-    for (const path of ['create-by-file', 'create_by_file']) mp.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, createByFile);
-    mp.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', updateByFile);
-    for (const path of ['update-by-file', 'update_by_file']) mp.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, updateByFile);
+    for (const path of ['create-by-file', 'create_by_file']) mp.post<{ Params: P }>(`/datasets/:dataset_id/document/${path}`, { schema: { consumes: ['multipart/form-data'], body: DocumentFileForm } }, createByFile);
+    mp.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', { schema: { consumes: ['multipart/form-data'], body: DocumentFileForm } }, updateByFile);
+    for (const path of ['update-by-file', 'update_by_file']) mp.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, { schema: { consumes: ['multipart/form-data'], body: DocumentFileForm } }, updateByFile);
   });
-  for (const path of ['update-by-text', 'update_by_text']) app.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, { preValidation: requireJson }, updateByText);
+  for (const path of ['update-by-text', 'update_by_text']) app.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, { preValidation: requireJson, schema: { body: UpdateByTextBody } }, updateByText);
 
-  app.get<{ Params: P }>('/datasets/:dataset_id/documents', async (request) => {
+  app.get<{ Params: P }>('/datasets/:dataset_id/documents', { schema: { querystring: DocumentListQuery } }, async (request) => {
     const ds = await dataset(request);
     const { page, limit, keyword } = pageParams(request, runtime.config.knowledge.pageLimitMax);
     const { rows, total } = await documents.list(ds.id, page, limit, keyword);
@@ -160,13 +161,13 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     return { url: await runtime.documentDownloads.url(ds, request.params.document_id, requestOrigin(request, runtime.config.httpServer.trustProxy)) };
   });
 
-  app.post<{ Params: P; Body: { document_ids?: unknown } | null }>('/datasets/:dataset_id/documents/download-zip', { preValidation: requireJson }, async (request, reply) => {
+  app.post<{ Params: P; Body: { document_ids?: unknown } | null }>('/datasets/:dataset_id/documents/download-zip', { preValidation: requireJson, schema: { body: DocumentIdsBody } }, async (request, reply) => {
     const ds = await dataset(request);
     const zip = await runtime.documentDownloads.zip(ds, request.body?.document_ids);
     return reply.type('application/zip').header('content-disposition', `attachment; filename*=UTF-8''${pyQuote(zip.name)}`).send(zip.body);
   });
 
-  app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request) => {
+  app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', { schema: { querystring: DocumentQuery } }, async (request) => {
     const ds = await dataset(request);
     const doc = await documents.get(ds.id, request.params.document_id);
     return (await toWire(ds, [doc]))[0];
@@ -178,7 +179,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (a
     return reply.code(204).send();
   });
 
-  app.patch<{ Params: P & { action: string } }>('/datasets/:dataset_id/documents/status/:action', { preValidation: requireJson }, async (request) => {
+  app.patch<{ Params: P & { action: string } }>('/datasets/:dataset_id/documents/status/:action', { preValidation: requireJson, schema: { body: DocumentIdsBody } }, async (request) => {
     const key = requireKey(request);
     const ds = await dataset(request);
     await runtime.documentStatus.changeStatus(ds.id, request.params.action, jsonBody(request).document_ids, key.id);

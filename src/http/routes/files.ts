@@ -8,6 +8,7 @@ import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
 import { requestOrigin, sendFile } from '../file-reply.js';
 import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
+import { UploadForm } from '../knowledge-schemas.js';
 
 const PreviewParams = Type.Object({ file_id: Type.String() });
 const PreviewQuery = Type.Object({
@@ -30,7 +31,7 @@ function queryBoolean(name: string, raw: string | undefined): boolean {
  * `GET /files/{file_id}/preview` (the raw bytes of an upload a message of this app was sent with).
  */
 export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
-  await multipartRoutes(app, (mp) => mp.post('/files/upload', async (request, reply) => {
+  await multipartRoutes(app, (mp) => mp.post('/files/upload', { schema: { consumes: ['multipart/form-data'], body: UploadForm } }, async (request, reply) => {
     const a = requireApp(request);
     // `user` may come before or after the file (curl and the SDKs send it after), so the file is
     // streamed to the blob store first and recorded once every part has been read.

@@ -4,6 +4,7 @@ import { invalidParam } from '../../infra/errors.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { requireUserArg } from '../user-arg.js';
+import { FormSubmitBody } from '../knowledge-schemas.js';
 
 interface TokenParams {
   form_token: string;
@@ -18,7 +19,7 @@ export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: Runtime }> = as
 
   app.post<{ Params: TokenParams; Body: unknown }>(
     '/form/human_input/:form_token',
-    { preValidation: requireJson },
+    { preValidation: requireJson, schema: { body: FormSubmitBody } },
     async (request) => {
       const a = requireApp(request);
       const body = (request.body ?? {}) as Record<string, unknown>;

@@ -5,6 +5,7 @@ import { childChunkToWire, segmentToWire } from '../../knowledge/segment-wire.js
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
+import { ChildChunkBody, ChildChunkListQuery, SegmentListQuery, SegmentUpdateBody, SegmentsCreateBody } from '../knowledge-schemas.js';
 
 type PD = { dataset_id: string; document_id: string };
 type PS = PD & { segment_id: string };
@@ -28,14 +29,14 @@ export const segmentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     return { ds, doc };
   }
 
-  app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/segments', async (request) => {
+  app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/segments', { schema: { querystring: SegmentListQuery } }, async (request) => {
     const { doc } = await target(request);
     const { page, limit, keyword } = pageParams(request, k.pageLimitMax);
     const { items, total } = await segments.list(doc, { page, limit, keyword, status: statusList(request) });
     return { data: items.map((c) => segmentToWire(c, doc)), doc_form: doc.doc_form, has_more: page * limit < total, limit, total, page };
   });
 
-  app.post<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/segments', { preValidation: requireJson }, async (request) => {
+  app.post<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/segments', { preValidation: requireJson, schema: { body: SegmentsCreateBody } }, async (request) => {
     const key = requireKey(request);
     const { ds, doc } = await target(request);
     const items = parseNewSegments(jsonBody(request), k.segmentsPerRequestMax, k.segmentMaxChars);
@@ -48,7 +49,7 @@ export const segmentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
     return { data: segmentToWire(await segments.get(doc, request.params.segment_id), doc), doc_form: doc.doc_form };
   });
 
-  app.post<{ Params: PS }>('/datasets/:dataset_id/documents/:document_id/segments/:segment_id', { preValidation: requireJson }, async (request) => {
+  app.post<{ Params: PS }>('/datasets/:dataset_id/documents/:document_id/segments/:segment_id', { preValidation: requireJson, schema: { body: SegmentUpdateBody } }, async (request) => {
     const key = requireKey(request);
     const { ds, doc } = await target(request);
     const patch = parseSegmentPatch(jsonBody(request), k.segmentMaxChars);
@@ -77,21 +78,21 @@ export const childChunkRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async 
     return { ds, doc };
   }
 
-  app.get<{ Params: PS }>(base, async (request) => {
+  app.get<{ Params: PS }>(base, { schema: { querystring: ChildChunkListQuery } }, async (request) => {
     const { doc } = await target(request);
     const { page, limit, keyword } = pageParams(request, k.pageLimitMax);
     const { rows, total } = await childChunks.list(doc, request.params.segment_id, { page, limit, keyword });
     return { data: rows.map(childChunkToWire), total, total_pages: Math.ceil(total / limit), page, limit };
   });
 
-  app.post<{ Params: PS }>(base, { preValidation: requireJson }, async (request) => {
+  app.post<{ Params: PS }>(base, { preValidation: requireJson, schema: { body: ChildChunkBody } }, async (request) => {
     const key = requireKey(request);
     const { ds, doc } = await target(request);
     const content = parseChildContent(jsonBody(request), k.segmentMaxChars);
     return { data: childChunkToWire(await childChunks.create(ds, doc, request.params.segment_id, content, key.id)) };
   });
 
-  app.patch<{ Params: PC }>(`${base}/:child_chunk_id`, { preValidation: requireJson }, async (request) => {
+  app.patch<{ Params: PC }>(`${base}/:child_chunk_id`, { preValidation: requireJson, schema: { body: ChildChunkBody } }, async (request) => {
     const key = requireKey(request);
     const { ds, doc } = await target(request);
     const content = parseChildContent(jsonBody(request), k.segmentMaxChars);

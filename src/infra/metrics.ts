@@ -1,0 +1,107 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { GenerateChunk, GenerateRequest, ModelProvider, ModelProviders } from '../llm/model-provider.js';
+import { NO_TRACING, type Tracing } from './tracing.js';
+
+/** Counts read from the database at scrape time (the truth across instances). */
+export interface MetricsSource {
+  /** Workflow / chatflow runs by status. */
+  runsByStatus(): Promise<Record<string, number>>;
+  /** Background jobs by status (`queued` is the queue depth, `failed` the jobs that failed for good). */
+  jobsByStatus(): Promise<Record<string, number>>;
+}
+
+/**
+ * The process's Prometheus metrics (`prom-client`, a registry of its own per runtime): HTTP
+ * requests and latency by route and status, open SSE streams, runs by status and paused runs,
+ * queue depth and failed jobs, model call latency and tokens by provider, indexed segments.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({ name: 'dovetail_http_requests_total', help: 'HTTP requests by method, route and status.', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
+  readonly httpDuration = new Histogram({
+    name: 'dovetail_http_request_duration_seconds',
+    help: 'HTTP request latency (to the end of the response; streams included) by method and route.',
+    labelNames: ['method', 'route'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly activeStreams = new Gauge({ name: 'dovetail_sse_active_streams', help: 'Server-sent event streams open now.', registers: [this.registry] });
+  readonly modelDuration = new Histogram({
+    name: 'dovetail_model_call_duration_seconds',
+    help: 'Model call latency (to the last chunk) by provider.',
+    labelNames: ['provider'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+  readonly modelTokens = new Counter({ name: 'dovetail_model_tokens_total', help: 'Tokens the providers reported, by provider and kind (prompt | completion).', labelNames: ['provider', 'kind'], registers: [this.registry] });
+  readonly modelErrors = new Counter({ name: 'dovetail_model_call_errors_total', help: 'Model calls that failed, by provider.', labelNames: ['provider'], registers: [this.registry] });
+  readonly indexedSegments = new Counter({ name: 'dovetail_indexed_segments_total', help: 'Knowledge segments (or child chunks) indexed and committed.', registers: [this.registry] });
+
+  constructor(source: MetricsSource) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'dovetail_' });
+    // Each gauge reads the database when scraped (registration order is exposition order).
+    const byStatus = (name: string, help: string, read: () => Promise<Record<string, number>>) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['status'],
+        registers: [this.registry],
+        async collect() {
+          const by = await read();
+          this.reset();
+          for (const [status, n] of Object.entries(by)) this.set({ status }, n);
+        },
+      });
+    const one = (name: string, help: string, read: () => Promise<number>) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          this.set(await read());
+        },
+      });
+    byStatus('dovetail_runs', 'Workflow and chatflow runs by status (from the database).', () => source.runsByStatus());
+    one('dovetail_runs_paused', 'Runs paused at a Human Input form (from the database).', async () => (await source.runsByStatus()).paused ?? 0);
+    byStatus('dovetail_jobs', 'Background jobs by status (from the database).', () => source.jobsByStatus());
+    one('dovetail_queue_depth', 'Background jobs waiting to run (from the database).', async () => (await source.jobsByStatus()).queued ?? 0);
+    one('dovetail_job_failures', 'Background jobs that failed for good (from the database).', async () => (await source.jobsByStatus()).failed ?? 0);
+  }
+
+  /** The providers with every `stream` call timed, its tokens counted, and (tracing on) a `model.call` span. */
+  instrumentProviders(providers: ModelProviders, tracing: Tracing = NO_TRACING): ModelProviders {
+    return { get: (name: string) => this.#instrument(name, providers.get(name), tracing) };
+  }
+
+  #instrument(name: string, p: ModelProvider, tracing: Tracing): ModelProvider {
+    const metrics = this;
+    const stream = async function* (req: GenerateRequest): AsyncIterable<GenerateChunk> {
+      const end = metrics.modelDuration.startTimer({ provider: name });
+      const span = tracing.start('model.call', { 'gen_ai.system': name, 'gen_ai.request.model': req.model });
+      try {
+        for await (const chunk of p.stream(req)) {
+          if (chunk.type === 'usage') {
+            if (chunk.usage.promptTokens) metrics.modelTokens.inc({ provider: name, kind: 'prompt' }, chunk.usage.promptTokens);
+            if (chunk.usage.completionTokens) metrics.modelTokens.inc({ provider: name, kind: 'completion' }, chunk.usage.completionTokens);
+            span.setAttributes({ 'gen_ai.usage.input_tokens': chunk.usage.promptTokens ?? 0, 'gen_ai.usage.output_tokens': chunk.usage.completionTokens ?? 0 });
+          }
+          yield chunk;
+        }
+      } catch (err) {
+        metrics.modelErrors.inc({ provider: name });
+        span.fail((err as Error).message);
+        throw err;
+      } finally {
+        end();
+        span.end();
+      }
+    };
+    return new Proxy(p, {
+      get(target, prop) {
+        if (prop === 'stream') return stream;
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
+}

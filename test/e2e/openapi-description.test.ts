@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
+
+type Json = Record<string, unknown>;
+type Operation = { parameters?: { name: string; in: string }[]; requestBody?: { content?: Record<string, { schema?: Json }> } };
+
+const DIFY = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'test', 'fixtures', 'dify-openapi', 'openapi_service.json'), 'utf8')) as {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Json> };
+};
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+let s: TestServer;
+let doc: { openapi: string; paths: Record<string, Record<string, Operation>>; components?: Json };
+
+beforeAll(async () => {
+  s = await startServer();
+  const r = await fetch(`${s.api}/openapi.json`);
+  expect(r.status).toBe(200);
+  doc = await r.json();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+/** Resolves a local `$ref` in Dify's document (one level is enough for request bodies). */
+function deref(schema: Json | undefined, root: { components: { schemas: Record<string, Json> } }): Json {
+  if (!schema) return {};
+  const ref = schema.$ref;
+  if (typeof ref === 'string') return deref(root.components.schemas[ref.split('/').at(-1)!], root);
+  return schema;
+}
+
+/** The property names of a request body schema (through `$ref` and `allOf`). */
+function bodyProperties(op: Operation, root: { components: { schemas: Record<string, Json> } }): { props: Set<string>; type: string | undefined } {
+  const content = op.requestBody?.content ?? {};
+  const [type, media] = Object.entries(content)[0] ?? [];
+  const props = new Set<string>();
+  const walk = (raw: Json | undefined) => {
+    const sch = deref(raw, root);
+    for (const k of Object.keys((sch.properties as Json | undefined) ?? {})) props.add(k);
+    for (const part of (sch.allOf as Json[] | undefined) ?? []) walk(part);
+  };
+  walk(media?.schema);
+  return { props, type };
+}
+
+/** Operations as `METHOD /path` (Dify's paths are relative to `/v1`: `prefix` strips ours to match). */
+function operations(paths: Record<string, Record<string, Operation>>, prefix = ''): Map<string, Operation> {
+  const out = new Map<string, Operation>();
+  for (const [p, item] of Object.entries(paths)) {
+    if (!p.startsWith(prefix)) continue;
+    for (const m of METHODS) if (item[m]) out.set(`${m.toUpperCase()} ${p.slice(prefix.length)}`, item[m]!);
+  }
+  return out;
+}
+
+/** What an operation of ours lacks against Dify's: parameter names, request body media type and properties. */
+function problemsOf(ours: Map<string, Operation>, theirs: Map<string, Operation>, ourRoot: { components: { schemas: Record<string, Json> } }): string[] {
+  const problems: string[] = [];
+  for (const key of [...theirs.keys()].filter((k) => ours.has(k))) {
+    const a = ours.get(key)!;
+    const b = theirs.get(key)!;
+    const names = (op: Operation, where: string) => new Set((op.parameters ?? []).filter((p) => p.in === where).map((p) => p.name));
+    for (const where of ['path', 'query']) {
+      const mine = names(a, where);
+      for (const n of names(b, where)) if (!mine.has(n)) problems.push(`${key}: ${where} parameter ${n} is missing`);
+    }
+    const theirBody = bodyProperties(b, DIFY);
+    if (!theirBody.type) continue;
+    const ourBody = bodyProperties(a, ourRoot);
+    if (!ourBody.type) problems.push(`${key}: no request body (Dify: ${theirBody.type})`);
+    else {
+      if (ourBody.type !== theirBody.type) problems.push(`${key}: request body is ${ourBody.type}, Dify's ${theirBody.type}`);
+      for (const p of theirBody.props) if (!ourBody.props.has(p)) problems.push(`${key}: request body property ${p} is missing`);
+    }
+  }
+  return problems;
+}
+
+describe('GET /v1/openapi.json', () => {
+  it('is an OpenAPI 3.1 document that Ajv compiles (every schema in it is valid JSON Schema)', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    const ajv = new Ajv({ strict: false });
+    for (const [key, op] of operations(doc.paths)) {
+      for (const media of Object.values(op.requestBody?.content ?? {})) expect(() => ajv.compile(media.schema ?? {}), key).not.toThrow();
+    }
+  });
+
+  it('describes every operation Dify\'s description has that Dovetail serves, with the same parameter names and compatible bodies', () => {
+    const ours = operations(doc.paths, '/v1');
+    const theirs = operations(DIFY.paths);
+    // Dovetail serves nearly all of Dify's operations (the rest are listed below)
+    expect([...theirs.keys()].filter((k) => ours.has(k)).length).toBeGreaterThan(50);
+    const problems = problemsOf(ours, theirs, doc as never);
+    expect(problems).toEqual([]);
+  });
+
+  it('Dovetail serves every Dify operation but the RAG pipeline ones, plus a few of its own', () => {
+    const theirs = operations(DIFY.paths);
+    const ours = operations(doc.paths, '/v1');
+    expect([...theirs.keys()].filter((k) => !ours.has(k)).sort()).toEqual([
+      'GET /datasets/{dataset_id}/pipeline/datasource-plugins',
+      'POST /datasets/pipeline/file-upload',
+      'POST /datasets/{dataset_id}/pipeline/datasource/nodes/{node_id}/run',
+      'POST /datasets/{dataset_id}/pipeline/run',
+    ]);
+    // Dify's underscore aliases and the indexing pause/resume routes (served by Dify, not in its description)
+    expect([...ours.keys()].filter((k) => !theirs.has(k)).sort()).toEqual([
+      'PATCH /datasets/{dataset_id}/documents/{document_id}/processing/pause',
+      'PATCH /datasets/{dataset_id}/documents/{document_id}/processing/resume',
+      'POST /datasets/{dataset_id}/document/create_by_file',
+      'POST /datasets/{dataset_id}/document/create_by_text',
+      'POST /datasets/{dataset_id}/documents/{document_id}/update_by_file',
+      'POST /datasets/{dataset_id}/documents/{document_id}/update_by_text',
+    ]);
+    // the description itself and the page are not operations of the API
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/docs') || p === '/v1/openapi.json')).toEqual([]);
+  });
+
+  it('the comparison catches a missing parameter, body and body property (so the check above can fail)', () => {
+    const ours = new Map<string, Operation>([
+      ['GET /datasets', { parameters: [{ name: 'page', in: 'query' }] }],
+      ['POST /datasets', { requestBody: { content: { 'application/json': { schema: { properties: { name: {} } } } } } }],
+      ['POST /datasets/tags', {}],
+    ]);
+    const problems = problemsOf(ours, operations(DIFY.paths), { components: { schemas: {} } });
+    expect(problems).toContain('GET /datasets: query parameter limit is missing');
+    expect(problems).toContain('POST /datasets: request body property indexing_technique is missing');
+    expect(problems).toContain('POST /datasets/tags: no request body (Dify: application/json)');
+  });
+});

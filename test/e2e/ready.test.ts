@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { openStore } from '../../src/store/db.js';
+
+let s: TestServer;
+let origin: string;
+
+beforeAll(async () => {
+  s = await startServer();
+  origin = s.api.replace(/\/v1$/, '');
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+describe('GET /health and GET /ready', () => {
+  it('both answer 200 on a migrated, reachable database', async () => {
+    expect(await (await fetch(`${origin}/health`)).json()).toEqual({ status: 'ok' });
+    const r = await fetch(`${origin}/ready`);
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ status: 'ready' });
+  });
+
+  it('/ready is 503 not_ready naming a migration that is not applied, and ready again once it is', async () => {
+    const db = s.runtime.store.db;
+    const { rows } = await sql<{ name: string; timestamp: string }>`select name, timestamp from kysely_migration order by name desc limit 1`.execute(db);
+    const last = rows[0]!;
+    await sql`delete from kysely_migration where name = ${last.name}`.execute(db);
+    try {
+      const r = await fetch(`${origin}/ready`);
+      expect(r.status).toBe(503);
+      expect(await r.json()).toEqual({ code: 'not_ready', message: `Not ready: migrations not applied: ${last.name}.`, status: 503 });
+      // liveness is not readiness
+      expect((await fetch(`${origin}/health`)).status).toBe(200);
+    } finally {
+      await sql`insert into kysely_migration (name, timestamp) values (${last.name}, ${last.timestamp})`.execute(db);
+    }
+    expect((await fetch(`${origin}/ready`)).status).toBe(200);
+  });
+
+  it('a store whose database is gone reports why', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'dovetail-ready-'));
+    try {
+      const store = await openStore({ databaseUrl: undefined, databaseSchema: undefined, dataDir: dir });
+      expect(await store.notReady()).toBeUndefined();
+      await store.destroy();
+      expect(await store.notReady()).toMatch(/^the database does not answer/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
