@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { BUILTIN_PROVIDERS } from '../../src/llm/provider-table.js';
+import { PROTOCOL_FIELDS, settingName } from '../../src/llm/provider-settings.js';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
 
 /**
@@ -40,12 +42,27 @@ export function settingsListed(readme: string): Set<string> {
   return out;
 }
 
+/**
+ * The model providers' settings, named from the provider table (src/llm/provider-settings.ts reads
+ * them by a computed name): `NAME_API_KEY` / `NAME_BASE_URL` stand for every provider's pair (one
+ * README row, with the provider table beside it), the protocol-specific extras (Azure, Bedrock) by
+ * their own names, and `PROVIDERS_DEFAULT`.
+ */
+function providerSettings(): string[] {
+  const out = new Set(['NAME_API_KEY', 'NAME_BASE_URL', 'PROVIDERS_DEFAULT', 'AZURE_OPENAI_ENDPOINT']);
+  for (const p of BUILTIN_PROVIDERS) {
+    for (const f of PROTOCOL_FIELDS[p.protocol]) if (f !== 'apiKey' && f !== 'baseUrl') out.add(settingName(p.name, f));
+  }
+  return [...out];
+}
+
 describe('README configuration table', () => {
   it('lists every setting the code reads, and only those', () => {
     const read = new Set<string>();
     for (const f of sources(path.join(PROJECT_ROOT, 'src'))) {
       for (const n of settingsRead(readFileSync(f, 'utf8'), path.basename(f) === 'config.ts')) read.add(n);
     }
+    for (const n of providerSettings()) read.add(n);
     const listed = settingsListed(readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8'));
     const missing = [...read].filter((n) => !listed.has(n)).sort();
     const stale = [...listed].filter((n) => !read.has(n)).sort();
