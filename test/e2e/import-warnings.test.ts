@@ -126,6 +126,11 @@ describe('import that tells the truth', { timeout: 120_000 }, () => {
       expect(finished).toHaveLength(1);
       expect(finished[0]!.data.status).toBe('failed');
       expect(String(finished[0]!.data.error)).toMatch(/anthropic.*ANTHROPIC_API_KEY/);
+      // a chat app's one model is checked too
+      const chatApp = await s.runtime.apps.importDsl('app:\n  mode: chat\n  name: c\nmodel_config:\n  model:\n    provider: anthropic\n    name: claude-test\n');
+      expect(await s.runtime.appWarnings(chatApp)).toEqual([
+        { node_id: 'model_config', node_type: 'chat', part: 'model provider "anthropic"', setting: 'ANTHROPIC_API_KEY', message: expect.stringMatching(/^model_config \(chat\): .*ANTHROPIC_API_KEY/) },
+      ]);
     } finally {
       await s.stop();
     }
