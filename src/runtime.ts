@@ -332,7 +332,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     store,
     blobs,
     apps,
-    appWarnings: (app) => (app.dsl.workflow ? importWarnings(app.dsl, app.workspaceId, importDeps) : Promise.resolve([])),
+    appWarnings: (app) => importWarnings(app.dsl, app.workspaceId, importDeps),
     keys,
     endUsers,
     uploads,

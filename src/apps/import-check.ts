@@ -74,6 +74,16 @@ export function pythonImports(code: string): string[] {
   return [...seen];
 }
 
+/** Null when the provider can be called, else the registry's message (which names the setting). */
+function problemOf(deps: ImportCheckDeps, provider: string): string | null {
+  try {
+    deps.providers().get(provider);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 function warning(node: DslNode, part: string, setting: string, message: string): ImportWarning {
   return { node_id: node.id, node_type: node.data.type, part, setting, message: `node ${node.id} (${node.data.type}): ${message}` };
 }
@@ -85,18 +95,19 @@ function warning(node: DslNode, part: string, setting: string, message: string):
  * `importWarnings` reports. The graph itself was validated at import; this never throws for it.
  */
 export async function importWarnings(doc: DslDocument, workspaceId: string, deps: ImportCheckDeps): Promise<ImportWarning[]> {
-  const nodes = doc.workflow?.graph.nodes ?? [];
   const out: ImportWarning[] = [];
-  const ctx: ImportCheckContext = {
-    providerProblem(provider) {
-      try {
-        deps.providers().get(provider);
-        return null;
-      } catch (err) {
-        return (err as Error).message;
-      }
-    },
-  };
+  if (!doc.workflow) {
+    // completion and chat apps: the one model of `model_config`
+    const model = isObject(doc.model_config) ? doc.model_config.model : undefined;
+    const provider = isObject(model) && typeof model.provider === 'string' ? model.provider : undefined;
+    const problem = provider === undefined ? null : problemOf(deps, provider);
+    if (provider !== undefined && problem) {
+      out.push({ node_id: 'model_config', node_type: doc.app.mode, part: `model provider "${provider}"`, setting: providerSetting(provider, problem), message: `model_config (${doc.app.mode}): ${problem}` });
+    }
+    return out;
+  }
+  const nodes = doc.workflow.graph.nodes;
+  const ctx: ImportCheckContext = { providerProblem: (provider) => problemOf(deps, provider) };
   const datasetIds = [...new Set(nodes.flatMap((n) => datasetIdsOf(n.data)))];
   const missingDatasets = new Set(datasetIds.length > 0 ? await deps.missingDatasets(datasetIds, workspaceId) : []);
   const pythonNodes = nodes.filter((n) => n.data.type === 'code' && n.data.code_language === 'python3' && typeof n.data.code === 'string');
@@ -115,7 +126,8 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
     const d = node.data;
     for (const provider of providersOf(d)) {
       const problem = ctx.providerProblem(provider);
-      if (problem) out.push(warning(node, `model provider "${provider}"`, providerSetting(provider, problem), problem));
+      const part = provider.trim() === '' ? 'model provider "" (the default provider)' : `model provider "${provider}"`;
+      if (problem) out.push(warning(node, part, providerSetting(provider, problem), problem));
     }
     for (const id of datasetIdsOf(d)) {
       if (missingDatasets.has(id)) {

@@ -131,6 +131,23 @@ describe('import that tells the truth', { timeout: 120_000 }, () => {
       expect(finished).toHaveLength(1);
       expect(finished[0]!.data.status).toBe('failed');
       expect(String(finished[0]!.data.error)).toMatch(/anthropic.*ANTHROPIC_API_KEY/);
+      // a code node importing a module this Python lacks fails naming the module and the setting
+      const codeApp = await s.importApp(
+        workflowDsl(
+          [startNode(), { id: 'code', type: 'code', code_language: 'python3', code: `import ${MISSING_MODULE}\n\ndef main():\n    return {"r": 1}\n`, variables: [], outputs: { r: { type: 'number' } } }, endNode({ r: ['code', 'r'] })],
+          [['start', 'code'], ['code', 'end']],
+        ),
+      );
+      const c = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: { authorization: `Bearer ${codeApp.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: {}, user: 'u' }) });
+      expect(c.status).toBe(200);
+      const cd = (await c.json()).data;
+      expect(cd.status).toBe('failed');
+      expect(cd.error).toContain(`python module ${MISSING_MODULE} is not installed: install it, or set CODE_PYTHON_COMMAND to a Python that has it`);
+      // a chat app's one model is checked too
+      const chatApp = await s.runtime.apps.importDsl('app:\n  mode: chat\n  name: c\nmodel_config:\n  model:\n    provider: anthropic\n    name: claude-test\n');
+      expect(await s.runtime.appWarnings(chatApp)).toEqual([
+        { node_id: 'model_config', node_type: 'chat', part: 'model provider "anthropic"', setting: 'ANTHROPIC_API_KEY', message: expect.stringMatching(/^model_config \(chat\): .*ANTHROPIC_API_KEY/) },
+      ]);
     } finally {
       await s.stop();
     }

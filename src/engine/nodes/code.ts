@@ -135,7 +135,13 @@ export const codeNode: NodeHandler = {
       result = await executor.run({ language: spec.language, code: spec.code, inputs }, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      throw new NodeFailure((err as Error).message || 'code execution failed', 'CodeNodeError', true, { cause: err });
+      const message = (err as Error).message || 'code execution failed';
+      // a module the code node Python does not have: say what to configure (as `app check` does)
+      const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(message)?.[1];
+      if (missing && spec.language === 'python3') {
+        throw new NodeFailure(`${message} (python module ${missing} is not installed: install it, or set CODE_PYTHON_COMMAND to a Python that has it)`, 'CodeNodeError', false, { cause: err });
+      }
+      throw new NodeFailure(message, 'CodeNodeError', true, { cause: err });
     }
     let outputs: Record<string, unknown>;
     try {
