@@ -9,8 +9,28 @@ export type ContentPart =
   | { readonly type: 'image'; readonly url: string; readonly detail?: 'low' | 'high' };
 
 export interface ChatMessage {
-  readonly role: 'system' | 'user' | 'assistant';
+  /** `tool`: a tool's answer to the assistant's call `toolCallId` (function calling). */
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
   readonly content: string | readonly ContentPart[];
+  /** Assistant turns of function calling: the calls the model asked for. */
+  readonly toolCalls?: readonly ToolCall[];
+  /** `tool` turns: the call this answers. */
+  readonly toolCallId?: string;
+}
+
+/** A function the model may call (OpenAI `tools`, Anthropic `tools`). */
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  /** A JSON Schema object for the arguments. */
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
+/** One call the model asked for; `arguments` is the JSON text the model wrote. */
+export interface ToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
 }
 
 export interface GenerateRequest {
@@ -31,6 +51,10 @@ export interface GenerateRequest {
    * request never call it.
    */
   readonly onSent?: () => void;
+  /** Functions the model may call; absent = none (then no `tool_call` chunks come). */
+  readonly tools?: readonly ToolDefinition[];
+  /** `auto` (default when `tools` is set), `none`, `required`, or one function by name. */
+  readonly toolChoice?: 'auto' | 'none' | 'required' | { readonly name: string };
 }
 
 export interface ProviderUsage {
@@ -40,7 +64,9 @@ export interface ProviderUsage {
 
 export type GenerateChunk =
   | { readonly type: 'text'; readonly text: string }
-  | { readonly type: 'usage'; readonly usage: ProviderUsage };
+  | { readonly type: 'usage'; readonly usage: ProviderUsage }
+  /** A complete call the model asked for (sent once its arguments are complete). */
+  | { readonly type: 'tool_call'; readonly call: ToolCall };
 
 /** Audio to transcribe (already read: the upstream needs its length). */
 export interface TranscribeRequest {

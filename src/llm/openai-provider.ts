@@ -32,17 +32,30 @@ function pickParams(params: Readonly<Record<string, unknown>>): Record<string, u
 
 type OpenAIContent = string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'low' | 'high' } })[];
 
-function toOpenAIMessages(messages: readonly ChatMessage[]): { role: 'system' | 'user' | 'assistant'; content: OpenAIContent }[] {
-  return messages.map((m) => ({
-    role: m.role,
-    content:
+function toOpenAIMessages(messages: readonly ChatMessage[]): Record<string, unknown>[] {
+  return messages.map((m) => {
+    const content =
       typeof m.content === 'string'
         ? m.content
-        : m.content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } })),
-  })) as { role: 'system' | 'user' | 'assistant'; content: OpenAIContent }[];
+        : m.content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } }));
+    if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId ?? '', content };
+    if (m.role === 'assistant' && m.toolCalls && m.toolCalls.length > 0) {
+      return { role: 'assistant', content: content === '' ? null : content, tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) };
+    }
+    return { role: m.role, content };
+  });
 }
 
-/** Turns an SDK failure into `completion_request_error` with the upstream's own message. */
+/** OpenAI's `tools` and `tool_choice` for a request that offers functions (none otherwise). */
+function toolFields(req: GenerateRequest): Record<string, unknown> {
+  if (!req.tools || req.tools.length === 0) return {};
+  const choice = req.toolChoice ?? 'auto';
+  return {
+    tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })),
+    tool_choice: typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } },
+  };
+}
+
 function upstreamError(err: unknown): Error {
   if (err instanceof OpenAI.APIUserAbortError) return err;
   if (err instanceof OpenAI.APIError) {
@@ -132,7 +145,7 @@ export class OpenAIProvider implements ModelProvider {
       const response =
         req.mode === 'completion'
           ? await this.#post('/completions', { model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, req)
-          : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, req);
+          : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params, ...toolFields(req) }, req);
       body = response.body;
     } catch (err) {
       throw upstreamError(err);

@@ -4,9 +4,35 @@ import { EventShape } from './event-shape.js';
 import type { GenerateChunk } from './model-provider.js';
 
 interface StreamChunk {
-  choices?: { text?: string | null; delta?: { content?: string | null } }[];
+  choices?: { text?: string | null; delta?: { content?: string | null; tool_calls?: ToolCallDelta[] } }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   error?: { message?: string };
+}
+
+interface ToolCallDelta {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+/** Tool calls as their deltas arrive (by `index`); complete once the stream ends. */
+class ToolCallAssembler {
+  readonly #calls = new Map<number, { id: string; name: string; arguments: string }>();
+
+  add(deltas: readonly ToolCallDelta[]): void {
+    for (const d of deltas) {
+      const i = d.index ?? 0;
+      const c = this.#calls.get(i) ?? { id: '', name: '', arguments: '' };
+      if (d.id) c.id = d.id;
+      if (d.function?.name) c.name += d.function.name;
+      if (d.function?.arguments) c.arguments += d.function.arguments;
+      this.#calls.set(i, c);
+    }
+  }
+
+  done(): GenerateChunk[] {
+    return [...this.#calls.entries()].sort((a, b) => a[0] - b[0]).map(([i, c]) => ({ type: 'tool_call' as const, call: { id: c.id || `call_${i}`, name: c.name, arguments: c.arguments } }));
+  }
 }
 
 /**
@@ -24,6 +50,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
   let buf = '';
   let finished = false;
   let first = true;
+  const calls = new ToolCallAssembler();
   try {
     while (!finished) {
       let read: ReadableStreamReadResult<Uint8Array>;
@@ -56,6 +83,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
             break;
           }
           const event = readEvent(parseEvent(payload));
+          if (event.toolCalls) calls.add(event.toolCalls);
           if (event.token) text += event.token;
           if (event.usage) usage = event.usage;
           else if (event.token) shape.learn(line, payloadStart, readEvent);
@@ -72,6 +100,7 @@ export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal
       if (usage) yield { type: 'usage', usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } };
     }
     if (!finished && signal?.aborted) throw signal.reason;
+    yield* calls.done();
   } finally {
     // Closes the upstream connection when the consumer stops early.
     await reader.cancel().catch(() => undefined);
@@ -90,13 +119,14 @@ function parseEvent(payload: string): StreamChunk {
  * What an event carries: the first choice's token (`delta.content`, or `text` of the legacy
  * completions), a usage object; an error event throws.
  */
-function readEvent(event: unknown): { token: string | undefined; usage: StreamChunk['usage']; other: boolean } {
+function readEvent(event: unknown): { token: string | undefined; usage: StreamChunk['usage']; other: boolean; toolCalls?: ToolCallDelta[] } {
   const chunk = (typeof event === 'object' && event !== null ? event : {}) as StreamChunk;
   if (chunk.error) throw completionRequestError(chunk.error.message ?? 'the upstream reported an error');
   const choice = chunk.choices?.[0];
   const t = choice?.delta?.content ?? choice?.text;
   const usage = chunk.usage ?? undefined;
-  return { token: typeof t === 'string' ? t : undefined, usage, other: usage !== undefined };
+  const toolCalls = choice?.delta?.tool_calls;
+  return { token: typeof t === 'string' ? t : undefined, usage, other: usage !== undefined || toolCalls !== undefined, ...(toolCalls ? { toolCalls } : {}) };
 }
 
 /**

@@ -395,7 +395,7 @@ export class CompletionService {
           }
           answer += chunk.text;
           emit({ type: 'message', text: chunk.text });
-        } else {
+        } else if (chunk.type === 'usage') {
           reported = { ...reported, ...chunk.usage };
         }
         if (signal.aborted) break;

@@ -22,6 +22,11 @@ export interface FakeBehaviour {
   embeddingsFailStatus?: number;
   /** `/audio/transcriptions` answers `{"text": transcript}` (default: `heard <n> bytes`). */
   transcript?: string;
+  /**
+   * Function calling: the calls to answer with (streamed as OpenAI `tool_calls` deltas, arguments
+   * in pieces, `finish_reason: tool_calls`) instead of text; none or undefined answers with text.
+   */
+  toolCalls?: (body: Record<string, unknown>) => { name: string; arguments: string | Record<string, unknown> }[] | undefined;
 }
 
 /** The `file` part of an `/audio/transcriptions` request, as received. */
@@ -145,6 +150,25 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       }
       rec.finished = true;
       res.end();
+      return;
+    }
+    const calls = body.stream ? b.toolCalls?.(body) : undefined;
+    if (calls && calls.length > 0) {
+      const cid = `chatcmpl-${Math.random().toString(36).slice(2)}`;
+      const frame = (delta: unknown, finish: string | null, extra: Record<string, unknown> = {}) =>
+        `data: ${JSON.stringify({ id: cid, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(frame({ role: 'assistant', content: null }, null));
+      for (const [index, c] of calls.entries()) {
+        const args = typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments);
+        res.write(frame({ tool_calls: [{ index, id: `call_${index}_${Math.random().toString(36).slice(2, 8)}`, type: 'function', function: { name: c.name, arguments: '' } }] }, null));
+        for (let i = 0; i < args.length; i += 7) res.write(frame({ tool_calls: [{ index, function: { arguments: args.slice(i, i + 7) } }] }, null));
+        if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
+      }
+      if (res.destroyed) return;
+      res.write(frame({}, 'tool_calls', { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+      rec.finished = true;
+      res.end('data: [DONE]\n\n');
       return;
     }
     const text = typeof b.reply === 'function' ? b.reply(body) : (b.reply ?? `echo: ${lastUserText(body)}`);

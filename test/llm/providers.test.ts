@@ -20,7 +20,7 @@ async function drain(it: AsyncIterable<GenerateChunk>): Promise<{ text: string; 
   const usage: unknown[] = [];
   for await (const c of it) {
     if (c.type === 'text') text += c.text;
-    else usage.push(c.usage);
+    else if (c.type === 'usage') usage.push(c.usage);
   }
   return { text, usage };
 }

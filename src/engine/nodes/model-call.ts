@@ -1,4 +1,4 @@
-import type { ChatMessage, ModelProvider } from '../../llm/model-provider.js';
+import type { ChatMessage, ModelProvider, ToolCall, ToolDefinition } from '../../llm/model-provider.js';
 import { NodeFailure, type NodeContext } from '../types.js';
 import { isObject } from './shared.js';
 
@@ -42,8 +42,11 @@ export async function callModel(
   spec: ModelSpec,
   messages: ChatMessage[],
   onText?: (text: string) => void,
-): Promise<{ text: string; promptTokens: number; completionTokens: number }> {
+  /** Function calling: the functions offered; the calls the model asks for come back in `toolCalls`. */
+  tools?: { readonly tools: readonly ToolDefinition[]; readonly toolChoice?: 'auto' | 'none' | 'required' | { readonly name: string }; readonly signal?: AbortSignal },
+): Promise<{ text: string; promptTokens: number; completionTokens: number; toolCalls: ToolCall[] }> {
   const provider = providerOf(ctx, spec);
+  const toolCalls: ToolCall[] = [];
   let text = '';
   let promptTokens = 0;
   let completionTokens = 0;
@@ -54,12 +57,15 @@ export async function callModel(
       messages,
       prompt: spec.mode === 'completion' ? messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n') : undefined,
       params: spec.params,
-      signal: ctx.signal,
+      signal: tools?.signal ?? ctx.signal,
+      ...(tools && tools.tools.length > 0 ? { tools: tools.tools, toolChoice: tools.toolChoice ?? 'auto' } : {}),
     })) {
       if (chunk.type === 'text') {
         if (!chunk.text) continue;
         text += chunk.text;
         onText?.(chunk.text);
+      } else if (chunk.type === 'tool_call') {
+        toolCalls.push(chunk.call);
       } else {
         promptTokens = chunk.usage.promptTokens ?? promptTokens;
         completionTokens = chunk.usage.completionTokens ?? completionTokens;
@@ -69,5 +75,5 @@ export async function callModel(
     if (ctx.signal.aborted) throw err;
     throw new NodeFailure((err as Error).message || 'model invocation failed', 'LLMInvokeError', true, { cause: err });
   }
-  return { text, promptTokens, completionTokens };
+  return { text, promptTokens, completionTokens, toolCalls };
 }

@@ -1,4 +1,5 @@
 import type { NodeHandler, NodeType } from '../types.js';
+import { agentNode } from './agent.js';
 import { answerNode } from './answer.js';
 import { assignerNode } from './assigner.js';
 import { codeNode } from './code.js';
@@ -36,4 +37,5 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'iteration-start': containerStartNode,
   'http-request': httpRequestNode,
   tool: toolNode,
+  agent: agentNode,
 };
