@@ -192,6 +192,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     }
   });
   let knowledgeRetriever: KnowledgeRetriever | undefined;
+  const tools = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
+  closers.push(() => tools.close());
   const runs = new RunService({
     db: store.db,
     bus,
@@ -204,7 +206,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     knowledge: () => knowledgeRetriever,
     code: new ProcessCodeExecutor(config.code),
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
-    tools: builtinToolRegistry(config.tools, config.ssrfAllowHosts),
+    tools,
   });
   await runs.startBackground();
   closers.push(() => runs.close());

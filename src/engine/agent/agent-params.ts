@@ -81,6 +81,13 @@ const JSON_TYPES: Readonly<Record<string, string>> = { string: 'string', 'secret
 
 /** The function a model sees for a tool: its `llm` parameters (minus fixed ones) as a JSON Schema. */
 export function toolDefinition(spec: AgentToolSpec, tool: Tool): ToolDefinition {
+  if (tool.inputSchema) {
+    // the tool's own schema (MCP), minus the arguments the node fixes
+    const props = isObject(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
+    const kept = Object.fromEntries(Object.entries(props).filter(([k]) => !(k in spec.fixed)));
+    const req = Array.isArray(tool.inputSchema.required) ? tool.inputSchema.required.filter((k) => typeof k === 'string' && !(k in spec.fixed)) : [];
+    return { name: tool.name, description: spec.description || tool.description, parameters: { ...tool.inputSchema, type: 'object', properties: kept, required: req } };
+  }
   const properties: Record<string, Record<string, unknown>> = {};
   const required: string[] = [];
   for (const p of tool.parameters) {

@@ -11,13 +11,17 @@ export interface ToolCallResult {
   readonly files: readonly unknown[];
 }
 
-/** A tool's messages as the text a model reads. */
+/**
+ * A tool's messages as the text a model reads. JSON messages count only when the tool sent no
+ * text (MCP tools send their structured result as text too, which would say it twice).
+ */
 function observationOf(messages: readonly ToolResultMessage[]): string {
   const parts: string[] = [];
+  const hasText = messages.some((m) => m.type === 'text');
   for (const m of messages) {
     if (m.type === 'text') parts.push(m.text);
     else if (m.type === 'link') parts.push(`result link: ${m.url}. please tell user to check it.`);
-    else if (m.type === 'json') parts.push(JSON.stringify(m.json));
+    else if (m.type === 'json' && !hasText) parts.push(JSON.stringify(m.json));
     else if (m.type === 'file') parts.push(`image has been created and sent to user already, you do not need to create it, just tell the user to check it now.`);
     else if (m.type === 'variable') parts.push(typeof m.value === 'string' ? m.value : JSON.stringify(m.value));
   }
@@ -30,18 +34,24 @@ export class AgentToolbox {
   readonly #byName = new Map<string, { spec: AgentToolSpec; tool: Tool }>();
   readonly definitions: ToolDefinition[] = [];
 
-  /** Fails the node naming the tool when one of them cannot run here. */
-  constructor(ctx: NodeContext, specs: readonly AgentToolSpec[]) {
+  private constructor(ctx: NodeContext) {
     this.#ctx = ctx;
+  }
+
+  /** Resolves the node's tools; fails the node naming the tool when one of them cannot run here. */
+  static async create(ctx: NodeContext, specs: readonly AgentToolSpec[]): Promise<AgentToolbox> {
+    const box = new AgentToolbox(ctx);
     const tools = ctx.ports.tools;
     const where = `agent node "${ctx.node.title}" (${ctx.node.id})`;
     if (specs.length > 0 && !tools) throw new NodeFailure(`${where}: no tools are configured on this server`, 'AgentNodeError', false);
-    for (const spec of specs) {
-      const found = tools!.resolve(spec.ref);
-      if ('error' in found) throw new NodeFailure(`${where}: ${found.error}`, found.errorType, false);
-      this.#byName.set(found.tool.name, { spec, tool: found.tool });
-      this.definitions.push(toolDefinition(spec, found.tool));
-    }
+    const found = await Promise.all(specs.map((spec) => tools!.resolve(spec.ref)));
+    specs.forEach((spec, i) => {
+      const f = found[i]!;
+      if ('error' in f || !f.tool) throw new NodeFailure(`${where}: ${'error' in f ? f.error : `tool "${spec.ref.toolName}" cannot be found`}`, 'error' in f ? f.errorType : 'ToolNotFoundError', false);
+      box.#byName.set(f.tool.name, { spec, tool: f.tool });
+      box.definitions.push(toolDefinition(spec, f.tool));
+    });
+    return box;
   }
 
   providerOf(name: string): string {

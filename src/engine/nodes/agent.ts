@@ -55,7 +55,7 @@ export const agentNode: NodeHandler = {
     if (typeof strategy !== 'string') throw new NodeFailure(`${where}: ${strategy.error}`, 'AgentNodeError', false);
     const model = agentModel(ctx.node);
     providerOf(ctx, model);
-    const toolbox = new AgentToolbox(ctx, agentTools(ctx.node));
+    const toolbox = await AgentToolbox.create(ctx, agentTools(ctx.node));
     const instruction = String(agentParam(ctx, ctx.node, 'instruction') ?? '');
     const query = String(agentParam(ctx, ctx.node, 'query') ?? '');
     const log = new AgentLog(ctx);
