@@ -493,6 +493,21 @@ describe('Anthropic provider against a local Messages API server', () => {
         rs.writeHead(200, { 'content-type': 'text/event-stream' });
         const send = (event: string, data: unknown) => rs.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
         send('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: body.model, stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } });
+        if (body.model === 'tool-user') {
+          // a text block, then two tool_use blocks whose input arrives as partial JSON
+          send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+          send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me check.' } });
+          send('content_block_stop', { type: 'content_block_stop', index: 0 });
+          for (const [i, id, name, parts] of [[1, 'toolu_1', 'add', ['{"a": 1', ', "b": 2}']], [2, 'toolu_2', 'now', ['']]] as const) {
+            send('content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'tool_use', id, name, input: {} } });
+            for (const pj of parts) send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: pj } });
+            send('content_block_stop', { type: 'content_block_stop', index: i });
+          }
+          send('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } });
+          send('message_stop', { type: 'message_stop' });
+          rs.end();
+          return;
+        }
         send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
         for (const t of ['Owls ', 'are ', 'quiet.']) send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: t } });
         send('content_block_stop', { type: 'content_block_stop', index: 0 });
@@ -517,6 +532,35 @@ describe('Anthropic provider against a local Messages API server', () => {
     expect(last.headers['anthropic-version']).toBeTruthy();
     expect(last.body).toMatchObject({ model: 'claude-x', system: 'Be terse.', max_tokens: 4096, stream: true });
     expect(last.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }]);
+  });
+
+  it('function calling: tools and tool_choice go out as Anthropic tools; tool_use blocks come back as tool calls; tool turns become tool_result blocks', async () => {
+    const p = new AnthropicProvider({ apiKey: 'sk-ant-test', baseUrl: base });
+    const chunks: unknown[] = [];
+    for await (const c of p.stream({
+      ...req({ model: 'tool-user' }),
+      messages: [
+        { role: 'user', content: 'add 1 and 2' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'toolu_0', name: 'add', arguments: '{"a":0,"b":0}' }, { id: 'toolu_00', name: 'now', arguments: '' }] },
+        { role: 'tool', toolCallId: 'toolu_0', content: '0' },
+        { role: 'tool', toolCallId: 'toolu_00', content: 'noon' },
+      ],
+      tools: [{ name: 'add', description: 'Adds', parameters: { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] } }],
+      toolChoice: 'required',
+    })) chunks.push(c);
+    expect(chunks.filter((c) => (c as { type: string }).type !== 'usage')).toEqual([
+      { type: 'text', text: 'Let me check.' },
+      { type: 'tool_call', call: { id: 'toolu_1', name: 'add', arguments: '{"a": 1, "b": 2}' } },
+      { type: 'tool_call', call: { id: 'toolu_2', name: 'now', arguments: '{}' } },
+    ]);
+    const body = seen.at(-1)!.body;
+    expect(body.tools).toEqual([{ name: 'add', description: 'Adds', input_schema: { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] } }]);
+    expect(body.tool_choice).toEqual({ type: 'any' });
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'add 1 and 2' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_0', name: 'add', input: { a: 0, b: 0 } }, { type: 'tool_use', id: 'toolu_00', name: 'now', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: '0' }, { type: 'tool_result', tool_use_id: 'toolu_00', content: 'noon' }] },
+    ]);
   });
 
   it('an upstream error is completion_request_error with its message', async () => {
