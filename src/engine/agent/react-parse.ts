@@ -21,7 +21,19 @@ function balancedObject(text: string, from: number): { start: number; end: numbe
   return undefined;
 }
 
-const stripThought = (s: string) => s.replace(/```[a-z]*\s*$/i, '').replace(/^\s*thought\s*:\s*/i, '').replace(/\s*action\s*:\s*$/i, '').trim();
+/** The text before the blob without the code fence, a leading `Thought:` and a trailing `Action:` (linear, no backtracking). */
+function stripThought(s: string): string {
+  let t = s.trimEnd();
+  const fence = t.lastIndexOf('```');
+  if (fence >= 0 && /^[a-z]*$/i.test(t.slice(fence + 3))) t = t.slice(0, fence).trimEnd();
+  if (t.toLowerCase().endsWith('action:')) t = t.slice(0, -'action:'.length).trimEnd();
+  t = t.trimStart();
+  if (t.toLowerCase().startsWith('thought:')) t = t.slice('thought:'.length);
+  return t.trim();
+}
+
+/** JSON objects tried before giving up (a bound on the work for adversarial model output). */
+const MAX_CANDIDATES = 50;
 
 /**
  * Reads a ReAct answer as Dify's CoT output parser does: the JSON blob with `action` and
@@ -30,7 +42,7 @@ const stripThought = (s: string) => s.replace(/```[a-z]*\s*$/i, '').replace(/^\s
  */
 export function parseReact(text: string): ReactStep {
   let from = 0;
-  for (;;) {
+  for (let tries = 0; tries < MAX_CANDIDATES; tries++) {
     const obj = balancedObject(text, from);
     if (!obj) break;
     const raw = text.slice(obj.start, obj.end);
