@@ -69,7 +69,7 @@ export async function run(): Promise<void> {
   const fake = await startFakeOpenAI({
     toolCalls: (body) => {
       const n = toolAnswers(body);
-      return n < EXPRESSIONS.length ? [{ name: 'eval_expression', arguments: { expression: EXPRESSIONS[n]! } }] : undefined;
+      return n < EXPRESSIONS.length ? [{ name: 'eval_expression', arguments: JSON.stringify({ expression: EXPRESSIONS[n]! }) }] : undefined;
     },
     reply: 'The answers are 42, 13 and 1024.',
   });

@@ -26,7 +26,7 @@ export interface FakeBehaviour {
    * Function calling: the calls to answer with (streamed as OpenAI `tool_calls` deltas, arguments
    * in pieces, `finish_reason: tool_calls`) instead of text; none or undefined answers with text.
    */
-  toolCalls?: (body: Record<string, unknown>) => { name: string; arguments: string | Record<string, unknown> }[] | undefined;
+  toolCalls?: (body: Record<string, unknown>) => { name: string; arguments: string }[] | undefined;
 }
 
 /** The `file` part of an `/audio/transcriptions` request, as received. */
@@ -160,7 +160,7 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.write(frame({ role: 'assistant', content: null }, null));
       for (const [index, c] of calls.entries()) {
-        const args = typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments);
+        const args = c.arguments;
         res.write(frame({ tool_calls: [{ index, id: `call_${index}_${Math.random().toString(36).slice(2, 8)}`, type: 'function', function: { name: c.name, arguments: '' } }] }, null));
         for (let i = 0; i < args.length; i += 7) res.write(frame({ tool_calls: [{ index, function: { arguments: args.slice(i, i + 7) } }] }, null));
         if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));

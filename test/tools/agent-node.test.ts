@@ -100,7 +100,7 @@ describe('agent node, function_calling', () => {
   it('calls the tools the model asks for (in parallel), gives their answers back, ends with the model text', async () => {
     // round 1: two calls at once; round 2 (tool answers present): the text answer
     fake.behaviour = {
-      toolCalls: (body) => (toolMessages(body).length === 0 ? [{ name: 'eval_expression', arguments: { expression: '6 * 7' } }, { name: 'current_time', arguments: {} }] : undefined),
+      toolCalls: (body) => (toolMessages(body).length === 0 ? [{ name: 'eval_expression', arguments: JSON.stringify({ expression: '6 * 7' }) }, { name: 'current_time', arguments: JSON.stringify({}) }] : undefined),
       reply: (body) => `results: ${toolMessages(body).map((m) => (m as unknown as { content: string }).content).join(' | ')}`,
     };
     const { events } = await runStreaming(agentApp('function_calling', [tool('math', 'eval_expression'), tool('time', 'current_time', { format: '%Y', timezone: 'UTC' })]), 'what is 6 times 7?');
@@ -132,7 +132,7 @@ describe('agent node, function_calling', () => {
   it('parallel calls really run at once: two page fetches that are only answered together', async () => {
     barrier.want = 2;
     fake.behaviour = {
-      toolCalls: (body) => (toolMessages(body).length === 0 ? [{ name: 'webscraper', arguments: { url: `${pageBase}/barrier/a` } }, { name: 'webscraper', arguments: { url: `${pageBase}/barrier/b` } }] : undefined),
+      toolCalls: (body) => (toolMessages(body).length === 0 ? [{ name: 'webscraper', arguments: JSON.stringify({ url: `${pageBase}/barrier/a` }) }, { name: 'webscraper', arguments: JSON.stringify({ url: `${pageBase}/barrier/b` }) }] : undefined),
       reply: 'both fetched',
     };
     const { events } = await runStreaming(agentApp('function_calling', [tool('webscraper', 'webscraper')]), 'fetch both');
@@ -142,7 +142,7 @@ describe('agent node, function_calling', () => {
 
   it('a failing tool is an observation for the model, not a run failure', async () => {
     fake.behaviour = {
-      toolCalls: (body) => (toolMessages(body).length === 0 ? [{ name: 'eval_expression', arguments: { expression: '1 +* 2' } }, { name: 'no_such_tool', arguments: '{}' }] : undefined),
+      toolCalls: (body) => (toolMessages(body).length === 0 ? [{ name: 'eval_expression', arguments: JSON.stringify({ expression: '1 +* 2' }) }, { name: 'no_such_tool', arguments: '{}' }] : undefined),
       reply: 'sorry',
     };
     const { events } = await runStreaming(agentApp('function_calling', [tool('math', 'eval_expression')]), 'x');
@@ -154,7 +154,7 @@ describe('agent node, function_calling', () => {
   });
 
   it('maximum_iterations ends the loop: the last round offers no tools and its answer is the text', async () => {
-    fake.behaviour = { toolCalls: (body) => (body.tools ? [{ name: 'eval_expression', arguments: { expression: '1+1' } }] : undefined), reply: 'final after limit' };
+    fake.behaviour = { toolCalls: (body) => (body.tools ? [{ name: 'eval_expression', arguments: JSON.stringify({ expression: '1+1' }) }] : undefined), reply: 'final after limit' };
     const { events } = await runStreaming(agentApp('function_calling', [tool('math', 'eval_expression')], 3), 'loop');
     expect(finished(events)).toMatchObject({ status: 'succeeded', outputs: { text: 'final after limit' } });
     expect(fake.requests).toHaveLength(3);
@@ -167,7 +167,7 @@ describe('agent node, function_calling', () => {
   });
 
   it('a stop during a tool call aborts the call and ends the run stopped', async () => {
-    fake.behaviour = { toolCalls: () => [{ name: 'webscraper', arguments: { url: `${pageBase}/hang` } }] };
+    fake.behaviour = { toolCalls: () => [{ name: 'webscraper', arguments: JSON.stringify({ url: `${pageBase}/hang` }) }] };
     const { apiKey } = await s.importApp(agentApp('function_calling', [tool('webscraper', 'webscraper')]));
     const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: { q: 'x' }, user: 'u', response_mode: 'streaming' }) });
     const frames: SseFrame[] = [];

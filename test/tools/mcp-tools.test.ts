@@ -143,7 +143,7 @@ describe('MCP tools (provider_type: mcp)', () => {
 
   it('an agent uses an MCP tool with its own JSON Schema', async () => {
     fake.behaviour = {
-      toolCalls: (b) => ((b.messages as { role: string }[]).some((m) => m.role === 'tool') ? undefined : [{ name: 'add', arguments: { a: 20, b: 22 } }]),
+      toolCalls: (b) => ((b.messages as { role: string }[]).some((m) => m.role === 'tool') ? undefined : [{ name: 'add', arguments: JSON.stringify({ a: 20, b: 22 }) }]),
       reply: (b) => `sum is ${(b.messages as { role: string; content: string }[]).find((m) => m.role === 'tool')!.content}`,
     };
     const dsl = workflowDsl(
