@@ -125,6 +125,8 @@ export interface Config {
     readonly iterationMaxItems: number;
     /** Most items a parallel iteration runs at once; `parallel_nums` is clamped to it (`ITERATION_MAX_PARALLEL`, default 10). */
     readonly iterationMaxParallel: number;
+    /** Largest `maximum_iterations` of an agent node (`AGENT_MAX_ITERATIONS`, default 50). */
+    readonly agentMaxIterations: number;
   };
   /** `GET /messages/{id}/suggested` (see `SuggestedQuestionsConfig`). */
   readonly suggestedQuestions: SuggestedQuestionsConfig;
@@ -379,6 +381,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       loopMaxCount: int(env, file, 'LOOP_NODE_MAX_COUNT', 100, 1),
       iterationMaxItems: int(env, file, 'MAX_ITERATIONS_NUM', 99, 1),
       iterationMaxParallel: int(env, file, 'ITERATION_MAX_PARALLEL', 10, 1),
+      agentMaxIterations: int(env, file, 'AGENT_MAX_ITERATIONS', 50, 1),
     },
     suggestedQuestions: {
       model: modelRef(str(env, file, 'SUGGESTED_QUESTIONS_MODEL'), 'SUGGESTED_QUESTIONS_MODEL'),

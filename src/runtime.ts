@@ -218,6 +218,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   let knowledgeRetriever: KnowledgeRetriever | undefined;
   const codeExecutor = new ProcessCodeExecutor(config.code);
   const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
+  closers.push(() => toolRuntime.close());
   const runs = new RunService({
     db: store.db,
     bus,

@@ -31,6 +31,7 @@ export const NODE_TYPES = [
   'document-extractor',
   'question-classifier',
   'parameter-extractor',
+  'agent',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 export function isNodeType(v: unknown): v is NodeType {
@@ -202,6 +203,8 @@ export interface EngineLimits {
   readonly iterationMaxParallel: number;
   /** Code node output checks (`CODE_MAX_STRING_LENGTH`, `CODE_MAX_*_ARRAY_LENGTH`, `CODE_MAX_DEPTH`, `CODE_MAX_PRECISION`). */
   readonly code: CodeOutputLimits;
+  /** `AGENT_MAX_ITERATIONS`: the largest `maximum_iterations` of an agent node (default 50). */
+  readonly agentMaxIterations?: number;
 }
 
 export interface CodeOutputLimits {
@@ -217,6 +220,7 @@ export const DEFAULT_ENGINE_LIMITS: EngineLimits = {
   loopMaxCount: 100,
   iterationMaxItems: 99,
   iterationMaxParallel: 10,
+  agentMaxIterations: 50,
   code: { maxStringLength: 400_000, maxStringArrayLength: 30, maxObjectArrayLength: 30, maxNumberArrayLength: 1000, maxDepth: 5, maxPrecision: 20 },
 };
 

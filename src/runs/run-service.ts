@@ -33,6 +33,8 @@ export interface RunServiceConfig extends RunLimits {
   readonly iterationMaxParallel?: number;
   /** Code node output checks; Dify's defaults when absent. */
   readonly codeOutputs?: CodeOutputLimits;
+  /** `AGENT_MAX_ITERATIONS`; the engine default when absent. */
+  readonly agentMaxIterations?: number;
 }
 
 export interface StartRun {
@@ -185,6 +187,7 @@ export class RunService implements RunResumer {
         iterationMaxItems: this.#config.iterationMaxItems ?? DEFAULT_ENGINE_LIMITS.iterationMaxItems,
         iterationMaxParallel: this.#config.iterationMaxParallel ?? DEFAULT_ENGINE_LIMITS.iterationMaxParallel,
         code: this.#config.codeOutputs ?? DEFAULT_ENGINE_LIMITS.code,
+        agentMaxIterations: this.#config.agentMaxIterations ?? DEFAULT_ENGINE_LIMITS.agentMaxIterations,
       },
       code: this.#code,
       http: this.#http,

@@ -1,5 +1,6 @@
 import { ConfigError } from '../config.js';
 import type { ToolProviderSettings } from './tool.js';
+import { readMcpServers, type McpServerConfig } from './mcp/mcp-config.js';
 
 /** The built-in providers that take settings, and the variables they read. */
 export const TOOL_PROVIDER_SETTINGS = {
@@ -18,6 +19,8 @@ export interface ToolsConfig {
   readonly maxResponseBytes: number;
   /** Settings by provider name: `NAME_API_KEY` / `NAME_BASE_URL`, else `tools.NAME.api_key` / `base_url` in dovetail.yaml. */
   readonly providers: Readonly<Record<string, ToolProviderSettings & { readonly searchBaseUrl?: string | undefined }>>;
+  /** MCP servers (`mcp.servers` in dovetail.yaml). */
+  readonly mcpServers?: readonly McpServerConfig[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -53,9 +56,11 @@ export function readToolsConfig(env: Env, file: Record<string, unknown>): ToolsC
       ...(name === 'jina' ? { searchBaseUrl: url(env.JINA_SEARCH_BASE_URL || f.search_base_url, 'JINA_SEARCH_BASE_URL') } : {}),
     };
   }
+  const timeoutSeconds = positiveInt(env, file, 'TOOL_REQUEST_TIMEOUT', 60);
   return {
-    timeoutSeconds: positiveInt(env, file, 'TOOL_REQUEST_TIMEOUT', 60),
+    timeoutSeconds,
     maxResponseBytes: positiveInt(env, file, 'TOOL_RESPONSE_MAX_SIZE', 5 * 1024 * 1024),
     providers,
+    mcpServers: readMcpServers(env, file, timeoutSeconds),
   };
 }

@@ -1,6 +1,8 @@
 import { ToolHttp } from './tool-http.js';
 import type { ToolsConfig } from './tool-config.js';
-import { ToolError, type Tool, type ToolInvokeContext, type ToolProvider, type ToolRef, type ToolResultMessage, type ToolRuntime } from './tool.js';
+import { ToolError, type Tool, type ToolInvokeContext, type ToolProvider, type ToolRef, type ToolResolution, type ToolResultMessage, type ToolRuntime } from './tool.js';
+import { McpProvider } from './mcp/mcp-provider.js';
+import type { McpServerConfig } from './mcp/mcp-config.js';
 import { prepareParameters } from './tool-parameters.js';
 import { duckduckgoProvider } from './providers/duckduckgo.js';
 import { jinaProvider } from './providers/jina.js';
@@ -13,7 +15,7 @@ import { webscraperProvider } from './providers/webscraper.js';
 import { wikipediaProvider } from './providers/wikipedia.js';
 
 /** The provider types a DSL tool reference may carry; only built-in (and plugin ids of built-ins) run today. */
-const RUNNABLE_TYPES = ['builtin', 'plugin'] as const;
+const RUNNABLE_TYPES = ['builtin', 'plugin', 'mcp'] as const;
 
 /** `langgenius/time/time` → `time`; a plain name stays. */
 export function providerName(providerId: string): string {
@@ -28,10 +30,36 @@ export function providerName(providerId: string): string {
 export class ToolRegistry implements ToolRuntime {
   readonly #providers = new Map<string, ToolProvider>();
   readonly #settings: ToolsConfig['providers'];
+  readonly #mcp: McpProvider[];
 
-  constructor(providers: readonly ToolProvider[], settings: ToolsConfig['providers'] = {}) {
+  constructor(providers: readonly ToolProvider[], settings: ToolsConfig['providers'] = {}, mcpServers: readonly McpServerConfig[] = []) {
     for (const p of providers) this.#providers.set(p.name, p);
     this.#settings = settings;
+    this.#mcp = mcpServers.map((c) => new McpProvider(c));
+  }
+
+  /** The MCP server a reference names (by server name, or a Dify provider id listed for it). */
+  #mcpServer(ref: ToolRef): McpProvider | undefined {
+    return this.#mcp.find((m) => m.config.name === ref.providerId || m.config.providerIds.includes(ref.providerId));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#mcp.map((m) => m.close()));
+  }
+
+  async resolve(ref: ToolRef): Promise<ToolResolution> {
+    const checked = this.check(ref);
+    if ('error' in checked || checked.tool) return checked;
+    const server = this.#mcpServer(ref)!;
+    let tools: Tool[];
+    try {
+      tools = await server.tools();
+    } catch (err) {
+      return { error: `tool "${ref.toolName}" of MCP server "${server.config.name}": ${(err as Error).message}`, errorType: 'ToolProviderNotFoundError' };
+    }
+    const tool = tools.find((t) => t.name === ref.toolName);
+    if (!tool) return { error: `tool "${ref.toolName}" of MCP server "${server.config.name}": the server has no such tool (its tools: ${tools.map((t) => t.name).join(', ')})`, errorType: 'ToolNotFoundError' };
+    return { tool };
   }
 
   /** Provider names, sorted. */
@@ -43,8 +71,17 @@ export class ToolRegistry implements ToolRuntime {
     return this.#providers.get(providerName(name));
   }
 
-  resolve(ref: ToolRef): { tool: Tool } | { error: string; errorType: string; setting?: string } {
+  check(ref: ToolRef): ToolResolution {
     const label = `tool "${ref.toolName}" of provider "${ref.providerId}"`;
+    if (ref.providerType === 'mcp') {
+      if (this.#mcpServer(ref)) return { tool: undefined };
+      const names = this.#mcp.map((m) => m.config.name);
+      return {
+        error: `${label}: no MCP server "${ref.providerId}" is configured; declare it under mcp.servers in dovetail.yaml (by that name, or list "${ref.providerId}" in its provider_ids)${names.length ? ` (configured: ${names.join(', ')})` : ''}`,
+        errorType: 'ToolProviderNotFoundError',
+        setting: 'mcp.servers',
+      };
+    }
     if (!(RUNNABLE_TYPES as readonly string[]).includes(ref.providerType)) {
       return { error: `${label}: provider_type "${ref.providerType}" is not supported by this server (supported: built-in tools: ${this.providerNames().join(', ')})`, errorType: 'ToolProviderNotFoundError' };
     }
@@ -104,7 +141,7 @@ function remoteFile(url: string, type: string): Record<string, unknown> {
 }
 
 /** The registry of the built-in providers, their HTTP behind the SSRF guard. */
-export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly string[]): ToolRegistry {
+export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly string[], mcpServers: readonly McpServerConfig[] = config.mcpServers ?? []): ToolRegistry {
   const http = new ToolHttp({ allowHosts, timeoutSeconds: config.timeoutSeconds, maxResponseBytes: config.maxResponseBytes });
   const s = (name: string) => ({ http, settings: config.providers[name] ?? {} });
   return new ToolRegistry(
@@ -121,5 +158,6 @@ export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly st
       wikipediaProvider(s('wikipedia')),
     ],
     config.providers,
+    mcpServers,
   );
 }

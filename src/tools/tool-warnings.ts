@@ -22,7 +22,7 @@ export const BUILTIN_AGENT_STRATEGIES: Readonly<Record<string, readonly string[]
 export function toolNodeWarnings(node: { readonly id: string; readonly type: string; readonly data: Readonly<Record<string, unknown>> }, tools: ToolRuntime): ImportWarning[] {
   const out: ImportWarning[] = [];
   const check = (ref: ToolRef) => {
-    const r = tools.resolve(ref);
+    const r = tools.check(ref);
     if ('error' in r) out.push({ node_id: node.id, node_type: node.type, part: `tool ${ref.providerId}/${ref.toolName}`, setting: r.setting ?? null, message: r.error });
   };
   if (node.type === 'tool') check(refOf(node.data));

@@ -44,6 +44,8 @@ export interface Tool {
   /** What a model is told the tool does. */
   readonly description: string;
   readonly parameters: readonly ToolParameter[];
+  /** The tool's own JSON Schema for its arguments, when it has one (MCP): given to models as is. */
+  readonly inputSchema?: Readonly<Record<string, unknown>>;
   /** Parameters arrive coerced to their declared types, defaults filled; throws `ToolError` on failure. */
   invoke(params: Readonly<Record<string, unknown>>, ctx: ToolInvokeContext): Promise<ToolMessage[]>;
 }
@@ -88,10 +90,19 @@ export type ToolFileValue = Readonly<Record<string, unknown>>;
 /** What the engine gets back from a tool: its messages, images and blobs turned into files. */
 export type ToolResultMessage = Exclude<ToolMessage, { type: 'image_link' } | { type: 'blob' }> | { readonly type: 'file'; readonly file: ToolFileValue };
 
+export type ToolResolution =
+  | { readonly tool: Tool | undefined }
+  | { readonly error: string; readonly errorType: string; /** The setting that would make it run, when one would. */ readonly setting?: string };
+
 /** The tools port the engine sees (`EnginePorts.tools`). */
 export interface ToolRuntime {
   /** The tool a DSL reference names, or why it cannot run (naming the tool and what to configure). */
-  resolve(ref: ToolRef): { readonly tool: Tool } | { readonly error: string; readonly errorType: string; /** The setting that would make it run, when one would. */ readonly setting?: string };
+  resolve(ref: ToolRef): Promise<ToolResolution>;
+  /**
+   * What `resolve` would say without contacting anything (import checks): an MCP tool counts as
+   * available when its server is configured.
+   */
+  check(ref: ToolRef): ToolResolution;
   /**
    * Runs a resolved tool: parameters cast and checked against its schema, then invoked. Rejects
    * with a `ToolError`-shaped error (`name`, `type`, `message` without credentials), or the abort.

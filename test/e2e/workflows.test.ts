@@ -144,8 +144,8 @@ describe('mode and import checks', () => {
   });
 
   it('an unsupported node type is refused at import, naming the node id and type', async () => {
-    const yaml = workflowDsl([startNode(), { id: 'agent1', type: 'agent' }, endNode({})], [['start', 'agent1'], ['agent1', 'end']]);
-    await expect(s.importApp(yaml)).rejects.toThrow(/node agent1 has type "agent"/);
+    const yaml = workflowDsl([startNode(), { id: 'ds1', type: 'datasource' }, endNode({})], [['start', 'ds1'], ['ds1', 'end']]);
+    await expect(s.importApp(yaml)).rejects.toThrow(/node ds1 has type "datasource"/);
   });
 
   it('a node unreachable from start and a bad template are import errors', async () => {

@@ -51,8 +51,8 @@ describe('comparison operators', () => {
 
 describe('graph compile and readiness', () => {
   it('refuses an unsupported node naming id and type', () => {
-    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'agent' }], [['start', 'k']])))).toThrow(GraphError);
-    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'agent' }], [['start', 'k']])))).toThrow(/node k has type "agent"/);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'datasource' }], [['start', 'k']])))).toThrow(GraphError);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'datasource' }], [['start', 'k']])))).toThrow(/node k has type "datasource"/);
   });
 
   it('knowledge-retrieval: missing dataset_ids or query selector is an import error naming the node', () => {

@@ -23,8 +23,8 @@ export interface FakeBehaviour {
   /** `/audio/transcriptions` answers `{"text": transcript}` (default: `heard <n> bytes`). */
   transcript?: string;
   /**
-   * Chat answers to requests that offer `tools` call these functions (after the `reply` text,
-   * which then defaults to none): streamed as OpenAI does, the name first, the arguments in
+   * Chat answers to requests that offer `tools` call these functions (after the `reply` text when
+   * it is a string; a `reply` function is asked only for answers without calls): streamed as OpenAI does, the name first, the arguments in
    * `chunkSize` pieces, `finish_reason: "tool_calls"`. A function gets the request body; undefined
    * or `[]` means a plain text answer.
    */
@@ -164,7 +164,7 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
     }
     const legacy = req.url?.endsWith('/completions') && !req.url.endsWith('/chat/completions');
     const calls = (legacy || !Array.isArray(body.tools) ? undefined : typeof b.toolCalls === 'function' ? b.toolCalls(body) : b.toolCalls) ?? [];
-    const text = typeof b.reply === 'function' ? b.reply(body) : (b.reply ?? (calls.length ? '' : `echo: ${lastUserText(body)}`));
+    const text = typeof b.reply === 'function' ? (calls.length ? '' : b.reply(body)) : (b.reply ?? (calls.length ? '' : `echo: ${lastUserText(body)}`));
     const size = b.chunkSize ?? 4;
     const chunks: string[] = [];
     for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));

@@ -1,4 +1,5 @@
 import type { NodeHandler, NodeType } from '../types.js';
+import { agentNode } from './agent.js';
 import { answerNode } from './answer.js';
 import { assignerNode } from './assigner.js';
 import { codeNode } from './code.js';
@@ -48,4 +49,5 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'document-extractor': documentExtractorNode,
   'question-classifier': questionClassifierNode,
   'parameter-extractor': parameterExtractorNode,
+  agent: agentNode,
 };

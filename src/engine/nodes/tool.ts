@@ -105,8 +105,8 @@ export const toolNode: NodeHandler = {
     const where = `tool node "${ctx.node.title}" (${ctx.node.id})`;
     const tools = ctx.ports.tools;
     if (!tools) throw new NodeFailure(`${where}: no tools are configured on this server`, 'ToolNodeError', false);
-    const found = tools.resolve(ref);
-    if ('error' in found) throw new NodeFailure(`${where}: ${found.error}`, found.errorType, false);
+    const found = await tools.resolve(ref);
+    if ('error' in found || !found.tool) throw new NodeFailure(`${where}: ${'error' in found ? found.error : 'the tool cannot be found'}`, 'error' in found ? found.errorType : 'ToolNotFoundError', false);
     const inputs = toolInputs(ctx, ctx.node.data);
     try {
       const messages = await tools.invoke(found.tool, inputs, { signal: ctx.signal, now: () => ctx.ports.now() });
