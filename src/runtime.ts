@@ -48,8 +48,10 @@ import { MetadataService } from './knowledge/metadata.js';
 import { DocumentStatusService } from './knowledge/document-status.js';
 import { SegmentService } from './knowledge/segments.js';
 import { ChildChunkService } from './knowledge/child-chunks.js';
-import type { KnowledgeRetriever } from './engine/types.js';
+import type { CodeExecutor, KnowledgeRetriever } from './engine/types.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
+import { QuickJsSandbox } from './code/sandbox/quickjs-sandbox.js';
+import { SandboxCodeExecutor } from './code/sandbox-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
 import { AnnotationService } from './annotations/annotation-service.js';
@@ -199,7 +201,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     }
   });
   let knowledgeRetriever: KnowledgeRetriever | undefined;
-  const codeExecutor = new ProcessCodeExecutor(config.code);
+  const processExecutor = new ProcessCodeExecutor(config.code);
+  const quickjs = new QuickJsSandbox(config.code);
+  closers.push(() => quickjs.close());
+  let codeExecutor: CodeExecutor = processExecutor;
+  if (config.code.mode === 'sandbox') codeExecutor = new SandboxCodeExecutor(quickjs, processExecutor);
+  else logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
   const runs = new RunService({
     db: store.db,
     bus,
@@ -211,6 +218,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
     code: codeExecutor,
+    templates: quickjs,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),

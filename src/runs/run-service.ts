@@ -11,7 +11,7 @@ import type { ModelPrice } from '../config.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
-import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
+import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type TemplateRenderer, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
@@ -80,6 +80,7 @@ export class RunService implements RunResumer {
   readonly #findApp: (id: string) => Promise<App | undefined>;
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
+  readonly #templates: TemplateRenderer | undefined;
   readonly #http: HttpRequester | undefined;
   readonly #priceOf: ((model: string) => ModelPrice | undefined) | undefined;
   readonly #files: RunFiles | undefined;
@@ -100,6 +101,7 @@ export class RunService implements RunResumer {
     knowledge?: () => KnowledgeRetriever | undefined;
     /** Runs code nodes (src/code); unset: code nodes fail with a clear error. */
     code?: CodeExecutor;
+    templates?: TemplateRenderer;
     /** Sends http-request nodes' requests (src/outbound); unset: those nodes fail with a clear error. */
     http?: HttpRequester;
     /** The price table row of a model name; unset: model calls are free. */
@@ -119,6 +121,7 @@ export class RunService implements RunResumer {
     this.#humanInput = deps.humanInput;
     this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#code = deps.code;
+    this.#templates = deps.templates;
     this.#http = deps.http;
     this.#priceOf = deps.priceOf;
     this.#files = deps.files;
@@ -177,6 +180,7 @@ export class RunService implements RunResumer {
         code: this.#config.codeOutputs ?? DEFAULT_ENGINE_LIMITS.code,
       },
       code: this.#code,
+      templates: this.#templates,
       http: this.#http,
       ...(this.#priceOf ? { priceOf: this.#priceOf } : {}),
       files: this.#files,
