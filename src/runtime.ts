@@ -205,8 +205,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const quickjs = new QuickJsSandbox(config.code);
   closers.push(() => quickjs.close());
   let codeExecutor: CodeExecutor = processExecutor;
-  if (config.code.mode === 'sandbox') codeExecutor = new SandboxCodeExecutor(quickjs, processExecutor);
-  else logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
+  if (config.code.mode === 'sandbox') {
+    codeExecutor = new SandboxCodeExecutor(quickjs, processExecutor);
+    logger.warn('python3 code nodes still run as child processes with this server\'s rights (no Python sandbox yet; javascript code nodes and templates run in the QuickJS sandbox)');
+  } else logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
   const runs = new RunService({
     db: store.db,
     bus,
