@@ -44,6 +44,7 @@ function print(json: boolean, obj: Record<string, unknown>, text: string): void 
 async function serve(): Promise<void> {
   const config = loadConfig();
   const runtime = await createRuntime(config);
+  runtime.warmCodeSandbox();
   if (config.seedExamples) {
     const seeded = await seedExamples(runtime, EXAMPLES_DIR);
     if (seeded.length > 0) {

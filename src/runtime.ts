@@ -69,6 +69,11 @@ export interface Runtime {
   readonly config: Config;
   readonly logger: Logger;
   readonly clock: Clock;
+  /**
+   * Starts the code sandbox's warm workers in the background and warns about unsafe code
+   * execution (`serve` calls it; one-shot commands start a worker only if they run code).
+   */
+  warmCodeSandbox(): void;
   readonly store: Store;
   readonly blobs: Blobs;
   readonly apps: AppService;
@@ -205,10 +210,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const quickjs = new QuickJsSandbox(config.code);
   closers.push(() => quickjs.close());
   let codeExecutor: CodeExecutor = processExecutor;
-  if (config.code.mode === 'sandbox') {
-    codeExecutor = new SandboxCodeExecutor(quickjs, processExecutor);
-    logger.warn('python3 code nodes still run as child processes with this server\'s rights (no Python sandbox yet; javascript code nodes and templates run in the QuickJS sandbox)');
-  } else logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
+  if (config.code.mode === 'sandbox') codeExecutor = new SandboxCodeExecutor(quickjs, processExecutor);
+  const warmCodeSandbox = () => {
+    quickjs.warm();
+    if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
+    else logger.warn('python3 code nodes still run as child processes with this server\'s rights (no Python sandbox yet; javascript code nodes and templates run in the QuickJS sandbox)');
+  };
   const runs = new RunService({
     db: store.db,
     bus,
@@ -310,6 +317,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     pythonSetting: 'CODE_PYTHON_COMMAND',
   };
   return {
+    warmCodeSandbox,
     config,
     logger,
     clock,

@@ -63,8 +63,9 @@ describe('template-transform in the sandbox', () => {
   });
 
   it('a huge range ends the node at CODE_EXECUTION_TIMEOUT, and the server answers /health meanwhile', async () => {
-    const { apiKey } = await s.importApp(app('{% for i in range(0, n) %}{{ i }}{% endfor %}'));
-    const res = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: { n: 2_000_000_000 }, response_mode: 'streaming', user: 'u' }) });
+    // Nested so that no list outgrows CODE_MAX_MEMORY_MB: 10^10 rounds that only the time limit ends.
+    const { apiKey } = await s.importApp(app('{% for i in range(0, n) %}{% for j in range(0, n) %}{% endfor %}{% endfor %}'));
+    const res = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: { n: 100_000 }, response_mode: 'streaming', user: 'u' }) });
     // 1. wait until the template node runs; 2. /health answers before that node finishes.
     let healthAnsweredWhileRunning = false;
     let finished: Record<string, unknown> | undefined;
@@ -80,6 +81,13 @@ describe('template-transform in the sandbox', () => {
     expect(finished).toMatchObject({ status: 'failed', error: 'Code execution timed out after 3s (CODE_EXECUTION_TIMEOUT).' });
     // The sandbox is usable again at once.
     expect(await render('{{ n + 1 }}', { n: 1 })).toMatchObject({ status: 'succeeded', outputs: { out: '2' } });
+  });
+
+  it('a range too large for CODE_MAX_MEMORY_MB ends the node naming the limit (or the time limit first)', async () => {
+    const d = await render('{% for i in range(0, n) %}{% endfor %}', { n: 2_000_000_000 });
+    expect(d.status).toBe('failed');
+    expect(d.error).toMatch(/^(Code execution ran out of memory: more than 128 MB \(CODE_MAX_MEMORY_MB\)|Code execution timed out after 3s \(CODE_EXECUTION_TIMEOUT\))\.$/);
+    expect(await render('{{ n }}', { n: 5 })).toMatchObject({ status: 'succeeded', outputs: { out: '5' } });
   });
 
   it('an output longer than TEMPLATE_TRANSFORM_MAX_LENGTH fails the node naming the setting', async () => {

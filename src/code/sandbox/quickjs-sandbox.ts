@@ -54,7 +54,14 @@ export class QuickJsSandbox implements TemplateRenderer {
     });
   }
 
+  /** Starts the warm workers (otherwise the first run starts them). */
+  warm(): void {
+    this.#pool.start();
+  }
+
+  /** Starts the workers and resolves when they are up (benchmarks, tests). */
   ready(): Promise<void> {
+    this.#pool.start();
     return this.#pool.ready();
   }
 

@@ -56,7 +56,7 @@ export interface WorkerPoolOptions {
 
 /**
  * A fixed set of worker threads that run one job at a time each. Workers start in the background
- * at creation, so no job waits for an interpreter to boot unless the pool is busy or empty. A job
+ * at `start()` (or the first job), so no job waits for an interpreter to boot unless the pool is busy or empty. A job
  * that overruns its hard timeout, is aborted, or crashes its worker ends that worker (terminate),
  * and a fresh one takes its place; so does a worker that served `recycleAfter` jobs.
  */
@@ -65,10 +65,18 @@ export class WorkerPool {
   readonly #slots: Slot[] = [];
   readonly #queue: Waiter[] = [];
   #closed = false;
+  #started = false;
 
+  /** Starts no worker yet: `start()` or the first job does. */
   constructor(opts: WorkerPoolOptions) {
     this.#opts = Object.freeze({ ...opts });
-    for (let i = 0; i < opts.size; i++) this.#slots.push(this.#spawn());
+  }
+
+  /** Starts the `size` workers in the background (idempotent). */
+  start(): void {
+    if (this.#started || this.#closed) return;
+    this.#started = true;
+    for (let i = 0; i < this.#opts.size; i++) this.#slots.push(this.#spawn());
   }
 
   /** Resolves when every worker has started (benchmarks, tests). */
@@ -80,6 +88,7 @@ export class WorkerPool {
   run(job: WorkerJob): Promise<unknown> {
     if (this.#closed) return Promise.reject(new PoolError('closed', 'the code sandbox is shut down'));
     if (job.signal.aborted) return Promise.reject(new PoolError('aborted', 'Code execution was stopped.'));
+    this.start();
     return new Promise((resolve, reject) => {
       this.#queue.push({ job, resolve, reject });
       this.#pump();
