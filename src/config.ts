@@ -154,6 +154,19 @@ export interface Config {
  * `CODE_MAX_NUMBER_ARRAY_LENGTH` 1000, `CODE_MAX_DEPTH` 5, `CODE_MAX_PRECISION` 20.
  */
 export interface CodeConfig extends CodeOutputLimits {
+  /**
+   * `CODE_EXECUTION_MODE`: `sandbox` (default: javascript in QuickJS, python3 in Pyodide, both
+   * WebAssembly in worker threads) or `process` (child processes with the server's rights: unsafe).
+   */
+  readonly mode: 'sandbox' | 'process';
+  /** Memory of one sandboxed run, MB (`CODE_MAX_MEMORY_MB`, default 128). */
+  readonly maxMemoryMb: number;
+  /** Worker threads kept warm for javascript code nodes and templates (`CODE_SANDBOX_JS_WORKERS`, default 2; 0 starts one per run). */
+  readonly jsWorkers: number;
+  /** A sandbox worker is replaced after this many runs (`CODE_SANDBOX_RECYCLE_AFTER`, default 1000). */
+  readonly recycleAfterRuns: number;
+  /** Longest template-transform output, characters (`TEMPLATE_TRANSFORM_MAX_LENGTH`, default 400000 as Dify). */
+  readonly templateMaxLength: number;
   /** Program run for `python3` code nodes (`CODE_PYTHON_COMMAND`, default `python3` on the PATH). */
   readonly pythonCommand: string;
   /** Wall time of one code node run, seconds (`CODE_EXECUTION_TIMEOUT`, default 15 as Dify's sandbox). */
@@ -250,6 +263,12 @@ function int(env: Env, file: Record<string, unknown>, key: string, fallback: num
   const n = Number(raw);
   if (n < min) throw new ConfigError(`${key} must be at least ${min}, got ${n}`);
   return n;
+}
+
+function codeMode(raw: string | undefined): 'sandbox' | 'process' {
+  const v = (raw ?? 'sandbox').trim();
+  if (v !== 'sandbox' && v !== 'process') throw new ConfigError(`CODE_EXECUTION_MODE must be sandbox or process, got "${v}"`);
+  return v;
 }
 
 function str(env: Env, file: Record<string, unknown>, key: string): string | undefined {
@@ -414,6 +433,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxWriteTimeout: int(env, file, 'HTTP_REQUEST_MAX_WRITE_TIMEOUT', 600, 1),
     },
     code: {
+      mode: codeMode(str(env, file, 'CODE_EXECUTION_MODE')),
+      maxMemoryMb: int(env, file, 'CODE_MAX_MEMORY_MB', 128, 16),
+      jsWorkers: int(env, file, 'CODE_SANDBOX_JS_WORKERS', 2, 0),
+      recycleAfterRuns: int(env, file, 'CODE_SANDBOX_RECYCLE_AFTER', 1000, 1),
+      templateMaxLength: int(env, file, 'TEMPLATE_TRANSFORM_MAX_LENGTH', 400_000, 1),
       pythonCommand: str(env, file, 'CODE_PYTHON_COMMAND') ?? 'python3',
       timeoutSeconds: int(env, file, 'CODE_EXECUTION_TIMEOUT', 15, 1),
       maxOutputBytes: int(env, file, 'CODE_MAX_OUTPUT_BYTES', MB, 1024),

@@ -49,9 +49,11 @@ import { MetadataService } from './knowledge/metadata.js';
 import { DocumentStatusService } from './knowledge/document-status.js';
 import { SegmentService } from './knowledge/segments.js';
 import { ChildChunkService } from './knowledge/child-chunks.js';
-import type { KnowledgeRetriever } from './engine/types.js';
+import type { CodeExecutor, KnowledgeRetriever } from './engine/types.js';
 import { TextOffload } from './text/offload.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
+import { QuickJsSandbox } from './code/sandbox/quickjs-sandbox.js';
+import { SandboxCodeExecutor } from './code/sandbox-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
 import { AnnotationService } from './annotations/annotation-service.js';
@@ -79,6 +81,11 @@ export interface Runtime {
   /** CPU-bound text work (token counting, chunking), off the event loop when large. */
   readonly offload: TextOffload;
   readonly clock: Clock;
+  /**
+   * Starts the code sandbox's warm workers in the background and warns about unsafe code
+   * execution (`serve` calls it; one-shot commands start a worker only if they run code).
+   */
+  warmCodeSandbox(): void;
   readonly store: Store;
   readonly blobs: Blobs;
   readonly apps: AppService;
@@ -216,7 +223,16 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(async () => forms.stop());
   apps.addGraphValidator(engineGraphValidator);
   let knowledgeRetriever: KnowledgeRetriever | undefined;
-  const codeExecutor = new ProcessCodeExecutor(config.code);
+  const processExecutor = new ProcessCodeExecutor(config.code);
+  const quickjs = new QuickJsSandbox(config.code);
+  closers.push(() => quickjs.close());
+  let codeExecutor: CodeExecutor = processExecutor;
+  if (config.code.mode === 'sandbox') codeExecutor = new SandboxCodeExecutor(quickjs, processExecutor);
+  const warmCodeSandbox = () => {
+    quickjs.warm();
+    if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
+    else logger.warn('python3 code nodes still run as child processes with this server\'s rights (no Python sandbox yet; javascript code nodes and templates run in the QuickJS sandbox)');
+  };
   const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
   closers.push(() => toolRuntime.close());
   const runs = new RunService({
@@ -231,6 +247,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledgeRetriever,
     code: codeExecutor,
+    templates: quickjs,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
@@ -325,6 +342,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tools: () => toolRuntime,
   };
   return {
+    warmCodeSandbox,
     config,
     logger,
     clock,

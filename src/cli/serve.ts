@@ -21,6 +21,7 @@ export async function serve(): Promise<void> {
     import('../seed.js'),
   ]);
   const runtime = await createRuntime(config);
+  runtime.warmCodeSandbox();
   runtime.logger.info({ database: describeDatabase(config) }, 'database');
   if (config.seedExamples) {
     const seeded = await seedExamples(runtime, EXAMPLES_DIR);

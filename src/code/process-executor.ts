@@ -6,10 +6,9 @@ import type { CodeConfig } from '../config.js';
 import type { CodeExecutor, CodeRequest } from '../engine/types.js';
 import { JS_RUNNER, PYTHON_RUNNER } from './runners.js';
 
-/** A code node program failed; the message is what the node reports. */
-export class CodeExecutionError extends Error {
-  override name = 'CodeExecutionError';
-}
+import { CodeExecutionError } from './code-execution-error.js';
+
+export { CodeExecutionError };
 
 /**
  * Runs code nodes in a child process: the machine's python3 (or this Node.js with node:vm for

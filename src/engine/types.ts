@@ -151,6 +151,14 @@ export interface CodeExecutor {
   run(req: CodeRequest, signal: AbortSignal): Promise<unknown>;
 }
 
+/**
+ * Renders a DSL's Jinja2 template with its variables where it cannot reach the host and is
+ * interrupted at a time limit (src/code); rejects with the message the node reports.
+ */
+export interface TemplateRenderer {
+  render(template: string, vars: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string>;
+}
+
 /** An HTTP request as the http-request node built it. */
 export interface HttpRequestSpec {
   readonly method: string;
@@ -231,6 +239,8 @@ export interface EnginePorts {
   readonly memory: ConversationMemory | undefined;
   readonly knowledge?: KnowledgeRetriever | undefined;
   readonly code?: CodeExecutor | undefined;
+  /** template-transform nodes; unset: they fail saying so. */
+  readonly templates?: TemplateRenderer | undefined;
   readonly http?: HttpRequester | undefined;
   readonly files?: RunFiles | undefined;
   /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */

@@ -12,7 +12,7 @@ import { NO_TRACING, type Tracing } from '../infra/tracing.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
-import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
+import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type TemplateRenderer, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { RunJournal, runChannel } from './journal.js';
 import { SecretMask } from './secret-mask.js';
@@ -85,6 +85,7 @@ export class RunService implements RunResumer {
   readonly #findAppVersion: (id: string, version: number) => Promise<App | undefined>;
   readonly #knowledge: () => KnowledgeRetriever | undefined;
   readonly #code: CodeExecutor | undefined;
+  readonly #templates: TemplateRenderer | undefined;
   readonly #http: HttpRequester | undefined;
   readonly #priceOf: ((model: string) => ModelPrice | undefined) | undefined;
   readonly #files: RunFiles | undefined;
@@ -108,6 +109,7 @@ export class RunService implements RunResumer {
     knowledge?: () => KnowledgeRetriever | undefined;
     /** Runs code nodes (src/code); unset: code nodes fail with a clear error. */
     code?: CodeExecutor;
+    templates?: TemplateRenderer;
     /** Sends http-request nodes' requests (src/outbound); unset: those nodes fail with a clear error. */
     http?: HttpRequester;
     /** The price table row of a model name; unset: model calls are free. */
@@ -131,6 +133,7 @@ export class RunService implements RunResumer {
     this.#humanInput = deps.humanInput;
     this.#knowledge = deps.knowledge ?? (() => undefined);
     this.#code = deps.code;
+    this.#templates = deps.templates;
     this.#http = deps.http;
     this.#priceOf = deps.priceOf;
     this.#files = deps.files;
@@ -190,6 +193,7 @@ export class RunService implements RunResumer {
         agentMaxIterations: this.#config.agentMaxIterations ?? DEFAULT_ENGINE_LIMITS.agentMaxIterations,
       },
       code: this.#code,
+      templates: this.#templates,
       http: this.#http,
       ...(this.#priceOf ? { priceOf: this.#priceOf } : {}),
       files: this.#files,

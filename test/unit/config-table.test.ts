@@ -3,6 +3,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BUILTIN_PROVIDERS } from '../../src/llm/provider-table.js';
 import { PROTOCOL_FIELDS, settingName } from '../../src/llm/provider-settings.js';
+import { TOOL_PROVIDER_SETTINGS } from '../../src/tools/tool-config.js';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
 
 /**
@@ -60,9 +61,10 @@ describe('README configuration table', () => {
   it('lists every setting the code reads, and only those', () => {
     const read = new Set<string>();
     for (const f of sources(path.join(PROJECT_ROOT, 'src'))) {
-      for (const n of settingsRead(readFileSync(f, 'utf8'), path.basename(f) === 'config.ts')) read.add(n);
+      for (const n of settingsRead(readFileSync(f, 'utf8'), /(^|-)config\.ts$/.test(path.basename(f)))) read.add(n);
     }
     for (const n of providerSettings()) read.add(n);
+    for (const n of Object.values(TOOL_PROVIDER_SETTINGS).flat()) read.add(n);
     const listed = settingsListed(readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8'));
     const missing = [...read].filter((n) => !listed.has(n)).sort();
     const stale = [...listed].filter((n) => !read.has(n)).sort();

@@ -1,0 +1,67 @@
+import { stringify } from 'yaml';
+import { benchServer, fmt, median, type BenchServer } from './lib.js';
+
+const RUNS = 30;
+const WARMUP = 3;
+
+const dsl = (node: Record<string, unknown>, out: string) =>
+  stringify({
+    app: { name: 'bench-sandbox', mode: 'workflow' },
+    kind: 'app',
+    version: '0.3.1',
+    workflow: {
+      graph: {
+        nodes: [
+          { id: 'start', data: { type: 'start', title: 'start', variables: [{ variable: 'x', label: 'x', type: 'number', required: true }] } },
+          { id: 'n', data: { title: 'n', variables: [{ variable: 'x', value_selector: ['start', 'x'] }], ...node } },
+          { id: 'end', data: { type: 'end', title: 'end', outputs: [{ variable: 'r', value_selector: ['n', out] }] } },
+        ],
+        edges: [
+          { source: 'start', target: 'n', sourceHandle: 'source' },
+          { source: 'n', target: 'end', sourceHandle: 'source' },
+        ],
+      },
+    },
+  });
+
+const NODES = {
+  template: dsl({ type: 'template-transform', template: '{% for i in range(0, 3) %}{{ x * i }},{% endfor %}' }, 'output'),
+  javascript: dsl({ type: 'code', code_language: 'javascript', code: 'function main({x}) { return { r: x * 2 }; }', outputs: { r: { type: 'number', children: null } } }, 'r'),
+  python3: dsl({ type: 'code', code_language: 'python3', code: 'def main(x):\n    return {"r": x * 2}\n', outputs: { r: { type: 'number', children: null } } }, 'r'),
+};
+
+async function timeRuns(s: BenchServer, yaml: string): Promise<number> {
+  const a = await s.runtime.apps.importDsl(yaml);
+  const key = (await s.runtime.keys.create('app', a.workspaceId, a.id)).apiKey;
+  const ms: number[] = [];
+  for (let i = 0; i < RUNS + WARMUP; i++) {
+    const t0 = performance.now();
+    const r = await fetch(`${s.url}/v1/workflows/run`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { x: i }, user: 'bench' }) });
+    const b = (await r.json()) as { data: { status: string; error: string | null } };
+    if (b.data.status !== 'succeeded') throw new Error(`run ${b.data.status}: ${b.data.error}`);
+    if (i >= WARMUP) ms.push(performance.now() - t0);
+  }
+  return median(ms);
+}
+
+/**
+ * Blocking workflow runs over HTTP of one node each: a template-transform node, a small javascript
+ * and a small python3 code node, in `sandbox` mode (QuickJS workers; python3 is still a child
+ * process there) and in `process` mode, in one run; plus the resident memory the default sandbox
+ * pool adds to the server.
+ */
+export async function run(): Promise<void> {
+  const rss0 = process.memoryUsage().rss;
+  const sandbox = await benchServer({ CODE_EXECUTION_MODE: 'sandbox' });
+  sandbox.runtime.warmCodeSandbox();
+  const sandboxResults = { template: await timeRuns(sandbox, NODES.template), javascript: await timeRuns(sandbox, NODES.javascript), python3: await timeRuns(sandbox, NODES.python3) };
+  const rssSandbox = process.memoryUsage().rss;
+  await sandbox.close();
+  const proc = await benchServer({ CODE_EXECUTION_MODE: 'process', ...(process.env.CODE_PYTHON_COMMAND ? { CODE_PYTHON_COMMAND: process.env.CODE_PYTHON_COMMAND } : {}) });
+  const processResults = { javascript: await timeRuns(proc, NODES.javascript), python3: await timeRuns(proc, NODES.python3) };
+  await proc.close();
+  console.log(`template-transform run (QuickJS sandbox):     median ${fmt(sandboxResults.template)} ms`);
+  console.log(`javascript code node, sandbox (QuickJS):      median ${fmt(sandboxResults.javascript)} ms   vs process mode ${fmt(processResults.javascript)} ms (${fmt(processResults.javascript / sandboxResults.javascript)}x)`);
+  console.log(`python3 code node, sandbox mode (process yet): median ${fmt(sandboxResults.python3)} ms   vs process mode ${fmt(processResults.python3)} ms`);
+  console.log(`server resident memory with the default pool (CODE_SANDBOX_JS_WORKERS=2): ${fmt((rssSandbox - rss0) / 1024 / 1024, 0)} MB over the bench process before start (${fmt(rssSandbox / 1024 / 1024, 0)} MB in all)`);
+}

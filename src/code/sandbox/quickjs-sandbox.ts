@@ -1,0 +1,102 @@
+import type { CodeConfig } from '../../config.js';
+import type { CodeRequest, TemplateRenderer } from '../../engine/types.js';
+import { CodeExecutionError } from '../code-execution-error.js';
+import type { RealmLimits, RealmReply } from './quickjs-realm.js';
+import type { QuickJsJob } from './quickjs-worker.js';
+import { PoolError, WorkerPool } from './worker-pool.js';
+
+const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+
+/** Grace past CODE_EXECUTION_TIMEOUT before the worker itself is terminated (the interrupt handler fires first). */
+const HARD_TIMEOUT_GRACE_MS = 2000;
+
+/** The limit messages both sandboxes and the process executor report. */
+export function limitMessage(limit: 'timeout' | 'memory' | 'output', config: CodeConfig): string {
+  switch (limit) {
+    case 'timeout':
+      return `Code execution timed out after ${config.timeoutSeconds}s (CODE_EXECUTION_TIMEOUT).`;
+    case 'memory':
+      return `Code execution ran out of memory: more than ${config.maxMemoryMb} MB (CODE_MAX_MEMORY_MB).`;
+    case 'output':
+      return `Code output exceeds ${config.maxOutputBytes} bytes (CODE_MAX_OUTPUT_BYTES).`;
+  }
+}
+
+export function poolFailure(err: unknown, config: CodeConfig): CodeExecutionError {
+  if (err instanceof PoolError) {
+    if (err.reason === 'timeout') return new CodeExecutionError(limitMessage('timeout', config));
+    if (err.reason === 'aborted') return new CodeExecutionError('Code execution was stopped.');
+    return new CodeExecutionError(`Code execution failed: ${err.message}.`);
+  }
+  return new CodeExecutionError(`Code execution failed: ${(err as Error).message}`);
+}
+
+/**
+ * JavaScript code nodes and Jinja2 templates in QuickJS (WebAssembly), in a pool of worker threads
+ * (`CODE_SANDBOX_JS_WORKERS`) so a long run never blocks the server's event loop. Each code run gets
+ * a fresh QuickJS runtime; templates share a frozen realm per worker (see quickjs-realm.ts).
+ */
+export class QuickJsSandbox implements TemplateRenderer {
+  readonly #config: CodeConfig;
+  readonly #pool: WorkerPool;
+  readonly #limits: RealmLimits;
+
+  constructor(config: CodeConfig) {
+    this.#config = config;
+    this.#limits = Object.freeze({ timeoutMs: config.timeoutSeconds * 1000, memoryBytes: config.maxMemoryMb * 1024 * 1024, maxOutputBytes: config.maxOutputBytes });
+    this.#pool = new WorkerPool({
+      script: new URL(`./quickjs-worker.${ext}`, import.meta.url),
+      workerData: { memoryBytes: this.#limits.memoryBytes },
+      size: config.jsWorkers,
+      recycleAfter: config.recycleAfterRuns,
+      // QuickJS's heap lives in the WebAssembly memory, outside V8's; this bounds the worker's own.
+      heapMb: 64,
+    });
+  }
+
+  /** Starts the warm workers (otherwise the first run starts them). */
+  warm(): void {
+    this.#pool.start();
+  }
+
+  /** Starts the workers and resolves when they are up (benchmarks, tests). */
+  ready(): Promise<void> {
+    this.#pool.start();
+    return this.#pool.ready();
+  }
+
+  async runJavaScript(req: CodeRequest, signal: AbortSignal): Promise<unknown> {
+    const reply = await this.#run({ kind: 'javascript', code: req.code, inputsJson: JSON.stringify(req.inputs), limits: this.#limits }, signal);
+    return (JSON.parse(reply) as { result: unknown }).result;
+  }
+
+  async render(template: string, vars: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string> {
+    let reply: string;
+    try {
+      reply = await this.#run({ kind: 'template', template, varsJson: JSON.stringify(vars), limits: this.#limits }, signal);
+    } catch (err) {
+      const m = (err as Error).message;
+      throw new CodeExecutionError(m.startsWith('Code execution failed: ') ? `template rendering failed: ${m.slice(23)}` : m);
+    }
+    const text = JSON.parse(reply) as string;
+    const max = this.#config.templateMaxLength;
+    if (text.length > max) throw new CodeExecutionError(`Output length exceeds ${max} characters (TEMPLATE_TRANSFORM_MAX_LENGTH)`);
+    return text;
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+
+  async #run(job: QuickJsJob, signal: AbortSignal): Promise<string> {
+    let reply: RealmReply;
+    try {
+      reply = (await this.#pool.run({ message: job, hardTimeoutMs: this.#limits.timeoutMs + HARD_TIMEOUT_GRACE_MS, signal })) as RealmReply;
+    } catch (err) {
+      throw poolFailure(err, this.#config);
+    }
+    if (reply.ok) return reply.json;
+    if (reply.limit) throw new CodeExecutionError(limitMessage(reply.limit, this.#config));
+    throw new CodeExecutionError(`Code execution failed: ${reply.error}`);
+  }
+}
