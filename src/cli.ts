@@ -182,6 +182,37 @@ export function buildCli(): Command {
       });
     });
 
+  const accountCmd = program.command('account').description('workspace members (admin feedback, Human Input email recipients)');
+  accountCmd
+    .command('create')
+    .requiredOption('--name <name>', 'account name (feedback --account uses it)')
+    .option('--email <address>', 'where Human Input email to this member goes')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { name: string; email?: string; json?: boolean }) =>
+      withRuntime(async (rt) => {
+        const a = await rt.accounts.create({ name: opts.name, email: opts.email });
+        print(!!opts.json, { ...a }, `${a.id}  ${a.name}${a.email ? `  <${a.email}>` : ''}`);
+      }),
+    );
+
+  const runCmd = program.command('run').description('workflow runs');
+  runCmd
+    .command('show')
+    .argument('<run_id>', 'workflow run id')
+    .option('--json', 'print one JSON object')
+    .action(async (runId: string, opts: { json?: boolean }) =>
+      withRuntime(async (rt) => {
+        const run = await rt.runs.find(runId);
+        if (!run) throw new CliError(`no run with id ${runId}`);
+        const deliveries = await rt.formRecipients.ofRun(runId);
+        if (opts.json) return print(true, { id: run.id, status: run.status, error: run.error, email_deliveries: deliveries }, '');
+        process.stdout.write(`${run.id}  ${run.status}${run.error ? `  ${run.error}` : ''}\n`);
+        for (const d of deliveries) {
+          process.stdout.write(`  email ${d.email} (${d.type}, node ${d.node_id}): ${d.status}, ${d.attempts} attempt(s)${d.last_error ? `, last error: ${d.last_error}` : ''}\n`);
+        }
+      }),
+    );
+
   const datasetCmd = program.command('dataset').description('manage knowledge bases');
   datasetCmd
     .command('create')

@@ -28,9 +28,15 @@ import { AudioService } from './audio/audio-service.js';
 import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
 import { RedisActiveRequests } from './infra/redis-active-requests.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './infra/rate-limit.js';
+import { FormRecipients } from './forms/form-recipients.js';
+import { AccountService } from './accounts/account-service.js';
+import { mailNotConfigured } from './mail/mail-config.js';
+import { SmtpTransport } from './mail/smtp-transport.js';
+import { humanInputMailHandler, type MailJobPayload } from './mail/human-input-mail.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
 import { FeedbackService } from './feedback/feedback-service.js';
-import { FormService } from './forms/form-service.js';
+import { FormService, HUMAN_INPUT_MAIL_JOB } from './forms/form-service.js';
 import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
 import type { Queue } from './infra/queue/queue.js';
 import { DbQueue } from './infra/queue/db-queue.js';
@@ -95,6 +101,12 @@ export interface Runtime {
   readonly feedback: FeedbackService;
   /** Human Input forms; also the engine's HumanInputGateway. */
   readonly forms: FormService;
+  /** Workspace members (feedback accounts, Human Input email recipients). */
+  readonly accounts: AccountService;
+  /** Email recipients of forms and their sending state. */
+  readonly formRecipients: FormRecipients;
+  /** Per-client-address counters of the web form API and pages (Redis when `REDIS_URL` is set). */
+  readonly rateLimiter: RateLimiter;
   /** Binds the run side that forms resume (done by the composition root once runs exist). */
   bindRunResumer(r: RunResumer): void;
   /** Run events doorbell and stop signals (in-process, or Redis when `REDIS_URL` is set). */
@@ -176,8 +188,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
+  const queue = new DbQueue(store.db, clock, logger, config.queue);
+  closers.push(() => queue.close());
   const forms = new FormService({
     db: store.db,
+    queue,
     clock,
     logger,
     config,
@@ -190,6 +205,17 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   forms.start();
   closers.push(async () => forms.stop());
+  const formRecipients = new FormRecipients(store.db);
+  const mailProblem = mailNotConfigured(config.mail);
+  if (mailProblem) logger.warn(`${mailProblem}. Human Input email deliveries will fail until then.`);
+  const transport = mailProblem ? undefined : new SmtpTransport(config.mail);
+  if (transport) closers.push(async () => transport.close());
+  queue.register<MailJobPayload>(
+    HUMAN_INPUT_MAIL_JOB,
+    humanInputMailHandler({ recipients: formRecipients, transport, notConfigured: mailProblem, appWebUrl: config.webForms.appWebUrl, clock, logger }),
+  );
+  const rateLimiter: RateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(() => clock.now());
+  closers.push(() => rateLimiter.close());
   apps.addGraphValidator((doc) => {
     try {
       validateGraph(doc);
@@ -221,8 +247,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => runs.close());
   const chatflow = new ChatflowService(store.db, clock, runs, messages, annotationReplier);
   resumer.current = runs;
-  const queue = new DbQueue(store.db, clock, logger, config.queue);
-  closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
   const keyword = new KeywordIndex(store);
   const vectors = createVectorIndex(store);
@@ -323,6 +347,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     audio: new AudioService({ config: config.audio, providers: opts.providers ?? providers, messages, endUsers }),
     feedback,
     forms,
+    formRecipients,
+    accounts: new AccountService(store.db, clock),
+    rateLimiter,
     bindRunResumer(r) {
       resumer.current = r;
     },

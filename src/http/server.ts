@@ -26,6 +26,8 @@ import { documentRoutes } from './routes/documents.js';
 import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 import { annotationRoutes } from './routes/annotations.js';
 import { audioRoutes } from './routes/audio.js';
+import { webFormRoutes } from './routes/web-forms.js';
+import { formPageRoutes } from './routes/form-pages.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
@@ -101,6 +103,9 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
 
   app.get('/health', async () => ({ status: 'ok' }));
   await app.register(signedFileRoutes, { runtime });
+  // People-facing: no API key (the form token is the credential), limited per client address.
+  await app.register(webFormRoutes, { runtime });
+  await app.register(formPageRoutes, { runtime });
 
   await app.register(
     async (v1) => {
@@ -119,6 +124,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   return app;
 }
 
-function redactUrl(url: string): string {
-  return url.replace(/(\/form\/human_input\/)[^/?]+/, '$1[redacted]');
+/** Form tokens are credentials: request logs show `[redacted]` in their place. */
+export function redactUrl(url: string): string {
+  return url.replace(/(\/form\/human_input\/)[^/?]+/, '$1[redacted]').replace(/^(\/form\/)(?!-\/)[^/?]+/, '$1[redacted]');
 }
