@@ -207,7 +207,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(async () => forms.stop());
   const formRecipients = new FormRecipients(store.db);
   const mailProblem = mailNotConfigured(config.mail);
-  if (mailProblem) logger.warn(`${mailProblem}. Human Input email deliveries will fail until then.`);
+  // Said once, by the processes that send (those running the job worker); one-shot CLI commands stay quiet.
+  if (mailProblem && config.queue.worker) logger.warn(`${mailProblem}. Human Input email deliveries will fail until then.`);
   const transport = mailProblem ? undefined : new SmtpTransport(config.mail);
   if (transport) closers.push(async () => transport.close());
   queue.register<MailJobPayload>(
