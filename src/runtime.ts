@@ -188,8 +188,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
+  // Made here because forms enqueue their mail jobs; closed where it always was (after the run side, below).
   const queue = new DbQueue(store.db, clock, logger, config.queue);
-  closers.push(() => queue.close());
   const forms = new FormService({
     db: store.db,
     queue,
@@ -248,6 +248,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => runs.close());
   const chatflow = new ChatflowService(store.db, clock, runs, messages, annotationReplier);
   resumer.current = runs;
+  closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
   const keyword = new KeywordIndex(store);
   const vectors = createVectorIndex(store);
