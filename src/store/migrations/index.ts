@@ -14,7 +14,7 @@ import * as m012 from './012-segment-editing.js';
 import * as m013 from './013-annotations.js';
 import * as m014 from './014-dataset-tags-metadata.js';
 import * as m015 from './015-server-secrets.js';
-import * as m016 from './016-form-recipients.js';
+import * as m018 from './018-form-recipients.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -36,5 +36,5 @@ export const migrations: Record<string, Migration> = {
   '013-annotations': m013,
   '014-dataset-tags-metadata': m014,
   '015-server-secrets': m015,
-  '016-form-recipients': m016,
+  '018-form-recipients': m018,
 };
