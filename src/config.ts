@@ -6,6 +6,8 @@ import type { QueueConfig } from './infra/queue/queue.js';
 import { readProviderSettings, type ProvidersConfig } from './llm/provider-settings.js';
 import { readToolsConfig, type ToolsConfig } from './tools/tool-config.js';
 import type { TextOffloadConfig } from './text/offload.js';
+import { readMailConfig, type MailConfig } from './mail/mail-config.js';
+import type { WebFormConfig } from './web/web-form-config.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
 export class ConfigError extends Error {
@@ -146,6 +148,10 @@ export interface Config {
   /** Token counting and chunking (see `TextOffloadConfig`): `TOKENIZER_MAX_PIECE_CHARS` (default 128),
    * `TOKENIZER_WORKER_MIN_CHARS` (default 20000). */
   readonly text: TextOffloadConfig;
+  /** Human Input email delivery (`MAIL_TYPE`, `SMTP_*`, `MAIL_DEFAULT_SEND_FROM`; see src/mail/mail-config.ts). */
+  readonly mail: MailConfig;
+  /** Form pages and the web form API (`APP_WEB_URL`, `WEB_FORM_SUBMIT_RATE_LIMIT_*`). */
+  readonly webForms: WebFormConfig;
 }
 
 /**
@@ -339,6 +345,14 @@ function providersOf(env: Env, file: Record<string, unknown>): ProvidersConfig {
   }
 }
 
+function mailOf(env: Env, file: Record<string, unknown>): MailConfig {
+  try {
+    return readMailConfig((key) => str(env, file, key));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 /** Builds the one typed config from env (and an optional `dovetail.yaml`); throws ConfigError naming a bad key. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const file = readFileConfig(env);
@@ -426,6 +440,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retryDelayMs: int(env, file, 'QUEUE_RETRY_DELAY_MS', 1000, 0),
     },
     tools: readToolsConfig(env, file),
+    mail: mailOf(env, file),
+    webForms: {
+      appWebUrl: (str(env, file, 'APP_WEB_URL') ?? `http://localhost:${int(env, file, 'PORT', 5001)}`).replace(/\/+$/, ''),
+      rateLimitMaxAttempts: int(env, file, 'WEB_FORM_SUBMIT_RATE_LIMIT_MAX_ATTEMPTS', 30, 1),
+      rateLimitWindowSeconds: int(env, file, 'WEB_FORM_SUBMIT_RATE_LIMIT_WINDOW_SECONDS', 60, 1),
+    },
     httpRequest: {
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),
       maxConnectTimeout: int(env, file, 'HTTP_REQUEST_MAX_CONNECT_TIMEOUT', 10, 1),

@@ -29,9 +29,15 @@ import { AudioService } from './audio/audio-service.js';
 import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
 import { RedisActiveRequests } from './infra/redis-active-requests.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './infra/rate-limit.js';
+import { FormRecipients } from './forms/form-recipients.js';
+import { AccountService } from './accounts/account-service.js';
+import { mailNotConfigured } from './mail/mail-config.js';
+import { SmtpTransport } from './mail/smtp-transport.js';
+import { humanInputMailHandler, type MailJobPayload } from './mail/human-input-mail.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
 import { FeedbackService } from './feedback/feedback-service.js';
-import { FormService } from './forms/form-service.js';
+import { FormService, HUMAN_INPUT_MAIL_JOB } from './forms/form-service.js';
 import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
 import type { Queue } from './infra/queue/queue.js';
 import { DbQueue } from './infra/queue/db-queue.js';
@@ -114,6 +120,12 @@ export interface Runtime {
   readonly feedback: FeedbackService;
   /** Human Input forms; also the engine's HumanInputGateway. */
   readonly forms: FormService;
+  /** Workspace members (feedback accounts, Human Input email recipients). */
+  readonly accounts: AccountService;
+  /** Email recipients of forms and their sending state. */
+  readonly formRecipients: FormRecipients;
+  /** Per-client-address counters of the web form API and pages (Redis when `REDIS_URL` is set). */
+  readonly rateLimiter: RateLimiter;
   /** Binds the run side that forms resume (done by the composition root once runs exist). */
   bindRunResumer(r: RunResumer): void;
   /** Run events doorbell and stop signals (in-process, or Redis when `REDIS_URL` is set). */
@@ -205,8 +217,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
+  // Made here because forms enqueue their mail jobs; closed where it always was (after the run side, below).
+  const queue = new DbQueue(store.db, clock, logger, config.queue);
   const forms = new FormService({
     db: store.db,
+    queue,
     clock,
     logger,
     config,
@@ -221,6 +236,18 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   await forms.sealLegacyTokens();
   forms.start();
   closers.push(async () => forms.stop());
+  const formRecipients = new FormRecipients(store.db);
+  const mailProblem = mailNotConfigured(config.mail);
+  // Said once, by the processes that send (those running the job worker); one-shot CLI commands stay quiet.
+  if (mailProblem && config.queue.worker) logger.warn(`${mailProblem}. Human Input email deliveries will fail until then.`);
+  const transport = mailProblem ? undefined : new SmtpTransport(config.mail);
+  if (transport) closers.push(async () => transport.close());
+  queue.register<MailJobPayload>(
+    HUMAN_INPUT_MAIL_JOB,
+    humanInputMailHandler({ recipients: formRecipients, transport, notConfigured: mailProblem, appWebUrl: config.webForms.appWebUrl, clock, logger }),
+  );
+  const rateLimiter: RateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(() => clock.now());
+  closers.push(() => rateLimiter.close());
   apps.addGraphValidator(engineGraphValidator);
   let knowledgeRetriever: KnowledgeRetriever | undefined;
   const processExecutor = new ProcessCodeExecutor(config.code);
@@ -258,7 +285,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => runs.close());
   const chatflow = new ChatflowService(store.db, clock, runs, messages, annotationReplier);
   resumer.current = runs;
-  const queue = new DbQueue(store.db, clock, logger, config.queue);
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
   const keyword = new KeywordIndex(store);
@@ -367,6 +393,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     feedback,
     forms,
     offload,
+    formRecipients,
+    accounts: new AccountService(store.db, clock),
+    rateLimiter,
     bindRunResumer(r) {
       resumer.current = r;
     },

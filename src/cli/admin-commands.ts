@@ -3,8 +3,22 @@ import { withCli, withRuntime, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { print } from './output.js';
 
-/** `migrate`, `feedback add`, `dataset create`. */
+/** `migrate`, `feedback add`, `dataset create`, `account create`. */
 export function adminCommands(program: Command): void {
+  program
+    .command('account')
+    .description('workspace members (admin feedback, Human Input email recipients)')
+    .command('create')
+    .requiredOption('--name <name>', 'account name (feedback --account uses it)')
+    .option('--email <address>', 'where Human Input email to this member goes')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { name: string; email?: string; json?: boolean }, cmd: Command) =>
+      withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+        const a = await rt.accounts.create({ name: opts.name, email: opts.email });
+        print(opts.json, { ...a }, `${a.id}  ${a.name}${a.email ? `  <${a.email}>` : ''}`);
+      }),
+    );
+
   program
     .command('migrate')
     .description('create (with --init) or upgrade the database schema')

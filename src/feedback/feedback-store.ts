@@ -136,7 +136,7 @@ export class FeedbackStore {
 
   /** The account id for an admin name, created on first use. */
   async accountId(name: string, id: string, at: number): Promise<string> {
-    await this.#db.insertInto('accounts').values({ id, name, created_at: at }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    await this.#db.insertInto('accounts').values({ id, name, email: null, created_at: at }).onConflict((oc) => oc.column('name').doNothing()).execute();
     const r = await this.#db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirstOrThrow();
     return r.id;
   }

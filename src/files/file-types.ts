@@ -3,7 +3,7 @@ import type { UploadLimits } from '../config.js';
 export const FILE_CATEGORIES = ['image', 'video', 'audio', 'document', 'custom'] as const;
 export type FileCategory = (typeof FILE_CATEGORIES)[number];
 
-const EXTENSIONS: Record<Exclude<FileCategory, 'custom'>, readonly string[]> = {
+export const CATEGORY_EXTENSIONS: Record<Exclude<FileCategory, 'custom'>, readonly string[]> = {
   image: ['jpg', 'jpeg', 'png', 'webp', 'gif', 'svg'],
   video: ['mp4', 'mov', 'mpeg', 'webm'],
   audio: ['mp3', 'm4a', 'wav', 'amr', 'mpga'],
@@ -19,7 +19,7 @@ export function extensionOf(name: string): string {
 /** Dify's file category of an extension (`custom` when it is in no list). */
 export function categoryOf(extension: string): FileCategory {
   const ext = extension.toLowerCase().replace(/^\./, '');
-  for (const [cat, exts] of Object.entries(EXTENSIONS)) if (exts.includes(ext)) return cat as FileCategory;
+  for (const [cat, exts] of Object.entries(CATEGORY_EXTENSIONS)) if (exts.includes(ext)) return cat as FileCategory;
   return 'custom';
 }
 

@@ -18,6 +18,12 @@ import {
 } from './form-definition.js';
 import { TIMEOUT_HANDLE, type HumanInputContext, type HumanInputDecision, type HumanInputGateway, type RunResumer } from './human-input-port.js';
 import { checkActionAndPresence, resolveValues } from './submission.js';
+import { timingSafeEqual } from 'node:crypto';
+import type { Queue } from '../infra/queue/queue.js';
+import { insertRecipients, resolveRecipients } from './form-recipients.js';
+
+/** Queue kind of one Human Input email (payload `{ recipientId }`); handled by src/mail. */
+export const HUMAN_INPUT_MAIL_JOB = 'human-input.mail';
 
 export const FORM_STATUSES = ['waiting', 'submitted', 'timeout', 'expired', 'closed'] as const;
 export type FormStatus = (typeof FORM_STATUSES)[number];
@@ -40,8 +46,26 @@ export interface SubmitInput {
   readonly user: string;
 }
 
+/** A form reached through the web surface (`/api/form/human_input/{token}`, `/form/{token}`). */
+export interface WebFormView extends FormView {
+  readonly appId: string;
+  readonly formId: string;
+  readonly nodeTitle: string;
+}
+
+/** Where a web token leads when the form cannot be answered (for the people-facing pages). */
+export type WebFormState = { readonly state: 'open'; readonly form: WebFormView } | { readonly state: 'submitted' | 'expired' | 'not_found' };
+
+export interface WebSubmitInput {
+  readonly token: string;
+  readonly action: string;
+  readonly inputs: Record<string, unknown>;
+}
+
 export interface FormServiceDeps {
   readonly db: Kysely<Database>;
+  /** Email deliveries are queued in the transaction that creates the form. */
+  readonly queue: Queue;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly config: Config;
@@ -131,15 +155,29 @@ export class FormService implements HumanInputGateway {
       created_at: now,
       updated_at: now,
     };
+    let mails = 0;
     await db.transaction().execute(async (trx) => {
-      await trx.insertInto('human_input_forms').values(row).onConflict((oc) => oc.columns(['workflow_run_id', 'node_id']).doNothing()).execute();
+      const ins = await trx.insertInto('human_input_forms').values(row).onConflict((oc) => oc.columns(['workflow_run_id', 'node_id']).doNothing()).executeTakeFirst();
+      if (Number(ins.numInsertedOrUpdatedRows ?? 1n) === 0) return;
       for (const m of def.deliveryMethods) {
+        const deliveryId = newId();
+        const config = m.type === 'email' ? { ...m.config, rendered: renderEmail(ctx, m.config) } : m.config;
         await trx
           .insertInto('human_input_deliveries')
-          .values({ id: newId(), form_id: row.id, type: m.type, config: JSON.stringify(m.config), status: m.type === 'webapp' ? 'delivered' : 'pending', created_at: now })
+          .values({ id: deliveryId, form_id: row.id, type: m.type, config: JSON.stringify(config), status: m.type === 'webapp' ? 'delivered' : 'pending', last_error: null, created_at: now })
           .execute();
+        if (m.type !== 'email') continue;
+        const recipients = await resolveRecipients(trx, m.config);
+        if (recipients.length === 0) {
+          await trx.updateTable('human_input_deliveries').set({ status: 'failed', last_error: 'No recipients: no external address and no member account with an email address' }).where('id', '=', deliveryId).execute();
+        }
+        for (const recipientId of await insertRecipients(trx, row.id, deliveryId, recipients, now)) {
+          await this.#d.queue.enqueue(HUMAN_INPUT_MAIL_JOB, { recipientId }, { tx: trx });
+          mails++;
+        }
       }
     });
+    if (mails > 0) this.#d.queue.notify();
     // A concurrent creator may have won the unique (run, node) key: use the stored row.
     return db.selectFrom('human_input_forms').selectAll().where('workflow_run_id', '=', ctx.runId).where('node_id', '=', ctx.nodeId).executeTakeFirstOrThrow();
   }
@@ -157,10 +195,31 @@ export class FormService implements HumanInputGateway {
 
   /** The form behind a token, checked like Dify: 404 unless it is this app's web-app form, then 412s. */
   async #activeForm(appId: string, token: string): Promise<{ row: HumanInputFormTable; def: FormDefinition }> {
-    const row = await this.#d.db.selectFrom('human_input_forms').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
+    const row = await this.#formByWebappToken(token);
     if (!row || row.app_id !== appId) throw formNotFound();
     const def = JSON.parse(row.definition) as FormDefinition;
     if (!hasWebappDelivery(def)) throw formNotFound();
+    return this.#checkActive(row, def);
+  }
+
+  /** The form of a web-app token (the Service API's and the web surface's). */
+  async #formByWebappToken(token: string): Promise<HumanInputFormTable | undefined> {
+    if (token === '' || token.length > 200) return undefined;
+    // looked up by hash (the table keeps no plain web-app token), so the database compares digests, not secrets
+    return this.#d.db.selectFrom('human_input_forms').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
+  }
+
+  /** The form of any token the web surface accepts: a web-app token or an email recipient's personal token. */
+  async #formByWebToken(token: string): Promise<HumanInputFormTable | undefined> {
+    const byWebapp = await this.#formByWebappToken(token);
+    if (byWebapp) return hasWebappDelivery(JSON.parse(byWebapp.definition) as FormDefinition) ? byWebapp : undefined;
+    if (token === '' || token.length > 200) return undefined;
+    const r = await this.#d.db.selectFrom('human_input_form_recipients').select(['form_id', 'token']).where('token', '=', token).executeTakeFirst();
+    if (!r || !sameToken(r.token, token)) return undefined;
+    return this.#d.db.selectFrom('human_input_forms').selectAll().where('id', '=', r.form_id).executeTakeFirst();
+  }
+
+  #checkActive(row: HumanInputFormTable, def: FormDefinition): { row: HumanInputFormTable; def: FormDefinition } {
     const now = this.#d.clock.now();
     if (row.status === 'submitted') throw formSubmitted(row.id);
     const pastDeadline = now >= row.expiration_time || (row.global_deadline !== null && now >= row.global_deadline);
@@ -173,6 +232,10 @@ export class FormService implements HumanInputGateway {
 
   async getForm(appId: string, token: string): Promise<FormView> {
     const { row, def } = await this.#activeForm(appId, token);
+    return this.#view(row, def);
+  }
+
+  #view(row: HumanInputFormTable, def: FormDefinition): FormView {
     return {
       form_content: def.formContent,
       inputs: def.inputs,
@@ -185,6 +248,11 @@ export class FormService implements HumanInputGateway {
   /** Validates and records a submission, then resumes the run. Any rejection leaves the form open. */
   async submit(input: SubmitInput): Promise<void> {
     const { row, def } = await this.#activeForm(input.appId, input.token);
+    await this.#submitRow(row, def, input);
+  }
+
+  async #submitRow(found: HumanInputFormTable, foundDef: FormDefinition, input: SubmitInput): Promise<void> {
+    const { row, def } = this.#checkActive(found, foundDef);
     checkActionAndPresence(def.actions, def.inputs, input.action, input.inputs);
     const endUser = await this.#d.endUsers.getOrCreate(input.appId, input.user);
     const values = await resolveValues(def.inputs, input.inputs, {
@@ -206,6 +274,51 @@ export class FormService implements HumanInputGateway {
       throw now.status === 'submitted' ? formSubmitted(row.id) : formExpired(row.id);
     }
     await this.#d.resumer().resume(row.workflow_run_id);
+  }
+
+  /** `GET /api/form/human_input/{token}`: the open form behind a web token (404 / 412 as the Service API). */
+  async getWebForm(token: string): Promise<WebFormView> {
+    const row = await this.#formByWebToken(token);
+    if (!row) throw formNotFound();
+    const { def } = this.#checkActive(row, JSON.parse(row.definition) as FormDefinition);
+    return { ...this.#view(row, def), appId: row.app_id, formId: row.id, nodeTitle: def.nodeTitle };
+  }
+
+  /** The state of a web token for the people-facing pages (never throws for a missing or closed form). */
+  async webFormState(token: string): Promise<WebFormState> {
+    try {
+      return { state: 'open', form: await this.getWebForm(token) };
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'human_input_form_submitted') return { state: 'submitted' };
+      if (code === 'human_input_form_expired') return { state: 'expired' };
+      if (code === 'not_found') return { state: 'not_found' };
+      throw err;
+    }
+  }
+
+  /**
+   * The end-user session a web token acts as (uploads through the page and the submission share
+   * it, so a submission may only use files uploaded through the same form).
+   */
+  static webUser(formId: string): string {
+    return `human-input-form:${formId}`;
+  }
+
+  /** `POST /api/form/human_input/{token}` and the form page: the same checks, texts and resume as the Service API submit. */
+  async submitWeb(input: WebSubmitInput): Promise<void> {
+    const row = await this.#formByWebToken(input.token);
+    if (!row) throw formNotFound();
+    const ws = await this.#d.db.selectFrom('apps').select('workspace_id').where('id', '=', row.app_id).executeTakeFirst();
+    if (!ws) throw formNotFound();
+    await this.#submitRow(row, JSON.parse(row.definition) as FormDefinition, {
+      appId: row.app_id,
+      workspaceId: ws.workspace_id,
+      token: input.token,
+      action: input.action,
+      inputs: input.inputs,
+      user: FormService.webUser(row.id),
+    });
   }
 
   async closeForms(runId: string): Promise<void> {
@@ -292,4 +405,19 @@ export class FormService implements HumanInputGateway {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/** Compares a stored token with a presented one in constant time (the look-up found the row; this keeps the final check timing-safe). */
+function sameToken(stored: string | null, presented: string): boolean {
+  if (stored === null) return false;
+  const a = Buffer.from(stored);
+  const b = Buffer.from(presented);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Subject and body of an email delivery with the run's variables filled in; the recipient's `{{#url#}}` is kept for sending. */
+function renderEmail(ctx: HumanInputContext, config: Readonly<Record<string, unknown>>): { subject: string; body: string } {
+  // `{{#url#}}` has no dot, so the variable renderer leaves it for the sender (URL_PLACEHOLDER).
+  const render = (t: unknown) => ctx.render(typeof t === 'string' ? t : '');
+  return { subject: render(config.subject), body: render(config.body) };
 }

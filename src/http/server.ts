@@ -33,6 +33,8 @@ import { audioRoutes } from './routes/audio.js';
 import { registerApiDescription } from './api-description.js';
 import { handlerValidatedCompiler } from './described.js';
 import { AjvCompiler } from '@fastify/ajv-compiler';
+import { webFormRoutes } from './routes/web-forms.js';
+import { formPageRoutes } from './routes/form-pages.js';
 
 type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
 
@@ -158,6 +160,9 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     return { status: 'ready' as const };
   });
   await app.register(signedFileRoutes, { runtime });
+  // People-facing: no API key (the form token is the credential), limited per client address.
+  await app.register(webFormRoutes, { runtime });
+  await app.register(formPageRoutes, { runtime });
 
   await app.register(
     async (v1) => {

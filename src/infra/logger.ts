@@ -20,11 +20,12 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return destination ? pino(options, destination) : pino(options);
 }
 
-/** Masks bearer keys and form tokens inside a URL or free text. */
+/** Masks bearer keys and form tokens (API paths and the form page `/form/{token}`) inside a URL or free text. */
 export function redactText(text: string): string {
   return text
     .replace(/\b(app|dataset)-[A-Za-z0-9_-]{8,}/g, '$1-[redacted]')
-    .replace(/(\/form\/human_input\/)[^/?\s]+/g, '$1[redacted]');
+    .replace(/(\/form\/human_input\/)[^/?\s]+/g, '$1[redacted]')
+    .replace(/^(\/form\/)(?!-\/)[^/?\s]+/, '$1[redacted]');
 }
 
 /** Query parameter names whose values are secrets (`api_key`, `access_token`, `sign`, `password`, …). */

@@ -22,6 +22,7 @@ export interface Database {
   feedback_page_snapshots: FeedbackPageSnapshotTable;
   human_input_forms: HumanInputFormTable;
   human_input_deliveries: HumanInputDeliveryTable;
+  human_input_form_recipients: HumanInputFormRecipientTable;
   jobs: JobTable;
   datasets: DatasetTable;
   documents: DocumentTable;
@@ -216,9 +217,30 @@ export interface HumanInputDeliveryTable {
   type: string;
   /** JSON of the delivery method's config. */
   config: string;
-  /** delivered (webapp) | pending (email: sending is not implemented yet) */
+  /** webapp: delivered. email: pending → delivered (every recipient sent) | failed (a recipient's last attempt failed). */
   status: string;
+  /** The last sending error of an email delivery (names the recipient), else null. */
+  last_error: string | null;
   created_at: number;
+}
+
+/** One email recipient of a form: a personal link (own token) and its sending state. */
+export interface HumanInputFormRecipientTable {
+  id: string;
+  form_id: string;
+  delivery_id: string;
+  /** email_member | email_external */
+  type: string;
+  email: string;
+  /** The recipient's form token (≥128 bits), unique over all recipients. */
+  token: string;
+  /** pending | sent | failed */
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  sent_at: number | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface JobTable {
@@ -511,6 +533,8 @@ export interface MessageFeedbackTable {
 export interface AccountTable {
   id: string;
   name: string;
+  /** Where Human Input mail to this member goes (`dovetail account create --email`); null when unset. */
+  email: string | null;
   created_at: number;
 }
 

@@ -39,6 +39,21 @@ export interface StartOptions {
   readonly clock?: Clock;
   /** The server's logger (default: silent, or `TEST_LOG_LEVEL`). */
   readonly logger?: Logger;
+  /** Listen on this port (default: a free one); for settings that must name the server's own URL (`APP_WEB_URL`). */
+  readonly port?: number;
+}
+
+/** A port that was free a moment ago (for `StartOptions.port`). */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 /** Starts the real server on a free port with its own SQLite file or PostgreSQL schema. */
@@ -57,7 +72,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   );
   const runtime = await createRuntime(config, { ...opts.runtime, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), ...(opts.clock ? { clock: opts.clock } : {}) });
   const app = await buildServer(runtime);
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: opts.port ?? 0, host: '127.0.0.1' });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   const url = `http://127.0.0.1:${port}`;

@@ -25,7 +25,7 @@ function sources(dir: string): string[] {
 export function settingsRead(src: string, isConfig: boolean): Set<string> {
   const out = new Set<string>();
   const patterns = [/process\.env\.([A-Z][A-Z0-9_]*)/g, /process\.env\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\]/g];
-  if (isConfig) patterns.push(/\benv\s*,\s*file\s*,\s*['"]([A-Z][A-Z0-9_]*)['"]/g, /\benv\.([A-Z][A-Z0-9_]*)/g, /\benv\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\]/g);
+  if (isConfig) patterns.push(/\bget\(\s*['"]([A-Z][A-Z0-9_]*)['"]/g, /\bget\s*,\s*['"]([A-Z][A-Z0-9_]*)['"]/g, /\benv\s*,\s*file\s*,\s*['"]([A-Z][A-Z0-9_]*)['"]/g, /\benv\.([A-Z][A-Z0-9_]*)/g, /\benv\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\]/g);
   for (const re of patterns) for (const m of src.matchAll(re)) if (!NOT_SETTINGS.has(m[1]!)) out.add(m[1]!);
   return out;
 }

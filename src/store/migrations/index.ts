@@ -16,6 +16,7 @@ import * as m014 from './014-dataset-tags-metadata.js';
 import * as m015 from './015-server-secrets.js';
 import * as m016 from './016-form-token-hash.js';
 import * as m017 from './017-app-versions.js';
+import * as m018 from './018-form-recipients.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '015-server-secrets': m015,
   '016-form-token-hash': m016,
   '017-app-versions': m017,
+  '018-form-recipients': m018,
 };

@@ -1,0 +1,34 @@
+import { URL_PLACEHOLDER } from '../forms/form-recipients.js';
+import { renderMarkdown } from '../web/markdown.js';
+
+export interface MailContent {
+  readonly subject: string;
+  readonly html: string;
+  readonly text: string;
+}
+
+/** A subject as Dify's newest code sends it: tags removed, CR/LF folded to spaces, trimmed (at most 998 characters). */
+export function cleanSubject(subject: string): string {
+  return subject
+    .replace(/<[^>]*>/g, '')
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 998);
+}
+
+/** The recipient's personal form link. */
+export function formLink(appWebUrl: string, token: string): string {
+  return `${appWebUrl}/form/${encodeURIComponent(token)}`;
+}
+
+/**
+ * One recipient's mail: `{{#url#}}` replaced by the link, the body rendered from Markdown to
+ * sanitised HTML (raw HTML escaped), and the Markdown source as the plain-text part.
+ */
+export function formMail(subject: string, body: string, link: string): MailContent {
+  const text = body.split(URL_PLACEHOLDER).join(link);
+  const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5;color:#1f2328">${renderMarkdown(text)}</body></html>`;
+  return { subject: cleanSubject(subject.split(URL_PLACEHOLDER).join(link)), html, text };
+}
+

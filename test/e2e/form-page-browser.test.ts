@@ -1,0 +1,183 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { freePort, ManualClock, startServer, type TestServer } from '../helpers/server.js';
+import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js';
+import { startSmtpPeer, smtpEnv, type SmtpPeer } from '../helpers/smtp-peer.js';
+import { reviewApp } from '../helpers/form-apps.js';
+
+/**
+ * The form page in a real browser: Playwright (playwright-core) driving Debian's Chromium. Without
+ * a browser the tests are skipped with a notice, except under CI=true, where they fail.
+ */
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+const IN_CI = process.env.CI === 'true';
+if (!CHROMIUM && !IN_CI) process.stderr.write('[dovetail tests] NOTICE: no Chromium found (/usr/bin/chromium); the form page browser tests are skipped. Install it with `apt-get install -y chromium`.\n');
+
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const USER = 'mailer';
+const PASS = 'pw';
+const CONTENT = '# Review of {{#start.draft#}}\n\nPlease check the **draft**. <script>window.__pwned = 1</script>\n\nComment: {{#$output.comment#}}';
+
+describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
+  let browser: Browser;
+  let peer: SmtpPeer;
+  let s: TestServer;
+  let key: string;
+  let plainKey: string;
+  const clock = new ManualClock();
+
+  beforeAll(async () => {
+    if (!CHROMIUM) throw new Error('CI=true and no Chromium at /usr/bin/chromium: .ci/run installs it with apt-get');
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    peer = await startSmtpPeer({ user: USER, pass: PASS });
+    const port = await freePort();
+    s = await startServer({ port, clock, env: { ...smtpEnv(peer.port, USER, PASS), APP_WEB_URL: `http://127.0.0.1:${port}`, QUEUE_POLL_MS: '20', WEB_FORM_SUBMIT_RATE_LIMIT_MAX_ATTEMPTS: '1000' } });
+    const methods = [
+      { id: 'web', type: 'webapp', enabled: true, config: {} },
+      { id: 'mail', type: 'email', enabled: true, config: { recipients: { whole_workspace: false, items: [{ type: 'external', email: 'reviewer@example.test' }] }, subject: 'Please review', body: 'Open [the form]({{#url#}}).' } },
+    ];
+    ({ apiKey: key } = await s.importApp(reviewApp(methods, CONTENT)));
+    ({ apiKey: plainKey } = await s.importApp(reviewApp([methods[0]], '# Quick check of {{#start.draft#}}', { files: false })));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close();
+    await peer?.close();
+  });
+
+  async function run(apiKey: string, draft: string): Promise<{ runId: string; token: string | null }> {
+    const r = await fetch(`${s.api}/workflows/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { draft }, response_mode: 'streaming', user: 'erin' }),
+    });
+    const events = dataFrames(parseSse(await r.text()));
+    expect(events.at(-1)?.event).toBe('workflow_paused');
+    return { runId: String(events[0]!.workflow_run_id), token: (events.at(-2)!.data as { form_token: string | null }).form_token };
+  }
+
+  async function mailLinkFor(n: number): Promise<string> {
+    await vi.waitFor(() => expect(peer.mails.length).toBeGreaterThanOrEqual(n), { timeout: 20_000, interval: 50 });
+    const link = /http:\/\/127\.0\.0\.1:\d+\/form\/[A-Za-z0-9_-]+/.exec(peer.mails[n - 1]!.text)?.[0];
+    expect(link).toBeDefined();
+    return link!;
+  }
+
+  async function newPage(): Promise<Page> {
+    const ctx = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    return ctx.newPage();
+  }
+
+  it('opens the mailed link, fills every input type including files, clicks an action, and the run resumes in the Service API stream', async () => {
+    const { runId } = await run(key, 'Q3 <plan>');
+    const link = await mailLinkFor(1);
+    const stream = await fetch(`${s.api}/workflow/${runId}/events?user=erin`, { headers: { authorization: `Bearer ${key}` } });
+    const frames: SseFrame[] = [];
+    const reading = (async () => {
+      for await (const f of readSse(stream)) frames.push(f);
+    })();
+
+    const page = await newPage();
+    const res = await page.goto(link);
+    expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(res?.headers()['x-frame-options']).toBe('DENY');
+    expect(res?.headers()['referrer-policy']).toBe('no-referrer');
+    expect(await page.locator('h1').first().innerText()).toBe('Review');
+    // the DSL's <script> is shown as text and never runs
+    expect(await page.locator('.content').innerText()).toContain('<script>window.__pwned = 1</script>');
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('.content h1').innerText()).toBe('Review of Q3 <plan>');
+    // defaults: the paragraph starts with the resolved default
+    expect(await page.getByLabel('comment').inputValue()).toBe('Q3 <plan>');
+    expect(await page.locator('.expiry time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    if (process.env.SAVE_FORM_SCREENSHOT) {
+      mkdirSync('docs', { recursive: true });
+      await page.screenshot({ path: path.join('docs', 'form-page.png'), fullPage: true });
+    }
+
+    // the progressive script names a missing required field instead of posting
+    await page.getByRole('button', { name: 'Approve' }).click();
+    expect(await page.locator('#f1-error').innerText()).not.toBe('');
+    expect(page.url()).toBe(link);
+
+    await page.getByLabel('comment').fill('Looks good');
+    await page.getByLabel('choice').selectOption('ok');
+    await page.getByLabel('doc', { exact: true }).setInputFiles({ name: 'brief.txt', mimeType: 'text/plain', buffer: Buffer.from('the brief') });
+    await page.getByLabel('docs').setInputFiles([
+      { name: 'a.md', mimeType: 'text/markdown', buffer: Buffer.from('# a') },
+      { name: 'b.csv', mimeType: 'text/csv', buffer: Buffer.from('x,y') },
+    ]);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForSelector('[data-page="done"]');
+    expect(await page.locator('h1').innerText()).toBe('Thank you');
+
+    await reading;
+    const events = dataFrames(frames);
+    const filled = events.find((e) => e.event === 'human_input_form_filled')!;
+    expect(filled.data).toMatchObject({ node_id: 'review', action_id: 'approve', action_text: 'Approve' });
+    const submitted = (filled.data as { submitted_data: Record<string, unknown> }).submitted_data;
+    expect(submitted.comment).toBe('Looks good');
+    expect(submitted.choice).toBe('ok');
+    expect(submitted.doc).toMatchObject({ filename: 'brief.txt', transfer_method: 'local_file' });
+    expect((submitted.docs as { filename: string }[]).map((f) => f.filename)).toEqual(['a.md', 'b.csv']);
+    expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { decision: 'approved: Looks good / ok / brief.txt' } } });
+
+    // the same link now says the form was answered
+    const again = await page.goto(link);
+    expect(again?.status()).toBe(412);
+    expect(await page.locator('h1').innerText()).toBe('Already answered');
+    await page.context().close();
+  });
+
+  it('a rejected post shows the form again with the API error text', async () => {
+    const { token } = await run(plainKey, 'x');
+    const page = await newPage();
+    // as a browser without JavaScript and without HTML validation: the server's checks answer (a select left empty)
+    await page.route('**/form/-/form.js', (r) => r.fulfill({ status: 200, contentType: 'text/javascript', body: '' }));
+    await page.goto(`${s.url}/form/${token}`);
+    await page.evaluate(() => document.querySelectorAll('[required]').forEach((el) => el.removeAttribute('required')));
+    await page.getByRole('button', { name: 'Reject' }).click();
+    await page.waitForSelector('.errors');
+    expect(await page.locator('.errors').innerText()).toBe('Missing required inputs: choice');
+    await page.context().close();
+  });
+
+  it('keyboard only: Tab through the fields, type, and press Enter on an action', async () => {
+    const { runId, token } = await run(plainKey, 'by keys');
+    const page = await newPage();
+    await page.goto(`${s.url}/form/${token}`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('f0');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('typed');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('f1');
+    await page.keyboard.type('ok');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-page="done"]');
+    await vi.waitFor(async () => expect((await s.runtime.runs.find(runId))?.status).toBe('succeeded'), { timeout: 20_000, interval: 50 });
+    const outputs = JSON.parse((await s.runtime.runs.find(runId))!.outputs ?? '{}');
+    expect(outputs).toEqual({ decision: 'approved: typed / ok / ok' });
+    await page.context().close();
+  });
+
+  it('shows clear pages for a form that does not exist and one that expired', async () => {
+    const page = await newPage();
+    const missing = await page.goto(`${s.url}/form/not-a-real-token`);
+    expect(missing?.status()).toBe(404);
+    expect(await page.locator('h1').innerText()).toBe('Form not found');
+
+    const { token } = await run(plainKey, 'late');
+    clock.advance(2 * 86_400_000);
+    const expired = await page.goto(`${s.url}/form/${token}`);
+    expect(expired?.status()).toBe(412);
+    expect(await page.locator('h1').innerText()).toBe('Form expired');
+    await page.context().close();
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { cleanSubject, formLink, formMail } from '../../src/mail/form-mail.js';
+import { redactUrl } from '../../src/infra/logger.js';
+import { formPage } from '../../src/web/form-page.js';
+import type { WebFormView } from '../../src/forms/form-service.js';
+
+describe('form mail content', () => {
+  it('strips tags and folds CR/LF in the subject', () => {
+    expect(cleanSubject('Hi <b>there</b>\r\nBcc: x@y.z\n')).toBe('Hi there Bcc: x@y.z');
+  });
+
+  it('fills {{#url#}} and renders Markdown with raw HTML and javascript: links neutralised', () => {
+    const link = formLink('https://f.example', 'tok_-1');
+    const m = formMail('Review', 'Go **now**: [form]({{#url#}})\n\n<img src=x onerror=alert(1)> [x](javascript:alert(1))', link);
+    expect(link).toBe('https://f.example/form/tok_-1');
+    expect(m.html).toContain('<strong>now</strong>');
+    expect(m.html).toContain('<a href="https://f.example/form/tok_-1" rel="noopener noreferrer">form</a>');
+    expect(m.html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(m.html).not.toContain('href="javascript:');
+    expect(m.text).toContain('Go **now**: [form](https://f.example/form/tok_-1)');
+  });
+});
+
+describe('form page', () => {
+  const form: WebFormView = {
+    appId: 'a',
+    formId: 'f',
+    nodeTitle: '<Title>',
+    form_content: 'Hello {{#$output.note#}}',
+    inputs: [
+      { type: 'paragraph', output_variable_name: 'note' },
+      { type: 'select', output_variable_name: 'pick', options: ['"a"', '<b>'] },
+    ],
+    resolved_default_values: { note: '</textarea><script>x()</script>' },
+    user_actions: [{ id: 'go', title: '<Go>', button_style: 'primary" onclick="x' }],
+    expiration_time: 1_800_000_000,
+  };
+
+  it('escapes everything that comes from the DSL or the run', () => {
+    const html = formPage('t"k', form);
+    expect(html).not.toContain('<script>x()');
+    expect(html).toContain('&lt;/textarea&gt;&lt;script&gt;x()&lt;/script&gt;');
+    expect(html).toContain('<h1>&lt;Title&gt;</h1>');
+    expect(html).toContain('<option value="&quot;a&quot;">&quot;a&quot;</option>');
+    expect(html).toContain('class="default">&lt;Go&gt;</button>');
+    expect(html).toContain('action="/form/t%22k"');
+    expect(html).toContain('Hello [note]');
+  });
+});
+
+describe('request logs', () => {
+  it('never show a form token', () => {
+    expect(redactUrl('/form/SECRET123')).toBe('/form/[redacted]');
+    expect(redactUrl('/api/form/human_input/SECRET123/files/upload')).toBe('/api/form/human_input/[redacted]/files/upload');
+    expect(redactUrl('/v1/form/human_input/SECRET123?x=1')).toBe('/v1/form/human_input/[redacted]?x=1');
+    expect(redactUrl('/form/-/form.js')).toBe('/form/-/form.js');
+  });
+});
