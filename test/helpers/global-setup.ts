@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,6 +17,11 @@ function buildIfStale(): void {
   if (!stale) return;
   process.stdout.write('[dovetail tests] building dist/ (npm run build)\n');
   execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
+  // An incremental build that finds no changed content (a file rewritten by git with the same
+  // bytes) leaves the stamp as it was; mark the build done so neither this check nor the
+  // `dovetail` bin's stale-build warning fires again for it.
+  const now = new Date();
+  if (existsSync(stamp)) utimesSync(stamp, now, now);
 }
 
 /** Prints, once per run, which storage the suite runs on and what is skipped; builds dist/ when stale. */
