@@ -1,4 +1,4 @@
-import { pricedUsage } from '../llm/priced-usage.js';
+import { EMPTY_USAGE } from '../llm/priced-usage.js';
 import type { UsageBody } from '../llm/usage.js';
 import type { AnnotationHit, AnnotationReplier, AnnotationReplyInfo } from './completion-service.js';
 import type { MessageStore, NewConversation, NewMessage } from './message-store.js';
@@ -8,9 +8,9 @@ export function annotationReplyInfo(hit: AnnotationHit): AnnotationReplyInfo {
   return { id: hit.id, account: { id: hit.accountId, name: 'Dify user' } };
 }
 
-/** The usage of an answer no model wrote: no tokens, no price, no latency. */
+/** The usage of an answer no model wrote: no tokens, no price, no latency (a copy of `EMPTY_USAGE`). */
 export function zeroUsage(): UsageBody {
-  return pricedUsage(0, 0, undefined, 0);
+  return { ...EMPTY_USAGE };
 }
 
 /**
