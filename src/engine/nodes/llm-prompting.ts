@@ -97,8 +97,3 @@ export function withFiles(messages: ChatMessage[], files: readonly ContentPart[]
   }
   return [...messages, { role: 'user', content: [...files] }];
 }
-
-/** Removes `<think>…</think>` blocks a reasoning model put before its answer. */
-export function withoutThinking(text: string): string {
-  return text.includes('<think') ? text.replace(/<think[^>]*>[\s\S]*?<\/think>/gi, '') : text;
-}

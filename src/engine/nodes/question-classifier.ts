@@ -2,7 +2,8 @@ import type { ChatMessage } from '../../llm/model-provider.js';
 import { NodeFailure, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
 import { toText } from '../variable-pool.js';
 import { JsonInTextError, parseJsonMarkdown } from './json-in-text.js';
-import { memoryText, savedPrompts, visionParts, withFiles, withoutThinking } from './llm-prompting.js';
+import { memoryText, savedPrompts, visionParts, withFiles } from './llm-prompting.js';
+import { splitReasoning } from './think-tags.js';
 import { callModel, modelSpecOf, providerOf, type ModelSpec } from './model-call.js';
 import { pyJsonDumps } from './python-json.js';
 import { ASSISTANT_PROMPT_1, ASSISTANT_PROMPT_2, completionPrompt, systemPrompt, USER_PROMPT_1, USER_PROMPT_2, userPrompt3 } from './question-classifier-prompts.js';
@@ -60,7 +61,7 @@ function classifierMessages(spec: ClassifierSpec, query: string, instruction: st
 
 /** The class the answer names by `category_id`; the first class when it names none of them. */
 function pickClass(classes: readonly ClassSpec[], answer: string): { cls: ClassSpec; index: number } {
-  const json = parseJsonMarkdown(withoutThinking(answer));
+  const json = parseJsonMarkdown(splitReasoning(answer).text);
   if ('category_name' in json && 'category_id' in json) {
     const index = classes.findIndex((c) => c.id === json.category_id);
     if (index >= 0) return { cls: classes[index]!, index };
