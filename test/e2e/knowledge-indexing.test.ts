@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { kbClient } from '../helpers/kb-client.js';
 import { startEmbeddings, type EmbeddingsServer } from '../helpers/knowledge.js';
@@ -105,8 +105,11 @@ describe('durable jobs', () => {
     const s2 = await start({ QUEUE_LEASE_MS: '500' }, s1);
     const kb2 = kbClient(s2, await s2.datasetKey());
     expect(await kb2.settle(ds, c.body.batch)).toMatchObject({ indexing_status: 'completed', total_segments: 1 });
-    const job = await s2.runtime.store.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
-    expect(job).toMatchObject({ status: 'done', attempts: 2 });
+    // The document completes inside the job; the job row is marked done just after it.
+    await vi.waitFor(async () => {
+      const job = await s2.runtime.store.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
+      expect(job).toMatchObject({ status: 'done', attempts: 2 });
+    }, { timeout: 5_000, interval: 20 });
   });
 
   it('a job that keeps failing ends the document in error with the reason, never stuck in indexing', async () => {
@@ -121,8 +124,10 @@ describe('durable jobs', () => {
     expect(st.error).toBe('Indexing failed: embeddings endpoint answered 500: embedding upstream is down');
     const doc = await kb.call('GET', `/datasets/${ds}/documents/${c.body.document.id}`);
     expect(doc.body).toMatchObject({ indexing_status: 'error', display_status: 'error' });
-    const job = await s.runtime.store.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
-    expect(job).toMatchObject({ status: 'failed', attempts: 2 });
+    await vi.waitFor(async () => {
+      const job = await s.runtime.store.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
+      expect(job).toMatchObject({ status: 'failed', attempts: 2 });
+    }, { timeout: 5_000, interval: 20 });
     // A document in error can be replaced with a working file.
     const fix = await kb.form('PATCH', `/datasets/${ds}/documents/${c.body.document.id}`, { name: 'ok.txt', bytes: Buffer.from('embedded at last') }, {});
     expect(fix.status).toBe(200);
