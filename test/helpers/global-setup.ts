@@ -24,12 +24,24 @@ function buildIfStale(): void {
   if (existsSync(stamp)) utimesSync(stamp, now, now);
 }
 
-/** Prints, once per run, which storage the suite runs on and what is skipped; builds dist/ when stale. */
-export default function setup(): void {
-  const pg = process.env.TEST_DATABASE_URL;
-  const redis = process.env.TEST_REDIS_URL;
-  process.stdout.write(`\n[dovetail tests] storage: ${pg ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite'}\n`);
-  if (!pg) process.stdout.write('[dovetail tests] NOTICE: TEST_DATABASE_URL is not set; PostgreSQL runs are skipped (the suite runs on SQLite).\n');
-  if (!redis) process.stdout.write('[dovetail tests] NOTICE: TEST_REDIS_URL is not set; Redis tests are skipped.\n');
+/** The part of Vitest's TestProject this setup reads. */
+interface ProjectLike {
+  readonly name: string;
+  readonly config: { readonly env?: Record<string, unknown> };
+}
+
+/**
+ * Runs once per project (`sqlite`, and `postgres` when TEST_DATABASE_URL is set; see
+ * vitest.config.ts): prints which storage the project runs on and what is skipped; builds dist/
+ * when stale (the first caller finds it stale, the others not).
+ */
+export default function setup(project: ProjectLike): void {
   buildIfStale();
+  if (!project.name) return; // the root of the two projects: they print for themselves
+  const pg = project.config.env?.TEST_DATABASE_URL;
+  const redis = process.env.TEST_REDIS_URL;
+  process.stdout.write(`\n[dovetail tests] ${project.name}: storage: ${pg ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite'}\n`);
+  if (pg) return;
+  if (!process.env.TEST_DATABASE_URL) process.stdout.write('[dovetail tests] NOTICE: TEST_DATABASE_URL is not set; the PostgreSQL project is skipped (the suite runs on SQLite only).\n');
+  if (!redis) process.stdout.write('[dovetail tests] NOTICE: TEST_REDIS_URL is not set; Redis tests are skipped.\n');
 }
