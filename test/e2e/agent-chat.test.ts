@@ -39,7 +39,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   pageBase = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  s = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, SSRF_ALLOW_HOSTS: '127.0.0.1', AGENT_MAX_ITERATIONS: '8' } });
+  s = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, EMBEDDINGS_BASE_URL: fake.baseUrl, SSRF_ALLOW_HOSTS: '127.0.0.1', AGENT_MAX_ITERATIONS: '8' } });
 });
 afterAll(async () => {
   await s?.close();
@@ -343,6 +343,27 @@ describe('agent-chat apps: ReAct, conversations, feedback', () => {
     expect(del.status).toBe(204);
     const gone = await s.runtime.store.db.selectFrom('message_agent_thoughts').select('id').where('message_id', 'in', list.map((m) => m.id as string)).execute();
     expect(gone).toEqual([]);
+  });
+
+  it('annotation reply answers instead of the agent, as Dify\'s direct output (`message` events)', async () => {
+    const { apiKey } = await s.importApp(agentChatApp({ tools: [MATH] }));
+    const api = (path: string, body?: unknown) => fetch(`${s.api}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: headers(apiKey), ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    expect((await api('/apps/annotations', { question: 'What is the house rule?', answer: 'Always carry the one.' })).status).toBe(201);
+    const started = await (await api('/apps/annotation-reply/enable', { score_threshold: 0.5, embedding_provider_name: 'openai', embedding_model_name: 'text-embedding-3-small' })).json();
+    for (;;) {
+      const st = await (await api(`/apps/annotation-reply/enable/status/${String(started.job_id)}`)).json();
+      if (st.job_status === 'completed') break;
+      expect(st.job_status).not.toBe('error');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    fake.requests.length = 0;
+    const frames = await stream(apiKey, { query: 'What is the house rule?' });
+    expect(fake.requests.filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(0);
+    expect(frames.filter((f) => f.event === 'agent_thought' || f.event === 'agent_message')).toEqual([]);
+    expect(frames.filter((f) => f.event === 'message').map((f) => f.answer).join('')).toBe('Always carry the one.');
+    expect(frames.at(-1)).toMatchObject({ event: 'message_end', metadata: { annotation_reply: { id: expect.any(String) } } });
+    const [m] = await messages(apiKey, frames.at(-1)!.conversation_id);
+    expect(m).toMatchObject({ answer: 'Always carry the one.', agent_thoughts: [] });
   });
 
   it('GET /parameters shows the opening statement, suggested questions and the input form', async () => {
