@@ -221,7 +221,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     config,
     clock,
     logger,
-    providers,
+    providers: modelProviders,
     messages,
     endUsers,
     uploads,
