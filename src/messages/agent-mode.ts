@@ -1,6 +1,5 @@
 import type { App } from '../apps/app-service.js';
-import type { AgentToolSpec } from '../engine/agent/agent-params.js';
-import type { AgentStrategy } from '../engine/agent/agent-params.js';
+import type { AgentStrategy, AgentToolSpec } from '../engine/agent/agent-params.js';
 import { isObject } from '../infra/objects.js';
 import type { ToolRef } from '../tools/tool.js';
 
