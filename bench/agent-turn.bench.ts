@@ -48,6 +48,26 @@ function dsl(): string {
   });
 }
 
+/** The same agent as an agent-chat app (Dify's "Agent"): its turns stream on POST /chat-messages. */
+function agentChatDsl(): string {
+  return stringify({
+    app: { name: 'agent-chat-bench', mode: 'agent-chat' },
+    kind: 'app',
+    version: '0.3.1',
+    model_config: {
+      model: { provider: 'openai', name: 'gpt-bench', mode: 'chat', completion_params: {} },
+      pre_prompt: 'Compute.',
+      agent_mode: {
+        enabled: true,
+        strategy: 'function_call',
+        max_iteration: 5,
+        tools: [{ enabled: true, provider_id: 'math', provider_name: 'math', provider_type: 'builtin', tool_name: 'eval_expression', tool_label: 'Math', tool_parameters: {} }],
+      },
+      user_input_form: [],
+    },
+  });
+}
+
 async function timed(n: number, f: () => Promise<void>): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n + WARMUP; i++) {
@@ -63,7 +83,9 @@ async function timed(n: number, f: () => Promise<void>): Promise<number[]> {
  * math tool): 4 model calls + 3 tool calls = 7 steps. Baseline in the same process: the same 4
  * streamed model requests sent straight to the fake model, plus the 3 tool calls through the tool
  * registry directly. Dovetail's added time per step = (run p50 − direct p50) / 7; the run also
- * pays the workflow run itself (HTTP, auth, events).
+ * pays the workflow run itself (HTTP, auth, events). The same turn as an agent-chat app (streamed
+ * `agent_thought` / `agent_message` events, the message and its thoughts stored) against the same
+ * baseline.
  */
 export async function run(): Promise<void> {
   const fake = await startFakeOpenAI({
@@ -97,11 +119,29 @@ export async function run(): Promise<void> {
     }
   });
   const perStep = (median(agent) - median(direct)) / 7;
+
+  const chatApp = await s.runtime.apps.importDsl(agentChatDsl());
+  const chatKey = (await s.runtime.keys.create('app', chatApp.workspaceId, chatApp.id)).apiKey;
+  const chat = await timed(RUNS, async () => {
+    const r = await fetch(`${s.url}/v1/chat-messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${chatKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: {}, query: 'compute three things', response_mode: 'streaming', user: 'bench' }),
+    });
+    const text = await r.text();
+    const frames = text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => JSON.parse(f.slice(6)) as { event: string; answer?: string; tool?: string });
+    const answer = frames.filter((f) => f.event === 'agent_message').map((f) => f.answer).join('');
+    const calls = frames.filter((f) => f.event === 'agent_thought' && f.tool === 'eval_expression').length;
+    if (frames.at(-1)?.event !== 'message_end' || !answer.startsWith('The answers') || calls === 0) throw new Error(`agent-chat turn failed: ${text.slice(-300)}`);
+  });
+  const chatPerStep = (median(chat) - median(direct)) / 7;
   process.stdout.write(
     [
       `agent turn (function_calling, 3 tool calls = 4 model + 3 tool steps)   p50 ${fmt(median(agent), 2)} ms  p95 ${fmt(percentile(agent, 95), 2)} ms`,
+      `agent-chat turn (POST /chat-messages streaming, same 3 tool calls)    p50 ${fmt(median(chat), 2)} ms  p95 ${fmt(percentile(chat, 95), 2)} ms`,
       `  baseline: the same 4 model requests + 3 tool calls, direct            p50 ${fmt(median(direct), 2)} ms`,
-      `  added by Dovetail per step ((run p50 − direct p50) / 7)               ${fmt(perStep, 2)} ms`,
+      `  added by Dovetail per step, workflow agent node ((run p50 − direct p50) / 7)   ${fmt(perStep, 2)} ms`,
+      `  added by Dovetail per step, agent-chat app ((turn p50 − direct p50) / 7)       ${fmt(chatPerStep, 2)} ms`,
     ].join('\n') + '\n',
   );
   await s.close();

@@ -25,6 +25,7 @@ import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
+import { AgentThoughtStore } from './messages/agent-thoughts.js';
 import { AudioService } from './audio/audio-service.js';
 import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
@@ -213,7 +214,25 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     match: async (appId: string, query: string) => annotationPort.current?.match(appId, query),
     recordHit: async (h: Parameters<AnnotationService['recordHit']>[0]) => annotationPort.current?.recordHit(h),
   };
-  const completions = new CompletionService({ config, clock, logger, providers, messages, endUsers, uploads, tasks, activeRequests, conversations, annotations: annotationReplier, offload });
+  const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
+  closers.push(() => toolRuntime.close());
+  const agentThoughts = new AgentThoughtStore(store.db);
+  const completions = new CompletionService({
+    config,
+    clock,
+    logger,
+    providers: modelProviders,
+    messages,
+    endUsers,
+    uploads,
+    tasks,
+    activeRequests,
+    conversations,
+    annotations: annotationReplier,
+    offload,
+    tools: toolRuntime,
+    thoughts: agentThoughts,
+  });
   const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
@@ -260,8 +279,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
     else logger.warn('python3 code nodes still run as child processes with this server\'s rights (no Python sandbox yet; javascript code nodes and templates run in the QuickJS sandbox)');
   };
-  const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
-  closers.push(() => toolRuntime.close());
   const runs = new RunService({
     db: store.db,
     bus,
@@ -283,7 +300,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   await runs.startBackground();
   closers.push(() => runs.close());
-  const chatflow = new ChatflowService(store.db, clock, runs, messages, annotationReplier);
+  const chatflow = new ChatflowService(store.db, clock, runs, messages, annotationReplier, agentThoughts);
   resumer.current = runs;
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);

@@ -2,7 +2,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DslError } from './errors.js';
 import { isObject } from '../infra/objects.js';
 
-export const APP_MODES = ['completion', 'chat', 'advanced-chat', 'workflow'] as const;
+export const APP_MODES = ['completion', 'chat', 'agent-chat', 'advanced-chat', 'workflow'] as const;
 export type AppMode = (typeof APP_MODES)[number];
 export function isAppMode(v: unknown): v is AppMode {
   return typeof v === 'string' && (APP_MODES as readonly string[]).includes(v);
@@ -61,6 +61,28 @@ function bareGraphApp(doc: Record<string, unknown>): Record<string, unknown> {
   return { ...rest, app: { mode: 'workflow', name: BARE_GRAPH_APP_NAME }, kind: 'app', workflow: { graph: { nodes, edges }, features: {} } };
 }
 
+/**
+ * The structure of an agent-chat app's `model_config.agent_mode` (Dify's export: `enabled`,
+ * `strategy`, `max_iteration`, `tools`, `prompt`). Tools that cannot run here are import
+ * warnings, not errors (src/apps/import-check.ts).
+ */
+function checkAgentMode(am: unknown): void {
+  if (am === undefined || am === null) return;
+  if (!isObject(am)) throw new DslError('model_config.agent_mode must be a mapping');
+  if (am.strategy !== undefined && am.strategy !== null && typeof am.strategy !== 'string') throw new DslError('model_config.agent_mode.strategy must be a string');
+  const n = am.max_iteration;
+  if (n !== undefined && n !== null && !(typeof n === 'number' && Number.isInteger(n) && n >= 1)) {
+    throw new DslError(`model_config.agent_mode.max_iteration must be a whole number of at least 1, got ${JSON.stringify(n)}`);
+  }
+  if (am.tools !== undefined && am.tools !== null) {
+    if (!Array.isArray(am.tools)) throw new DslError('model_config.agent_mode.tools must be a list');
+    am.tools.forEach((t: unknown, i: number) => {
+      if (!isObject(t)) throw new DslError(`model_config.agent_mode.tools[${i}] must be a mapping`);
+      if (t.tool_parameters !== undefined && t.tool_parameters !== null && !isObject(t.tool_parameters)) throw new DslError(`model_config.agent_mode.tools[${i}].tool_parameters must be a mapping`);
+    });
+  }
+}
+
 /** Parses and structurally validates DSL YAML; throws DslError naming what is wrong. */
 export function parseDsl(text: string): DslDocument {
   let doc: unknown;
@@ -86,7 +108,7 @@ export function parseDsl(text: string): DslDocument {
     throw new DslError(`app.mode must be one of ${APP_MODES.join(', ')}; got "${String(app.mode)}"`);
   }
   if (typeof app.name !== 'string' || app.name.trim() === '') throw new DslError('app.name must be a non-empty string');
-  if (app.mode === 'completion' || app.mode === 'chat') {
+  if (app.mode === 'completion' || app.mode === 'chat' || app.mode === 'agent-chat') {
     const mc = doc.model_config;
     if (!isObject(mc)) throw new DslError(`model_config is required for ${app.mode} apps`);
     const model = mc.model;
@@ -96,6 +118,7 @@ export function parseDsl(text: string): DslDocument {
     if (mc.user_input_form !== undefined && !Array.isArray(mc.user_input_form)) {
       throw new DslError('model_config.user_input_form must be a list');
     }
+    if (app.mode === 'agent-chat') checkAgentMode(mc.agent_mode);
   } else {
     const wf = doc.workflow;
     if (!isObject(wf)) throw new DslError(`workflow is required for ${app.mode} apps`);

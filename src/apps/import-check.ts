@@ -5,6 +5,7 @@ import { isNodeType, type GraphNode, type ImportCheckContext, type ImportWarning
 import type { ModelProviders } from '../llm/model-provider.js';
 import type { ToolRuntime } from '../tools/tool.js';
 import { toolNodeWarnings } from '../tools/tool-warnings.js';
+import { agentChatToolRef, enabledAgentTools } from '../messages/agent-mode.js';
 import { isObject } from '../infra/objects.js';
 
 /** What the import check asks of the rest of the server. */
@@ -103,6 +104,15 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
     const problem = provider === undefined ? null : problemOf(deps, provider);
     if (provider !== undefined && problem) {
       out.push({ node_id: 'model_config', node_type: doc.app.mode, part: `model provider "${provider}"`, setting: providerSetting(provider, problem), message: `model_config (${doc.app.mode}): ${problem}` });
+    }
+    if (doc.app.mode === 'agent-chat' && deps.tools) {
+      const tools = deps.tools();
+      for (const { index, entry } of enabledAgentTools({ dsl: doc })) {
+        const ref = agentChatToolRef(entry);
+        const r = tools.check(ref);
+        const where = `model_config.agent_mode.tools[${index}]`;
+        if ('error' in r) out.push({ node_id: where, node_type: 'agent-chat', part: `tool ${ref.providerId}/${ref.toolName}`, setting: r.setting ?? null, message: `${where} (agent-chat): ${r.error}` });
+      }
     }
     return out;
   }

@@ -21,6 +21,12 @@ import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage } from './annotat
 import { conversationName } from './conversation-name.js';
 import { StopRequested, type TaskRegistry } from './task-registry.js';
 import { isObject } from '../infra/objects.js';
+import type { ToolRuntime } from '../tools/tool.js';
+import { agentModeOf } from './agent-mode.js';
+import { AgentThoughtRecorder, agentThoughtEvent, type AgentThoughtStore } from './agent-thoughts.js';
+import { runAgentTurn } from './agent-turn.js';
+import { NodeFailure } from '../engine/types.js';
+import { renderTemplate } from './completion-prompt.js';
 
 export interface CompletionInput {
   readonly app: App;
@@ -37,7 +43,10 @@ export interface CompletionInput {
  */
 export type CompletionEvent =
   | { readonly type: 'sent' }
-  | { readonly type: 'message'; readonly text: string }
+  /** `agent`: text of an agent-chat app's agent loop (Dify's `agent_message`). */
+  | { readonly type: 'message'; readonly text: string; readonly agent?: boolean }
+  /** Agent-chat apps: a round of the agent loop started or changed (Dify's `agent_thought`). */
+  | { readonly type: 'thought'; readonly thought: Readonly<Record<string, unknown>> }
   | { readonly type: 'end'; readonly outcome: CompletionOutcome };
 
 export interface CompletionOutcome {
@@ -129,6 +138,10 @@ export interface CompletionDeps {
   readonly annotations: AnnotationReplier;
   /** Token counting (usage when the provider reports none, history) off the event loop for large texts. */
   readonly offload: TextOffload;
+  /** The tools agent-chat apps call; unset: an agent-chat app with tools fails naming them. */
+  readonly tools?: ToolRuntime;
+  /** Where agent-chat answers keep their agent thoughts. */
+  readonly thoughts: AgentThoughtStore;
 }
 
 interface ModelSettings {
@@ -190,8 +203,9 @@ export class CompletionService {
   }
 
   /**
-   * Starts a chat app's answer to `query` in a new conversation, or in the caller's conversation
-   * `conversationId` (404 when it is not theirs), with the conversation's history as memory.
+   * Starts a chat or agent-chat app's answer to `query` in a new conversation, or in the caller's
+   * conversation `conversationId` (404 when it is not theirs), with the conversation's history as
+   * memory. Agent-chat answers run the agent loop with the app's tools (see `#launchAgent`).
    */
   async startChat(input: ChatInput, sink?: CompletionSink): Promise<ChatRun> {
     const d = this.#d;
@@ -219,7 +233,10 @@ export class CompletionService {
     // Annotation reply (Dify's chat app runner): a matching annotation answers instead of the model.
     const hit = p.query ? await d.annotations.match(input.app.id, p.query) : undefined;
     const ids = { messageId: newId(), conversationId };
-    const run = hit ? await this.#replyWithAnnotation({ ...p, inputs }, hit, ids, newConversation, sink) : await this.#launch({ ...p, model, inputs }, prompt, ids, newConversation, sink);
+    let run: CompletionRun;
+    if (hit) run = await this.#replyWithAnnotation({ ...p, inputs }, hit, ids, newConversation, sink);
+    else if (input.app.mode === 'agent-chat') run = await this.#launchAgent({ ...p, inputs }, history, ids, newConversation, sink);
+    else run = await this.#launch({ ...p, model, inputs }, prompt, ids, newConversation, sink);
     return { ...run, conversationId };
   }
 
@@ -354,7 +371,7 @@ export class CompletionService {
   }
 
   /** Stops the owner's task of an app of `mode`; anything else is a silent no-op (as Dify). */
-  async stop(app: App, taskId: string, user: string | undefined, mode: 'completion' | 'chat' = 'completion'): Promise<void> {
+  async stop(app: App, taskId: string, user: string | undefined, mode: 'completion' | 'chat' | 'agent-chat' = 'completion'): Promise<void> {
     if (app.mode !== mode) throw appUnavailable();
     if (user === undefined || user === '') throw invalidParam('Arg user must be provided.');
     const endUser = await this.#d.endUsers.find(app.id, user);
@@ -407,23 +424,37 @@ export class CompletionService {
       }
       if (signal.aborted) throw signal.reason;
     } catch (err) {
-      if (signal.aborted && signal.reason instanceof StopRequested) status = 'stopped';
-      else {
-        status = 'error';
-        if (signal.aborted && signal.reason instanceof ExecutionTimeout) error = completionRequestError(signal.reason.message);
-        else if (err instanceof ServiceError) error = err;
-        else {
-          d.logger.error({ err }, 'completion failed');
-          error = internalServerError();
-        }
-      }
+      ({ status, error } = this.#failure(err, signal));
     } finally {
       clearTimeout(timer);
     }
+    return this.#conclude({ ...g, emit, answer, reported: status === 'normal' ? reported : undefined, promptText: g.prompt.text, status, error });
+  }
+
+  /**
+   * Ends a generation: usage (counted when the provider reported none), the message row finished
+   * (with `before`, more rows of the same answer), the `end` event.
+   */
+  async #conclude(g: {
+    model: ModelSettings;
+    startedAt: number;
+    messageId: string;
+    insert: () => Promise<void>;
+    emit: CompletionSink;
+    answer: string;
+    reported: ProviderUsage | undefined;
+    promptText: string;
+    status: CompletionOutcome['status'];
+    error: ServiceError | undefined;
+    before?: () => Promise<void>;
+  }): Promise<CompletionOutcome> {
+    const d = this.#d;
+    const { answer } = g;
+    let { status, error } = g;
     const usage = await buildUsage(
       {
-        reported: status === 'normal' ? reported : undefined,
-        promptText: g.prompt.text,
+        reported: g.reported,
+        promptText: g.promptText,
         answer,
         price: d.config.prices[g.model.name],
         latencySeconds: (d.clock.now() - g.startedAt) / 1000,
@@ -432,6 +463,7 @@ export class CompletionService {
     );
     try {
       await g.insert();
+      await g.before?.();
       await d.messages.finish(g.messageId, {
         answer,
         status,
@@ -450,7 +482,94 @@ export class CompletionService {
       error = internalServerError();
     }
     const outcome: CompletionOutcome = { status, answer, usage, error };
-    emit({ type: 'end', outcome });
+    g.emit({ type: 'end', outcome });
     return outcome;
+  }
+
+  /** The outcome of a generation that threw: stopped by its owner, timed out, or failed. */
+  #failure(err: unknown, signal: AbortSignal): { status: CompletionOutcome['status']; error: ServiceError | undefined } {
+    if (signal.aborted && signal.reason instanceof StopRequested) return { status: 'stopped', error: undefined };
+    if (signal.aborted && signal.reason instanceof ExecutionTimeout) return { status: 'error', error: completionRequestError(signal.reason.message) };
+    if (err instanceof ServiceError) return { status: 'error', error: err };
+    // the agent loop's failures (a tool that cannot run here, a model error) carry their message
+    if (err instanceof NodeFailure) return { status: 'error', error: completionRequestError(err.message) };
+    this.#d.logger.error({ err }, 'completion failed');
+    return { status: 'error', error: internalServerError() };
+  }
+
+  /**
+   * Takes a concurrency slot, registers the task, stores the message and runs an agent-chat
+   * answer: the agent loop of the agent node with the app's tools, streaming its text and its
+   * thoughts; the thoughts are stored with the finished message.
+   */
+  #launchAgent(
+    p: Prepared,
+    history: readonly Exchange[],
+    ids: { readonly messageId: string; readonly conversationId: string },
+    conversation: NewConversation | undefined,
+    sink: CompletionSink | undefined,
+  ): Promise<CompletionRun> {
+    const d = this.#d;
+    const { messageId } = ids;
+    const emit = this.#emitter(sink, messageId);
+    return this.#start(p, messageId, async ({ taskId, controller }) => {
+      const { signal } = controller;
+      const limitS = d.config.appMaxExecutionSeconds;
+      const timer = setTimeout(() => controller.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
+      timer.unref();
+      const inserted = d.messages.insert(this.#newMessage(p, ids, taskId), conversation);
+      inserted.catch(() => undefined);
+      const insert = () => inserted;
+      const mode = agentModeOf(p.app);
+      const labels = Object.fromEntries(mode.tools.flatMap((t) => [[t.ref.toolName, t.label]] as const));
+      const recorder = new AgentThoughtRecorder(messageId, { now: () => d.clock.now(), newId }, labels, (t) => emit({ type: 'thought', thought: agentThoughtEvent(t) }));
+      const instruction = renderTemplate(p.prePrompt, p.inputs);
+      let answer = '';
+      let reported: ProviderUsage | undefined;
+      let status: CompletionOutcome['status'] = 'normal';
+      let error: ServiceError | undefined;
+      try {
+        // the row exists before a frame names the message
+        await inserted;
+        emit({ type: 'sent' });
+        const result = await runAgentTurn(
+          { providers: d.providers, tools: d.tools, priceOf: (m) => d.config.prices[m], maxIterations: d.config.runs.agentMaxIterations, now: () => d.clock.now(), newId },
+          {
+            appName: p.app.name,
+            mode,
+            model: p.model,
+            instruction,
+            history,
+            query: p.query,
+            signal,
+            recorder,
+            onText: (text) => {
+              answer += text;
+              emit({ type: 'message', text, agent: true });
+            },
+          },
+        );
+        if (signal.aborted) throw signal.reason;
+        reported = { promptTokens: result.promptTokens, completionTokens: result.completionTokens };
+        answer = result.text;
+      } catch (err) {
+        ({ status, error } = this.#failure(err, signal));
+      } finally {
+        clearTimeout(timer);
+      }
+      return this.#conclude({
+        model: p.model,
+        startedAt: p.startedAt,
+        messageId,
+        insert,
+        emit,
+        answer,
+        reported,
+        promptText: [instruction, ...history.flatMap((h) => [h.query, h.answer]), p.query].join('\n'),
+        status,
+        error,
+        before: () => d.thoughts.save(recorder.thoughts),
+      });
+    });
   }
 }

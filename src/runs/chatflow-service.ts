@@ -1,3 +1,4 @@
+import type { AgentThoughtStore } from '../messages/agent-thoughts.js';
 import type { Kysely } from 'kysely';
 import type { Database, ConversationTable, MessageTable } from '../store/schema.js';
 import type { App } from '../apps/app-service.js';
@@ -50,9 +51,12 @@ export class ChatflowService {
   readonly #messages: MessageStore;
 
   readonly #annotations: AnnotationReplier | undefined;
+  /** Agent-chat messages' agent thoughts (`agent_thoughts` of `GET /messages`). */
+  readonly #thoughts: AgentThoughtStore | undefined;
 
-  constructor(db: Kysely<Database>, clock: Clock, runs: RunService, messages: MessageStore, annotations?: AnnotationReplier) {
+  constructor(db: Kysely<Database>, clock: Clock, runs: RunService, messages: MessageStore, annotations?: AnnotationReplier, thoughts?: AgentThoughtStore) {
     this.#annotations = annotations;
+    this.#thoughts = thoughts;
     this.#db = db;
     this.#messages = messages;
     this.#clock = clock;
@@ -181,7 +185,10 @@ export class ChatflowService {
     }
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
     const has_more = rows.length > limit;
-    const data = rows.slice(0, limit).reverse().map((m) => ({
+    const page = rows.slice(0, limit).reverse();
+    const agentIds = page.filter((m) => m.mode === 'agent-chat').map((m) => m.id);
+    const thoughts = this.#thoughts && agentIds.length > 0 ? await this.#thoughts.listFor(agentIds) : new Map<string, Record<string, unknown>[]>();
+    const data = page.map((m) => ({
       id: m.id,
       conversation_id: m.conversation_id,
       parent_message_id: null,
@@ -191,7 +198,7 @@ export class ChatflowService {
       message_files: [],
       feedback: null,
       retriever_resources: [],
-      agent_thoughts: [],
+      agent_thoughts: thoughts.get(m.id) ?? [],
       created_at: Math.floor(Number(m.created_at) / 1000),
       status: m.status,
       error: m.error,
@@ -245,6 +252,7 @@ export class ChatflowService {
     const conv = await this.conversation(appId, endUserId, id);
     await this.#db.transaction().execute(async (tx) => {
       await tx.deleteFrom('message_feedbacks').where('conversation_id', '=', conv.id).execute();
+      await tx.deleteFrom('message_agent_thoughts').where('message_id', 'in', (eb) => eb.selectFrom('messages').select('id').where('conversation_id', '=', conv.id)).execute();
       await tx.deleteFrom('messages').where('conversation_id', '=', conv.id).execute();
       await tx.deleteFrom('conversation_variables').where('conversation_id', '=', conv.id).execute();
       await tx.deleteFrom('conversations').where('id', '=', conv.id).execute();

@@ -14,6 +14,7 @@ export interface Database {
   upload_files: UploadFileTable;
   conversations: ConversationTable;
   messages: MessageTable;
+  message_agent_thoughts: MessageAgentThoughtTable;
   workflow_runs: WorkflowRunTable;
   workflow_run_events: WorkflowRunEventTable;
   workflow_run_snapshots: WorkflowRunSnapshotTable;
@@ -144,6 +145,26 @@ export interface ConversationTable {
 }
 
 /** One exchange of a completion, chat or chatflow app. */
+/** One round of an agent-chat app's agent loop (Dify's `message_agent_thoughts`); JSON columns are text. */
+export interface MessageAgentThoughtTable {
+  id: string;
+  message_id: string;
+  /** 1-based round. */
+  position: number;
+  thought: string;
+  /** Tool names of the round, `;`-separated. */
+  tool: string;
+  /** JSON: tool name → label. */
+  tool_labels: string;
+  /** JSON text: tool name → arguments ('' when no tool was called). */
+  tool_input: string;
+  /** JSON text: tool name → answer ('' before / without tool calls). */
+  observation: string;
+  /** JSON: file ids. */
+  files: string;
+  created_at: number;
+}
+
 export interface MessageTable {
   id: string;
   app_id: string;

@@ -4,7 +4,7 @@
  * beside it). Ajv compiles fragments of the document in place, so `$ref`s resolve against it.
  *
  * Adjustments, all generic: `strict: false`; a no-op `decimal` format; OpenAPI `nullable`
- * (Ajv's own keyword); the `user_input_form` item `oneOf` is treated as `anyOf` (its branches
+ * (Ajv's own keyword; on a schema without `type`, see `typelessNullable`); the `user_input_form` item `oneOf` is treated as `anyOf` (its branches
  * overlap); a schema with a `discriminator.mapping` is checked against the mapped schema of the
  * value's discriminator property.
  */
@@ -38,10 +38,28 @@ function relaxUserInputForm(node: unknown, inForm = false): void {
   for (const [k, v] of Object.entries(node)) relaxUserInputForm(v, inForm || k === 'user_input_form');
 }
 
+/**
+ * OpenAPI 3.0 `nullable` on a schema without `type` (beside a `$ref`, or on an any-value schema),
+ * which Ajv's `nullable` keyword refuses: `$ref` ones become `anyOf: [ref, null]`, the rest drop it.
+ */
+function typelessNullable(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(typelessNullable);
+  if (!isObject(node)) return;
+  if (node.nullable === true && node.type === undefined) {
+    delete node.nullable;
+    if (typeof node.$ref === 'string') {
+      node.anyOf = [{ $ref: node.$ref }, { type: 'null' }];
+      delete node.$ref;
+    }
+  }
+  for (const v of Object.values(node)) typelessNullable(v);
+}
+
 function load(): { ajv: Ajv; spec: Json } {
   if (ajv && spec) return { ajv, spec };
   spec = JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as Json;
   relaxUserInputForm(spec);
+  typelessNullable(spec);
   ajv = new Ajv({ strict: false, allErrors: true });
   // ajv-formats is CommonJS: its default export sits on `.default` under NodeNext.
   const addFormats = (formatsModule as unknown as { default: (a: Ajv) => void }).default;

@@ -1,6 +1,7 @@
 import type { ToolDefinition } from '../../llm/model-provider.js';
 import type { Tool, ToolResultMessage } from '../../tools/tool.js';
-import { NodeFailure, isStop, type NodeContext } from '../types.js';
+import { NodeFailure, isStop } from '../types.js';
+import type { AgentContext } from './agent-run.js';
 import { toolDefinition, type AgentToolSpec } from './agent-params.js';
 
 export interface ToolCallResult {
@@ -30,19 +31,21 @@ function observationOf(messages: readonly ToolResultMessage[]): string {
 
 /** The agent's tools, resolved once per run of the node: their definitions and their calls. */
 export class AgentToolbox {
-  readonly #ctx: NodeContext;
+  readonly #ctx: AgentContext;
   readonly #byName = new Map<string, { spec: AgentToolSpec; tool: Tool }>();
   readonly definitions: ToolDefinition[] = [];
 
-  private constructor(ctx: NodeContext) {
+  private constructor(ctx: AgentContext) {
     this.#ctx = ctx;
   }
 
-  /** Resolves the node's tools; fails the node naming the tool when one of them cannot run here. */
-  static async create(ctx: NodeContext, specs: readonly AgentToolSpec[]): Promise<AgentToolbox> {
+  /**
+   * Resolves the agent's tools; fails naming `where` (the node, the app's setting) and the tool
+   * when one of them cannot run here.
+   */
+  static async create(ctx: AgentContext, specs: readonly AgentToolSpec[], where: string): Promise<AgentToolbox> {
     const box = new AgentToolbox(ctx);
     const tools = ctx.ports.tools;
-    const where = `agent node "${ctx.node.title}" (${ctx.node.id})`;
     if (specs.length > 0 && !tools) throw new NodeFailure(`${where}: no tools are configured on this server`, 'AgentNodeError', false);
     const found = await Promise.all(specs.map((spec) => tools!.resolve(spec.ref)));
     specs.forEach((spec, i) => {

@@ -1,29 +1,9 @@
 import type { ChatMessage, ToolCall } from '../../llm/model-provider.js';
-import { callModel, type ModelSpec } from '../nodes/model-call.js';
-import type { NodeContext } from '../types.js';
-import type { AgentLog } from './agent-log.js';
-import { parseArguments, type AgentToolbox } from './agent-toolbox.js';
+import { callModel } from '../nodes/model-call.js';
+import type { AgentRunInput, AgentRunResult } from './agent-run.js';
+import { parseArguments } from './agent-toolbox.js';
 
-/** What one agent run needs, whatever the strategy. */
-export interface AgentRunInput {
-  readonly ctx: NodeContext;
-  readonly model: ModelSpec;
-  readonly toolbox: AgentToolbox;
-  readonly log: AgentLog;
-  readonly instruction: string;
-  readonly history: readonly ChatMessage[];
-  readonly query: string;
-  readonly maxIterations: number;
-  /** Streams answer text as it arrives (the node's `text`). */
-  readonly onText: (text: string) => void;
-}
-
-export interface AgentRunResult {
-  readonly text: string;
-  readonly files: unknown[];
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-}
+export type { AgentRunInput, AgentRunResult } from './agent-run.js';
 
 /**
  * Dify's `function_calling` strategy: each round the model gets the tools as functions; the calls
@@ -38,6 +18,7 @@ export async function runFunctionCalling(a: AgentRunInput): Promise<AgentRunResu
   let promptTokens = 0;
   let completionTokens = 0;
   for (let round = 1; round <= a.maxIterations; round++) {
+    a.observer?.roundStarted?.(round);
     const roundLog = log.start(`ROUND ${round}`, null);
     const last = round === a.maxIterations;
     const thought = log.start(`${a.model.name} Thought`, roundLog, {}, { provider: a.model.provider });
@@ -48,6 +29,7 @@ export async function runFunctionCalling(a: AgentRunInput): Promise<AgentRunResu
     promptTokens += res.promptTokens;
     completionTokens += res.completionTokens;
     const calls: readonly ToolCall[] = last ? [] : res.toolCalls;
+    a.observer?.thought?.(round, res.text, calls.map((c) => ({ name: c.name, args: parseArguments(c.arguments) })));
     log.finish(thought, { output: res.text, tool_name: calls.map((c) => c.name).join(';'), tool_input: calls.map((c) => ({ name: c.name, args: parseArguments(c.arguments) })) }, undefined, {
       total_tokens: res.promptTokens + res.completionTokens,
       total_price: 0,
@@ -65,9 +47,10 @@ export async function runFunctionCalling(a: AgentRunInput): Promise<AgentRunResu
         const entry = log.start(`CALL ${c.name}`, roundLog, {}, { provider: a.toolbox.providerOf(c.name) });
         const r = await a.toolbox.call(c.name, args, ctx.signal);
         log.finish(entry, { output: { tool_call_id: c.id, tool_call_name: c.name, tool_call_args: args, tool_response: r.observation } }, r.error);
-        return { call: c, result: r };
+        return { call: c, args, result: r };
       }),
     );
+    a.observer?.observed?.(round, results.map(({ call, args, result }) => ({ name: call.name, args, observation: result.observation, ...(result.error !== undefined ? { error: result.error } : {}), files: result.files })));
     for (const { call, result } of results) {
       messages.push({ role: 'tool', toolCallId: call.id, content: result.observation });
       files.push(...result.files);

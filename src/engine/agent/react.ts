@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../../llm/model-provider.js';
 import { callModel } from '../nodes/model-call.js';
 import { parseArguments } from './agent-toolbox.js';
-import type { AgentRunInput, AgentRunResult } from './function-calling.js';
+import type { AgentRunInput, AgentRunResult } from './agent-run.js';
 import { parseReact } from './react-parse.js';
 import { reactSystemPrompt, scratchpadText, type ScratchpadUnit } from './react-prompt.js';
 
@@ -33,6 +33,7 @@ export async function runReact(a: AgentRunInput): Promise<AgentRunResult> {
   const params = { ...a.model.params, stop: [...(Array.isArray(a.model.params.stop) ? a.model.params.stop : []), 'Observation'] };
   for (let round = 1; round <= a.maxIterations; round++) {
     const last = round === a.maxIterations;
+    a.observer?.roundStarted?.(round);
     const roundLog = log.start(`ROUND ${round}`, null);
     const messages: ChatMessage[] = [
       { role: 'system', content: reactSystemPrompt(a.instruction, last ? [] : a.toolbox.definitions) },
@@ -51,16 +52,19 @@ export async function runReact(a: AgentRunInput): Promise<AgentRunResult> {
       currency: 'USD',
     });
     if (step.type === 'final' || last) {
+      a.observer?.thought?.(round, step.thought || res.text.trim(), []);
       const answer = step.type === 'final' ? step.answer : res.text.trim();
       a.onText(answer);
       log.finish(roundLog, { output: { llm_response: res.text, final_answer: answer } });
       return { text: answer, files, promptTokens, completionTokens };
     }
     const args = argumentsOf(step.input, a.toolbox.definitions.find((d) => d.name === step.action)?.parameters);
+    a.observer?.thought?.(round, step.thought, [{ name: step.action, args }]);
     const callLog = log.start(`CALL ${step.action}`, roundLog, {}, { provider: a.toolbox.providerOf(step.action) });
     const r = await a.toolbox.call(step.action, args, ctx.signal);
     log.finish(callLog, { output: { tool_call_name: step.action, tool_call_args: args, tool_response: r.observation } }, r.error);
     files.push(...r.files);
+    a.observer?.observed?.(round, [{ name: step.action, args, observation: r.observation, ...(r.error !== undefined ? { error: r.error } : {}), files: r.files }]);
     units.push({ thought: step.thought, actionText: step.actionText, observation: r.observation });
     log.finish(roundLog, { output: { llm_response: res.text, tool_responses: [{ tool_call_name: step.action, tool_response: r.observation }] } });
   }

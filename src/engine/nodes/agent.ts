@@ -56,10 +56,16 @@ export const agentNode: NodeHandler = {
     if (typeof strategy !== 'string') throw new NodeFailure(`${where}: ${strategy.error}`, 'AgentNodeError', false);
     const model = agentModel(ctx.node);
     providerOf(ctx, model);
-    const toolbox = await AgentToolbox.create(ctx, agentTools(ctx.node));
+    const toolbox = await AgentToolbox.create(ctx, agentTools(ctx.node), where);
     const instruction = String(agentParam(ctx, ctx.node, 'instruction') ?? '');
     const query = String(agentParam(ctx, ctx.node, 'query') ?? '');
-    const log = new AgentLog(ctx);
+    const log = new AgentLog(ctx.ports, (e) =>
+      ctx.emit({
+        type: 'event',
+        event: 'agent_log',
+        data: { node_execution_id: ctx.executionId ?? '', id: e.id, label: e.label, parent_id: e.parent_id, error: e.error, status: e.status, data: e.data, metadata: e.metadata, node_id: ctx.node.id },
+      }),
+    ctx.node.id);
     const input = {
       ctx,
       model,

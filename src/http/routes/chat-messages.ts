@@ -15,6 +15,7 @@ import { CHAT_MODES } from './conversations.js';
 import { requireUser } from '../user-arg.js';
 import { pauseReasons, usageOf } from '../../runs/frames.js';
 import type { RunEnd } from '../../runs/run-types.js';
+import { invalidParam } from '../../infra/errors.js';
 
 const ChatBody = Type.Object({
   query: Type.String(),
@@ -56,25 +57,33 @@ function replyWithAnnotation(reply: FastifyReply, runtime: Runtime, streaming: b
   return reply;
 }
 
-/** `POST /chat-messages` and `POST /chat-messages/{task_id}/stop` for chat and chatflow (advanced-chat) apps. */
+/** `POST /chat-messages` and `POST /chat-messages/{task_id}/stop` for chat, agent-chat and chatflow (advanced-chat) apps. */
 export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
   app.post<{ Body: Static<typeof ChatBody> }>('/chat-messages', { preValidation: requireJson, schema: { body: ChatBody } }, async (request, reply) => {
     const a = requireApp(request);
     const user = requireUser(request.body.user);
     const body = request.body;
-    if (a.mode === 'chat') {
+    if (a.mode === 'chat' || a.mode === 'agent-chat') {
+      // Dify's AgentChatAppGenerator answers only streaming requests (a ValueError: 400 invalid_param)
+      if (a.mode === 'agent-chat' && body.response_mode !== 'streaming') throw invalidParam('Agent Chat App does not support blocking mode');
       const input = { app: a, user, inputs: body.inputs, query: body.query, files: body.files ?? null, conversationId: body.conversation_id ?? undefined };
-      return replyWithGeneration(reply, runtime, body.response_mode === 'streaming', (sink) => runtime.completions.startChat(input, sink), (run, outcome) => ({
-        event: 'message',
-        task_id: run.taskId,
-        id: run.messageId,
-        message_id: run.messageId,
-        conversation_id: run.conversationId,
-        mode: 'chat',
-        answer: outcome.answer,
-        metadata: chatMetadata(outcome),
-        created_at: toSeconds(run.createdAt),
-      }));
+      return replyWithGeneration(
+        reply,
+        runtime,
+        body.response_mode === 'streaming',
+        (sink) => runtime.completions.startChat(input, sink),
+        (run, outcome) => ({
+          event: 'message',
+          task_id: run.taskId,
+          id: run.messageId,
+          message_id: run.messageId,
+          conversation_id: run.conversationId,
+          mode: 'chat',
+          answer: outcome.answer,
+          metadata: chatMetadata(outcome),
+          created_at: toSeconds(run.createdAt),
+        }),
+      );
     }
     if (a.mode !== 'advanced-chat') throw notChatApp();
     // A conversation keeps the inputs it started with; later requests' inputs are ignored (as Dify).
@@ -128,8 +137,8 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async
       const a = requireApp(request);
       const user = requireUser(request.body.user);
       if (!CHAT_MODES.has(a.mode)) throw notChatApp();
-      if (a.mode === 'chat') {
-        await runtime.completions.stop(a, request.params.task_id, user, 'chat');
+      if (a.mode === 'chat' || a.mode === 'agent-chat') {
+        await runtime.completions.stop(a, request.params.task_id, user, a.mode);
         return { result: 'success' };
       }
       const endUser = await runtime.endUsers.find(a.id, user);
