@@ -62,6 +62,9 @@ import { QuickJsSandbox } from './code/sandbox/quickjs-sandbox.js';
 import { SandboxCodeExecutor } from './code/sandbox-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
+import { WorkflowTools } from './tools/workflow/workflow-tools.js';
+import { runWorkflowForTool } from './runs/workflow-tool-runner.js';
+import { UploadToolFiles } from './files/tool-files.js';
 import { AnnotationService } from './annotations/annotation-service.js';
 import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
@@ -260,7 +263,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
     else logger.warn('python3 code nodes still run as child processes with this server\'s rights (no Python sandbox yet; javascript code nodes and templates run in the QuickJS sandbox)');
   };
-  const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
+  // workflow tools run apps through the run service, which is built below with the registry
+  let workflowTools: WorkflowTools | undefined;
+  const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts, config.tools.mcpServers, {
+    files: new UploadToolFiles({ uploads, urls: fileUrls, workspaceId: () => apps.workspaceId() }),
+    workflows: () => workflowTools,
+  });
   closers.push(() => toolRuntime.close());
   const runs = new RunService({
     db: store.db,
@@ -280,6 +288,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
     tools: toolRuntime,
     tracing,
+  });
+  workflowTools = new WorkflowTools({
+    findApp: (id) => apps.find(id),
+    run: (app, inputs, caller, depth, signal) => runWorkflowForTool(runs, app, inputs, caller, depth, signal),
+    maxDepth: config.tools.workflowCallMaxDepth,
   });
   await runs.startBackground();
   closers.push(() => runs.close());

@@ -145,7 +145,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
       }
     }
     if ((d.type === 'tool' || d.type === 'agent') && deps.tools) {
-      for (const w of toolNodeWarnings({ id: node.id, type: d.type, data: d }, deps.tools())) out.push({ ...w, message: `node ${node.id} (${d.type}): ${w.message}` });
+      for (const w of await toolNodeWarnings({ id: node.id, type: d.type, data: d }, deps.tools())) out.push({ ...w, message: `node ${node.id} (${d.type}): ${w.message}` });
     }
     const type = d.type;
     const hook = isNodeType(type) ? NODE_HANDLERS[type].importWarnings : undefined;

@@ -19,6 +19,8 @@ export interface ToolsConfig {
   readonly maxResponseBytes: number;
   /** Settings by provider name: `NAME_API_KEY` / `NAME_BASE_URL`, else `tools.NAME.api_key` / `base_url` in dovetail.yaml. */
   readonly providers: Readonly<Record<string, ToolProviderSettings & { readonly searchBaseUrl?: string | undefined }>>;
+  /** `WORKFLOW_CALL_MAX_DEPTH`: how deep workflow tools may call workflows (Dify's default 5). */
+  readonly workflowCallMaxDepth: number;
   /** MCP servers (`mcp.servers` in dovetail.yaml). */
   readonly mcpServers?: readonly McpServerConfig[];
 }
@@ -61,6 +63,7 @@ export function readToolsConfig(env: Env, file: Record<string, unknown>): ToolsC
     timeoutSeconds,
     maxResponseBytes: positiveInt(env, file, 'TOOL_RESPONSE_MAX_SIZE', 5 * 1024 * 1024),
     providers,
+    workflowCallMaxDepth: positiveInt(env, file, 'WORKFLOW_CALL_MAX_DEPTH', 5),
     mcpServers: readMcpServers(env, file, timeoutSeconds),
   };
 }
