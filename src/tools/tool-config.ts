@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import type { ToolProviderSettings } from './tool.js';
 import { readMcpServers, type McpServerConfig } from './mcp/mcp-config.js';
+import { readApiTools, type ApiToolProviderConfig } from './openapi/api-tool-config.js';
 
 /** The built-in providers that take settings, and the variables they read. */
 export const TOOL_PROVIDER_SETTINGS = {
@@ -23,6 +24,8 @@ export interface ToolsConfig {
   readonly workflowCallMaxDepth: number;
   /** MCP servers (`mcp.servers` in dovetail.yaml). */
   readonly mcpServers?: readonly McpServerConfig[];
+  /** Custom OpenAPI tool providers (`api_tools` in dovetail.yaml). */
+  readonly apiTools?: readonly ApiToolProviderConfig[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -41,7 +44,7 @@ function url(value: unknown, key: string): string | undefined {
 }
 
 /** Reads the tool settings from env and the `tools:` section of dovetail.yaml; throws ConfigError naming a bad key. */
-export function readToolsConfig(env: Env, file: Record<string, unknown>): ToolsConfig {
+export function readToolsConfig(env: Env, file: Record<string, unknown>, configDir = '.'): ToolsConfig {
   const section = file.tools ?? {};
   if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new ConfigError('tools must be a mapping of provider name to settings');
   const fromFile = section as Record<string, unknown>;
@@ -65,5 +68,6 @@ export function readToolsConfig(env: Env, file: Record<string, unknown>): ToolsC
     providers,
     workflowCallMaxDepth: positiveInt(env, file, 'WORKFLOW_CALL_MAX_DEPTH', 5),
     mcpServers: readMcpServers(env, file, timeoutSeconds),
+    apiTools: readApiTools(file, configDir),
   };
 }

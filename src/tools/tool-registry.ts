@@ -2,6 +2,7 @@ import { ToolHttp } from './tool-http.js';
 import type { ToolsConfig } from './tool-config.js';
 import { ToolError, type Tool, type ToolFiles, type ToolFileValue, type ToolInvokeContext, type ToolMessage, type ToolProvider, type ToolRef, type ToolResolution, type ToolResultMessage, type ToolRuntime } from './tool.js';
 import type { WorkflowTools } from './workflow/workflow-tools.js';
+import { ApiToolProvider } from './openapi/api-tool-provider.js';
 import { McpProvider } from './mcp/mcp-provider.js';
 import type { McpServerConfig } from './mcp/mcp-config.js';
 import { prepareParameters } from './tool-parameters.js';
@@ -22,6 +23,8 @@ const RUNNABLE_TYPES = ['builtin', 'plugin'] as const;
 export interface ToolRegistryExtras {
   /** Stores the files tools make (`blob` messages); unset: such a tool fails saying so. */
   readonly files?: ToolFiles;
+  /** Custom OpenAPI tool providers (`api_tools` of dovetail.yaml). */
+  readonly apiProviders?: readonly ApiToolProvider[];
   /** Workflow as tool (built after the run service, hence lazy); unset: `workflow` tools do not resolve. */
   readonly workflows?: () => WorkflowTools | undefined;
 }
@@ -92,6 +95,16 @@ export class ToolRegistry implements ToolRuntime {
       const workflows = this.#extras.workflows?.();
       if (!workflows) return { error: `${label}: workflow tools are not available in this process`, errorType: 'ToolProviderNotFoundError' };
       return workflows.resolve(ref);
+    }
+    if (ref.providerType === 'api') {
+      const api = this.#extras.apiProviders ?? [];
+      const provider = api.find((p) => p.matches(ref));
+      if (provider) return provider.resolve(ref);
+      return {
+        error: `${label}: no API tool provider "${ref.providerName ?? ref.providerId}" is configured; declare its OpenAPI document under api_tools in dovetail.yaml (by that name, or list "${ref.providerId}" in its provider_ids)${api.length ? ` (configured: ${api.map((p) => p.config.name).join(', ')})` : ''}`,
+        errorType: 'ToolProviderNotFoundError',
+        setting: 'api_tools',
+      };
     }
     if (ref.providerType === 'mcp') {
       if (this.#mcpServer(ref)) return { tool: undefined };
@@ -175,6 +188,7 @@ function remoteFile(url: string, type: string): Record<string, unknown> {
 /** The registry of the built-in providers, their HTTP behind the SSRF guard. */
 export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly string[], mcpServers: readonly McpServerConfig[] = config.mcpServers ?? [], extras: ToolRegistryExtras = {}): ToolRegistry {
   const http = new ToolHttp({ allowHosts, timeoutSeconds: config.timeoutSeconds, maxResponseBytes: config.maxResponseBytes });
+  const apiProviders = (config.apiTools ?? []).map((c) => new ApiToolProvider(c, http));
   const s = (name: string) => ({ http, settings: config.providers[name] ?? {} });
   return new ToolRegistry(
     [
@@ -191,6 +205,6 @@ export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly st
     ],
     config.providers,
     mcpServers,
-    extras,
+    { apiProviders, ...extras },
   );
 }

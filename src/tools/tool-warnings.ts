@@ -5,6 +5,7 @@ function refOf(d: Readonly<Record<string, unknown>>): ToolRef {
   return {
     providerType: typeof d.provider_type === 'string' ? d.provider_type : 'builtin',
     providerId: typeof d.provider_id === 'string' ? d.provider_id : typeof d.provider_name === 'string' ? d.provider_name : '',
+    ...(typeof d.provider_name === 'string' ? { providerName: d.provider_name } : {}),
     toolName: typeof d.tool_name === 'string' ? d.tool_name : '',
   };
 }

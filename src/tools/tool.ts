@@ -85,6 +85,8 @@ export interface ToolRef {
   /** `builtin`, `plugin`, `api`, `workflow`, `mcp`. */
   readonly providerType: string;
   readonly providerId: string;
+  /** Dify's `provider_name` beside the id (API tools are matched by either). */
+  readonly providerName?: string;
   readonly toolName: string;
 }
 
