@@ -133,22 +133,22 @@ describe('workflow as tool', { timeout: 60_000 }, () => {
     expect(JSON.parse(up.stdout).version).toBe(2);
     const ok = await run(out.api_key, { who: 'Bob' });
     expect(ok).toMatchObject({ status: 'succeeded', outputs: { text: '{"greeting": "Hello Bob x3", "name": "Bob"}' } });
-    expect((await cli('app', 'check', out.app_id)).stdout).toBe(`${out.app_id}: nothing missing\n`);
+    expect(await s.runtime.appWarnings((await s.runtime.apps.find(out.app_id))!)).toEqual([]);
   });
 
   it('a workflow that calls itself stops at WORKFLOW_CALL_MAX_DEPTH, named in the error', async () => {
     const self = '9e9e0000-0000-4000-8000-00000000beef';
     const loopFile = path.join(s.dataDir, 'loop.yml');
     writeFileSync(loopFile, toolApp(self, 'loop'));
-    const imported = JSON.parse((await cli('app', 'import', loopFile, '--json')).stdout);
-    const up = await cli('app', 'update', imported.app_id, loopFile, '--tool', `${self}=${imported.app_id}`);
+    const imported = await s.importApp(toolApp(self, 'loop'));
+    const up = await cli('app', 'update', imported.appId, loopFile, '--tool', `${self}=${imported.appId}`);
     // the app calls itself, so it is a workflow app; mapped to itself in an update
     expect(up.code).toBe(0);
-    const d = await run(imported.api_key, { who: 'Eve' });
+    const d = await run(imported.apiKey, { who: 'Eve' });
     expect(d.status).toBe('failed');
     expect(d.error).toContain('Max workflow call depth 2 reached (WORKFLOW_CALL_MAX_DEPTH)');
     // depth 0 (the API's run) called depth 1 and 2; the third level was refused before it started
-    const runs = await s.runtime.store.db.selectFrom('workflow_runs').select('status').where('app_id', '=', imported.app_id).execute();
+    const runs = await s.runtime.store.db.selectFrom('workflow_runs').select('status').where('app_id', '=', imported.appId).execute();
     expect(runs.map((r) => r.status).sort()).toEqual(['failed', 'failed', 'failed']);
   });
 });
