@@ -78,7 +78,7 @@ afterAll(async () => {
   await s?.close();
 });
 
-describe('workflow as tool', { timeout: 60_000 }, () => {
+describe('workflow as tool', { timeout: 240_000 }, () => {
   it('app tools lists the workflow apps with their input parameters', async () => {
     const r = await cli('app', 'tools', '--json');
     expect(r.code).toBe(0);
