@@ -291,7 +291,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   workflowTools = new WorkflowTools({
     findApp: (id) => apps.find(id),
-    run: (app, inputs, caller, depth, signal) => runWorkflowForTool(runs, app, inputs, caller, depth, signal),
+    // the inner run belongs to the inner app's end user of the same `user` (end users are per app)
+    run: async (app, inputs, caller, depth, signal) => runWorkflowForTool(runs, app, inputs, { ...caller, endUserId: (await endUsers.getOrCreate(app.id, caller.user)).id }, depth, signal),
     maxDepth: config.tools.workflowCallMaxDepth,
   });
   await runs.startBackground();

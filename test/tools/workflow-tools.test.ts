@@ -105,8 +105,10 @@ describe('workflow as tool', { timeout: 240_000 }, () => {
     expect(d.outputs.json).toEqual([{ greeting: 'Hello Ada x3', name: 'Ada' }]);
     expect(d.outputs.files).toEqual([]);
     // the tool's run is a run of the inner app, by the calling user
-    const logs = await s.runtime.store.db.selectFrom('workflow_runs').select(['status', 'inputs']).where('app_id', '=', innerId).execute();
+    const logs = await s.runtime.store.db.selectFrom('workflow_runs').select(['status', 'inputs', 'end_user_id']).where('app_id', '=', innerId).execute();
     expect(logs.map((l) => [l.status, JSON.parse(l.inputs)])).toContainEqual(['succeeded', { name: 'Ada', times: 3 }]);
+    const endUser = await s.runtime.store.db.selectFrom('end_users').selectAll().where('id', '=', logs[0]!.end_user_id).executeTakeFirstOrThrow();
+    expect([endUser.app_id, endUser.session_id]).toEqual([innerId, 'tool-user']);
   });
 
   it('a bad mapping is refused naming it: not a workflow app, an id the app does not use', async () => {
