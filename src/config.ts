@@ -439,7 +439,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxAttempts: int(env, file, 'QUEUE_MAX_ATTEMPTS', 3, 1),
       retryDelayMs: int(env, file, 'QUEUE_RETRY_DELAY_MS', 1000, 0),
     },
-    tools: readToolsConfig(env, file),
+    tools: readToolsConfig(env, file, path.dirname(configFile(env) ?? 'dovetail.yaml')),
     mail: mailOf(env, file),
     webForms: {
       appWebUrl: (str(env, file, 'APP_WEB_URL') ?? `http://localhost:${int(env, file, 'PORT', 5001)}`).replace(/\/+$/, ''),

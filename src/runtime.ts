@@ -63,6 +63,9 @@ import { QuickJsSandbox } from './code/sandbox/quickjs-sandbox.js';
 import { SandboxCodeExecutor } from './code/sandbox-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
+import { WorkflowTools } from './tools/workflow/workflow-tools.js';
+import { runWorkflowForTool } from './runs/workflow-tool-runner.js';
+import { UploadToolFiles } from './files/tool-files.js';
 import { AnnotationService } from './annotations/annotation-service.js';
 import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
@@ -214,7 +217,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     match: async (appId: string, query: string) => annotationPort.current?.match(appId, query),
     recordHit: async (h: Parameters<AnnotationService['recordHit']>[0]) => annotationPort.current?.recordHit(h),
   };
-  const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
+  // workflow tools run apps through the run service, which is built below with the registry
+  let workflowTools: WorkflowTools | undefined;
+  const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts, config.tools.mcpServers, {
+    files: new UploadToolFiles({ uploads, urls: fileUrls, workspaceId: () => apps.workspaceId() }),
+    workflows: () => workflowTools,
+  });
   closers.push(() => toolRuntime.close());
   const agentThoughts = new AgentThoughtStore(store.db);
   const completions = new CompletionService({
@@ -297,6 +305,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
     tools: toolRuntime,
     tracing,
+  });
+  workflowTools = new WorkflowTools({
+    findApp: (id) => apps.find(id),
+    // the inner run belongs to the inner app's end user of the same `user` (end users are per app)
+    run: async (app, inputs, caller, depth, signal) => runWorkflowForTool(runs, app, inputs, { ...caller, endUserId: (await endUsers.getOrCreate(app.id, caller.user)).id }, depth, signal),
+    maxDepth: config.tools.workflowCallMaxDepth,
   });
   await runs.startBackground();
   closers.push(() => runs.close());

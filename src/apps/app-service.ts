@@ -7,6 +7,7 @@ import { parseDsl, type AppMode, type DslDocument } from './dsl.js';
 import { DslError } from './errors.js';
 import { inputVariables, type InputVariable } from './input-form.js';
 import { mapDatasets } from './import-check.js';
+import { mapWorkflowTools } from './workflow-tool-map.js';
 
 /** An app as services see it: its row plus the parsed DSL. */
 export interface App {
@@ -62,6 +63,14 @@ function toApp(row: AppTable, dsl: DslDocument): App {
 
 const VERSION_CACHE_MAX = 100;
 
+/** Ids of an export replaced by ids of this server at import or update. */
+export interface ImportMaps {
+  /** Dataset id of the export → dataset of this server (`--dataset`). */
+  readonly datasets?: ReadonlyMap<string, string>;
+  /** Workflow tool provider id of the export → workflow app of this server (`--tool`). */
+  readonly tools?: ReadonlyMap<string, string>;
+}
+
 /** The app row's descriptive columns, from its DSL. */
 function describe(doc: DslDocument): Pick<AppTable, 'name' | 'mode' | 'description' | 'icon'> {
   return {
@@ -108,10 +117,11 @@ export class AppService {
 
   /**
    * Parses and validates a DSL document; throws DslError when it cannot be imported. `datasets`
-   * maps dataset ids of the export to ids of this server (`app import --dataset`).
+   * maps dataset ids of the export to ids of this server (`app import --dataset`), `tools` workflow
+   * tool provider ids to workflow apps of this server (`--tool`).
    */
-  #parse(yamlText: string, datasets: ReadonlyMap<string, string> = new Map()): DslDocument {
-    const doc = mapDatasets(parseDsl(yamlText), datasets);
+  #parse(yamlText: string, opts: ImportMaps = {}): DslDocument {
+    const doc = mapWorkflowTools(mapDatasets(parseDsl(yamlText), opts.datasets ?? new Map()), opts.tools ?? new Map());
     if (doc.workflow) for (const v of this.#validators) v(doc);
     if (doc.app.mode === 'workflow' || doc.app.mode === 'advanced-chat') {
       const nodes = doc.workflow!.graph.nodes;
@@ -122,8 +132,8 @@ export class AppService {
   }
 
   /** Parses, validates and stores a DSL document; throws DslError when it cannot be imported. */
-  async importDsl(yamlText: string, opts: { readonly datasets?: ReadonlyMap<string, string> } = {}): Promise<App> {
-    const doc = this.#parse(yamlText, opts.datasets);
+  async importDsl(yamlText: string, opts: ImportMaps = {}): Promise<App> {
+    const doc = this.#parse(yamlText, opts);
     const now = this.#clock.now();
     const row: AppTable = {
       id: newId(),
@@ -149,8 +159,8 @@ export class AppService {
    * change: clients call the mode's endpoints). Runs keep the version they started with.
    * Returns undefined when there is no such app; throws DslError for a document it cannot import.
    */
-  async update(id: string, yamlText: string, opts: { readonly datasets?: ReadonlyMap<string, string> } = {}): Promise<App | undefined> {
-    const doc = this.#parse(yamlText, opts.datasets);
+  async update(id: string, yamlText: string, opts: ImportMaps = {}): Promise<App | undefined> {
+    const doc = this.#parse(yamlText, opts);
     const sealed = JSON.stringify(await mapSecrets(doc, (v) => this.#box.seal(v)));
     const now = this.#clock.now();
     const updated = await this.#db.transaction().execute(async (trx) => {

@@ -109,7 +109,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
       const tools = deps.tools();
       for (const { index, entry } of enabledAgentTools({ dsl: doc })) {
         const ref = agentChatToolRef(entry);
-        const r = tools.check(ref);
+        const r = await tools.check(ref);
         const where = `model_config.agent_mode.tools[${index}]`;
         if ('error' in r) out.push({ node_id: where, node_type: 'agent-chat', part: `tool ${ref.providerId}/${ref.toolName}`, setting: r.setting ?? null, message: `${where} (agent-chat): ${r.error}` });
       }
@@ -155,7 +155,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
       }
     }
     if ((d.type === 'tool' || d.type === 'agent') && deps.tools) {
-      for (const w of toolNodeWarnings({ id: node.id, type: d.type, data: d }, deps.tools())) out.push({ ...w, message: `node ${node.id} (${d.type}): ${w.message}` });
+      for (const w of await toolNodeWarnings({ id: node.id, type: d.type, data: d }, deps.tools())) out.push({ ...w, message: `node ${node.id} (${d.type}): ${w.message}` });
     }
     const type = d.type;
     const hook = isNodeType(type) ? NODE_HANDLERS[type].importWarnings : undefined;

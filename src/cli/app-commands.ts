@@ -9,6 +9,8 @@ import { withCli, withRuntime, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { print } from './output.js';
 import { parseDatasetMap } from '../apps/import-check.js';
+import { parseToolMap } from '../apps/workflow-tool-map.js';
+import { workflowToolParameters } from '../tools/workflow/workflow-tools.js';
 import type { ImportWarning } from '../engine/types.js';
 
 /** Reads a DSL file the user named; a missing file is one line naming it. */
@@ -54,6 +56,19 @@ function printWarnings(warnings: readonly ImportWarning[]): void {
 /** Repeatable `--dataset OLD_ID=NEW_ID`. */
 const collect = (v: string, prev: string[]) => [...prev, v];
 
+const TOOL_FLAG = ['--tool <OLD_PROVIDER_ID=APP_ID>', 'run workflow app APP_ID of this server where the export names workflow tool provider OLD_PROVIDER_ID (repeatable; app tools lists them)'] as const;
+
+/** `--tool` pairs, each target checked to be a workflow app of this server. */
+async function toolMap(apps: AppService, pairs: readonly string[]): Promise<Map<string, string>> {
+  const map = parseToolMap(pairs);
+  for (const [old, id] of map) {
+    const target = await apps.find(id);
+    if (!target) throw new CliError(`--tool ${old}=${id}: no app with id ${id} (app tools lists the workflow apps)`);
+    if (target.mode !== 'workflow') throw new CliError(`--tool ${old}=${id}: app ${id} is a ${target.mode} app; only workflow apps run as tools`);
+  }
+  return map;
+}
+
 /** `app import | list | show | update | export | delete`. */
 export function appCommands(program: Command): void {
   const appCmd = program.command('app').description('manage apps');
@@ -62,13 +77,14 @@ export function appCommands(program: Command): void {
     .argument('<file>', 'Dify DSL YAML file')
     .option('--json', 'print one JSON object')
     .option('--dataset <OLD_ID=NEW_ID>', 'use dataset NEW_ID of this server where the export names OLD_ID (repeatable)', collect, [] as string[])
+    .option(...TOOL_FLAG, collect, [] as string[])
     .description('create an app from a Dify DSL file and print a new API key; what it cannot serve yet is listed as warnings')
-    .action(async (file: string, opts: { json?: boolean; dataset: string[] }, cmd: Command) => {
+    .action(async (file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => {
       const text = readDslFile(file);
       const datasets = parseDatasetMap(opts.dataset);
       // the warnings ask the runtime's providers, datasets, tools and code executor
       await withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
-        const app = await rt.apps.importDsl(text, { datasets });
+        const app = await rt.apps.importDsl(text, { datasets, tools: await toolMap(rt.apps, opts.tool) });
         const { apiKey } = await rt.keys.create('app', app.workspaceId, app.id);
         const warnings = await rt.appWarnings(app);
         printWarnings(warnings);
@@ -97,6 +113,23 @@ export function appCommands(program: Command): void {
       withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
         const list = await apps.list();
         print(opts.json, list.map((a) => ({ app_id: a.id, mode: a.mode, name: a.name })), list.map((a) => `${a.id}  ${a.mode.padEnd(14)} ${a.name}\n`).join(''));
+      }),
+    );
+  appCmd
+    .command('tools')
+    .description('list the workflow apps of this server that tool nodes can run (app import --tool OLD_PROVIDER_ID=APP_ID), with their input parameters')
+    .option('--json', 'print one JSON array')
+    .action(async (opts: { json?: boolean }, cmd: Command) =>
+      withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
+        const list = (await apps.list()).filter((a) => a.mode === 'workflow');
+        const rows = list.map((a) => ({
+          app_id: a.id,
+          name: a.name,
+          description: a.description,
+          parameters: workflowToolParameters(a).map((p) => ({ name: p.name, type: p.type, required: p.required, ...(p.options ? { options: p.options } : {}) })),
+        }));
+        const text = rows.map((r) => `${r.app_id}  ${r.name}  (${r.parameters.map((p) => `${p.name}: ${p.type}${p.required ? '' : '?'}`).join(', ')})\n`).join('');
+        print(opts.json, rows, text);
       }),
     );
   appCmd
@@ -134,11 +167,12 @@ export function appCommands(program: Command): void {
     .argument('<app>', 'app id (or its unique name)')
     .argument('<file>', 'Dify DSL YAML file')
     .option('--json', 'print one JSON object')
-    .action(async (ref: string, file: string, opts: { json?: boolean }, cmd: Command) => {
+    .option(...TOOL_FLAG, collect, [] as string[])
+    .action(async (ref: string, file: string, opts: { json?: boolean; tool: string[] }, cmd: Command) => {
       const text = readDslFile(file);
       await withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
         const app = await findApp(apps, ref);
-        const updated = await apps.update(app.id, text);
+        const updated = await apps.update(app.id, text, { tools: await toolMap(apps, opts.tool) });
         if (!updated) throw new CliError(`no app with id ${app.id}`);
         print(opts.json, { app_id: updated.id, mode: updated.mode, name: updated.name, version: updated.version }, `app_id: ${updated.id}\nname: ${updated.name}\nversion: ${updated.version}`);
       });

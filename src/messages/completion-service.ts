@@ -21,7 +21,7 @@ import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage } from './annotat
 import { conversationName } from './conversation-name.js';
 import { StopRequested, type TaskRegistry } from './task-registry.js';
 import { isObject } from '../infra/objects.js';
-import type { ToolRuntime } from '../tools/tool.js';
+import { withCaller, type ToolRuntime } from '../tools/tool.js';
 import { agentModeOf } from './agent-mode.js';
 import { AgentThoughtRecorder, agentThoughtEvent, type AgentThoughtStore } from './agent-thoughts.js';
 import { runAgentTurn } from './agent-turn.js';
@@ -119,6 +119,8 @@ interface Prepared {
   readonly provider: ModelProvider;
   readonly images: ContentPart[];
   readonly endUserId: string;
+  /** The caller's `user` string. */
+  readonly user: string;
   readonly prePrompt: string;
   readonly query: string;
   readonly files: readonly unknown[];
@@ -255,7 +257,7 @@ export class CompletionService {
     const endUser = await d.endUsers.getOrCreate(app.id, input.user);
     const prePrompt = typeof app.dsl.model_config?.pre_prompt === 'string' ? app.dsl.model_config.pre_prompt : '';
     // NUL characters are dropped from the query, as Dify does (PostgreSQL cannot store them).
-    return { app, startedAt, inputs, model, provider, images, endUserId: endUser.id, prePrompt, query: input.query.replaceAll('\x00', ''), files: input.files ?? [] };
+    return { app, startedAt, inputs, model, provider, images, endUserId: endUser.id, user: input.user, prePrompt, query: input.query.replaceAll('\x00', ''), files: input.files ?? [] };
   }
 
   /**
@@ -533,7 +535,11 @@ export class CompletionService {
         await inserted;
         emit({ type: 'sent' });
         const result = await runAgentTurn(
-          { providers: d.providers, tools: d.tools, priceOf: (m) => d.config.prices[m], maxIterations: d.config.runs.agentMaxIterations, now: () => d.clock.now(), newId },
+          {
+            providers: d.providers,
+            // workflow tools and tool files belong to the answer's app and end user (the message stands for the run)
+            tools: d.tools && withCaller(d.tools, { workspaceId: p.app.workspaceId, appId: p.app.id, runId: messageId, endUserId: p.endUserId, user: p.user, callDepth: 0 }),
+            priceOf: (m) => d.config.prices[m], maxIterations: d.config.runs.agentMaxIterations, now: () => d.clock.now(), newId },
           {
             appName: p.app.name,
             mode,

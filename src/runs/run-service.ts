@@ -1,4 +1,4 @@
-import type { ToolRuntime } from '../tools/tool.js';
+import { withCaller, type ToolRuntime } from '../tools/tool.js';
 import type { Kysely } from 'kysely';
 import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { App } from '../apps/app-service.js';
@@ -48,6 +48,8 @@ export interface StartRun {
   readonly conversationId?: string | null;
   readonly messageId?: string | null;
   readonly dialogueCount?: number;
+  /** Workflow as tool: how many workflow tools deep this run is (0 when the API starts it). */
+  readonly callDepth?: number;
   /** Runs after the run row exists and before the run starts (chatflow writes its message row). */
   readonly beforeStart?: (ids: { runId: string; taskId: string }) => Promise<void>;
 }
@@ -179,7 +181,8 @@ export class RunService implements RunResumer {
     return g;
   }
 
-  #ports(): EnginePorts {
+  #ports(meta: RunMeta, workspaceId: string): EnginePorts {
+    const caller = { workspaceId, appId: meta.appId, runId: meta.id, endUserId: meta.endUserId, user: meta.user, callDepth: meta.callDepth ?? 0 };
     return {
       providers: this.#providers(),
       humanInput: this.#humanInput,
@@ -197,7 +200,7 @@ export class RunService implements RunResumer {
       http: this.#http,
       ...(this.#priceOf ? { priceOf: this.#priceOf } : {}),
       files: this.#files,
-      tools: this.#tools,
+      tools: this.#tools && withCaller(this.#tools, caller),
       now: () => this.#clock.now(),
       newId,
       sleep: (ms, signal) =>
@@ -226,6 +229,7 @@ export class RunService implements RunResumer {
       messageId: input.messageId ?? null,
       createdAt: now,
       inputs: input.inputs,
+      ...(input.callDepth ? { callDepth: input.callDepth } : {}),
     };
     const sys: Record<string, unknown> = {
       files: input.files ?? [],
@@ -274,17 +278,17 @@ export class RunService implements RunResumer {
       })
       .execute();
     if (input.beforeStart) await input.beforeStart({ runId: meta.id, taskId: meta.taskId });
-    const done = this.#launch(meta, graph, state, 0, 'initial');
+    const done = this.#launch(meta, app.workspaceId, graph, state, 0, 'initial');
     return { runId: meta.id, taskId: meta.taskId, done };
   }
 
-  #launch(meta: RunMeta, graph: Graph, state: RunState, lastSeq: number, reason: 'initial' | 'resumption'): Promise<RunEnd | undefined> {
+  #launch(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, lastSeq: number, reason: 'initial' | 'resumption'): Promise<RunEnd | undefined> {
     const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq, new SecretMask(graph.secrets));
     const loop = new RunLoop({
       meta,
       graph,
       state,
-      ports: this.#ports(),
+      ports: this.#ports(meta, workspaceId),
       journal,
       limits: this.#config,
       tracing: this.#tracing,
@@ -480,7 +484,7 @@ export class RunService implements RunResumer {
         createdAt: Number(run.created_at),
         inputs: JSON.parse(run.inputs) as Record<string, unknown>,
       };
-      void this.#launch(meta, graph, state, Number(run.last_seq), 'resumption');
+      void this.#launch(meta, app.workspaceId, graph, state, Number(run.last_seq), 'resumption');
     } catch (err) {
       this.#logger.error({ err, runId }, `${why} failed`);
       await this.#failRun(runId, `${why} failed: ${(err as Error).message}`);

@@ -20,6 +20,8 @@ export interface RunMeta {
   /** Epoch ms. */
   readonly createdAt: number;
   readonly inputs: Readonly<Record<string, unknown>>;
+  /** How many workflow tools deep this run was started (0 or absent: by the API). */
+  readonly callDepth?: number;
 }
 
 export interface RunLimits {

@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import type { ToolProviderSettings } from './tool.js';
 import { readMcpServers, type McpServerConfig } from './mcp/mcp-config.js';
+import { readApiTools, type ApiToolProviderConfig } from './openapi/api-tool-config.js';
 
 /** The built-in providers that take settings, and the variables they read. */
 export const TOOL_PROVIDER_SETTINGS = {
@@ -19,8 +20,12 @@ export interface ToolsConfig {
   readonly maxResponseBytes: number;
   /** Settings by provider name: `NAME_API_KEY` / `NAME_BASE_URL`, else `tools.NAME.api_key` / `base_url` in dovetail.yaml. */
   readonly providers: Readonly<Record<string, ToolProviderSettings & { readonly searchBaseUrl?: string | undefined }>>;
+  /** `WORKFLOW_CALL_MAX_DEPTH`: how deep workflow tools may call workflows (Dify's default 5). */
+  readonly workflowCallMaxDepth: number;
   /** MCP servers (`mcp.servers` in dovetail.yaml). */
   readonly mcpServers?: readonly McpServerConfig[];
+  /** Custom OpenAPI tool providers (`api_tools` in dovetail.yaml). */
+  readonly apiTools?: readonly ApiToolProviderConfig[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -39,7 +44,7 @@ function url(value: unknown, key: string): string | undefined {
 }
 
 /** Reads the tool settings from env and the `tools:` section of dovetail.yaml; throws ConfigError naming a bad key. */
-export function readToolsConfig(env: Env, file: Record<string, unknown>): ToolsConfig {
+export function readToolsConfig(env: Env, file: Record<string, unknown>, configDir = '.'): ToolsConfig {
   const section = file.tools ?? {};
   if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new ConfigError('tools must be a mapping of provider name to settings');
   const fromFile = section as Record<string, unknown>;
@@ -61,6 +66,8 @@ export function readToolsConfig(env: Env, file: Record<string, unknown>): ToolsC
     timeoutSeconds,
     maxResponseBytes: positiveInt(env, file, 'TOOL_RESPONSE_MAX_SIZE', 5 * 1024 * 1024),
     providers,
+    workflowCallMaxDepth: positiveInt(env, file, 'WORKFLOW_CALL_MAX_DEPTH', 5),
     mcpServers: readMcpServers(env, file, timeoutSeconds),
+    apiTools: readApiTools(file, configDir),
   };
 }

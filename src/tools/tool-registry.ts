@@ -1,6 +1,8 @@
 import { ToolHttp } from './tool-http.js';
 import type { ToolsConfig } from './tool-config.js';
-import { ToolError, type Tool, type ToolInvokeContext, type ToolProvider, type ToolRef, type ToolResolution, type ToolResultMessage, type ToolRuntime } from './tool.js';
+import { ToolError, type Tool, type ToolFiles, type ToolFileValue, type ToolInvokeContext, type ToolMessage, type ToolProvider, type ToolRef, type ToolResolution, type ToolResultMessage, type ToolRuntime } from './tool.js';
+import type { WorkflowTools } from './workflow/workflow-tools.js';
+import { ApiToolProvider } from './openapi/api-tool-provider.js';
 import { McpProvider } from './mcp/mcp-provider.js';
 import type { McpServerConfig } from './mcp/mcp-config.js';
 import { prepareParameters } from './tool-parameters.js';
@@ -14,8 +16,18 @@ import { timeProvider } from './providers/time.js';
 import { webscraperProvider } from './providers/webscraper.js';
 import { wikipediaProvider } from './providers/wikipedia.js';
 
-/** The provider types a DSL tool reference may carry; only built-in (and plugin ids of built-ins) run today. */
-const RUNNABLE_TYPES = ['builtin', 'plugin', 'mcp'] as const;
+/** The provider types a DSL tool reference may carry that name built-in providers (or plugin ids of built-ins). */
+const RUNNABLE_TYPES = ['builtin', 'plugin'] as const;
+
+/** What the registry runs beside the built-in providers and MCP servers. */
+export interface ToolRegistryExtras {
+  /** Stores the files tools make (`blob` messages); unset: such a tool fails saying so. */
+  readonly files?: ToolFiles;
+  /** Custom OpenAPI tool providers (`api_tools` of dovetail.yaml). */
+  readonly apiProviders?: readonly ApiToolProvider[];
+  /** Workflow as tool (built after the run service, hence lazy); unset: `workflow` tools do not resolve. */
+  readonly workflows?: () => WorkflowTools | undefined;
+}
 
 /** `langgenius/time/time` → `time`; a plain name stays. */
 export function providerName(providerId: string): string {
@@ -31,11 +43,13 @@ export class ToolRegistry implements ToolRuntime {
   readonly #providers = new Map<string, ToolProvider>();
   readonly #settings: ToolsConfig['providers'];
   readonly #mcp: McpProvider[];
+  readonly #extras: ToolRegistryExtras;
 
-  constructor(providers: readonly ToolProvider[], settings: ToolsConfig['providers'] = {}, mcpServers: readonly McpServerConfig[] = []) {
+  constructor(providers: readonly ToolProvider[], settings: ToolsConfig['providers'] = {}, mcpServers: readonly McpServerConfig[] = [], extras: ToolRegistryExtras = {}) {
     for (const p of providers) this.#providers.set(p.name, p);
     this.#settings = settings;
     this.#mcp = mcpServers.map((c) => new McpProvider(c));
+    this.#extras = extras;
   }
 
   /** The MCP server a reference names (by server name, or a Dify provider id listed for it). */
@@ -48,7 +62,7 @@ export class ToolRegistry implements ToolRuntime {
   }
 
   async resolve(ref: ToolRef): Promise<ToolResolution> {
-    const checked = this.check(ref);
+    const checked = await this.check(ref);
     if ('error' in checked || checked.tool) return checked;
     const server = this.#mcpServer(ref)!;
     let tools: Tool[];
@@ -71,8 +85,27 @@ export class ToolRegistry implements ToolRuntime {
     return this.#providers.get(providerName(name));
   }
 
-  check(ref: ToolRef): ToolResolution {
+  async check(ref: ToolRef): Promise<ToolResolution> {
+    return this.#check(ref);
+  }
+
+  async #check(ref: ToolRef): Promise<ToolResolution> {
     const label = `tool "${ref.toolName}" of provider "${ref.providerId}"`;
+    if (ref.providerType === 'workflow') {
+      const workflows = this.#extras.workflows?.();
+      if (!workflows) return { error: `${label}: workflow tools are not available in this process`, errorType: 'ToolProviderNotFoundError' };
+      return workflows.resolve(ref);
+    }
+    if (ref.providerType === 'api') {
+      const api = this.#extras.apiProviders ?? [];
+      const provider = api.find((p) => p.matches(ref));
+      if (provider) return provider.resolve(ref);
+      return {
+        error: `${label}: no API tool provider "${ref.providerName ?? ref.providerId}" is configured; declare its OpenAPI document under api_tools in dovetail.yaml (by that name, or list "${ref.providerId}" in its provider_ids)${api.length ? ` (configured: ${api.map((p) => p.config.name).join(', ')})` : ''}`,
+        errorType: 'ToolProviderNotFoundError',
+        setting: 'api_tools',
+      };
+    }
     if (ref.providerType === 'mcp') {
       if (this.#mcpServer(ref)) return { tool: undefined };
       const names = this.#mcp.map((m) => m.config.name);
@@ -83,7 +116,7 @@ export class ToolRegistry implements ToolRuntime {
       };
     }
     if (!(RUNNABLE_TYPES as readonly string[]).includes(ref.providerType)) {
-      return { error: `${label}: provider_type "${ref.providerType}" is not supported by this server (supported: built-in tools: ${this.providerNames().join(', ')})`, errorType: 'ToolProviderNotFoundError' };
+      return { error: `${label}: provider_type "${ref.providerType}" is not supported by this server (supported: builtin, plugin, mcp, workflow, api; built-in tools: ${this.providerNames().join(', ')})`, errorType: 'ToolProviderNotFoundError' };
     }
     const provider = this.provider(ref.providerId);
     if (!provider) {
@@ -113,11 +146,23 @@ export class ToolRegistry implements ToolRuntime {
       if (ctx.signal.aborted || err instanceof ToolError) throw err;
       throw new ToolError(`tool "${tool.name}" failed: ${(err as Error).message}`);
     }
-    return messages.map((m): ToolResultMessage => {
-      if (m.type === 'image_link') return { type: 'file', file: remoteFile(m.url, 'image') };
-      if (m.type === 'blob') throw new ToolError(`tool "${tool.name}" returned a file (${m.mimeType}), which this server cannot store for tools yet`);
-      return m;
-    });
+    const out: ToolResultMessage[] = [];
+    for (const m of messages) {
+      if (m.type === 'image_link') out.push({ type: 'file', file: remoteFile(m.url, 'image') });
+      else if (m.type === 'blob') out.push({ type: 'file', file: await this.#saveBlob(tool, m, ctx) });
+      else out.push(m);
+    }
+    return out;
+  }
+
+  async #saveBlob(tool: Tool, blob: Extract<ToolMessage, { type: 'blob' }>, ctx: ToolInvokeContext): Promise<ToolFileValue> {
+    const files = this.#extras.files;
+    if (!files) throw new ToolError(`tool "${tool.name}" returned a file (${blob.mimeType}), but this process stores no tool files`);
+    try {
+      return await files.save(blob, ctx.caller);
+    } catch (err) {
+      throw new ToolError(`tool "${tool.name}" returned a file that cannot be stored: ${(err as Error).message}`);
+    }
   }
 }
 
@@ -141,8 +186,9 @@ function remoteFile(url: string, type: string): Record<string, unknown> {
 }
 
 /** The registry of the built-in providers, their HTTP behind the SSRF guard. */
-export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly string[], mcpServers: readonly McpServerConfig[] = config.mcpServers ?? []): ToolRegistry {
+export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly string[], mcpServers: readonly McpServerConfig[] = config.mcpServers ?? [], extras: ToolRegistryExtras = {}): ToolRegistry {
   const http = new ToolHttp({ allowHosts, timeoutSeconds: config.timeoutSeconds, maxResponseBytes: config.maxResponseBytes });
+  const apiProviders = (config.apiTools ?? []).map((c) => new ApiToolProvider(c, http));
   const s = (name: string) => ({ http, settings: config.providers[name] ?? {} });
   return new ToolRegistry(
     [
@@ -159,5 +205,6 @@ export function builtinToolRegistry(config: ToolsConfig, allowHosts: readonly st
     ],
     config.providers,
     mcpServers,
+    { apiProviders, ...extras },
   );
 }

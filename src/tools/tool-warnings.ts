@@ -5,6 +5,7 @@ function refOf(d: Readonly<Record<string, unknown>>): ToolRef {
   return {
     providerType: typeof d.provider_type === 'string' ? d.provider_type : 'builtin',
     providerId: typeof d.provider_id === 'string' ? d.provider_id : typeof d.provider_name === 'string' ? d.provider_name : '',
+    ...(typeof d.provider_name === 'string' ? { providerName: d.provider_name } : {}),
     toolName: typeof d.tool_name === 'string' ? d.tool_name : '',
   };
 }
@@ -19,13 +20,13 @@ export const BUILTIN_AGENT_STRATEGIES: Readonly<Record<string, readonly string[]
  * unknown provider or plugin, a provider without its credentials) and, for agents, an unknown
  * strategy. The node still imports; running it fails with the same message.
  */
-export function toolNodeWarnings(node: { readonly id: string; readonly type: string; readonly data: Readonly<Record<string, unknown>> }, tools: ToolRuntime): ImportWarning[] {
+export async function toolNodeWarnings(node: { readonly id: string; readonly type: string; readonly data: Readonly<Record<string, unknown>> }, tools: ToolRuntime): Promise<ImportWarning[]> {
   const out: ImportWarning[] = [];
-  const check = (ref: ToolRef) => {
-    const r = tools.check(ref);
+  const check = async (ref: ToolRef) => {
+    const r = await tools.check(ref);
     if ('error' in r) out.push({ node_id: node.id, node_type: node.type, part: `tool ${ref.providerId}/${ref.toolName}`, setting: r.setting ?? null, message: r.error });
   };
-  if (node.type === 'tool') check(refOf(node.data));
+  if (node.type === 'tool') await check(refOf(node.data));
   if (node.type === 'agent') {
     const provider = String(node.data.agent_strategy_provider_name ?? '');
     const strategy = String(node.data.agent_strategy_name ?? '');
@@ -44,7 +45,7 @@ export function toolNodeWarnings(node: { readonly id: string; readonly type: str
       for (const t of list) {
         if (typeof t !== 'object' || t === null || (t as { enabled?: unknown }).enabled === false) continue;
         const o = t as Record<string, unknown>;
-        check({ providerType: typeof o.type === 'string' ? o.type : 'builtin', providerId: String(o.provider_name ?? ''), toolName: String(o.tool_name ?? '') });
+        await check({ providerType: typeof o.type === 'string' ? o.type : 'builtin', providerId: String(o.provider_name ?? ''), toolName: String(o.tool_name ?? '') });
       }
     }
   }

@@ -30,12 +30,28 @@ export type ToolMessage =
   | { readonly type: 'image_link'; readonly url: string }
   /** Bytes the tool made (Dify's `blob`); becomes a file of the run. */
   | { readonly type: 'blob'; readonly data: Uint8Array; readonly mimeType: string; readonly filename: string }
-  | { readonly type: 'variable'; readonly name: string; readonly value: unknown };
+  | { readonly type: 'variable'; readonly name: string; readonly value: unknown }
+  /** A file of this server passed through as is (a workflow tool's output files). */
+  | { readonly type: 'file'; readonly file: ToolFileValue };
+
+/** The run a tool is called from: who owns the files it makes, and how deep workflow tools nest. */
+export interface ToolCaller {
+  readonly workspaceId: string;
+  readonly appId: string;
+  readonly runId: string;
+  readonly endUserId: string;
+  /** The caller's `user` string. */
+  readonly user: string;
+  /** 0 for a run started by the API; one more for each workflow tool in between. */
+  readonly callDepth: number;
+}
 
 export interface ToolInvokeContext {
   readonly signal: AbortSignal;
   /** Epoch milliseconds, from the run's clock. */
   now(): number;
+  /** The calling run (set by the run service, see `withCaller`); unset outside runs. */
+  readonly caller?: ToolCaller;
 }
 
 export interface Tool {
@@ -69,6 +85,8 @@ export interface ToolRef {
   /** `builtin`, `plugin`, `api`, `workflow`, `mcp`. */
   readonly providerType: string;
   readonly providerId: string;
+  /** Dify's `provider_name` beside the id (API tools are matched by either). */
+  readonly providerName?: string;
   readonly toolName: string;
 }
 
@@ -88,7 +106,13 @@ export class ToolError extends Error {
 export type ToolFileValue = Readonly<Record<string, unknown>>;
 
 /** What the engine gets back from a tool: its messages, images and blobs turned into files. */
-export type ToolResultMessage = Exclude<ToolMessage, { type: 'image_link' } | { type: 'blob' }> | { readonly type: 'file'; readonly file: ToolFileValue };
+export type ToolResultMessage = Exclude<ToolMessage, { type: 'image_link' } | { type: 'blob' }>;
+
+/** Stores the bytes a tool made (a `blob` message) as a file of the calling run. */
+export interface ToolFiles {
+  /** Dify's `tool_file` mapping of the stored file; throws a message naming the limit it breaks. */
+  save(blob: { readonly data: Uint8Array; readonly mimeType: string; readonly filename: string }, caller: ToolCaller | undefined): Promise<ToolFileValue>;
+}
 
 export type ToolResolution =
   | { readonly tool: Tool | undefined }
@@ -99,13 +123,22 @@ export interface ToolRuntime {
   /** The tool a DSL reference names, or why it cannot run (naming the tool and what to configure). */
   resolve(ref: ToolRef): Promise<ToolResolution>;
   /**
-   * What `resolve` would say without contacting anything (import checks): an MCP tool counts as
-   * available when its server is configured.
+   * What `resolve` would say without contacting anything outside this server (import checks): an
+   * MCP tool counts as available when its server is configured.
    */
-  check(ref: ToolRef): ToolResolution;
+  check(ref: ToolRef): Promise<ToolResolution>;
   /**
    * Runs a resolved tool: parameters cast and checked against its schema, then invoked. Rejects
    * with a `ToolError`-shaped error (`name`, `type`, `message` without credentials), or the abort.
    */
   invoke(tool: Tool, params: Readonly<Record<string, unknown>>, ctx: ToolInvokeContext): Promise<ToolResultMessage[]>;
+}
+
+/** `tools` with every call made on behalf of `caller` (the run service gives each run its own). */
+export function withCaller(tools: ToolRuntime, caller: ToolCaller): ToolRuntime {
+  return {
+    resolve: (ref) => tools.resolve(ref),
+    check: (ref) => tools.check(ref),
+    invoke: (tool, params, ctx) => tools.invoke(tool, params, { ...ctx, caller }),
+  };
 }

@@ -15,6 +15,9 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
 import { loadConfig, ConfigError } from '../../src/config.js';
 
+/** A 1x1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
 /** MCP servers built with the SDK's own server classes, on both HTTP transports. */
 let calls = 0;
 let listings = 0;
@@ -25,6 +28,7 @@ function mcpServer(): McpServer {
     calls++;
     return { content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } };
   });
+  server.registerTool('chart', { description: 'Draws a chart', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'here it is' }, { type: 'image', data: PNG.toString('base64'), mimeType: 'image/png' }] }));
   server.registerTool('fail', { description: 'Always fails', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'it broke' }], isError: true }));
   return server;
 }
@@ -132,11 +136,67 @@ describe('MCP tools (provider_type: mcp)', () => {
     expect(overSse).toMatchObject({ status: 'succeeded', outputs: { text: '30' } });
   });
 
+  it('an image a tool returns becomes a tool_file of the run: the tool node\'s files, readable at its signed URL and by later nodes', async () => {
+    const dsl = workflowDsl(
+      [
+        startNode(),
+        { id: 'tool', type: 'tool', title: 'MCP', provider_id: 'calc', provider_type: 'mcp', tool_name: 'chart', tool_configurations: {}, tool_parameters: {} },
+        { id: 'pick', type: 'list-operator', variable: ['tool', 'files'], filter_by: { enabled: true, conditions: [{ key: 'type', comparison_operator: 'in', value: ['image'] }] }, order_by: { enabled: false }, limit: { enabled: false }, extract_by: { enabled: false } },
+        endNode({ text: ['tool', 'text'], files: ['tool', 'files'], first: ['pick', 'first_record'] }),
+      ],
+      [['start', 'tool'], ['tool', 'pick'], ['pick', 'end']],
+    );
+    const d = await run(dsl);
+    expect(d.status).toBe('succeeded');
+    expect(d.outputs.text).toBe('here it is');
+    expect(d.outputs.files).toHaveLength(1);
+    const f = d.outputs.files[0];
+    expect(f).toMatchObject({ dify_model_identity: '__dify__file__', type: 'image', transfer_method: 'tool_file', filename: 'chart.png', extension: '.png', mime_type: 'image/png', size: PNG.length });
+    expect(f.related_id).toBe(f.id);
+    expect(d.outputs.first).toMatchObject({ id: f.id, transfer_method: 'tool_file' });
+    expect(f.url).toMatch(new RegExp(`^/files/${f.id}/file-preview\\?timestamp=\\d+&nonce=[0-9a-f]+&sign=`));
+    const got = await fetch(`${s.url}${f.url}`);
+    expect(got.status).toBe(200);
+    expect(Buffer.from(await got.arrayBuffer())).toEqual(PNG);
+    // stored as a file of the calling app
+    const row = await s.runtime.uploads.find(f.id);
+    expect(row?.appId).toBe((await s.runtime.store.db.selectFrom('workflow_runs').select('app_id').where('id', '=', d.id).executeTakeFirstOrThrow()).app_id);
+  });
+
+  it('an agent collects the files its tools return', async () => {
+    fake.behaviour = {
+      toolCalls: (b) => ((b.messages as { role: string }[]).some((m) => m.role === 'tool') ? undefined : [{ name: 'chart', arguments: '{}' }]),
+      reply: () => 'drawn',
+    };
+    const dsl = workflowDsl(
+      [
+        startNode(),
+        {
+          id: 'agent',
+          type: 'agent',
+          agent_strategy_provider_name: 'langgenius/agent/agent',
+          agent_strategy_name: 'function_calling',
+          agent_parameters: {
+            model: { type: 'constant', value: { provider: 'openai', model: 'gpt-test', mode: 'chat', completion_params: {} } },
+            tools: { type: 'constant', value: [{ enabled: true, provider_name: 'calc', tool_name: 'chart', type: 'mcp' }] },
+            query: { type: 'constant', value: 'draw' },
+          },
+        },
+        endNode({ text: ['agent', 'text'], files: ['agent', 'files'] }),
+      ],
+      [['start', 'agent'], ['agent', 'end']],
+    );
+    const d = await run(dsl);
+    expect(d).toMatchObject({ status: 'succeeded', outputs: { text: 'drawn' } });
+    expect(d.outputs.files).toHaveLength(1);
+    expect(d.outputs.files[0]).toMatchObject({ transfer_method: 'tool_file', mime_type: 'image/png', size: PNG.length });
+  });
+
   it('errors name the server and tool: isError, an unknown tool, an unconfigured server', async () => {
     const failed = await run(mcpToolApp('calc', 'fail', {}));
     expect(failed).toMatchObject({ status: 'failed', error: 'MCP tool "fail" reported an error: it broke' });
     const unknown = await run(mcpToolApp('calc', 'nope', {}));
-    expect(unknown.error).toBe('tool node "MCP" (tool): tool "nope" of MCP server "calc": the server has no such tool (its tools: add, fail)');
+    expect(unknown.error).toBe('tool node "MCP" (tool): tool "nope" of MCP server "calc": the server has no such tool (its tools: add, chart, fail)');
     const missing = await run(mcpToolApp('elsewhere', 'add', {}));
     expect(missing.error).toMatch(/^tool node "MCP" \(tool\): tool "add" of provider "elsewhere": no MCP server "elsewhere" is configured; declare it under mcp.servers in dovetail.yaml/);
   });

@@ -9,6 +9,7 @@ export function toolRefOf(data: Readonly<Record<string, unknown>>): ToolRef {
   return {
     providerType: typeof data.provider_type === 'string' ? data.provider_type : 'builtin',
     providerId: typeof data.provider_id === 'string' ? data.provider_id : typeof data.provider_name === 'string' ? data.provider_name : '',
+    ...(typeof data.provider_name === 'string' ? { providerName: data.provider_name } : {}),
     toolName: typeof data.tool_name === 'string' ? data.tool_name : '',
   };
 }
