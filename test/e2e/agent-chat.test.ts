@@ -7,6 +7,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js';
 import { validateResponse, validateSchema } from '../helpers/openapi.js';
+import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
 
 /**
  * Agent-chat apps (Dify's "Agent", `mode: agent-chat`) over real HTTP: a fake OpenAI-compatible
@@ -54,6 +55,7 @@ beforeEach(() => {
 
 interface ToolEntry {
   provider: string;
+  type?: string;
   name: string;
   label?: string;
   params?: Record<string, unknown>;
@@ -69,7 +71,7 @@ function agentChatApp(o: { tools: ToolEntry[]; strategy?: string; maxIteration?:
       notAuthor: false
       provider_id: ${t.provider}
       provider_name: ${t.provider}
-      provider_type: builtin
+      provider_type: ${t.type ?? 'builtin'}
       tool_label: ${t.label ?? t.name}
       tool_name: ${t.name}
       tool_parameters: ${JSON.stringify(t.params ?? {})}`,
@@ -294,6 +296,25 @@ describe('agent-chat apps: POST /chat-messages (function_call)', () => {
     expect(m!.status).toBe('stopped');
     expect(m!.agent_thoughts).toHaveLength(1);
     expect(m!.agent_thoughts[0]).toMatchObject({ tool: 'webscraper', observation: '' });
+  });
+});
+
+describe('agent-chat apps calling a workflow of this server as a tool', () => {
+  it('the workflow runs as a run of the answer\'s end user, its outputs are the observation', async () => {
+    const inner = await s.importApp(workflowDsl([startNode([{ variable: 'name' }]), endNode({ greeting: ['start', 'name'] })], [['start', 'end']], { name: 'echo' }));
+    fake.behaviour = {
+      toolCalls: (body) => (toolMessages(body).length === 0 ? [{ name: 'echo', arguments: JSON.stringify({ name: 'Ada' }) }] : undefined),
+      reply: (body) => `The tool said ${toolMessages(body)[0]!.content}`,
+    };
+    const { apiKey } = await s.importApp(agentChatApp({ tools: [{ provider: inner.appId, type: 'workflow', name: 'echo', params: {} }], name: 'Workflow agent' }));
+    const frames = await stream(apiKey, { query: 'Greet Ada' });
+    const answer = frames.filter((f) => f.event === 'agent_message').map((f) => f.answer).join('');
+    expect(answer).toBe('The tool said {"greeting": "Ada"}');
+    // the inner run is in the inner app's logs, as a run of the same `user`
+    const logs = await fetch(`${s.api}/workflows/logs`, { headers: headers(inner.apiKey) });
+    const runs = (await logs.json()).data as Record<string, any>[];
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ workflow_run: { status: 'succeeded' }, created_by_end_user: { session_id: 'ann' } });
   });
 });
 
