@@ -42,7 +42,7 @@ import type { Queue } from './infra/queue/queue.js';
 import { DbQueue } from './infra/queue/db-queue.js';
 import { createEmbedder, type Embedder } from './knowledge/embedder.js';
 import { KeywordIndex } from './knowledge/index/keyword-index.js';
-import { createVectorIndex } from './knowledge/index/vector-index.js';
+import { chooseVectorIndex } from './knowledge/index/choose-vector-index.js';
 import { DatasetService } from './knowledge/datasets.js';
 import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents.js';
 import { Indexer } from './knowledge/indexer.js';
@@ -291,7 +291,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
   const keyword = new KeywordIndex(store);
-  const vectors = createVectorIndex(store);
+  const vectors = await chooseVectorIndex(store, logger);
   await keyword.init();
   await vectors.init();
   const datasets = new DatasetService(store.db, clock, embedder, config.knowledge.retrievalTopKMax);

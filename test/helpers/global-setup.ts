@@ -24,12 +24,32 @@ function buildIfStale(): void {
   if (existsSync(stamp)) utimesSync(stamp, now, now);
 }
 
+/**
+ * Where PostgreSQL has pgvector, the servers' start-up probe picks it. The extension is created here
+ * first, in the database's default schema: a server would otherwise create it in its own test
+ * schema, and dropping that schema at the end would take the extension from every other test.
+ */
+async function pgvectorFirst(url: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('CREATE EXTENSION IF NOT EXISTS vector');
+    process.stdout.write('[dovetail tests] pgvector: available; PostgreSQL servers search with it\n');
+  } catch (err) {
+    process.stdout.write(`[dovetail tests] pgvector: not available (${(err as Error).message}); PostgreSQL servers scan exactly\n`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Prints, once per run, which storage the suite runs on and what is skipped; builds dist/ when stale. */
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   const pg = process.env.TEST_DATABASE_URL;
   const redis = process.env.TEST_REDIS_URL;
   process.stdout.write(`\n[dovetail tests] storage: ${pg ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite'}\n`);
   if (!pg) process.stdout.write('[dovetail tests] NOTICE: TEST_DATABASE_URL is not set; PostgreSQL runs are skipped (the suite runs on SQLite).\n');
   if (!redis) process.stdout.write('[dovetail tests] NOTICE: TEST_REDIS_URL is not set; Redis tests are skipped.\n');
+  if (pg) await pgvectorFirst(pg);
   buildIfStale();
 }
