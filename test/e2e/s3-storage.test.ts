@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kbClient } from '../helpers/kb-client.js';
 import { S3_TEST_BUCKET, S3_TEST_KEY, startS3, type S3TestServer } from '../helpers/s3-server.js';
@@ -33,7 +33,7 @@ let bucket: S3Client;
 
 beforeAll(async () => {
   s3 = await startS3();
-  s = await startServer({ env: { ...s3.env(), QUEUE_POLL_MS: '50' } });
+  s = await startServer({ env: { ...s3.env(), QUEUE_POLL_MS: '50', UPLOAD_FILE_SIZE_LIMIT: '1' } });
   bucket = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3_TEST_KEY, secretAccessKey: S3_TEST_KEY } });
 });
 afterAll(async () => {
@@ -73,6 +73,19 @@ describe('STORAGE_TYPE=s3', () => {
     expect(preview.status).toBe(200);
     expect(preview.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await preview.arrayBuffer()).equals(PNG)).toBe(true);
+  });
+
+  it('an upload over the size limit is refused (413) and leaves no object in the bucket', async () => {
+    const { apiKey } = await s.importApp(chatApp);
+    const objects = async () => (await bucket.send(new ListObjectsV2Command({ Bucket: S3_TEST_BUCKET }))).KeyCount ?? 0;
+    const before = await objects();
+    const fd = new FormData();
+    fd.append('file', new Blob([new Uint8Array(Buffer.alloc(1024 * 1024 + 10, 120))], { type: 'text/plain' }), 'big.txt');
+    fd.append('user', 'ann');
+    const r = await fetch(`${s.api}/files/upload`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: fd });
+    expect(r.status).toBe(413);
+    expect(((await r.json()) as { code: string }).code).toBe('file_too_large');
+    expect(await objects()).toBe(before);
   });
 
   it('a document created by file is indexed from the bucket and downloads from it', async () => {
