@@ -50,6 +50,7 @@ describe('S3 storage settings', () => {
       [{ ...base, S3_USE_AWS_MANAGED_IAM: 'maybe' }, /^S3_USE_AWS_MANAGED_IAM must be true or false/],
       [{ ...base, S3_MULTIPART_PART_SIZE: '4' }, /^S3_MULTIPART_PART_SIZE must be at least 5, got 4/],
       [{ ...base, S3_MULTIPART_CONCURRENCY: '0' }, /^S3_MULTIPART_CONCURRENCY must be at least 1/],
+      [{ ...base, S3_CONNECT_TIMEOUT: 'soon' }, /^S3_CONNECT_TIMEOUT must be an integer/],
     ];
     for (const [env, message] of cases) {
       expect(boot(env)).toThrow(ConfigError);

@@ -11,6 +11,7 @@ export function s3Client(c: S3StorageConfig): S3Client {
     region: c.region,
     ...(c.endpoint ? { endpoint: c.endpoint } : {}),
     forcePathStyle: c.addressStyle === 'path',
+    requestHandler: { connectionTimeout: c.connectTimeoutMs },
     ...(c.useAwsManagedIam ? {} : { credentials: { accessKeyId: c.accessKey!, secretAccessKey: c.secretKey! } }),
   });
 }

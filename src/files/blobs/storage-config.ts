@@ -24,6 +24,8 @@ export interface S3StorageConfig {
   readonly partBytes: number;
   /** Parts of one upload sent at once (`S3_MULTIPART_CONCURRENCY`, default 4); an upload buffers at most this many parts. */
   readonly partConcurrency: number;
+  /** A connection to S3 must open within this many ms (`S3_CONNECT_TIMEOUT`, seconds, default 10); then the request fails. */
+  readonly connectTimeoutMs: number;
 }
 
 type Get = (key: string) => string | undefined;
@@ -94,5 +96,6 @@ export function readStorageConfig(get: Get): StorageConfig {
     secretKey,
     partBytes: int(get, 'S3_MULTIPART_PART_SIZE', 8, 5) * MB,
     partConcurrency: int(get, 'S3_MULTIPART_CONCURRENCY', 4, 1),
+    connectTimeoutMs: int(get, 'S3_CONNECT_TIMEOUT', 10, 1) * 1000,
   };
 }
