@@ -69,13 +69,17 @@ if (pgvector) {
         const now = Date.now();
         await store.db.insertInto('datasets').values({ id: 'ds', workspace_id: 'w', name: 'ds', description: '', permission: 'only_me', indexing_technique: 'high_quality', embedding_model: 'm', embedding_model_provider: 'p', retrieval_model: '{}', index_version: 1, built_in_field_enabled: 0, created_by: 'u', created_at: now, updated_at: now }).execute();
         await store.db.insertInto('documents').values({ id: 'doc', dataset_id: 'ds', position: 1, data_source_type: 'upload_file', upload_file_id: '', name: 'doc', created_from: 'api', created_by: 'u', process_rule_id: '', process_rule: '{}', doc_form: 'text_model', doc_language: 'English', batch: 'b', tokens: 0, word_count: 0, indexing_status: 'completed', error: null, enabled: 1, disabled_at: null, disabled_by: null, archived: 0, hit_count: 0, active_generation: 1, latest_generation: 1, created_at: now, updated_at: now }).execute();
-        await store.db.insertInto('segments').values([0, 1].map((i) => ({ id: `seg${i}`, dataset_id: 'ds', document_id: 'doc', generation: 1, position: i, content: 'c', word_count: 1, tokens: 1, hash: 'h', status: 'completed', hit_count: 0, created_at: now, completed_at: now, parent_id: null, answer: null, enabled: 1, disabled_at: null, disabled_by: null, keywords: null, created_by: null, updated_at: null, updated_by: null, chunk_type: null }))).execute();
+        // More than one backfill page (200) of vectors.
+        const ids = Array.from({ length: 450 }, (_, i) => i);
+        await store.db.insertInto('segments').values(ids.map((i) => ({ id: `seg${i}`, dataset_id: 'ds', document_id: 'doc', generation: 1, position: i, content: 'c', word_count: 1, tokens: 1, hash: 'h', status: 'completed', hit_count: 0, created_at: now, completed_at: now, parent_id: null, answer: null, enabled: 1, disabled_at: null, disabled_by: null, keywords: null, created_by: null, updated_at: null, updated_by: null, chunk_type: null }))).execute();
         // Written by the exact scan (a server that ran before pgvector was installed).
-        await subject.index.add(store.db, 'm', [{ segmentId: 'seg0', datasetId: 'ds', documentId: 'doc', vector: unit(0) }, { segmentId: 'seg1', datasetId: 'ds', documentId: 'doc', vector: unit(1) }]);
+        await subject.index.add(store.db, 'm', ids.map((i) => ({ segmentId: `seg${i}`, datasetId: 'ds', documentId: 'doc', vector: i === 1 ? unit(1) : unit(0, i / 1000) })));
         const chosen = await chooseVectorIndex(store, createLogger('silent'));
         expect(chosen.kind).toBe('pgvector');
         await chosen.init();
         expect((await chosen.search(['ds'], unit(1), 1)).map((h) => h.segmentId)).toEqual(['seg1']);
+        const copied = await sql<{ n: number }>`SELECT count(*)::int AS n FROM segment_vec_8`.execute(store.db);
+        expect(copied.rows[0]!.n).toBe(450);
         const indexes = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'segment_vec_8'`.execute(store.db);
         expect(indexes.rows.map((r) => r.indexdef).join('\n')).toMatch(/USING hnsw \(embedding \S*vector_cosine_ops\)/);
       } finally {

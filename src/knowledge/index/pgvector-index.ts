@@ -52,13 +52,16 @@ export class PgVectorIndex implements VectorIndex {
     for (const { dims } of sizes) {
       await this.#ensure(this.#db, dims);
       const table = sql.raw(`segment_vec_${dims}`);
+      // Keyset pages over the primary key: one pass over the table, however many are missing.
+      let after = '';
       for (;;) {
         const missing = await sql<{ segment_id: string; dataset_id: string; embedding: string }>`
           SELECT e.segment_id, e.dataset_id, e.embedding FROM segment_embeddings e
-          WHERE e.dims = ${dims} AND NOT EXISTS (SELECT 1 FROM ${table} v WHERE v.segment_id = e.segment_id)
+          WHERE e.segment_id > ${after} AND e.dims = ${dims} AND NOT EXISTS (SELECT 1 FROM ${table} v WHERE v.segment_id = e.segment_id)
           ORDER BY e.segment_id LIMIT ${BATCH}`.execute(this.#db);
         if (missing.rows.length === 0) break;
         await this.#insert(this.#db, dims, missing.rows.map((r) => ({ segmentId: r.segment_id, datasetId: r.dataset_id, vector: vectorFromBase64(r.embedding) })));
+        after = missing.rows[missing.rows.length - 1]!.segment_id;
         if (missing.rows.length < BATCH) break;
       }
     }
