@@ -7,6 +7,7 @@ import { readProviderSettings, type ProvidersConfig } from './llm/provider-setti
 import { readToolsConfig, type ToolsConfig } from './tools/tool-config.js';
 import type { TextOffloadConfig } from './text/offload.js';
 import { readMailConfig, type MailConfig } from './mail/mail-config.js';
+import { readStorageConfig, type StorageConfig } from './files/blobs/storage-config.js';
 import type { WebFormConfig } from './web/web-form-config.js';
 
 /** Thrown at boot when a setting is malformed; the message names the setting. */
@@ -76,6 +77,10 @@ export interface Config {
   /** PostgreSQL schema to use (tests give each run its own); default `public`. */
   readonly databaseSchema: string | undefined;
   readonly redisUrl: string | undefined;
+  /** Prepended to every Redis key and pub/sub channel (`REDIS_KEY_PREFIX`, default `dovetail:`), so several deployments can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Where uploaded files live (`STORAGE_TYPE`, `S3_*`; see src/files/blobs/storage-config.ts). */
+  readonly storage: StorageConfig;
   readonly logLevel: string;
   readonly upload: UploadLimits;
   readonly fileUrls: FileUrlConfig;
@@ -345,6 +350,14 @@ function providersOf(env: Env, file: Record<string, unknown>): ProvidersConfig {
   }
 }
 
+function storageOf(env: Env, file: Record<string, unknown>): StorageConfig {
+  try {
+    return readStorageConfig((key) => str(env, file, key));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 function mailOf(env: Env, file: Record<string, unknown>): MailConfig {
   try {
     return readMailConfig((key) => str(env, file, key));
@@ -368,6 +381,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl,
     databaseSchema: str(env, file, 'DATABASE_SCHEMA'),
     redisUrl: str(env, file, 'REDIS_URL'),
+    redisKeyPrefix: str(env, file, 'REDIS_KEY_PREFIX') ?? 'dovetail:',
+    storage: storageOf(env, file),
     logLevel: str(env, file, 'LOG_LEVEL') ?? 'info',
     metricsToken: str(env, file, 'METRICS_TOKEN'),
     otelEndpoint: str(env, file, 'OTEL_EXPORTER_OTLP_ENDPOINT'),

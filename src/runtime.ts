@@ -1,10 +1,9 @@
-import path from 'node:path';
 import type { Config } from './config.js';
 import { openStore, type Store } from './store/db.js';
 import { AppService } from './apps/app-service.js';
 import { KeyService } from './apps/key-service.js';
 import { EndUserService } from './apps/end-users.js';
-import { DiskBlobs } from './files/blobs/disk-blobs.js';
+import { openBlobs } from './files/blobs/open-blobs.js';
 import type { Blobs } from './files/blobs/blobs.js';
 import { FilePreviewService } from './files/file-preview.js';
 import { FileUrls } from './files/file-urls.js';
@@ -44,7 +43,7 @@ import type { Queue } from './infra/queue/queue.js';
 import { DbQueue } from './infra/queue/db-queue.js';
 import { createEmbedder, type Embedder } from './knowledge/embedder.js';
 import { KeywordIndex } from './knowledge/index/keyword-index.js';
-import { createVectorIndex } from './knowledge/index/vector-index.js';
+import { chooseVectorIndex } from './knowledge/index/choose-vector-index.js';
 import { DatasetService } from './knowledge/datasets.js';
 import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents.js';
 import { Indexer } from './knowledge/indexer.js';
@@ -182,8 +181,12 @@ export interface RuntimeOptions {
 export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
-  const store = await openStore(config);
-  const blobs = new DiskBlobs(path.join(config.dataDir, 'files'));
+  const storage = await openBlobs(config.storage, config.dataDir);
+  const blobs = storage.blobs;
+  const store = await openStore(config).catch(async (err: unknown) => {
+    await storage.close();
+    throw err;
+  });
   const serverKeys = new ServerKeys({ db: store.db, clock, secretKey: config.fileUrls.secretKey });
   const secretBox = new SecretBox(serverKeys);
   const apps = new AppService(store.db, clock, secretBox);
@@ -199,7 +202,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
   const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
   const messages = new MessageStore(store.db);
-  const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl) : new MemoryBus());
+  const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl, config.redisKeyPrefix) : new MemoryBus());
   closers.push(() => bus.close());
   // Found keys are cached only where every instance hears a revocation (see KeyService).
   const keys = new KeyService(store.db, clock, { cacheFound: bus.shared });
@@ -207,7 +210,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const tasks = new TaskRegistry(bus);
   await tasks.listen();
   closers.push(() => tasks.close());
-  const activeRequests: ActiveRequestLimiter = config.redisUrl ? new RedisActiveRequests(config.redisUrl, logger) : new ActiveRequests();
+  const activeRequests: ActiveRequestLimiter = config.redisUrl ? new RedisActiveRequests(config.redisUrl, logger, { prefix: `${config.redisKeyPrefix}active:` }) : new ActiveRequests();
   closers.push(() => activeRequests.close());
   // Chat apps find conversations the way chatflows do (the chatflow service is built below).
   const conversations = { conversation: (appId: string, endUserId: string, id: string) => chatflow.conversation(appId, endUserId, id) };
@@ -273,7 +276,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     HUMAN_INPUT_MAIL_JOB,
     humanInputMailHandler({ recipients: formRecipients, transport, notConfigured: mailProblem, appWebUrl: config.webForms.appWebUrl, clock, logger }),
   );
-  const rateLimiter: RateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(() => clock.now());
+  const rateLimiter: RateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl, `${config.redisKeyPrefix}ratelimit:`) : new MemoryRateLimiter(() => clock.now());
   closers.push(() => rateLimiter.close());
   apps.addGraphValidator(engineGraphValidator);
   let knowledgeRetriever: KnowledgeRetriever | undefined;
@@ -319,7 +322,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
   const keyword = new KeywordIndex(store);
-  const vectors = createVectorIndex(store);
+  const vectors = await chooseVectorIndex(store, logger);
   await keyword.init();
   await vectors.init();
   const datasets = new DatasetService(store.db, clock, embedder, config.knowledge.retrievalTopKMax);
@@ -455,6 +458,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();
+      await storage.close();
       await tracing.close();
     },
   };

@@ -63,7 +63,7 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
     async bus() {
       if (!bus && config.redisUrl) {
         const { RedisBus } = await import('../infra/bus/redis-bus.js');
-        bus = new RedisBus(config.redisUrl);
+        bus = new RedisBus(config.redisUrl, config.redisKeyPrefix);
       }
       return bus;
     },

@@ -24,6 +24,25 @@ function buildIfStale(): void {
   if (existsSync(stamp)) utimesSync(stamp, now, now);
 }
 
+/**
+ * Where PostgreSQL has pgvector, the servers' start-up probe picks it. The extension is created here
+ * first, in the database's default schema: a server would otherwise create it in its own test
+ * schema, and dropping that schema at the end would take the extension from every other test.
+ */
+async function pgvectorFirst(url: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('CREATE EXTENSION IF NOT EXISTS vector');
+    process.stdout.write('[dovetail tests] pgvector: available; PostgreSQL servers search with it\n');
+  } catch (err) {
+    process.stdout.write(`[dovetail tests] pgvector: not available (${(err as Error).message}); PostgreSQL servers scan exactly\n`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** The part of Vitest's TestProject this setup reads. */
 interface ProjectLike {
   readonly name: string;
@@ -35,13 +54,13 @@ interface ProjectLike {
  * vitest.config.ts): prints which storage the project runs on and what is skipped; builds dist/
  * when stale (the first caller finds it stale, the others not).
  */
-export default function setup(project: ProjectLike): void {
+export default async function setup(project: ProjectLike): Promise<void> {
   buildIfStale();
   if (!project.name) return; // the root of the two projects: they print for themselves
   const pg = project.config.env?.TEST_DATABASE_URL;
   const redis = process.env.TEST_REDIS_URL;
   process.stdout.write(`\n[dovetail tests] ${project.name}: storage: ${pg ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite'}\n`);
-  if (pg) return;
+  if (typeof pg === 'string' && pg) return pgvectorFirst(pg);
   if (!process.env.TEST_DATABASE_URL) process.stdout.write('[dovetail tests] NOTICE: TEST_DATABASE_URL is not set; the PostgreSQL project is skipped (the suite runs on SQLite only).\n');
   if (!redis) process.stdout.write('[dovetail tests] NOTICE: TEST_REDIS_URL is not set; Redis tests are skipped.\n');
 }

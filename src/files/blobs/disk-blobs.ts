@@ -1,10 +1,10 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { newId } from '../../infra/ids.js';
-import type { Blobs } from './blobs.js';
+import { checkRange, type Blobs, type ByteRange } from './blobs.js';
 
 /** Blobs as files under one directory; writes go to a temp file renamed into place. */
 export class DiskBlobs implements Blobs {
@@ -44,14 +44,19 @@ export class DiskBlobs implements Blobs {
     return (await stat(final)).size;
   }
 
-  async get(key: string): Promise<Readable | undefined> {
+  async get(key: string, range?: ByteRange): Promise<Readable | undefined> {
+    if (range) checkRange(range);
     const p = this.#path(key);
+    let size: number;
     try {
-      await stat(p);
+      size = (await stat(p)).size;
     } catch {
       return undefined;
     }
-    return createReadStream(p);
+    if (!range) return createReadStream(p);
+    const end = Math.min(range.end ?? size - 1, size - 1);
+    if (range.start > end) return Readable.from([]);
+    return createReadStream(p, { start: range.start, end });
   }
 
   async read(key: string): Promise<Buffer | undefined> {

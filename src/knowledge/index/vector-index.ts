@@ -20,7 +20,7 @@ export interface VectorRow {
  * faster copy. Only segments of a document's active generation are returned.
  */
 export interface VectorIndex {
-  /** `sqlite-vec` or `exact`. */
+  /** `sqlite-vec`, `pgvector` or `exact`. */
   readonly kind: string;
   init(): Promise<void>;
   add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void>;
@@ -31,7 +31,8 @@ export interface VectorIndex {
   search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]>;
 }
 
-async function insertEmbeddings(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
+/** Writes the portable copy (`segment_embeddings`) every adapter keeps. */
+export async function insertEmbeddings(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 100) {
     await db
       .insertInto('segment_embeddings')
@@ -49,17 +50,17 @@ async function insertEmbeddings(db: Db, model: string, rows: readonly VectorRow[
   }
 }
 
-async function deleteEmbeddings(db: Db, documentId: string, where: 'all' | { only: number } | { except: number }): Promise<void> {
+export async function deleteEmbeddings(db: Db, documentId: string, where: 'all' | { only: number } | { except: number }): Promise<void> {
   const cond = where === 'all' ? sql`` : 'only' in where ? sql` AND generation = ${where.only}` : sql` AND generation <> ${where.except}`;
   await sql`DELETE FROM segment_embeddings WHERE segment_id IN (SELECT id FROM segments WHERE document_id = ${documentId}${cond})`.execute(db);
 }
 
-async function deleteSegmentEmbeddings(db: Db, segmentIds: readonly string[]): Promise<void> {
+export async function deleteSegmentEmbeddings(db: Db, segmentIds: readonly string[]): Promise<void> {
   if (segmentIds.length > 0) await db.deleteFrom('segment_embeddings').where('segment_id', 'in', [...segmentIds]).execute();
 }
 
 /** Keeps only enabled hits whose segment is in its document's active generation. */
-async function activeOnly(db: Kysely<Database>, hits: Hit[]): Promise<Hit[]> {
+export async function activeOnly(db: Kysely<Database>, hits: Hit[]): Promise<Hit[]> {
   if (hits.length === 0) return hits;
   const rows = await db
     .selectFrom('segments as s')
@@ -121,7 +122,7 @@ export function keepBest(best: Hit[], k: number, segmentId: string, score: numbe
 /**
  * Exact cosine search in process. Each dataset's active vectors are loaded once and kept until the
  * dataset's `index_version` changes (every swap and delete bumps it), so several instances stay
- * correct without messaging. Used on PostgreSQL (no pgvector on this machine).
+ * correct without messaging. Used on PostgreSQL where the pgvector extension cannot be created.
  */
 export class ExactVectorIndex implements VectorIndex {
   readonly kind: string = 'exact';
@@ -314,7 +315,3 @@ export class SqliteVecIndex implements VectorIndex {
 
 /** sqlite-vec's largest `k` in a KNN query. */
 const MAX_KNN = 4096;
-
-export function createVectorIndex(store: Store): VectorIndex {
-  return store.sqlite ? new SqliteVecIndex(store.db, store.sqlite) : new ExactVectorIndex(store.db);
-}
