@@ -59,6 +59,7 @@ import type { CodeExecutor, KnowledgeRetriever } from './engine/types.js';
 import { TextOffload } from './text/offload.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
 import { QuickJsSandbox } from './code/sandbox/quickjs-sandbox.js';
+import { PyodideSandbox } from './code/sandbox/pyodide-sandbox.js';
 import { SandboxCodeExecutor } from './code/sandbox-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
@@ -254,11 +255,17 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const quickjs = new QuickJsSandbox(config.code);
   closers.push(() => quickjs.close());
   let codeExecutor: CodeExecutor = processExecutor;
-  if (config.code.mode === 'sandbox') codeExecutor = new SandboxCodeExecutor(quickjs, processExecutor);
+  let pyodide: PyodideSandbox | undefined;
+  if (config.code.mode === 'sandbox') {
+    const python = new PyodideSandbox(config.code);
+    pyodide = python;
+    closers.push(() => python.close());
+    codeExecutor = new SandboxCodeExecutor(quickjs, python);
+  }
   const warmCodeSandbox = () => {
     quickjs.warm();
+    pyodide?.warm();
     if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
-    else logger.warn('python3 code nodes still run as child processes with this server\'s rights (no Python sandbox yet; javascript code nodes and templates run in the QuickJS sandbox)');
   };
   const toolRuntime = builtinToolRegistry(config.tools, config.ssrfAllowHosts);
   closers.push(() => toolRuntime.close());
@@ -364,7 +371,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     providers: () => modelProviders,
     missingDatasets: (ids: readonly string[], workspaceId: string) => datasets.missing(workspaceId, ids),
     missingPythonModules: (names: readonly string[]) => missingPythonModules(codeExecutor, names),
-    pythonSetting: 'CODE_PYTHON_COMMAND',
+    pythonSetting: config.code.mode === 'sandbox' ? 'CODE_PYTHON_PACKAGES_DIR' : 'CODE_PYTHON_COMMAND',
     tools: () => toolRuntime,
   };
   return {

@@ -2,8 +2,8 @@ import type { CodeExecutor, CodeRequest } from '../engine/types.js';
 import type { QuickJsSandbox } from './sandbox/quickjs-sandbox.js';
 
 /**
- * `CODE_EXECUTION_MODE=sandbox`: javascript runs in QuickJS, python3 in `python` (Pyodide when
- * available; see runtime.ts). Both in worker threads, so the server keeps serving during a run.
+ * `CODE_EXECUTION_MODE=sandbox`: javascript runs in QuickJS, python3 in `python` (Pyodide, see
+ * sandbox/pyodide-sandbox.ts). Both in worker threads, so the server keeps serving during a run.
  */
 export class SandboxCodeExecutor implements CodeExecutor {
   constructor(
