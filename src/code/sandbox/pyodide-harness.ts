@@ -35,7 +35,8 @@ export const BLOCKED_PYTHON_MODULES = [
  *
  * - hardening: an import blocker for BLOCKED_PYTHON_MODULES, the blocked modules dropped from
  *   `sys.modules` and from every module that imported them, Pyodide's `js` import hook removed,
- *   every other builtin module imported now and `_imp.create_builtin` / `create_dynamic` deleted
+ *   every other builtin module imported now and `_imp.create_builtin` / `create_dynamic` replaced
+ *   by a refusal that keeps no reference to them
  *   (so a blocked builtin cannot be created even after the blocker is removed), hooks that would
  *   outlive a run (`sys.addaudithook`, `sys.monitoring`, `codecs.register`) removed;
  * - `run(code, inputs_json, max_bytes)` calls `main` in a fresh namespace and returns the JSON text
@@ -89,8 +90,10 @@ def _dovetail_setup(blocked, max_bytes_marker):
         if type(d) is dict:
             for k in [k for k, v in d.items() if id(v) in blocked_mods]:
                 del d[k]
-    for name in ("create_builtin", "create_dynamic", "exec_dynamic"):
-        _imp.__dict__.pop(name, None)
+    def _no_create(spec, *args):
+        raise ModuleNotFoundError("No module named %r" % getattr(spec, "name", spec), name=getattr(spec, "name", None))
+    for name in ("create_builtin", "create_dynamic"):
+        _imp.__dict__[name] = _no_create
     for name in ("addaudithook", "monitoring", "remote_exec", "_current_frames", "_current_exceptions"):
         sys.__dict__.pop(name, None)
     def _no_register(search_function):
