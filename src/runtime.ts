@@ -68,7 +68,7 @@ import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
 import { registerAnnotationJobs } from './annotations/jobs.js';
 import { importWarnings } from './apps/import-check.js';
-import { missingPythonModules } from './code/python-modules.js';
+import { missingPythonModules, processModuleAdvice } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
 import type { App } from './apps/app-service.js';
 import type { ImportWarning } from './engine/types.js';
@@ -93,6 +93,8 @@ export interface Runtime {
    * execution (`serve` calls it; one-shot commands start a worker only if they run code).
    */
   warmCodeSandbox(): void;
+  /** Starts the code sandbox's workers and resolves when they are up (benchmarks, tests). */
+  codeSandboxReady(): Promise<void>;
   readonly store: Store;
   readonly blobs: Blobs;
   readonly apps: AppService;
@@ -262,6 +264,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     closers.push(() => python.close());
     codeExecutor = new SandboxCodeExecutor(quickjs, python);
   }
+  const codeSandboxReady = async () => {
+    await Promise.all([quickjs.ready(), pyodide?.ready()]);
+  };
   const warmCodeSandbox = () => {
     quickjs.warm();
     pyodide?.warm();
@@ -372,10 +377,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     missingDatasets: (ids: readonly string[], workspaceId: string) => datasets.missing(workspaceId, ids),
     missingPythonModules: (names: readonly string[]) => missingPythonModules(codeExecutor, names),
     pythonSetting: config.code.mode === 'sandbox' ? 'CODE_PYTHON_PACKAGES_DIR' : 'CODE_PYTHON_COMMAND',
+    missingModuleAdvice: (m: string) => codeExecutor.missingModuleAdvice?.(m) ?? processModuleAdvice(m),
     tools: () => toolRuntime,
   };
   return {
     warmCodeSandbox,
+    codeSandboxReady,
     config,
     logger,
     clock,

@@ -1,4 +1,5 @@
 import type { CodeExecutor, CodeRequest } from '../engine/types.js';
+import { sandboxModuleAdvice } from './python-modules.js';
 import type { QuickJsSandbox } from './sandbox/quickjs-sandbox.js';
 
 /**
@@ -10,6 +11,10 @@ export class SandboxCodeExecutor implements CodeExecutor {
     private readonly js: QuickJsSandbox,
     private readonly python: CodeExecutor,
   ) {}
+
+  missingModuleAdvice(module: string): string {
+    return sandboxModuleAdvice(module);
+  }
 
   run(req: CodeRequest, signal: AbortSignal): Promise<unknown> {
     return req.language === 'javascript' ? this.js.runJavaScript(req, signal) : this.python.run(req, signal);

@@ -62,7 +62,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   s = await startServer({ env: { SSRF_ALLOW_HOSTS: '127.0.0.1' } });
-});
+  // Python runs in Pyodide: its interpreter takes seconds to boot, once per file.
+  await s.runtime.codeSandboxReady();
+}, 180_000);
 afterAll(async () => {
   await s?.close();
   upstream?.closeAllConnections();

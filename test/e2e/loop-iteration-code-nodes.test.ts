@@ -12,7 +12,9 @@ let quick: TestServer;
 
 beforeAll(async () => {
   [s, quick] = await Promise.all([startServer({ env: { LOOP_NODE_MAX_COUNT: '20', CODE_EXECUTION_TIMEOUT: '30' } }), startServer({ env: { CODE_EXECUTION_TIMEOUT: '3' } })]);
-});
+  // Python runs in Pyodide: its interpreters take seconds to boot, once per file.
+  await Promise.all([s.runtime.codeSandboxReady(), quick.runtime.codeSandboxReady()]);
+}, 180_000);
 afterAll(async () => {
   await Promise.all([s?.close(), quick?.close()]);
 });
@@ -185,8 +187,8 @@ describe('code node over HTTP', () => {
     expect(running()).toBe(false);
   });
 
-  it('a missing python3 fails the node with a clear message', async () => {
-    const other = await startServer({ env: { CODE_PYTHON_COMMAND: '/nonexistent/python3' } });
+  it('in process mode, a missing python3 fails the node with a clear message', async () => {
+    const other = await startServer({ env: { CODE_EXECUTION_MODE: 'process', CODE_PYTHON_COMMAND: '/nonexistent/python3' } });
     try {
       const { apiKey } = await other.importApp(app(codeNode('c', 'python3', 'def main():\n    return {"r": "x"}\n', { r: 'string' }), { r: ['c', 'r'] }));
       const r = await fetch(`${other.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, user: 'u' }) });

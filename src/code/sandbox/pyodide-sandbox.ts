@@ -10,8 +10,12 @@ import { WorkerPool } from './worker-pool.js';
 
 const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
 
-/** Grace past CODE_EXECUTION_TIMEOUT before the worker is terminated (the interrupt fires first). */
-const HARD_TIMEOUT_GRACE_MS = 2000;
+/**
+ * Grace past CODE_EXECUTION_TIMEOUT before the worker is terminated (the interrupt fires first).
+ * Longer than QuickJS's: a terminated interpreter takes seconds to replace, and on a loaded machine
+ * an interrupted run may need a moment to answer.
+ */
+const HARD_TIMEOUT_GRACE_MS = 5000;
 /** How long a stopped run may take to notice the interrupt before its worker is terminated. */
 const STOP_GRACE_MS = 1000;
 
