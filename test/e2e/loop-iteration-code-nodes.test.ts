@@ -167,10 +167,16 @@ describe('code node over HTTP', () => {
     expect(await fail(codeNode('c', 'javascript', 'function main() { return { r: require("fs") } }', { r: 'string' }))).toMatch(/require is not defined/);
   });
 
-  it('the timeout also ends the processes the code started', async () => {
+  it('in process mode, the timeout also ends the processes the code started (the sandbox cannot start any)', async () => {
     const pidFile = path.join(os.tmpdir(), `dovetail-grandchild-${process.pid}-${Date.now()}`);
     const code = `import subprocess, time\ndef main():\n    p = subprocess.Popen(["sleep", "60"])\n    open(${JSON.stringify(pidFile)}, "w").write(str(p.pid))\n    time.sleep(60)\n    return {"r": "late"}\n`;
-    const d = await blocking((await quick.importApp(app(codeNode('c', 'python3', code, { r: 'string' }), { r: ['c', 'r'] }))).apiKey, { x: 1 }, quick);
+    const proc = await startServer({ env: { CODE_EXECUTION_MODE: 'process', CODE_EXECUTION_TIMEOUT: '3' } });
+    let d: Record<string, unknown>;
+    try {
+      d = await blocking((await proc.importApp(app(codeNode('c', 'python3', code, { r: 'string' }), { r: ['c', 'r'] }))).apiKey, { x: 1 }, proc);
+    } finally {
+      await proc.close();
+    }
     expect(d).toMatchObject({ status: 'failed', error: 'Code execution timed out after 3s (CODE_EXECUTION_TIMEOUT).' });
     const pid = Number(readFileSync(pidFile, 'utf8'));
     rmSync(pidFile, { force: true });
