@@ -174,6 +174,10 @@ export interface CodeConfig extends CodeOutputLimits {
   readonly maxMemoryMb: number;
   /** Worker threads kept warm for javascript code nodes and templates (`CODE_SANDBOX_JS_WORKERS`, default 2; 0 starts one per run). */
   readonly jsWorkers: number;
+  /** Worker threads with a warm Pyodide interpreter for python3 code nodes (`CODE_SANDBOX_PYTHON_WORKERS`, default 1; 0 starts one per run). */
+  readonly pythonWorkers: number;
+  /** Folder of pure-Python wheels (`*-none-any.whl`) preinstalled in the Python sandbox (`CODE_PYTHON_PACKAGES_DIR`, unset = none). */
+  readonly pythonPackagesDir: string | undefined;
   /** A sandbox worker is replaced after this many runs (`CODE_SANDBOX_RECYCLE_AFTER`, default 1000). */
   readonly recycleAfterRuns: number;
   /** Longest template-transform output, characters (`TEMPLATE_TRANSFORM_MAX_LENGTH`, default 400000 as Dify). */
@@ -280,6 +284,10 @@ function codeMode(raw: string | undefined): 'sandbox' | 'process' {
   const v = (raw ?? 'sandbox').trim();
   if (v !== 'sandbox' && v !== 'process') throw new ConfigError(`CODE_EXECUTION_MODE must be sandbox or process, got "${v}"`);
   return v;
+}
+
+function pathOrUndefined(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : path.resolve(v.trim());
 }
 
 function str(env: Env, file: Record<string, unknown>, key: string): string | undefined {
@@ -471,6 +479,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       mode: codeMode(str(env, file, 'CODE_EXECUTION_MODE')),
       maxMemoryMb: int(env, file, 'CODE_MAX_MEMORY_MB', 128, 16),
       jsWorkers: int(env, file, 'CODE_SANDBOX_JS_WORKERS', 2, 0),
+      pythonWorkers: int(env, file, 'CODE_SANDBOX_PYTHON_WORKERS', 1, 0),
+      pythonPackagesDir: pathOrUndefined(str(env, file, 'CODE_PYTHON_PACKAGES_DIR')),
       recycleAfterRuns: int(env, file, 'CODE_SANDBOX_RECYCLE_AFTER', 1000, 1),
       templateMaxLength: int(env, file, 'TEMPLATE_TRANSFORM_MAX_LENGTH', 400_000, 1),
       pythonCommand: str(env, file, 'CODE_PYTHON_COMMAND') ?? 'python3',

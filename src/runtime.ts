@@ -59,6 +59,7 @@ import type { CodeExecutor, KnowledgeRetriever } from './engine/types.js';
 import { TextOffload } from './text/offload.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
 import { QuickJsSandbox } from './code/sandbox/quickjs-sandbox.js';
+import { PyodideSandbox } from './code/sandbox/pyodide-sandbox.js';
 import { SandboxCodeExecutor } from './code/sandbox-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
@@ -70,7 +71,7 @@ import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
 import { registerAnnotationJobs } from './annotations/jobs.js';
 import { importWarnings } from './apps/import-check.js';
-import { missingPythonModules } from './code/python-modules.js';
+import { missingPythonModules, processModuleAdvice } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
 import type { App } from './apps/app-service.js';
 import type { ImportWarning } from './engine/types.js';
@@ -95,6 +96,8 @@ export interface Runtime {
    * execution (`serve` calls it; one-shot commands start a worker only if they run code).
    */
   warmCodeSandbox(): void;
+  /** Starts the code sandbox's workers and resolves when they are up (benchmarks, tests). */
+  codeSandboxReady(): Promise<void>;
   readonly store: Store;
   readonly blobs: Blobs;
   readonly apps: AppService;
@@ -284,11 +287,20 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const quickjs = new QuickJsSandbox(config.code);
   closers.push(() => quickjs.close());
   let codeExecutor: CodeExecutor = processExecutor;
-  if (config.code.mode === 'sandbox') codeExecutor = new SandboxCodeExecutor(quickjs, processExecutor);
+  let pyodide: PyodideSandbox | undefined;
+  if (config.code.mode === 'sandbox') {
+    const python = new PyodideSandbox(config.code);
+    pyodide = python;
+    closers.push(() => python.close());
+    codeExecutor = new SandboxCodeExecutor(quickjs, python);
+  }
+  const codeSandboxReady = async () => {
+    await Promise.all([quickjs.ready(), pyodide?.ready()]);
+  };
   const warmCodeSandbox = () => {
     quickjs.warm();
+    pyodide?.warm();
     if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
-    else logger.warn('python3 code nodes still run as child processes with this server\'s rights (no Python sandbox yet; javascript code nodes and templates run in the QuickJS sandbox)');
   };
   const runs = new RunService({
     db: store.db,
@@ -398,11 +410,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     providers: () => modelProviders,
     missingDatasets: (ids: readonly string[], workspaceId: string) => datasets.missing(workspaceId, ids),
     missingPythonModules: (names: readonly string[]) => missingPythonModules(codeExecutor, names),
-    pythonSetting: 'CODE_PYTHON_COMMAND',
+    pythonSetting: config.code.mode === 'sandbox' ? 'CODE_PYTHON_PACKAGES_DIR' : 'CODE_PYTHON_COMMAND',
+    missingModuleAdvice: (m: string) => codeExecutor.missingModuleAdvice?.(m) ?? processModuleAdvice(m),
     tools: () => toolRuntime,
   };
   return {
     warmCodeSandbox,
+    codeSandboxReady,
     config,
     logger,
     clock,

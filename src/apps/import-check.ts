@@ -15,8 +15,10 @@ export interface ImportCheckDeps {
   missingDatasets(ids: readonly string[], workspaceId: string): Promise<string[]>;
   /** The top-level Python modules among `names` that the code node Python cannot import; throws when Python cannot run. */
   missingPythonModules(names: readonly string[]): Promise<string[]>;
-  /** The setting that names the Python code nodes run with (`CODE_PYTHON_COMMAND`). */
+  /** The setting that names the Python code nodes run with (`CODE_PYTHON_COMMAND`, or `CODE_PYTHON_PACKAGES_DIR` in the sandbox). */
   readonly pythonSetting: string;
+  /** What to do about a missing module (the code executor's advice). */
+  readonly missingModuleAdvice: (module: string) => string;
   /** The tools tool and agent nodes run with; unset: their tools are not checked. */
   readonly tools?: () => ToolRuntime;
 }
@@ -149,7 +151,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
       else {
         for (const m of pythonImports(d.code as string)) {
           if (missingModules.has(m)) {
-            out.push(warning(node, `python module ${m}`, deps.pythonSetting, `python module ${m} is not installed: install it, or set ${deps.pythonSetting} to a Python that has it`));
+            out.push(warning(node, `python module ${m}`, deps.pythonSetting, deps.missingModuleAdvice(m)));
           }
         }
       }

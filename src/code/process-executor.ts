@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CodeConfig } from '../config.js';
 import type { CodeExecutor, CodeRequest } from '../engine/types.js';
+import { processModuleAdvice } from './python-modules.js';
 import { JS_RUNNER, PYTHON_RUNNER } from './runners.js';
 
 import { CodeExecutionError } from './code-execution-error.js';
@@ -17,6 +18,10 @@ export { CodeExecutionError };
  */
 export class ProcessCodeExecutor implements CodeExecutor {
   constructor(private readonly config: CodeConfig) {}
+
+  missingModuleAdvice(module: string): string {
+    return processModuleAdvice(module);
+  }
 
   async run(req: CodeRequest, signal: AbortSignal): Promise<unknown> {
     const [command, args] =

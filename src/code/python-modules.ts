@@ -14,6 +14,16 @@ def main(names):
     return {"missing": missing}
 `;
 
+/** For `python3 -I` child processes (`CODE_EXECUTION_MODE=process`). */
+export function processModuleAdvice(module: string): string {
+  return `python module ${module} is not installed: install it, or set CODE_PYTHON_COMMAND to a Python that has it`;
+}
+
+/** For the Pyodide sandbox. */
+export function sandboxModuleAdvice(module: string): string {
+  return `python module ${module} is not available in the code sandbox: put its pure-Python wheel in CODE_PYTHON_PACKAGES_DIR (native modules need CODE_EXECUTION_MODE=process)`;
+}
+
 /**
  * The top-level modules among `names` that Python code nodes cannot import, checked by running a
  * program with the same executor (and so the same Python, `CODE_PYTHON_COMMAND`) code nodes use.

@@ -4,27 +4,41 @@
  * real stdout; anything the node's code prints goes to stderr instead.
  */
 
-/** `python3 -I -c PYTHON_RUNNER`: calls `main(**inputs)`. */
-export const PYTHON_RUNNER = `
-import json, sys, traceback
+/**
+ * `_dovetail_run(code, inputs)`: runs a python3 code node's `main(**inputs)` in a fresh namespace
+ * and returns `{"result": …}` or `{"error": …}` as JSON text. Shared by the child process
+ * (PYTHON_RUNNER) and the Pyodide sandbox (sandbox/pyodide-harness.ts), so both report the same
+ * results and the same error texts.
+ */
+export const PYTHON_RUN_MAIN = `
+def _dovetail_run(code, inputs, dumps=__import__("json").dumps, traceback=__import__("traceback")):
+    try:
+        scope = {"__name__": "__dovetail_code__"}
+        exec(compile(code, "<code>", "exec"), scope)
+        main = scope.get("main")
+        if not callable(main):
+            raise Exception("the code must define a function main")
+        res = {"result": main(**inputs)}
+    except BaseException as e:
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == "<code>"]
+        lines = traceback.format_list(frames[-1:]) + traceback.format_exception_only(type(e), e)
+        res = {"error": "".join(lines).strip()}
+    try:
+        return dumps(res, allow_nan=False, ensure_ascii=False)
+    except Exception as e:
+        return dumps({"error": "the result of main is not JSON: " + str(e)})
+`;
+
+/** `python3 -I -c PYTHON_RUNNER`: reads the request on stdin, calls `main(**inputs)`. */
+export const PYTHON_RUNNER = `${PYTHON_RUN_MAIN}
+import json, sys
 out = sys.stdout
 sys.stdout = sys.stderr
 try:
     req = json.load(sys.stdin)
-    scope = {"__name__": "__dovetail_code__"}
-    exec(compile(req["code"], "<code>", "exec"), scope)
-    main = scope.get("main")
-    if not callable(main):
-        raise Exception("the code must define a function main")
-    res = {"result": main(**req["inputs"])}
+    text = _dovetail_run(req["code"], req["inputs"])
 except BaseException as e:
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == "<code>"]
-    lines = traceback.format_list(frames[-1:]) + traceback.format_exception_only(type(e), e)
-    res = {"error": "".join(lines).strip()}
-try:
-    text = json.dumps(res, allow_nan=False, ensure_ascii=False)
-except Exception as e:
-    text = json.dumps({"error": "the result of main is not JSON: " + str(e)})
+    text = json.dumps({"error": type(e).__name__ + ": " + str(e)})
 out.write(text)
 out.flush()
 `;

@@ -1,15 +1,20 @@
 import type { CodeExecutor, CodeRequest } from '../engine/types.js';
+import { sandboxModuleAdvice } from './python-modules.js';
 import type { QuickJsSandbox } from './sandbox/quickjs-sandbox.js';
 
 /**
- * `CODE_EXECUTION_MODE=sandbox`: javascript runs in QuickJS, python3 in `python` (Pyodide when
- * available; see runtime.ts). Both in worker threads, so the server keeps serving during a run.
+ * `CODE_EXECUTION_MODE=sandbox`: javascript runs in QuickJS, python3 in `python` (Pyodide, see
+ * sandbox/pyodide-sandbox.ts). Both in worker threads, so the server keeps serving during a run.
  */
 export class SandboxCodeExecutor implements CodeExecutor {
   constructor(
     private readonly js: QuickJsSandbox,
     private readonly python: CodeExecutor,
   ) {}
+
+  missingModuleAdvice(module: string): string {
+    return sandboxModuleAdvice(module);
+  }
 
   run(req: CodeRequest, signal: AbortSignal): Promise<unknown> {
     return req.language === 'javascript' ? this.js.runJavaScript(req, signal) : this.python.run(req, signal);

@@ -149,6 +149,8 @@ export interface CodeRequest {
 /** Runs code nodes; rejects with a message when the program fails, times out or is too large. */
 export interface CodeExecutor {
   run(req: CodeRequest, signal: AbortSignal): Promise<unknown>;
+  /** What to do about a Python module code nodes cannot import (names the setting); `app check` and the code node say it. */
+  missingModuleAdvice?(module: string): string;
 }
 
 /**

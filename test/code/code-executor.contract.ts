@@ -31,12 +31,12 @@ const PROGRAMS = {
  * (`Code execution failed: …`), CODE_EXECUTION_TIMEOUT, stop, CODE_MAX_OUTPUT_BYTES, and an
  * executor that keeps working after each failure. `create` gets the settings above.
  */
-export function describeCodeExecutorContract(name: string, create: (config: CodeConfig) => Promise<CodeExecutor>, destroy: (e: CodeExecutor) => Promise<void>): void {
+export function describeCodeExecutorContract(name: string, create: (config: CodeConfig) => Promise<CodeExecutor>, destroy: (e: CodeExecutor) => Promise<void>, startTimeoutMs = 30_000): void {
   describe(`CodeExecutor contract: ${name}`, () => {
     let ex: CodeExecutor;
     beforeAll(async () => {
       ex = await create(contractCodeConfig());
-    });
+    }, startTimeoutMs);
     afterAll(async () => {
       if (ex) await destroy(ex);
     });

@@ -27,8 +27,8 @@ describe('CODE_EXECUTION_MODE at start-up', () => {
     expect(await startupWarnings('process')).toEqual([expect.stringMatching(/^CODE_EXECUTION_MODE=process: .*unsafe/)]);
   });
 
-  it('sandbox mode (the default) says that python3 still runs as a child process', async () => {
-    expect(await startupWarnings('sandbox')).toEqual([expect.stringMatching(/^python3 code nodes still run as child processes/)]);
+  it('sandbox mode (the default) warns about nothing: both languages are sandboxed', async () => {
+    expect(await startupWarnings('sandbox')).toEqual([]);
   });
 
   it('another value fails at boot naming the setting', () => {

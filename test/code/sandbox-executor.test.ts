@@ -1,21 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { ProcessCodeExecutor } from '../../src/code/process-executor.js';
 import { SandboxCodeExecutor } from '../../src/code/sandbox-executor.js';
+import { PyodideSandbox } from '../../src/code/sandbox/pyodide-sandbox.js';
 import { QuickJsSandbox } from '../../src/code/sandbox/quickjs-sandbox.js';
 import { contractCodeConfig, describeCodeExecutorContract } from './code-executor.contract.js';
 
-const sandboxes = new WeakMap<object, QuickJsSandbox>();
+const sandboxes = new WeakMap<object, { close(): Promise<void> }[]>();
 
 describeCodeExecutorContract(
   'sandbox',
   async (config) => {
     const js = new QuickJsSandbox(config);
-    await js.ready();
-    const ex = new SandboxCodeExecutor(js, new ProcessCodeExecutor(config));
-    sandboxes.set(ex, js);
+    const python = new PyodideSandbox(config);
+    await Promise.all([js.ready(), python.ready()]);
+    const ex = new SandboxCodeExecutor(js, python);
+    sandboxes.set(ex, [js, python]);
     return ex;
   },
-  async (ex) => sandboxes.get(ex)?.close(),
+  async (ex) => {
+    await Promise.all((sandboxes.get(ex) ?? []).map((s) => s.close()));
+  },
+  // Pyodide boots in seconds (tens on a loaded machine); the pool is shared by the whole file.
+  180_000,
 );
 
 describe('QuickJsSandbox with CODE_SANDBOX_JS_WORKERS=0', () => {

@@ -40,7 +40,9 @@ beforeAll(async () => {
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   // the SSRF guard refuses loopback addresses unless allow-listed
   s = await startServer({ runtime: { providers: openAiCompatibleProviders(fake.baseUrl) }, env: { SSRF_ALLOW_HOSTS: '127.0.0.1' } });
-});
+  // python3 code nodes run in Pyodide: its interpreter takes seconds to boot, once per file.
+  await s.runtime.codeSandboxReady();
+}, 180_000);
 afterAll(async () => {
   await s?.close();
   await new Promise((resolve) => upstream?.close(resolve));

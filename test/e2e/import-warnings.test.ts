@@ -83,7 +83,7 @@ describe('import that tells the truth', { timeout: 120_000 }, () => {
     warnings = out.warnings;
     expect(warnings.map((w) => [w.node_id, w.node_type, w.part, w.setting])).toEqual([
       ['kr', 'knowledge-retrieval', `dataset ${OLD_DATASET}`, `--dataset ${OLD_DATASET}=NEW_ID`],
-      ['code', 'code', `python module ${MISSING_MODULE}`, 'CODE_PYTHON_COMMAND'],
+      ['code', 'code', `python module ${MISSING_MODULE}`, 'CODE_PYTHON_PACKAGES_DIR'],
       ['llm', 'llm', 'model provider "anthropic"', 'ANTHROPIC_API_KEY'],
     ]);
     for (const w of warnings) expect(w.message).toMatch(new RegExp(`^node ${w.node_id} \\(${w.node_type}\\): `));
@@ -142,7 +142,7 @@ describe('import that tells the truth', { timeout: 120_000 }, () => {
       expect(c.status).toBe(200);
       const cd = (await c.json()).data;
       expect(cd.status).toBe('failed');
-      expect(cd.error).toContain(`python module ${MISSING_MODULE} is not installed: install it, or set CODE_PYTHON_COMMAND to a Python that has it`);
+      expect(cd.error).toContain(`python module ${MISSING_MODULE} is not available in the code sandbox: put its pure-Python wheel in CODE_PYTHON_PACKAGES_DIR`);
       // a chat app's one model is checked too
       const chatApp = await s.runtime.apps.importDsl('app:\n  mode: chat\n  name: c\nmodel_config:\n  model:\n    provider: anthropic\n    name: claude-test\n');
       expect(await s.runtime.appWarnings(chatApp)).toEqual([

@@ -62,7 +62,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   s = await startServer({ env: { SSRF_ALLOW_HOSTS: '127.0.0.1' } });
-});
+  // Python runs in Pyodide: its interpreter takes seconds to boot, once per file.
+  await s.runtime.codeSandboxReady();
+}, 180_000);
 afterAll(async () => {
   await s?.close();
   upstream?.closeAllConnections();
@@ -175,6 +177,7 @@ describe('parallel iteration over HTTP', () => {
   it('clamps parallel_nums to ITERATION_MAX_PARALLEL, and a bad ITERATION_MAX_PARALLEL is refused naming it', async () => {
     const other = await startServer({ env: { SSRF_ALLOW_HOSTS: '127.0.0.1', ITERATION_MAX_PARALLEL: '2' } });
     try {
+      await other.runtime.codeSandboxReady();
       const g = newGroup();
       const { apiKey } = await other.importApp(holdApp(g, 2, { is_parallel: true, parallel_nums: 10 }, 5000));
       expect(await blocking(other, apiKey, [1, 2, 3, 4])).toMatchObject({ status: 'succeeded', outputs: { out: ['1', '2', '3', '4'] } });
@@ -190,7 +193,7 @@ describe('parallel iteration over HTTP', () => {
 
     expect(() => loadConfig({ ITERATION_MAX_PARALLEL: '0' })).toThrow('ITERATION_MAX_PARALLEL must be at least 1, got 0');
     expect(() => loadConfig({ ITERATION_MAX_PARALLEL: 'many' })).toThrow('ITERATION_MAX_PARALLEL must be an integer, got "many"');
-  });
+  }, 180_000);
 
   it('a bad parallel_nums is refused at import naming the field', async () => {
     await expect(s.importApp(holdApp(newGroup(), 1, { is_parallel: true, parallel_nums: 0 }))).rejects.toThrow('node it (iteration): parallel_nums must be a positive integer, got 0');

@@ -12,7 +12,9 @@ let quick: TestServer;
 
 beforeAll(async () => {
   [s, quick] = await Promise.all([startServer({ env: { LOOP_NODE_MAX_COUNT: '20', CODE_EXECUTION_TIMEOUT: '30' } }), startServer({ env: { CODE_EXECUTION_TIMEOUT: '3' } })]);
-});
+  // Python runs in Pyodide: its interpreters take seconds to boot, once per file.
+  await Promise.all([s.runtime.codeSandboxReady(), quick.runtime.codeSandboxReady()]);
+}, 180_000);
 afterAll(async () => {
   await Promise.all([s?.close(), quick?.close()]);
 });
@@ -165,10 +167,16 @@ describe('code node over HTTP', () => {
     expect(await fail(codeNode('c', 'javascript', 'function main() { return { r: require("fs") } }', { r: 'string' }))).toMatch(/require is not defined/);
   });
 
-  it('the timeout also ends the processes the code started', async () => {
+  it('in process mode, the timeout also ends the processes the code started (the sandbox cannot start any)', async () => {
     const pidFile = path.join(os.tmpdir(), `dovetail-grandchild-${process.pid}-${Date.now()}`);
     const code = `import subprocess, time\ndef main():\n    p = subprocess.Popen(["sleep", "60"])\n    open(${JSON.stringify(pidFile)}, "w").write(str(p.pid))\n    time.sleep(60)\n    return {"r": "late"}\n`;
-    const d = await blocking((await quick.importApp(app(codeNode('c', 'python3', code, { r: 'string' }), { r: ['c', 'r'] }))).apiKey, { x: 1 }, quick);
+    const proc = await startServer({ env: { CODE_EXECUTION_MODE: 'process', CODE_EXECUTION_TIMEOUT: '3' } });
+    let d: Record<string, unknown>;
+    try {
+      d = await blocking((await proc.importApp(app(codeNode('c', 'python3', code, { r: 'string' }), { r: ['c', 'r'] }))).apiKey, { x: 1 }, proc);
+    } finally {
+      await proc.close();
+    }
     expect(d).toMatchObject({ status: 'failed', error: 'Code execution timed out after 3s (CODE_EXECUTION_TIMEOUT).' });
     const pid = Number(readFileSync(pidFile, 'utf8'));
     rmSync(pidFile, { force: true });
@@ -185,8 +193,8 @@ describe('code node over HTTP', () => {
     expect(running()).toBe(false);
   });
 
-  it('a missing python3 fails the node with a clear message', async () => {
-    const other = await startServer({ env: { CODE_PYTHON_COMMAND: '/nonexistent/python3' } });
+  it('in process mode, a missing python3 fails the node with a clear message', async () => {
+    const other = await startServer({ env: { CODE_EXECUTION_MODE: 'process', CODE_PYTHON_COMMAND: '/nonexistent/python3' } });
     try {
       const { apiKey } = await other.importApp(app(codeNode('c', 'python3', 'def main():\n    return {"r": "x"}\n', { r: 'string' }), { r: ['c', 'r'] }));
       const r = await fetch(`${other.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, user: 'u' }) });

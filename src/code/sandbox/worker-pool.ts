@@ -8,6 +8,8 @@ export interface WorkerJob {
   /** Wall-time backstop: past it the worker is terminated (its own limit should fire first). */
   readonly hardTimeoutMs: number;
   readonly signal: AbortSignal;
+  /** Interruptible pools only: past this the worker's interrupt buffer asks it to stop the run. */
+  readonly softTimeoutMs?: number;
 }
 
 /** The failures a pool reports instead of a worker's reply. */
@@ -34,7 +36,13 @@ interface Slot {
   ready: Promise<void>;
   busy: boolean;
   runs: number;
+  /** `[0]`: set to 2 to interrupt the run (Pyodide's SIGINT); `[1]`: why (1 time limit, 2 stop). */
+  interrupt?: Int32Array;
 }
+
+/** Why an interruptible worker was interrupted (`interrupt[1]`). */
+export const INTERRUPT_TIMEOUT = 1;
+export const INTERRUPT_STOP = 2;
 
 interface Waiter {
   job: WorkerJob;
@@ -52,6 +60,13 @@ export interface WorkerPoolOptions {
   readonly recycleAfter: number;
   /** V8 heap of one worker, MB (its own limits should fire first; this is the backstop). */
   readonly heapMb: number;
+  /**
+   * The worker gets `workerData.interrupt` (a SharedArrayBuffer of two Int32s, see Slot), answers
+   * each job with `{type: 'reply'}` and then `{type: 'idle', retire}` once it is ready for the next
+   * one (it cleans up in between, off the caller's path). A stop interrupts the run instead of
+   * terminating the worker; a worker that is not idle `stopGraceMs` later is terminated.
+   */
+  readonly interruptible?: { readonly stopGraceMs: number };
 }
 
 /**
@@ -103,9 +118,10 @@ export class WorkerPool {
 
   #spawn(): Slot {
     const script = this.#opts.script;
+    const shared = this.#opts.interruptible ? new SharedArrayBuffer(8) : undefined;
     const worker = new Worker(script.pathname.endsWith('.ts') ? viaTsx(script) : script, {
       eval: script.pathname.endsWith('.ts'),
-      workerData: this.#opts.workerData,
+      workerData: shared ? { ...(this.#opts.workerData as object), interrupt: shared } : this.#opts.workerData,
       env: {},
       resourceLimits: { maxOldGenerationSizeMb: this.#opts.heapMb },
       stdout: true,
@@ -125,7 +141,7 @@ export class WorkerPool {
       worker.once('exit', () => reject(new PoolError('crashed', 'the code sandbox worker exited while starting')));
     });
     ready.catch(() => undefined);
-    const slot: Slot = { worker, ready, busy: false, runs: 0 };
+    const slot: Slot = { worker, ready, busy: false, runs: 0, ...(shared ? { interrupt: new Int32Array(shared) } : {}) };
     // A worker that dies while idle is replaced at once, not found dead by the next job.
     worker.once('exit', () => {
       if (!slot.busy && this.#slots.includes(slot)) this.#replace(slot);
@@ -178,26 +194,62 @@ export class WorkerPool {
       reject(new PoolError('aborted', 'Code execution was stopped.'));
       return;
     }
-    const { worker } = slot;
-    let done = false;
-    const settle = (fn: () => void, retire: boolean) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
+    const { worker, interrupt } = slot;
+    const interruptBy = (why: number) => {
+      if (!interrupt) return;
+      Atomics.store(interrupt, 1, why);
+      Atomics.store(interrupt, 0, 2);
+    };
+    let answered = false;
+    let freed = false;
+    let retireWhenIdle = false;
+    // The caller's answer and the worker's return to the pool are separate: an interruptible
+    // worker cleans up (or winds down after a stop) between the two.
+    const answer = (fn: () => void) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(softTimer);
       job.signal.removeEventListener('abort', onAbort);
+      fn();
+    };
+    const free = (retire: boolean) => {
+      if (freed) return;
+      freed = true;
+      clearTimeout(hardTimer);
+      clearTimeout(softTimer);
       worker.off('message', onMessage);
       worker.off('exit', onExit);
       worker.off('error', onError);
       finish(retire);
-      fn();
     };
     const onMessage = (m: { type?: string; reply?: unknown; retire?: boolean }) => {
-      if (m?.type === 'reply') settle(() => resolve(m.reply), m.retire === true);
+      if (m?.type === 'reply') {
+        answer(() => resolve(m.reply));
+        if (interrupt) retireWhenIdle ||= m.retire === true;
+        else free(m.retire === true);
+      } else if (m?.type === 'idle' && interrupt) free(retireWhenIdle || m.retire === true);
     };
-    const onExit = () => settle(() => reject(new PoolError('crashed', 'the code sandbox worker ended unexpectedly')), true);
-    const onError = (e: Error) => settle(() => reject(new PoolError('crashed', `the code sandbox worker failed: ${e.message}`)), true);
-    const onAbort = () => settle(() => reject(new PoolError('aborted', 'Code execution was stopped.')), true);
-    const timer = setTimeout(() => settle(() => reject(new PoolError('timeout', 'timeout')), true), job.hardTimeoutMs);
+    const onExit = () => {
+      answer(() => reject(new PoolError('crashed', 'the code sandbox worker ended unexpectedly')));
+      free(true);
+    };
+    const onError = (e: Error) => {
+      answer(() => reject(new PoolError('crashed', `the code sandbox worker failed: ${e.message}`)));
+      free(true);
+    };
+    const onAbort = () => {
+      answer(() => reject(new PoolError('aborted', 'Code execution was stopped.')));
+      if (!interrupt) return free(true);
+      interruptBy(INTERRUPT_STOP);
+      retireWhenIdle = false;
+      clearTimeout(hardTimer);
+      hardTimer = setTimeout(() => free(true), this.#opts.interruptible!.stopGraceMs);
+    };
+    let hardTimer = setTimeout(() => {
+      answer(() => reject(new PoolError('timeout', 'timeout')));
+      free(true);
+    }, job.hardTimeoutMs);
+    const softTimer = interrupt && job.softTimeoutMs !== undefined ? setTimeout(() => interruptBy(INTERRUPT_TIMEOUT), job.softTimeoutMs) : undefined;
     worker.on('message', onMessage);
     worker.once('exit', onExit);
     worker.once('error', onError);

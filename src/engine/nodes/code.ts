@@ -139,7 +139,8 @@ export const codeNode: NodeHandler = {
       // a module the code node Python does not have: say what to configure (as `app check` does)
       const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(message)?.[1];
       if (missing && spec.language === 'python3') {
-        throw new NodeFailure(`${message} (python module ${missing} is not installed: install it, or set CODE_PYTHON_COMMAND to a Python that has it)`, 'CodeNodeError', false, { cause: err });
+        const advice = executor.missingModuleAdvice?.(missing) ?? `python module ${missing} is not installed`;
+        throw new NodeFailure(`${message} (${advice})`, 'CodeNodeError', false, { cause: err });
       }
       throw new NodeFailure(message, 'CodeNodeError', true, { cause: err });
     }
