@@ -140,6 +140,10 @@ describe('Human Input email delivery failures', () => {
       expect(peer.mails).toHaveLength(0);
       const delivery = await s.runtime.store.db.selectFrom('human_input_deliveries').selectAll().where('type', '=', 'email').executeTakeFirstOrThrow();
       expect(delivery).toMatchObject({ status: 'failed', last_error: r!.last_error });
+      // no mail will be sent any more: the sealed token is dropped, only its hash stays
+      const stored = await s.runtime.store.db.selectFrom('human_input_form_recipients').select(['token', 'token_hash']).executeTakeFirstOrThrow();
+      expect(stored.token).toBeNull();
+      expect(stored.token_hash).toMatch(/^[0-9a-f]{64}$/);
       expect((await s.runtime.runs.find(runId))?.status).toBe('paused');
     } finally {
       await s.close();

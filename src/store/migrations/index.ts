@@ -17,6 +17,7 @@ import * as m015 from './015-server-secrets.js';
 import * as m016 from './016-form-token-hash.js';
 import * as m017 from './017-app-versions.js';
 import * as m018 from './018-form-recipients.js';
+import * as m019 from './019-form-recipient-token-hash.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '016-form-token-hash': m016,
   '017-app-versions': m017,
   '018-form-recipients': m018,
+  '019-form-recipient-token-hash': m019,
 };
