@@ -91,6 +91,12 @@ describe('Human Input email delivery through a real SMTP server', () => {
     expect(await page.text()).toContain('Review of Ship &lt;it&gt;');
     const form = await (await fetch(`${s.url}/api/form/human_input/${token}`)).json();
     expect(form.user_actions.map((a: { id: string }) => a.id)).toEqual(['approve', 'reject']);
+    // the Service API's body plus the app's site
+    expect(Object.keys(form).sort()).toEqual(['expiration_time', 'form_content', 'inputs', 'resolved_default_values', 'site', 'user_actions']);
+    expect(form.site).toMatchObject({ title: expect.any(String), icon_type: 'emoji' });
+    // an email token works only on the web surface: the Service API does not know it
+    const viaApi = await fetch(`${s.api}/form/human_input/${token}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(viaApi.status).toBe(404);
     const sub = await fetch(`${s.url}/api/form/human_input/${token}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
