@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../src/infra/logger.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { startSmtpPeer, smtpEnv, type SmtpPeer } from '../helpers/smtp-peer.js';
@@ -157,8 +159,15 @@ describe('Human Input email delivery failures', () => {
     }
   });
 
-  it('without mail settings the delivery fails naming the settings', async () => {
-    const s = await startServer({ env: FAST_QUEUE });
+  it('without mail settings start-up warns once and the delivery fails naming the settings', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const s = await startServer({ env: FAST_QUEUE, logger: createLogger('warn', sink) });
     try {
       const { apiKey } = await s.importApp(reviewApp([emailMethod([{ type: 'external', email: 'ext@example.test' }])]));
       const { runId } = await startPaused(s, apiKey, 'x');
@@ -168,6 +177,10 @@ describe('Human Input email delivery failures', () => {
         'Mail is not configured (missing MAIL_TYPE=smtp, SMTP_SERVER, MAIL_DEFAULT_SEND_FROM); set MAIL_TYPE=smtp, SMTP_SERVER, SMTP_PORT, SMTP_USERNAME, SMTP_PASSWORD, SMTP_USE_TLS, SMTP_OPPORTUNISTIC_TLS and MAIL_DEFAULT_SEND_FROM',
       );
       expect((await s.runtime.runs.find(runId))?.status).toBe('paused');
+      // one warning at start-up, none per failed delivery
+      const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.msg.includes('Mail is not configured'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.msg).toMatch(/^Mail is not configured \(missing MAIL_TYPE=smtp, SMTP_SERVER, MAIL_DEFAULT_SEND_FROM\).*Human Input email deliveries will fail until then\.$/);
     } finally {
       await s.close();
     }
