@@ -269,7 +269,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   await forms.sealLegacyTokens();
   forms.start();
   closers.push(async () => forms.stop());
-  const formRecipients = new FormRecipients(store.db);
+  const formRecipients = new FormRecipients(store.db, secretBox);
+  await formRecipients.sealLegacyTokens();
   const mailProblem = mailNotConfigured(config.mail);
   // Said once, by the processes that send (those running the job worker); one-shot CLI commands stay quiet.
   if (mailProblem && config.queue.worker) logger.warn(`${mailProblem}. Human Input email deliveries will fail until then.`);

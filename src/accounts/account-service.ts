@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam } from '../infra/errors.js';
@@ -31,11 +31,25 @@ export class AccountService {
     if (name === '' || name.length > 255) throw invalidParam('name must be 1 to 255 characters');
     const email = input.email?.trim() || null;
     if (email !== null && (email.length > 254 || !EMAIL.test(email))) throw invalidParam(`email must be an email address, got "${email}"`);
-    await this.#db
-      .insertInto('accounts')
-      .values({ id: newId(), name, email, created_at: this.#clock.now() })
-      .onConflict((oc) => (email === null ? oc.column('name').doNothing() : oc.column('name').doUpdateSet({ email })))
-      .execute();
+    await this.#checkEmailFree(name, email);
+    try {
+      await this.#db
+        .insertInto('accounts')
+        .values({ id: newId(), name, email, created_at: this.#clock.now() })
+        .onConflict((oc) => (email === null ? oc.column('name').doNothing() : oc.column('name').doUpdateSet({ email })))
+        .execute();
+    } catch (err) {
+      // another account took the address meanwhile (the unique index on email): say so as above
+      await this.#checkEmailFree(name, email);
+      throw err;
+    }
     return this.#db.selectFrom('accounts').select(['id', 'name', 'email']).where('name', '=', name).executeTakeFirstOrThrow();
+  }
+
+  /** One address, one account (compared without case: it is one mailbox, and recipients are deduplicated so). */
+  async #checkEmailFree(name: string, email: string | null): Promise<void> {
+    if (email === null) return;
+    const owner = await this.#db.selectFrom('accounts').select('name').where(sql<string>`lower(email)`, '=', email.toLowerCase()).where('name', '!=', name).executeTakeFirst();
+    if (owner) throw invalidParam(`email "${email}" is already used by the account "${owner.name}"`);
   }
 }

@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { withCli, withRuntime, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
+import { ServiceError } from '../infra/errors.js';
+import { AccountService } from '../accounts/account-service.js';
+import { systemClock } from '../infra/clock.js';
 import { print } from './output.js';
 
 /** `migrate`, `feedback add`, `dataset create`, `account create`. */
@@ -13,8 +16,13 @@ export function adminCommands(program: Command): void {
     .option('--email <address>', 'where Human Input email to this member goes')
     .option('--json', 'print one JSON object')
     .action(async (opts: { name: string; email?: string; json?: boolean }, cmd: Command) =>
-      withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
-        const a = await rt.accounts.create({ name: opts.name, email: opts.email });
+      // The database alone (not the whole runtime, which takes seconds to start): accounts need nothing else.
+      withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ store }) => {
+        const a = await new AccountService(store.db, systemClock).create({ name: opts.name, email: opts.email }).catch((err: unknown) => {
+          // The service names the field (`name …`, `email …`); on the command line that is the option.
+          if (err instanceof ServiceError && err.code === 'invalid_param') throw new CliError(`--${err.message}`);
+          throw err;
+        });
         print(opts.json, { ...a }, `${a.id}  ${a.name}${a.email ? `  <${a.email}>` : ''}`);
       }),
     );

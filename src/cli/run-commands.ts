@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { listRuns, runEvents, showRun, type LoggedRunEvent } from '../runs/run-queries.js';
 import { withCli, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
-import { FormRecipients } from '../forms/form-recipients.js';
+import { recipientsOfRun } from '../forms/form-recipients.js';
 import { print } from './output.js';
 
 const STATUSES = ['running', 'paused', 'succeeded', 'partial-succeeded', 'failed', 'stopped', 'normal', 'error'] as const;
@@ -70,7 +70,7 @@ export function runCommands(program: Command): void {
         const run = await showRun(store.db, id);
         if (!run) throw new CliError(`no run or message with id ${id}`);
         // the Human Input emails of the run: each recipient's delivery status, attempts and last error
-        const deliveries = run.kind === 'message' ? [] : await new FormRecipients(store.db).ofRun(id);
+        const deliveries = run.kind === 'message' ? [] : await recipientsOfRun(store.db, id);
         const lines = Object.entries(run).map(([k, v]) => `${`${k}:`.padEnd(17)} ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`);
         for (const d of deliveries) lines.push(`email ${d.email} (${d.type}, node ${d.node_id}): ${d.status}, ${d.attempts} attempt(s)${d.last_error ? `, last error: ${d.last_error}` : ''}`);
         print(opts.json, { ...run, email_deliveries: deliveries }, lines.join('\n'));

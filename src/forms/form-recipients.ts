@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
-import { newId, newSecret } from '../infra/ids.js';
+import { newId, newSecret, sha256 } from '../infra/ids.js';
 import { objectOf } from '../infra/objects.js';
+import type { SecretBox } from '../infra/secret-box.js';
 import type { Database } from '../store/schema.js';
 
 /** Placeholder of the recipient's personal link in an email body (Dify's `{{#url#}}`). */
@@ -71,32 +72,71 @@ export async function resolveRecipients(db: Kysely<Database> | Transaction<Datab
   return [...out.values()];
 }
 
-/** Writes the recipients of one email delivery (each with its own ≥128-bit token); returns their ids. */
-export async function insertRecipients(
-  trx: Transaction<Database>,
-  formId: string,
-  deliveryId: string,
-  recipients: readonly { type: string; email: string }[],
-  now: number,
-): Promise<string[]> {
+/** A recipient with its personal token as it is stored: the look-up hash and a sealed copy for the mail. */
+export interface TokenedRecipient {
+  readonly type: string;
+  readonly email: string;
+  readonly tokenHash: string;
+  readonly sealedToken: string;
+}
+
+/**
+ * Gives each recipient its own ≥128-bit token (192 bits), kept only as its SHA-256 and sealed.
+ * Done before the form's transaction: sealing may read the server key from the database.
+ */
+export async function withTokens(box: SecretBox, recipients: readonly { type: string; email: string }[]): Promise<TokenedRecipient[]> {
+  const out: TokenedRecipient[] = [];
+  for (const r of recipients) {
+    const token = newSecret(24);
+    out.push({ ...r, tokenHash: sha256(token), sealedToken: await box.seal(token) });
+  }
+  return out;
+}
+
+/** Writes the recipients of one email delivery; returns their ids. */
+export async function insertRecipients(trx: Transaction<Database>, formId: string, deliveryId: string, recipients: readonly TokenedRecipient[], now: number): Promise<string[]> {
   const ids: string[] = [];
   for (const r of recipients) {
     const id = newId();
     ids.push(id);
     await trx
       .insertInto('human_input_form_recipients')
-      .values({ id, form_id: formId, delivery_id: deliveryId, type: r.type, email: r.email, token: newSecret(24), status: 'pending', attempts: 0, last_error: null, sent_at: null, created_at: now, updated_at: now })
+      .values({ id, form_id: formId, delivery_id: deliveryId, type: r.type, email: r.email, token_hash: r.tokenHash, token: r.sealedToken, status: 'pending', attempts: 0, last_error: null, sent_at: null, created_at: now, updated_at: now })
       .execute();
   }
   return ids;
 }
 
-/** The store side of email delivery: what to send, and the outcome of each attempt. */
+/** The form id behind a recipient's personal token (looked up by its hash), if any. */
+export async function formIdOfRecipientToken(db: Kysely<Database>, token: string): Promise<string | undefined> {
+  const r = await db.selectFrom('human_input_form_recipients').select('form_id').where('token_hash', '=', sha256(token)).executeTakeFirst();
+  return r?.form_id;
+}
+
+/** Every email recipient of a run's forms with its state (never its token). */
+export async function recipientsOfRun(db: Kysely<Database>, runId: string): Promise<RecipientState[]> {
+  return db
+    .selectFrom('human_input_form_recipients as r')
+    .innerJoin('human_input_forms as f', 'f.id', 'r.form_id')
+    .select(['r.form_id', 'f.node_id', 'r.email', 'r.type', 'r.status', 'r.attempts', 'r.last_error'])
+    .where('f.workflow_run_id', '=', runId)
+    .orderBy('r.created_at')
+    .orderBy('r.id')
+    .execute();
+}
+
+/**
+ * The store side of email delivery: what to send, and the outcome of each attempt. A recipient's
+ * sealed token is dropped as soon as no mail will be sent any more (sent, finally failed, or the
+ * form no longer waiting); its hash stays, so the link keeps leading to the form's state.
+ */
 export class FormRecipients {
   readonly #db: Kysely<Database>;
+  readonly #box: SecretBox;
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, box: SecretBox) {
     this.#db = db;
+    this.#box = box;
   }
 
   async outgoing(recipientId: string): Promise<OutgoingMail | undefined> {
@@ -109,15 +149,30 @@ export class FormRecipients {
       .executeTakeFirst();
     if (!r) return undefined;
     const rendered = objectOf(objectOf(JSON.parse(r.config)).rendered);
+    const wanted = r.status === 'pending' && r.form_status === 'waiting' && r.token !== null;
     return {
       recipientId: r.id,
       deliveryId: r.delivery_id,
       email: r.email,
-      token: r.token,
+      token: wanted ? await this.#box.open(r.token!) : '',
       subject: String(rendered.subject ?? ''),
       body: String(rendered.body ?? ''),
-      wanted: r.status !== 'sent' && r.form_status === 'waiting',
+      wanted,
     };
+  }
+
+  /** Drops the sealed token of a recipient whose mail will not be sent (its form is no longer waiting). */
+  async forget(recipientId: string, now: number): Promise<void> {
+    await this.#db.updateTable('human_input_form_recipients').set({ token: null, updated_at: now }).where('id', '=', recipientId).where('token', 'is not', null).execute();
+  }
+
+  /** Seals the plain tokens that migration 019 kept for pending recipients (their hash is already set). */
+  async sealLegacyTokens(): Promise<number> {
+    const rows = await this.#db.selectFrom('human_input_form_recipients').select(['id', 'token']).where('token', 'is not', null).where('token', 'not like', 'dovetail-sealed:%').execute();
+    for (const r of rows) {
+      await this.#db.updateTable('human_input_form_recipients').set({ token: await this.#box.seal(r.token!) }).where('id', '=', r.id).where('token', '=', r.token).execute();
+    }
+    return rows.length;
   }
 
   /** Records one attempt's outcome; `final` failures mark the recipient and its delivery `failed`. */
@@ -126,9 +181,11 @@ export class FormRecipients {
       const r = await trx.selectFrom('human_input_form_recipients').select(['delivery_id', 'attempts']).where('id', '=', recipientId).executeTakeFirst();
       if (!r) return;
       const status = outcome.ok ? 'sent' : outcome.final ? 'failed' : 'pending';
+      // Once sent or finally failed, no mail needs the raw token again: only its hash is kept.
+      const done = status !== 'pending';
       await trx
         .updateTable('human_input_form_recipients')
-        .set({ status, attempts: r.attempts + (countAttempt ? 1 : 0), last_error: outcome.ok ? null : outcome.error, sent_at: outcome.ok ? now : null, updated_at: now })
+        .set({ status, attempts: r.attempts + (countAttempt ? 1 : 0), last_error: outcome.ok ? null : outcome.error, sent_at: outcome.ok ? now : null, updated_at: now, ...(done ? { token: null } : {}) })
         .where('id', '=', recipientId)
         .execute();
       if (!outcome.ok && outcome.final) {
@@ -143,13 +200,7 @@ export class FormRecipients {
   }
 
   /** Every email recipient of a run's forms with its state. */
-  async ofRun(runId: string): Promise<RecipientState[]> {
-    return this.#db
-      .selectFrom('human_input_form_recipients as r')
-      .innerJoin('human_input_forms as f', 'f.id', 'r.form_id')
-      .select(['r.form_id', 'f.node_id', 'r.email', 'r.type', 'r.status', 'r.attempts', 'r.last_error'])
-      .where('f.workflow_run_id', '=', runId)
-      .orderBy('r.created_at')
-      .execute();
+  ofRun(runId: string): Promise<RecipientState[]> {
+    return recipientsOfRun(this.#db, runId);
   }
 }

@@ -18,9 +18,8 @@ import {
 } from './form-definition.js';
 import { TIMEOUT_HANDLE, type HumanInputContext, type HumanInputDecision, type HumanInputGateway, type RunResumer } from './human-input-port.js';
 import { checkActionAndPresence, resolveValues } from './submission.js';
-import { timingSafeEqual } from 'node:crypto';
 import type { Queue } from '../infra/queue/queue.js';
-import { insertRecipients, resolveRecipients } from './form-recipients.js';
+import { formIdOfRecipientToken, insertRecipients, resolveRecipients, withTokens, type TokenedRecipient } from './form-recipients.js';
 
 /** Queue kind of one Human Input email (payload `{ recipientId }`); handled by src/mail. */
 export const HUMAN_INPUT_MAIL_JOB = 'human-input.mail';
@@ -71,7 +70,7 @@ export interface FormServiceDeps {
   readonly config: Config;
   readonly uploads: UploadService;
   readonly endUsers: EndUserService;
-  /** Seals web-app tokens at rest (only their hash is looked up). */
+  /** Seals web-app and email recipients' tokens at rest (only their hash is looked up). */
   readonly box: SecretBox;
   /** The run side; resolved lazily because runs and forms reference each other. */
   readonly resumer: () => RunResumer;
@@ -155,11 +154,16 @@ export class FormService implements HumanInputGateway {
       created_at: now,
       updated_at: now,
     };
+    // Recipients and their tokens are made before the transaction (sealing may read the server key).
+    const recipientsOf = new Map<number, TokenedRecipient[]>();
+    for (const [i, m] of def.deliveryMethods.entries()) {
+      if (m.type === 'email') recipientsOf.set(i, await withTokens(this.#d.box, await resolveRecipients(db, m.config)));
+    }
     let mails = 0;
     await db.transaction().execute(async (trx) => {
       const ins = await trx.insertInto('human_input_forms').values(row).onConflict((oc) => oc.columns(['workflow_run_id', 'node_id']).doNothing()).executeTakeFirst();
       if (Number(ins.numInsertedOrUpdatedRows ?? 1n) === 0) return;
-      for (const m of def.deliveryMethods) {
+      for (const [i, m] of def.deliveryMethods.entries()) {
         const deliveryId = newId();
         const config = m.type === 'email' ? { ...m.config, rendered: renderEmail(ctx, m.config) } : m.config;
         await trx
@@ -167,7 +171,7 @@ export class FormService implements HumanInputGateway {
           .values({ id: deliveryId, form_id: row.id, type: m.type, config: JSON.stringify(config), status: m.type === 'webapp' ? 'delivered' : 'pending', last_error: null, created_at: now })
           .execute();
         if (m.type !== 'email') continue;
-        const recipients = await resolveRecipients(trx, m.config);
+        const recipients = recipientsOf.get(i) ?? [];
         if (recipients.length === 0) {
           await trx.updateTable('human_input_deliveries').set({ status: 'failed', last_error: 'No recipients: no external address and no member account with an email address' }).where('id', '=', deliveryId).execute();
         }
@@ -214,9 +218,10 @@ export class FormService implements HumanInputGateway {
     const byWebapp = await this.#formByWebappToken(token);
     if (byWebapp) return hasWebappDelivery(JSON.parse(byWebapp.definition) as FormDefinition) ? byWebapp : undefined;
     if (token === '' || token.length > 200) return undefined;
-    const r = await this.#d.db.selectFrom('human_input_form_recipients').select(['form_id', 'token']).where('token', '=', token).executeTakeFirst();
-    if (!r || !sameToken(r.token, token)) return undefined;
-    return this.#d.db.selectFrom('human_input_forms').selectAll().where('id', '=', r.form_id).executeTakeFirst();
+    // by hash too: the table keeps no plain recipient token (see #formByWebappToken)
+    const formId = await formIdOfRecipientToken(this.#d.db, token);
+    if (formId === undefined) return undefined;
+    return this.#d.db.selectFrom('human_input_forms').selectAll().where('id', '=', formId).executeTakeFirst();
   }
 
   #checkActive(row: HumanInputFormTable, def: FormDefinition): { row: HumanInputFormTable; def: FormDefinition } {
@@ -405,14 +410,6 @@ export class FormService implements HumanInputGateway {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
   }
-}
-
-/** Compares a stored token with a presented one in constant time (the look-up found the row; this keeps the final check timing-safe). */
-function sameToken(stored: string | null, presented: string): boolean {
-  if (stored === null) return false;
-  const a = Buffer.from(stored);
-  const b = Buffer.from(presented);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Subject and body of an email delivery with the run's variables filled in; the recipient's `{{#url#}}` is kept for sending. */

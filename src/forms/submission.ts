@@ -130,7 +130,10 @@ export async function resolveValues(inputs: readonly FormInput[], values: Record
   for (const input of inputs) {
     const name = input.output_variable_name;
     const v = values[name];
-    switch (input.type) {
+    switch (input.type as string) {
+      // `text_input` / `text-input`: Dify's text field before file support (the page shows it as one line)
+      case 'text_input':
+      case 'text-input':
       case 'paragraph':
         if (typeof v !== 'string') throw invalidFormData(`${name} must be a string`);
         out[name] = v;
@@ -155,6 +158,11 @@ export async function resolveValues(inputs: readonly FormInput[], values: Record
         out[name] = files;
         break;
       }
+      // not a Dify input type; a DSL that has it gets a number field on the page
+      case 'number':
+        if (typeof v !== 'number' || !Number.isFinite(v)) throw invalidFormData(`${name} must be a number`);
+        out[name] = v;
+        break;
       default:
         out[name] = v;
     }

@@ -30,7 +30,11 @@ export function humanInputMailHandler(d: HumanInputMailDeps): JobHandler<MailJob
   return {
     async run(p: MailJobPayload, _ctx: JobContext): Promise<void> {
       const mail = await d.recipients.outgoing(p.recipientId);
-      if (!mail || !mail.wanted) return;
+      if (!mail) return;
+      if (!mail.wanted) {
+        await d.recipients.forget(mail.recipientId, d.clock.now());
+        return;
+      }
       if (!d.transport) {
         await d.recipients.record(mail.recipientId, d.clock.now(), { ok: false, error: d.notConfigured ?? 'Mail is not configured', final: true });
         return;

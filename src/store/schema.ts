@@ -253,8 +253,13 @@ export interface HumanInputFormRecipientTable {
   /** email_member | email_external */
   type: string;
   email: string;
-  /** The recipient's form token (≥128 bits), unique over all recipients. */
-  token: string;
+  /** SHA-256 of the recipient's personal token (≥128 bits): the look-up key, unique over all recipients. */
+  token_hash: string;
+  /**
+   * The token sealed (`SecretBox`) while its mail may still be sent; null once it is sent or has
+   * finally failed (plain only in rows from before migration 019 until the runtime seals them).
+   */
+  token: string | null;
   /** pending | sent | failed */
   status: string;
   attempts: number;

@@ -39,7 +39,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
       { id: 'web', type: 'webapp', enabled: true, config: {} },
       { id: 'mail', type: 'email', enabled: true, config: { recipients: { whole_workspace: false, items: [{ type: 'external', email: 'reviewer@example.test' }] }, subject: 'Please review', body: 'Open [the form]({{#url#}}).' } },
     ];
-    ({ apiKey: key } = await s.importApp(reviewApp(methods, CONTENT)));
+    ({ apiKey: key } = await s.importApp(reviewApp(methods, CONTENT, { more: true })));
     ({ apiKey: plainKey } = await s.importApp(reviewApp([methods[0]], '# Quick check of {{#start.draft#}}', { files: false })));
   });
   afterAll(async () => {
@@ -64,6 +64,33 @@ describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
     const link = /http:\/\/127\.0\.0\.1:\d+\/form\/[A-Za-z0-9_-]+/.exec(peer.mails[n - 1]!.text)?.[0];
     expect(link).toBeDefined();
     return link!;
+  }
+
+  /** The lowest WCAG contrast ratio between any text on the page and the background behind it. */
+  async function lowestContrast(page: Page): Promise<{ ratio: number; where: string }> {
+    return page.evaluate(() => {
+      const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+      const lum = (c: number[]) => {
+        const f = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * f(c[0]!) + 0.7152 * f(c[1]!) + 0.0722 * f(c[2]!);
+      };
+      const background = (start: Element | null): number[] => {
+        for (let el = start; el; el = el.parentElement) {
+          const c = rgb(getComputedStyle(el).backgroundColor);
+          if (c.length === 3 || (c[3] ?? 0) > 0) return c;
+        }
+        return [255, 255, 255];
+      };
+      let worst = { ratio: 21, where: '' };
+      for (const el of Array.from(document.querySelectorAll('body *'))) {
+        const hasText = Array.from(el.childNodes).some((n) => n.nodeType === Node.TEXT_NODE && (n.textContent ?? '').trim() !== '');
+        if (!hasText && !['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(el.tagName)) continue;
+        const [hi, lo] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))].sort((x, y) => y - x);
+        const ratio = (hi! + 0.05) / (lo! + 0.05);
+        if (ratio < worst.ratio) worst = { ratio, where: el.outerHTML.slice(0, 120) };
+      }
+      return worst;
+    });
   }
 
   async function newPage(): Promise<Page> {
@@ -94,6 +121,13 @@ describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
     // defaults: the paragraph starts with the resolved default
     expect(await page.getByLabel('comment').inputValue()).toBe('Q3 <plan>');
     expect(await page.locator('.expiry time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // every input type has its control, each named by its label
+    expect(await page.getByLabel('title').getAttribute('type')).toBe('text');
+    expect(await page.getByLabel('score').getAttribute('type')).toBe('number');
+    // readable (WCAG AA contrast for every text) and usable on a phone-sized screen (no sideways scrolling)
+    const contrast = await lowestContrast(page);
+    expect(contrast.ratio, contrast.where).toBeGreaterThanOrEqual(4.5);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     if (process.env.SAVE_FORM_SCREENSHOT) {
       mkdirSync('docs', { recursive: true });
       await page.screenshot({ path: path.join('docs', 'form-page.png'), fullPage: true });
@@ -106,6 +140,8 @@ describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
 
     await page.getByLabel('comment').fill('Looks good');
     await page.getByLabel('choice').selectOption('ok');
+    await page.getByLabel('title').fill('Q3 plan');
+    await page.getByLabel('score').fill('4.5');
     await page.getByLabel('doc', { exact: true }).setInputFiles({ name: 'brief.txt', mimeType: 'text/plain', buffer: Buffer.from('the brief') });
     await page.getByLabel('docs').setInputFiles([
       { name: 'a.md', mimeType: 'text/markdown', buffer: Buffer.from('# a') },
@@ -122,6 +158,8 @@ describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
     const submitted = (filled.data as { submitted_data: Record<string, unknown> }).submitted_data;
     expect(submitted.comment).toBe('Looks good');
     expect(submitted.choice).toBe('ok');
+    expect(submitted.title).toBe('Q3 plan');
+    expect(submitted.score).toBe(4.5);
     expect(submitted.doc).toMatchObject({ filename: 'brief.txt', transfer_method: 'local_file' });
     expect((submitted.docs as { filename: string }[]).map((f) => f.filename)).toEqual(['a.md', 'b.csv']);
     expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { decision: 'approved: Looks good / ok / brief.txt' } } });
@@ -152,6 +190,8 @@ describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
     await page.goto(`${s.url}/form/${token}`);
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('f0');
+    // the focused field is visibly marked
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid');
     await page.keyboard.press('Control+A');
     await page.keyboard.type('typed');
     await page.keyboard.press('Tab');
@@ -172,6 +212,10 @@ describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
     const missing = await page.goto(`${s.url}/form/not-a-real-token`);
     expect(missing?.status()).toBe(404);
     expect(await page.locator('h1').innerText()).toBe('Form not found');
+    // the status pages carry the same strict headers as the form
+    expect(missing?.headers()).toMatchObject({ 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer', 'content-security-policy': expect.stringContaining("default-src 'none'") });
+    const contrast = await lowestContrast(page);
+    expect(contrast.ratio, contrast.where).toBeGreaterThanOrEqual(4.5);
 
     const { token } = await run(plainKey, 'late');
     clock.advance(2 * 86_400_000);

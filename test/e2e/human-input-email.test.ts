@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../src/infra/logger.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { startSmtpPeer, smtpEnv, type SmtpPeer } from '../helpers/smtp-peer.js';
@@ -91,6 +93,12 @@ describe('Human Input email delivery through a real SMTP server', () => {
     expect(await page.text()).toContain('Review of Ship &lt;it&gt;');
     const form = await (await fetch(`${s.url}/api/form/human_input/${token}`)).json();
     expect(form.user_actions.map((a: { id: string }) => a.id)).toEqual(['approve', 'reject']);
+    // the Service API's body plus the app's site
+    expect(Object.keys(form).sort()).toEqual(['expiration_time', 'form_content', 'inputs', 'resolved_default_values', 'site', 'user_actions']);
+    expect(form.site).toMatchObject({ title: expect.any(String), icon_type: 'emoji' });
+    // an email token works only on the web surface: the Service API does not know it
+    const viaApi = await fetch(`${s.api}/form/human_input/${token}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(viaApi.status).toBe(404);
     const sub = await fetch(`${s.url}/api/form/human_input/${token}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -140,6 +148,10 @@ describe('Human Input email delivery failures', () => {
       expect(peer.mails).toHaveLength(0);
       const delivery = await s.runtime.store.db.selectFrom('human_input_deliveries').selectAll().where('type', '=', 'email').executeTakeFirstOrThrow();
       expect(delivery).toMatchObject({ status: 'failed', last_error: r!.last_error });
+      // no mail will be sent any more: the sealed token is dropped, only its hash stays
+      const stored = await s.runtime.store.db.selectFrom('human_input_form_recipients').select(['token', 'token_hash']).executeTakeFirstOrThrow();
+      expect(stored.token).toBeNull();
+      expect(stored.token_hash).toMatch(/^[0-9a-f]{64}$/);
       expect((await s.runtime.runs.find(runId))?.status).toBe('paused');
     } finally {
       await s.close();
@@ -147,8 +159,15 @@ describe('Human Input email delivery failures', () => {
     }
   });
 
-  it('without mail settings the delivery fails naming the settings', async () => {
-    const s = await startServer({ env: FAST_QUEUE });
+  it('without mail settings start-up warns once and the delivery fails naming the settings', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const s = await startServer({ env: FAST_QUEUE, logger: createLogger('warn', sink) });
     try {
       const { apiKey } = await s.importApp(reviewApp([emailMethod([{ type: 'external', email: 'ext@example.test' }])]));
       const { runId } = await startPaused(s, apiKey, 'x');
@@ -158,6 +177,10 @@ describe('Human Input email delivery failures', () => {
         'Mail is not configured (missing MAIL_TYPE=smtp, SMTP_SERVER, MAIL_DEFAULT_SEND_FROM); set MAIL_TYPE=smtp, SMTP_SERVER, SMTP_PORT, SMTP_USERNAME, SMTP_PASSWORD, SMTP_USE_TLS, SMTP_OPPORTUNISTIC_TLS and MAIL_DEFAULT_SEND_FROM',
       );
       expect((await s.runtime.runs.find(runId))?.status).toBe('paused');
+      // one warning at start-up, none per failed delivery
+      const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.msg.includes('Mail is not configured'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.msg).toMatch(/^Mail is not configured \(missing MAIL_TYPE=smtp, SMTP_SERVER, MAIL_DEFAULT_SEND_FROM\).*Human Input email deliveries will fail until then\.$/);
     } finally {
       await s.close();
     }

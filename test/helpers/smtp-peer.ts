@@ -19,12 +19,16 @@ export interface SmtpPeer {
   close(): Promise<void>;
 }
 
+/** What the peer answers to one `RCPT TO`: accept (undefined), or refuse with an SMTP code and text. */
+export type RecipientAnswer = { readonly code: number; readonly message: string } | undefined;
+
 /**
  * A real SMTP server (smtp-server from npm) on a free local port: plain connection, AUTH PLAIN/LOGIN
  * with one user, every accepted message parsed (postal-mime) into `mails`. `refuseFirst` answers
- * the first N connections with 421, as a busy server does.
+ * the first N connections with 421, as a busy server does; `onRecipient` decides each `RCPT TO`
+ * (it may wait, holding the sender in the middle of its conversation).
  */
-export async function startSmtpPeer(opts: { user: string; pass: string; refuseFirst?: number }): Promise<SmtpPeer> {
+export async function startSmtpPeer(opts: { user: string; pass: string; refuseFirst?: number; onRecipient?: (address: string) => RecipientAnswer | Promise<RecipientAnswer> }): Promise<SmtpPeer> {
   const mails: ReceivedMail[] = [];
   let refused = 0;
   const server = new SMTPServer({
@@ -44,6 +48,13 @@ export async function startSmtpPeer(opts: { user: string; pass: string; refuseFi
     onAuth(auth, _session, cb) {
       if (auth.username === opts.user && auth.password === opts.pass) return cb(null, { user: auth.username });
       cb(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
+    },
+    onRcptTo(address, _session, cb) {
+      if (!opts.onRecipient) return cb();
+      Promise.resolve(opts.onRecipient(address.address)).then(
+        (answer) => (answer ? cb(Object.assign(new Error(answer.message), { responseCode: answer.code })) : cb()),
+        (err: Error) => cb(err),
+      );
     },
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];

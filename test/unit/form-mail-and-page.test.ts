@@ -3,6 +3,8 @@ import { cleanSubject, formLink, formMail } from '../../src/mail/form-mail.js';
 import { redactUrl } from '../../src/infra/logger.js';
 import { formPage } from '../../src/web/form-page.js';
 import type { WebFormView } from '../../src/forms/form-service.js';
+import { resolveValues, type SubmissionContext } from '../../src/forms/submission.js';
+import type { FormInput } from '../../src/forms/form-definition.js';
 
 describe('form mail content', () => {
   it('strips tags and folds CR/LF in the subject', () => {
@@ -54,5 +56,24 @@ describe('request logs', () => {
     expect(redactUrl('/api/form/human_input/SECRET123/files/upload')).toBe('/api/form/human_input/[redacted]/files/upload');
     expect(redactUrl('/v1/form/human_input/SECRET123?x=1')).toBe('/v1/form/human_input/[redacted]?x=1');
     expect(redactUrl('/form/-/form.js')).toBe('/form/-/form.js');
+  });
+});
+
+describe('submitted values of the input types outside Dify\'s current schema', () => {
+  // text and number fields never reach the file store: the context is not used for them
+  const ctx = {} as SubmissionContext;
+  const inputs = [
+    { type: 'text_input', output_variable_name: 'title' },
+    { type: 'number', output_variable_name: 'score' },
+  ] as unknown as FormInput[];
+
+  it('takes a string for an older text_input and a finite number for a number', async () => {
+    expect(await resolveValues(inputs, { title: 'Q3', score: 4.5 }, ctx)).toEqual({ title: 'Q3', score: 4.5 });
+  });
+
+  it('refuses other values naming the field, as invalid_form_data', async () => {
+    await expect(resolveValues(inputs, { title: { a: 1 }, score: 1 }, ctx)).rejects.toMatchObject({ code: 'invalid_form_data', status: 400, message: 'title must be a string' });
+    await expect(resolveValues(inputs, { title: '', score: '4' }, ctx)).rejects.toMatchObject({ code: 'invalid_form_data', message: 'score must be a number' });
+    await expect(resolveValues(inputs, { title: '', score: Number.NaN }, ctx)).rejects.toMatchObject({ message: 'score must be a number' });
   });
 });
