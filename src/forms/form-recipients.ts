@@ -166,7 +166,7 @@ export class FormRecipients {
     await this.#db.updateTable('human_input_form_recipients').set({ token: null, updated_at: now }).where('id', '=', recipientId).where('token', 'is not', null).execute();
   }
 
-  /** Seals the plain tokens that migration 019 kept for pending recipients (their hash is already set). */
+  /** Seals the plain tokens that migration 020 kept for pending recipients (their hash is already set). */
   async sealLegacyTokens(): Promise<number> {
     const rows = await this.#db.selectFrom('human_input_form_recipients').select(['id', 'token']).where('token', 'is not', null).where('token', 'not like', 'dovetail-sealed:%').execute();
     for (const r of rows) {

@@ -257,7 +257,7 @@ export interface HumanInputFormRecipientTable {
   token_hash: string;
   /**
    * The token sealed (`SecretBox`) while its mail may still be sent; null once it is sent or has
-   * finally failed (plain only in rows from before migration 019 until the runtime seals them).
+   * finally failed (plain only in rows from before migration 020 until the runtime seals them).
    */
   token: string | null;
   /** pending | sent | failed */

@@ -10,7 +10,7 @@ import { reviewApp } from '../helpers/form-apps.js';
 
 /**
  * Email recipients' personal tokens at rest: only their SHA-256 is looked up, a sealed copy is kept
- * while the mail may still be sent and dropped after, rows from before migration 019 are
+ * while the mail may still be sent and dropped after, rows from before migration 020 are
  * converted, and no token reaches the log.
  */
 const USER = 'mailer';
@@ -93,7 +93,7 @@ describe("email recipients' tokens at rest", { timeout: 60_000 }, () => {
     expect(log).not.toContain(token);
   });
 
-  it('rows from before migration 019 get their hash; pending tokens are sealed at start and still reach the mail; sent ones are dropped', async () => {
+  it('rows from before migration 020 get their hash; pending tokens are sealed at start and still reach the mail; sent ones are dropped', async () => {
     s = await restartServer(s, { env: { ...smtpEnv(peer.port, USER, PASS), QUEUE_WORKER: 'false' } });
     const runId = await pausedRun();
     const [row] = await recipientRows(runId);
