@@ -25,12 +25,14 @@ export function sandboxModuleAdvice(module: string): string {
 }
 
 /**
- * The top-level modules among `names` that Python code nodes cannot import, checked by running a
- * program with the same executor (and so the same Python, `CODE_PYTHON_COMMAND`) code nodes use.
- * Rejects when Python cannot run.
+ * The top-level modules among `names` that Python code nodes cannot import: the executor's own
+ * answer when it has one (the sandbox reads its module index), otherwise by running a program with
+ * the same executor (and so the same Python, `CODE_PYTHON_COMMAND`) code nodes use. Rejects when
+ * Python cannot run.
  */
 export async function missingPythonModules(executor: CodeExecutor, names: readonly string[]): Promise<string[]> {
   if (names.length === 0) return [];
+  if (executor.missingModules) return executor.missingModules(names);
   const r = (await executor.run({ language: 'python3', code: FIND_MISSING, inputs: { names: [...names] } }, new AbortController().signal)) as { missing?: unknown };
   return Array.isArray(r?.missing) ? r.missing.filter((x): x is string => typeof x === 'string') : [];
 }

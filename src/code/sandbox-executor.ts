@@ -1,5 +1,5 @@
 import type { CodeExecutor, CodeRequest } from '../engine/types.js';
-import { sandboxModuleAdvice } from './python-modules.js';
+import { missingPythonModules, sandboxModuleAdvice } from './python-modules.js';
 import type { QuickJsSandbox } from './sandbox/quickjs-sandbox.js';
 
 /**
@@ -14,6 +14,10 @@ export class SandboxCodeExecutor implements CodeExecutor {
 
   missingModuleAdvice(module: string): string {
     return sandboxModuleAdvice(module);
+  }
+
+  missingModules(names: readonly string[]): Promise<string[]> {
+    return this.python.missingModules ? this.python.missingModules(names) : missingPythonModules(this.python, names);
   }
 
   run(req: CodeRequest, signal: AbortSignal): Promise<unknown> {

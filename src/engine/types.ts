@@ -151,6 +151,8 @@ export interface CodeExecutor {
   run(req: CodeRequest, signal: AbortSignal): Promise<unknown>;
   /** What to do about a Python module code nodes cannot import (names the setting); `app check` and the code node say it. */
   missingModuleAdvice?(module: string): string;
+  /** The top-level Python modules among `names` code nodes cannot import, when the executor knows without running Python. */
+  missingModules?(names: readonly string[]): Promise<string[]>;
 }
 
 /**

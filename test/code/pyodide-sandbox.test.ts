@@ -6,6 +6,7 @@ import path from 'node:path';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingPythonModules } from '../../src/code/python-modules.js';
+import { PYODIDE_BUILTIN_MODULES } from '../../src/code/sandbox/pyodide-modules.js';
 import { PyodideSandbox } from '../../src/code/sandbox/pyodide-sandbox.js';
 import { contractCodeConfig } from './code-executor.contract.js';
 
@@ -61,6 +62,16 @@ describe('Python in the Pyodide sandbox', () => {
 
   it('app check names the modules the sandbox cannot import (and not the wheel nor the stdlib)', async () => {
     expect(await missingPythonModules(sb, ['json', 'dovetail_tiny', 'numpy', 'js', 'pyodide', 'ctypes'])).toEqual(['numpy', 'js', 'pyodide', 'ctypes']);
+  });
+
+  it('the module index app check reads without an interpreter matches what the interpreter finds', async () => {
+    const probe = 'import sys, importlib.util\ndef main(names: list) -> dict:\n    ok = []\n    for n in names:\n        try:\n            ok.append(n in sys.builtin_module_names or importlib.util.find_spec(n) is not None)\n        except Exception:\n            ok.append(False)\n    return {"builtins": sorted(sys.builtin_module_names), "ok": ok}\n';
+    const names = ['json', 'zoneinfo', 'sqlite3', 'decimal', 'asyncio', 'tomllib', 'math', 'itertools', 'dovetail_tiny', 'numpy', 'requests', 'yaml'];
+    const r = (await run(probe, { names })) as { builtins: string[]; ok: boolean[] };
+    expect(r.builtins).toEqual([...PYODIDE_BUILTIN_MODULES]);
+    const missing = await sb.missingModules(names);
+    expect(names.filter((_, i) => !r.ok[i])).toEqual(missing);
+    expect(missing).toEqual(['numpy', 'requests', 'yaml']);
   });
 
   it('cannot read the host filesystem: /etc/passwd, the database file, the data dir', async () => {

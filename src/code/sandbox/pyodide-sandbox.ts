@@ -6,6 +6,7 @@ import { CodeExecutionError } from '../code-execution-error.js';
 import type { PyodideJob, PyodideWorkerData } from './pyodide-worker.js';
 import type { RealmReply } from './quickjs-realm.js';
 import { limitMessage, poolFailure } from './quickjs-sandbox.js';
+import { PyodideModules } from './pyodide-modules.js';
 import { WorkerPool } from './worker-pool.js';
 
 const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
@@ -46,10 +47,13 @@ export function pythonWheels(dir: string | undefined): string[] {
 export class PyodideSandbox implements CodeExecutor {
   readonly #config: CodeConfig;
   readonly #pool: WorkerPool;
+  readonly #modules: PyodideModules;
 
   constructor(config: CodeConfig) {
     this.#config = config;
-    const workerData: Omit<PyodideWorkerData, 'interrupt'> = { memoryBytes: config.maxMemoryMb * 1024 * 1024, wheels: pythonWheels(config.pythonPackagesDir) };
+    const wheels = pythonWheels(config.pythonPackagesDir);
+    this.#modules = new PyodideModules(wheels);
+    const workerData: Omit<PyodideWorkerData, 'interrupt'> = { memoryBytes: config.maxMemoryMb * 1024 * 1024, wheels };
     this.#pool = new WorkerPool({
       script: new URL(`./pyodide-worker.${ext}`, import.meta.url),
       workerData,
@@ -59,6 +63,11 @@ export class PyodideSandbox implements CodeExecutor {
       heapMb: 256,
       interruptible: { stopGraceMs: STOP_GRACE_MS },
     });
+  }
+
+  /** Which of `names` the sandbox cannot import, from its module index (no interpreter is started). */
+  missingModules(names: readonly string[]): Promise<string[]> {
+    return this.#modules.missing(names);
   }
 
   /** Starts the warm workers (otherwise the first run starts them). */
