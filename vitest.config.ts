@@ -9,29 +9,58 @@ import { defineConfig } from 'vitest/config';
  */
 const pgUrl = process.env.TEST_DATABASE_URL ?? '';
 
-/** Test files that never open a database: their outcome cannot depend on the storage. */
-const STORAGE_FREE = [
-  'test/code/process-executor.test.ts',
-  'test/code/sandbox-executor.test.ts',
+/**
+ * Files the `postgres` project leaves out. Most never open a database (the engine, tokenizer,
+ * chunker, provider tables, executors). The others open one only to start a server, and what they
+ * test cannot depend on the storage: the sandboxes, the browser pages, the HTTP hardening (slow
+ * clients, malformed requests, SSRF, stalls), the tools' and providers' wire formats, and import
+ * warnings. Everything that reads or writes runs, messages, documents, jobs, forms, keys or apps
+ * runs on both.
+ */
+const NOT_ON_POSTGRES = [
+  'test/code/**',
   'test/engine/**',
+  'test/text/**',
+  'test/unit/**',
+  'test/llm/**',
   'test/infra/active-requests.test.ts',
   'test/infra/memory-bus.test.ts',
   'test/infra/redis-bus.test.ts',
+  'test/infra/disk-blobs.test.ts',
+  'test/infra/s3-blobs.test.ts',
   'test/knowledge/chunk.test.ts',
   'test/knowledge/qa-parse.test.ts',
   'test/knowledge/vector-top-k.test.ts',
-  'test/llm/provider-table.test.ts',
-  'test/llm/providers.test.ts',
   'test/security/js-sandbox.test.ts',
-  'test/text/**',
+  'test/security/template-sandbox.test.ts',
+  'test/security/slow-clients.test.ts',
+  'test/security/token-stall.test.ts',
+  'test/security/ssrf-and-slow-upstreams.test.ts',
+  'test/security/bad-input-sweep.test.ts',
+  'test/security/wire-edges.test.ts',
+  'test/security/upload-crash.test.ts',
+  'test/security/secret-env.test.ts',
+  'test/tools/builtin-tools.test.ts',
+  'test/tools/mcp-tools.test.ts',
+  'test/tools/openapi-tools.test.ts',
+  'test/tools/openapi-parser.test.ts',
   'test/tools/tool-warnings.test.ts',
-  'test/unit/**',
+  'test/e2e/api-docs-browser.test.ts',
+  'test/e2e/form-page-browser.test.ts',
+  'test/e2e/openapi-description.test.ts',
+  'test/e2e/import-warnings.test.ts',
+  'test/e2e/model-providers.test.ts',
+  'test/e2e/tracing.test.ts',
+  'test/e2e/iteration-parallel.test.ts',
+  'test/e2e/loop-iteration-code-nodes.test.ts',
 ];
 
 /**
  * Most test time is spent waiting on sockets, child processes and timers, not on the CPU, so the
  * files run in more workers than the machine has cores (Vitest's default is cores - 1: one worker
- * on a 2-core machine). TEST_WORKERS overrides.
+ * on a 2-core machine). TEST_WORKERS overrides. Workers are not isolated per file: a worker imports
+ * the server's modules once and runs file after file (each file still starts its own servers, on
+ * their own SQLite file or PostgreSQL schema); that halves the suite's CPU time.
  */
 const workers = Number(process.env.TEST_WORKERS) || Math.max(2, Math.min(4, availableParallelism() + 1));
 
@@ -41,11 +70,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    isolate: false,
     maxWorkers: workers,
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { TEST_DATABASE_URL: '' } } },
       ...(pgUrl
-        ? [{ extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: STORAGE_FREE, env: { TEST_DATABASE_URL: pgUrl } } }]
+        ? [{ extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: NOT_ON_POSTGRES, env: { TEST_DATABASE_URL: pgUrl } } }]
         : []),
     ],
   },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, TEST_DIALECT, type TestServer } from '../helpers/server.js';
+import { startServer, testDialect, type TestServer } from '../helpers/server.js';
 import { kbClient } from '../helpers/kb-client.js';
 import { responseErrors, validateResponse } from '../helpers/openapi.js';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
@@ -272,7 +272,7 @@ class AfterDocumentCheck implements KyselyPlugin {
 }
 
 // PostgreSQL only: on SQLite the hook's DELETE would wait for the connection the checking query holds.
-describe.skipIf(TEST_DIALECT !== 'postgres')('a document deleted while its metadata is written', () => {
+describe.skipIf(testDialect() !== 'postgres')('a document deleted while its metadata is written', () => {
   it('the write finds no document and leaves no values behind', async () => {
     const ds = await kb.dataset('metadata-delete-race');
     const r = await kb.call('POST', `/datasets/${ds}/document/create-by-text`, { name: 'D', text: 'hello world', indexing_technique: 'economy', process_rule: { mode: 'automatic' } });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, TEST_DIALECT, type TestServer } from '../helpers/server.js';
+import { startServer, testDialect, type TestServer } from '../helpers/server.js';
 import { example } from '../helpers/fixtures.js';
 import { validateResponse } from '../helpers/openapi.js';
 
@@ -75,7 +75,7 @@ describe('GET /workflows/logs', () => {
     expect((await logs('?status=running')).status).toBe(200);
     // PostgreSQL cannot store or compare NUL characters: a clear 400 there, never a 500.
     const nul = await logs('?keyword=a%00b');
-    expect(nul.status).toBe(TEST_DIALECT === 'postgres' ? 400 : 200);
+    expect(nul.status).toBe(testDialect() === 'postgres' ? 400 : 200);
     const chat = await s.importApp(example('chat-helper.yml'));
     const r = await logs('', chat.apiKey);
     expect(r.status).toBe(400);

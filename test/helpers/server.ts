@@ -25,8 +25,10 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Which storage this run uses: PostgreSQL when TEST_DATABASE_URL is set, SQLite otherwise. */
-export const TEST_DIALECT: 'postgres' | 'sqlite' = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+/** Which storage this test file runs on: PostgreSQL when TEST_DATABASE_URL is set, SQLite otherwise (read per call: a worker runs files of both projects' settings one after the other). */
+export function testDialect(): 'postgres' | 'sqlite' {
+  return process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+}
 
 export interface StartOptions {
   readonly env?: Record<string, string>;
