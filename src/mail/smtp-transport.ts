@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { MailConfig } from './mail-config.js';
 
 export interface OutgoingMessage {
@@ -32,28 +32,38 @@ interface SmtpError {
 
 /** SMTP through nodemailer, with Dify's TLS settings: implicit TLS, STARTTLS (opportunistic), or none. */
 export class SmtpTransport implements MailTransport {
-  readonly #transport: Transporter;
+  readonly #config: MailConfig;
   readonly #from: string;
+  /** Made on the first message: nodemailer is imported only by processes that send mail. */
+  #transport: Promise<Transporter> | undefined;
 
   constructor(config: MailConfig) {
-    const secure = config.useTls && !config.opportunisticTls;
-    this.#transport = nodemailer.createTransport({
-      host: config.server,
-      port: config.port,
-      secure,
-      requireTLS: config.useTls && config.opportunisticTls,
-      ignoreTLS: !config.useTls,
-      auth: config.username ? { user: config.username, pass: config.password ?? '' } : undefined,
-      connectionTimeout: 30_000,
-      greetingTimeout: 30_000,
-      socketTimeout: 60_000,
-    });
+    this.#config = config;
     this.#from = config.from ?? '';
   }
 
+  #transporter(): Promise<Transporter> {
+    const config = this.#config;
+    const secure = config.useTls && !config.opportunisticTls;
+    return (this.#transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        host: config.server,
+        port: config.port,
+        secure,
+        requireTLS: config.useTls && config.opportunisticTls,
+        ignoreTLS: !config.useTls,
+        auth: config.username ? { user: config.username, pass: config.password ?? '' } : undefined,
+        connectionTimeout: 30_000,
+        greetingTimeout: 30_000,
+        socketTimeout: 60_000,
+      }),
+    ));
+  }
+
   async send(m: OutgoingMessage): Promise<void> {
+    const transport = await this.#transporter();
     try {
-      await this.#transport.sendMail({ from: this.#from, to: m.to, subject: m.subject, html: m.html, text: m.text });
+      await transport.sendMail({ from: this.#from, to: m.to, subject: m.subject, html: m.html, text: m.text });
     } catch (raw) {
       const err = raw as SmtpError;
       if (err.code === 'EAUTH') {
@@ -66,6 +76,6 @@ export class SmtpTransport implements MailTransport {
   }
 
   close(): void {
-    this.#transport.close();
+    void this.#transport?.then((t) => t.close());
   }
 }

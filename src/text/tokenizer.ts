@@ -1,5 +1,17 @@
-import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { createRequire } from 'node:module';
 import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
+
+type CountTokens = (text: string, options: { disallowedSpecial: Set<string> }) => number;
+/**
+ * cl100k's byte-pair ranks, loaded on the first count: building them is seconds of CPU that a
+ * process which never counts (a CLI command) should not pay at start. The package's CommonJS
+ * build is required synchronously, so counting stays synchronous.
+ */
+let cl100kCount: CountTokens | undefined;
+function cl100k(text: string, options: { disallowedSpecial: Set<string> }): number {
+  cl100kCount ??= (createRequire(import.meta.url)('gpt-tokenizer/encoding/cl100k_base') as { countTokens: CountTokens }).countTokens;
+  return cl100kCount(text, options);
+}
 
 /**
  * cl100k_base's pre-tokenizer, sticky: byte-pair merges never cross its pieces, so a text's token

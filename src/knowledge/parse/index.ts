@@ -1,19 +1,22 @@
 import { ParseError } from '../errors.js';
 import { parseCsv } from './csv.js';
-import { parseDocx } from './docx.js';
-import { parseHtml } from './html.js';
 import { parseJson } from './json.js';
-import { parsePdf } from './pdf.js';
 import { parseText } from './text.js';
-import { parseXlsx } from './xlsx.js';
-import { parseEml } from './eml.js';
-import { parseMsg } from './msg.js';
-import { parsePptx } from './pptx.js';
-import { parseEpub } from './epub.js';
 import { parseVtt } from './vtt.js';
 import { parseProperties } from './properties.js';
 
 type Parser = (bytes: Buffer) => string | Promise<string>;
+
+/**
+ * A parser whose module (and library: mammoth, exceljs, cheerio, unpdf, …) is imported on the
+ * first file of its type, so a process that parses none (a CLI command) does not load them.
+ */
+const lazy =
+  (load: () => Promise<Parser>): Parser =>
+  async (bytes) =>
+    (await load())(bytes);
+
+const parseHtml = lazy(async () => (await import('./html.js')).parseHtml);
 
 const PARSERS: Record<string, Parser> = {
   txt: parseText,
@@ -23,15 +26,15 @@ const PARSERS: Record<string, Parser> = {
   mdx: parseText,
   html: parseHtml,
   htm: parseHtml,
-  pdf: parsePdf,
-  docx: parseDocx,
+  pdf: lazy(async () => (await import('./pdf.js')).parsePdf),
+  docx: lazy(async () => (await import('./docx.js')).parseDocx),
   csv: parseCsv,
-  xlsx: parseXlsx,
+  xlsx: lazy(async () => (await import('./xlsx.js')).parseXlsx),
   json: parseJson,
-  eml: parseEml,
-  msg: parseMsg,
-  pptx: parsePptx,
-  epub: parseEpub,
+  eml: lazy(async () => (await import('./eml.js')).parseEml),
+  msg: lazy(async () => (await import('./msg.js')).parseMsg),
+  pptx: lazy(async () => (await import('./pptx.js')).parsePptx),
+  epub: lazy(async () => (await import('./epub.js')).parseEpub),
   vtt: parseVtt,
   properties: parseProperties,
 };

@@ -1,4 +1,3 @@
-import * as cheerio from 'cheerio';
 import { ToolError, type ToolProvider } from '../tool.js';
 import { base, isRecord, str, type ProviderDeps } from './provider-deps.js';
 
@@ -32,7 +31,7 @@ export function duckduckgoProvider(deps: ProviderDeps): ToolProvider {
           const q = str(p.query).trim();
           if (!q) throw new ToolError('query is required', 'ToolParameterError');
           const res = await deps.http.send('ddgo_search', { method: 'POST', url: `${root}/html/`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ q }).toString() }, ctx.signal);
-          const $ = cheerio.load(res.text);
+          const $ = (await import('cheerio')).load(res.text); // loaded on first use (a large import)
           const results: { title: string; href: string; body: string }[] = [];
           $('.result').each((_, el) => {
             const a = $(el).find('.result__a').first();

@@ -1,5 +1,3 @@
-import * as cheerio from 'cheerio';
-import { parseHtml } from '../../knowledge/parse/html.js';
 import { ToolError, type ToolProvider } from '../tool.js';
 import { str, type ProviderDeps } from './provider-deps.js';
 
@@ -27,14 +25,14 @@ export function webscraperProvider(deps: ProviderDeps): ToolProvider {
           const res = await deps.http.send('webscraper', { url, headers: { 'user-agent': str(p.user_agent) || DEFAULT_UA, accept: 'text/html,application/xhtml+xml,*/*' } }, ctx.signal);
           const type = (res.headers['content-type'] ?? '').toLowerCase();
           if (!type.includes('html')) return [{ type: 'text', text: res.text }];
-          const $ = cheerio.load(res.text);
+          const $ = (await import('cheerio')).load(res.text); // loaded on first use (a large import)
           const meta = (...names: string[]) => names.map((n) => $(`meta[name="${n}"],meta[property="${n}"]`).attr('content')).find(Boolean) ?? '';
           const title = ($('title').first().text() || meta('og:title')).trim();
           const author = meta('author', 'article:author');
           const date = meta('article:published_time', 'date', 'pubdate');
           const image = meta('og:image');
           const body = $('article').first().html() ?? $('main').first().html() ?? $('body').html() ?? res.text;
-          const text = parseHtml(Buffer.from(body, 'utf8'));
+          const text = (await import('../../knowledge/parse/html.js')).parseHtml(Buffer.from(body, 'utf8'));
           return [{ type: 'text', text: `TITLE: ${title}\nAUTHORS: ${author}\nPUBLISH DATE: ${date}\nTOP_IMAGE_URL: ${image}\nTEXT:\n\n${text}` }];
         },
       },
