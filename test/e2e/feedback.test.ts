@@ -181,7 +181,7 @@ describe('GET /app/feedbacks', () => {
     expect(before.has(String(fresh.body.data[0]!.id))).toBe(false);
   });
 
-  it('admin feedback from the CLI appears with from_source admin and from_account_id', async () => {
+  it('admin feedback from the CLI appears with from_source admin and from_account_id', { timeout: 120_000 }, async () => {
     const mid = await message('gina');
     await feedback(mid, { rating: 'like', user: 'gina' });
     const env = {
@@ -190,9 +190,9 @@ describe('GET /app/feedbacks', () => {
       LOG_LEVEL: 'silent',
       ...(s.config.databaseUrl ? { DATABASE_URL: s.config.databaseUrl, DATABASE_SCHEMA: s.config.databaseSchema ?? '' } : {}),
     };
-    const cli = path.join(PROJECT_ROOT, 'src', 'cli.ts');
-    const tsx = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
-    const out = await run(tsx, [cli, 'feedback', 'add', '--message', mid, '--rating', 'dislike', '--content', 'too long', '--account', 'ops@example.com', '--json'], { env, cwd: PROJECT_ROOT });
+    // the compiled bin, as users run it
+    const cli = path.join(PROJECT_ROOT, 'bin', 'dovetail.js');
+    const out = await run(process.execPath, [cli, 'feedback', 'add', '--message', mid, '--rating', 'dislike', '--content', 'too long', '--account', 'ops@example.com', '--json'], { env, cwd: PROJECT_ROOT });
     const printed = JSON.parse(out.stdout);
     expect(printed).toMatchObject({ message_id: mid, rating: 'dislike', content: 'too long', from_source: 'admin', from_end_user_id: null });
 
@@ -203,7 +203,7 @@ describe('GET /app/feedbacks', () => {
     expect(admin).toMatchObject({ rating: 'dislike', content: 'too long', from_end_user_id: null });
     validateResponse('/app/feedbacks', 'get', 200, { data: items });
 
-    const bad = await run(tsx, [cli, 'feedback', 'add', '--message', mid, '--rating', 'meh', '--account', 'ops'], { env, cwd: PROJECT_ROOT }).catch((e: { stderr: string; code: number }) => e);
+    const bad = await run(process.execPath, [cli, 'feedback', 'add', '--message', mid, '--rating', 'meh', '--account', 'ops'], { env, cwd: PROJECT_ROOT }).catch((e: { stderr: string; code: number }) => e);
     expect((bad as { code: number }).code).toBe(1);
     expect((bad as { stderr: string }).stderr).toContain('--rating must be like or dislike');
   });

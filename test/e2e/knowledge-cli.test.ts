@@ -18,7 +18,7 @@ function cli(args: string[]) {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), DOVETAIL_DATA_DIR: s.dataDir, LOG_LEVEL: 'silent' };
   delete env.DATABASE_URL;
   if (s.config.databaseUrl) Object.assign(env, { DATABASE_URL: s.config.databaseUrl, DATABASE_SCHEMA: s.config.databaseSchema ?? '' });
-  return run(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(PROJECT_ROOT, 'src', 'cli.ts'), ...args], { env, cwd: s.dataDir });
+  return run(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'dovetail.js'), ...args], { env, cwd: s.dataDir });
 }
 
 describe('dovetail dataset create', () => {

@@ -28,7 +28,8 @@ async function waitStatus(s: TestServer, key: string, runId: string, want: strin
 }
 
 describe('a process that dies mid-run', () => {
-  it('leaves no run stuck in running: the next server fails it with a clear error and ends its log', async () => {
+  // two server processes (the child compiles its TypeScript at start): slow on a loaded machine
+  it('leaves no run stuck in running: the next server fails it with a clear error and ends its log', { timeout: 120_000 }, async () => {
     const env = { RUN_ORPHAN_AFTER_MS: '300' };
     const first = await startServer({ env });
     const { apiKey } = await first.importApp(slow);
