@@ -71,6 +71,9 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     isolate: false,
+    // In CI a failed test is run once more before the run fails (see docs/decisions.md, "Test runs"):
+    // two tests failed once under full load on PostgreSQL and passed in every other run.
+    retry: process.env.CI ? 1 : 0,
     maxWorkers: workers,
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { TEST_DATABASE_URL: '' } } },
