@@ -1,3 +1,5 @@
+import { boolSetting, type SettingGet } from '../infra/setting-values.js';
+
 /**
  * Mail settings under Dify's names. Only `MAIL_TYPE=smtp` is implemented; without it (or without
  * `SMTP_SERVER` / `MAIL_DEFAULT_SEND_FROM`) mail is "not configured": start-up warns once and
@@ -30,16 +32,7 @@ export function mailNotConfigured(c: MailConfig): string | undefined {
   return `Mail is not configured (missing ${missing.join(', ')}); set ${MAIL_SETTINGS}`;
 }
 
-type Get = (key: string) => string | undefined;
-
-function bool(get: Get, key: string): boolean {
-  const raw = get(key);
-  if (raw === undefined) return false;
-  const v = raw.trim().toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(v)) return true;
-  if (['false', '0', 'no', 'off'].includes(v)) return false;
-  throw new Error(`${key} must be true or false, got "${raw}"`);
-}
+type Get = SettingGet;
 
 /** Reads the mail settings; throws naming a malformed one. */
 export function readMailConfig(get: Get): MailConfig {
@@ -55,8 +48,8 @@ export function readMailConfig(get: Get): MailConfig {
     port,
     username: get('SMTP_USERNAME'),
     password: get('SMTP_PASSWORD'),
-    useTls: bool(get, 'SMTP_USE_TLS'),
-    opportunisticTls: bool(get, 'SMTP_OPPORTUNISTIC_TLS'),
+    useTls: boolSetting(get, 'SMTP_USE_TLS'),
+    opportunisticTls: boolSetting(get, 'SMTP_OPPORTUNISTIC_TLS'),
     from: get('MAIL_DEFAULT_SEND_FROM'),
   });
 }

@@ -1,3 +1,5 @@
+import { boolSetting, type SettingGet } from '../../infra/setting-values.js';
+
 /**
  * Where uploaded files are kept, under Dify's setting names. `STORAGE_TYPE=local` (default) keeps
  * them under `<DOVETAIL_DATA_DIR>/files`; `opendal` with `OPENDAL_SCHEME=fs` (Dify's default) means
@@ -28,18 +30,9 @@ export interface S3StorageConfig {
   readonly connectTimeoutMs: number;
 }
 
-type Get = (key: string) => string | undefined;
+type Get = SettingGet;
 
 const MB = 1024 * 1024;
-
-function bool(get: Get, key: string): boolean {
-  const raw = get(key);
-  if (raw === undefined) return false;
-  const v = raw.trim().toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(v)) return true;
-  if (['false', '0', 'no', 'off'].includes(v)) return false;
-  throw new Error(`${key} must be true or false, got "${raw}"`);
-}
 
 function int(get: Get, key: string, fallback: number, min: number): number {
   const raw = get(key);
@@ -78,7 +71,7 @@ export function readStorageConfig(get: Get): StorageConfig {
   }
   const style = (get('S3_ADDRESS_STYLE') ?? 'auto').trim().toLowerCase();
   if (style !== 'auto' && style !== 'path' && style !== 'virtual') throw new Error(`S3_ADDRESS_STYLE must be auto, path or virtual, got "${style}"`);
-  const useAwsManagedIam = bool(get, 'S3_USE_AWS_MANAGED_IAM');
+  const useAwsManagedIam = boolSetting(get, 'S3_USE_AWS_MANAGED_IAM');
   const accessKey = get('S3_ACCESS_KEY');
   const secretKey = get('S3_SECRET_KEY');
   if (!useAwsManagedIam) {
