@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import { vectorFromBase64 } from '../embedder.js';
 import type { Hit } from './keyword-index.js';
-import { activeOnly, deleteEmbeddings, deleteSegmentEmbeddings, insertEmbeddings, type VectorIndex, type VectorRow } from './vector-index.js';
+import { activeOnly, DimensionTables, insertEmbeddings, type VectorIndex, type VectorRow } from './vector-index.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -26,7 +26,7 @@ export class PgVectorIndex implements VectorIndex {
   readonly kind = 'pgvector';
   readonly #db: Kysely<Database>;
   readonly #ext: string;
-  readonly #tables = new Set<number>();
+  readonly #tables = new DimensionTables();
 
   /** `extensionSchema`: where `CREATE EXTENSION vector` put the type (see `pgvectorSchema`). */
   constructor(db: Kysely<Database>, extensionSchema: string) {
@@ -102,28 +102,16 @@ export class PgVectorIndex implements VectorIndex {
     await this.#insert(db, dims, rows);
   }
 
-  async #removeFromTables(db: Db, cond: ReturnType<typeof sql>): Promise<void> {
-    for (const dims of this.#tables) {
-      await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (SELECT id FROM segments WHERE ${cond})`.execute(db);
-    }
+  removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+    return this.#tables.removeDocument(db, documentId, generation);
   }
 
-  async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
-    const cond = generation === undefined ? sql`document_id = ${documentId}` : sql`document_id = ${documentId} AND generation = ${generation}`;
-    await this.#removeFromTables(db, cond);
-    await deleteEmbeddings(db, documentId, generation === undefined ? 'all' : { only: generation });
+  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+    return this.#tables.removeOtherGenerations(db, documentId, keep);
   }
 
-  async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
-    await this.#removeFromTables(db, sql`document_id = ${documentId} AND generation <> ${keep}`);
-    await deleteEmbeddings(db, documentId, { except: keep });
-  }
-
-  async removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
-    if (segmentIds.length === 0) return;
-    const ids = sql.join(segmentIds.map((id) => sql`${id}`));
-    for (const dims of this.#tables) await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (${ids})`.execute(db);
-    await deleteSegmentEmbeddings(db, segmentIds);
+  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+    return this.#tables.removeSegments(db, segmentIds);
   }
 
   async search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]> {

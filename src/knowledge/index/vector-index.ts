@@ -210,11 +210,41 @@ export class ExactVectorIndex implements VectorIndex {
  * KNN over-fetches and then drops segments that are not in their document's active generation
  * (a re-index in progress keeps its new vectors beside the served ones until the swap).
  */
+/**
+ * The per-dimension vector tables (`segment_vec_<dims>`) that sqlite-vec and pgvector both keep,
+ * with the removals, which are the same SQL on either; each removal also drops the stored embeddings.
+ */
+export class DimensionTables extends Set<number> {
+  async #removeWhere(db: Db, cond: ReturnType<typeof sql>): Promise<void> {
+    for (const dims of this) {
+      await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (SELECT id FROM segments WHERE ${cond})`.execute(db);
+    }
+  }
+
+  async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+    const cond = generation === undefined ? sql`document_id = ${documentId}` : sql`document_id = ${documentId} AND generation = ${generation}`;
+    await this.#removeWhere(db, cond);
+    await deleteEmbeddings(db, documentId, generation === undefined ? 'all' : { only: generation });
+  }
+
+  async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+    await this.#removeWhere(db, sql`document_id = ${documentId} AND generation <> ${keep}`);
+    await deleteEmbeddings(db, documentId, { except: keep });
+  }
+
+  async removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+    if (segmentIds.length === 0) return;
+    const ids = sql.join(segmentIds.map((id) => sql`${id}`));
+    for (const dims of this) await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (${ids})`.execute(db);
+    await deleteSegmentEmbeddings(db, segmentIds);
+  }
+}
+
 export class SqliteVecIndex implements VectorIndex {
   readonly kind = 'sqlite-vec';
   readonly #db: Kysely<Database>;
   readonly #handle: SQLite.Database;
-  readonly #tables = new Set<number>();
+  readonly #tables = new DimensionTables();
   readonly #knn = new Map<number, SQLite.Statement>();
   #active: SQLite.Statement | undefined;
 
@@ -251,28 +281,16 @@ export class SqliteVecIndex implements VectorIndex {
     }
   }
 
-  async #removeFromTables(db: Db, cond: ReturnType<typeof sql>): Promise<void> {
-    for (const dims of this.#tables) {
-      await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (SELECT id FROM segments WHERE ${cond})`.execute(db);
-    }
+  removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+    return this.#tables.removeDocument(db, documentId, generation);
   }
 
-  async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
-    const cond = generation === undefined ? sql`document_id = ${documentId}` : sql`document_id = ${documentId} AND generation = ${generation}`;
-    await this.#removeFromTables(db, cond);
-    await deleteEmbeddings(db, documentId, generation === undefined ? 'all' : { only: generation });
+  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+    return this.#tables.removeOtherGenerations(db, documentId, keep);
   }
 
-  async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
-    await this.#removeFromTables(db, sql`document_id = ${documentId} AND generation <> ${keep}`);
-    await deleteEmbeddings(db, documentId, { except: keep });
-  }
-
-  async removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
-    if (segmentIds.length === 0) return;
-    const ids = sql.join(segmentIds.map((id) => sql`${id}`));
-    for (const dims of this.#tables) await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (${ids})`.execute(db);
-    await deleteSegmentEmbeddings(db, segmentIds);
+  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+    return this.#tables.removeSegments(db, segmentIds);
   }
 
   async search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]> {
