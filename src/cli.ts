@@ -22,7 +22,15 @@ export function buildCli(): Command {
     .option('--init', 'create the database when there is none (commands refuse to otherwise)')
     .exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  program.command('serve').description('start the HTTP server').action(serve);
+  program
+    .command('serve')
+    .description('start the HTTP server')
+    .option('--role <role>', 'api (serve the API only), worker (run background jobs; serve only /health, /ready, /metrics) or all; default DOVETAIL_ROLE, else all')
+    .action((opts: { role?: string }) => serve(opts));
+  program
+    .command('worker')
+    .description('start a worker process: the same as `serve --role worker`')
+    .action(() => serve({ role: 'worker' }));
   appCommands(program);
   keyCommands(program);
   runCommands(program);

@@ -62,7 +62,25 @@ export interface ModelPrice {
   readonly currency: string;
 }
 
+/** What a process does (`DOVETAIL_ROLE`, `serve --role`): see docs/deployment.md, "Roles". */
+export type ProcessRole = 'api' | 'worker' | 'all';
+export const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'all'];
+
+/** The role named by `raw`, or a ConfigError naming `setting` and the choices. */
+export function parseRole(raw: string | undefined, setting: string): ProcessRole {
+  if (raw === undefined) return 'all';
+  const v = raw.trim().toLowerCase();
+  if ((PROCESS_ROLES as readonly string[]).includes(v)) return v as ProcessRole;
+  throw new ConfigError(`${setting} must be one of ${PROCESS_ROLES.join(', ')}, got "${raw}"`);
+}
+
 export interface Config {
+  /**
+   * `all` (default): one process serves the API and runs the background jobs. `api`: serves the
+   * API and runs no job worker and no background scanner. `worker`: runs the job worker and the
+   * scanners and serves only `/health`, `/ready` and `/metrics` (`DOVETAIL_ROLE`, `serve --role`).
+   */
+  readonly role: ProcessRole;
   /** Bearer token `GET /metrics` requires (`METRICS_TOKEN`); unset: the endpoint is open. */
   readonly metricsToken: string | undefined;
   /** OTLP/HTTP collector base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`); set: spans are exported to `<it>/v1/traces`. */
@@ -382,7 +400,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`DATABASE_URL must be a postgres:// URL (leave it unset for the embedded SQLite), got "${databaseUrl.replace(/\/\/[^@]*@/, '//***@')}"`);
   }
+  const role = overrides.role ?? parseRole(str(env, file, 'DOVETAIL_ROLE'), 'DOVETAIL_ROLE');
+  const queueWorker = (str(env, file, 'QUEUE_WORKER') ?? 'true') !== 'false';
+  if (role === 'worker' && !queueWorker) throw new ConfigError('QUEUE_WORKER=false contradicts DOVETAIL_ROLE=worker (a worker process runs the job worker); unset one of them');
   const config: Config = {
+    role,
     port: int(env, file, 'PORT', 5001),
     host: str(env, file, 'HOST') ?? '0.0.0.0',
     dataDir,
@@ -455,7 +477,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeoutSeconds: int(env, file, 'AUDIO_REQUEST_TIMEOUT', 300, 1),
     },
     queue: {
-      worker: (str(env, file, 'QUEUE_WORKER') ?? 'true') !== 'false',
+      // an api-only process never runs jobs
+      worker: queueWorker && role !== 'api',
       concurrency: int(env, file, 'QUEUE_CONCURRENCY', 2, 1),
       leaseMs: int(env, file, 'QUEUE_LEASE_MS', 30_000, 100),
       pollMs: int(env, file, 'QUEUE_POLL_MS', 500, 10),

@@ -267,7 +267,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     },
   });
   await forms.sealLegacyTokens();
-  forms.start();
+  // the form deadline scanner resumes runs: background work, which an api-only process leaves to workers
+  if (config.role !== 'api') forms.start();
   closers.push(async () => forms.stop());
   const formRecipients = new FormRecipients(store.db, secretBox);
   await formRecipients.sealLegacyTokens();

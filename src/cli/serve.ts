@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../config.js';
+import { loadConfig, parseRole } from '../config.js';
 import { describeDatabase } from '../store/database-location.js';
 
 /** `examples/` of the package: beside `src/` (tsx) and beside `dist/` (compiled) alike. */
@@ -12,8 +12,9 @@ const EXAMPLES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 
  * stdout carries only the JSON log; what a person reads at start — the example apps' keys (shown
  * once) and the address — goes to the terminal on stderr as plain text, never into the log.
  */
-export async function serve(): Promise<void> {
-  const config = loadConfig();
+export async function serve(opts: { role?: string } = {}): Promise<void> {
+  // `--role` wins over DOVETAIL_ROLE
+  const config = loadConfig(process.env, opts.role === undefined ? {} : { role: parseRole(opts.role, '--role') });
   const [{ createRuntime }, { buildServer }, { shutDownGracefully }, { seedExamples }] = await Promise.all([
     import('../runtime.js'),
     import('../http/server.js'),
@@ -23,7 +24,8 @@ export async function serve(): Promise<void> {
   const runtime = await createRuntime(config);
   runtime.warmCodeSandbox();
   runtime.logger.info({ database: describeDatabase(config) }, 'database');
-  if (config.seedExamples) {
+  // the example apps are imported by a process that serves them (and not by every worker as well)
+  if (config.seedExamples && config.role !== 'worker') {
     const seeded = await seedExamples(runtime, EXAMPLES_DIR);
     if (seeded.length > 0) {
       process.stderr.write('\nImported the example apps. Their API keys are shown only this once:\n\n');
@@ -35,7 +37,8 @@ export async function serve(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
-  process.stderr.write(`Dovetail is listening on http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}/v1\n`);
+  const roleNote = config.role === 'all' ? '' : ` (role ${config.role}${config.role === 'worker' ? ': only /health, /ready and /metrics' : ''})`;
+  process.stderr.write(`Dovetail is listening on http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}/v1${roleNote}\n`);
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {

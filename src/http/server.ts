@@ -147,7 +147,9 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // (as Dify), JSON routes answer their 415 (`requireJson`). `multipartRoutes` parses it.
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
-  await registerApiDescription(app);
+  // A worker process serves only its probes and metrics; every other path is a 404 (Dify's shape).
+  const servesApi = runtime.config.role !== 'worker';
+  if (servesApi) await registerApiDescription(app);
   app.get('/metrics', { schema: { description: 'Prometheus metrics (text exposition format); `Authorization: Bearer METRICS_TOKEN` when that is set.' } }, async (request, reply) => {
     const token = runtime.config.metricsToken;
     if (token && request.headers.authorization !== `Bearer ${token}`) throw unauthorized('A valid METRICS_TOKEN bearer token is required.');
@@ -159,6 +161,10 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     if (reason) throw notReady(reason);
     return { status: 'ready' as const };
   });
+  if (!servesApi) {
+    await app.ready();
+    return app;
+  }
   await app.register(signedFileRoutes, { runtime });
   // People-facing: no API key (the form token is the credential), limited per client address.
   await app.register(webFormRoutes, { runtime });
