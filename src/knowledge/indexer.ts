@@ -5,7 +5,7 @@ import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
 import { newId, sha256 } from '../infra/ids.js';
 import type { UploadService } from '../files/upload-service.js';
-import { ParseError } from './errors.js';
+import { DocumentRefused, IndexingUnavailable } from './errors.js';
 import { parseDocument } from './parse/index.js';
 import { cleanText, type DocumentChunks } from './chunk.js';
 import type { TextOffload } from '../text/offload.js';
@@ -162,6 +162,16 @@ export class Indexer {
     }
   }
 
+  /** Ends this execution's run in `error` (the document's own fault); a run it no longer owns is left alone. */
+  async #refuse(run: IndexingRunTable, message: string): Promise<void> {
+    try {
+      await this.#discard(run);
+      await this.#stage(run, 'error', { error: message, stopped_at: this.#clock.now() });
+    } catch (err) {
+      if (!(err instanceof Fenced)) throw err;
+    }
+  }
+
   /**
    * Runs (or resumes) an indexing run. Each execution first claims the run with a fresh `owner`;
    * every later write checks it, so a pause (which clears it), a resume or a second worker stops
@@ -177,6 +187,8 @@ export class Indexer {
     try {
       await this.#run(run, signal);
     } catch (err) {
+      // the document's own fault ends the run now; anything else is thrown for the queue to retry
+      if (err instanceof DocumentRefused) return this.#refuse(run, err.message);
       if (!(err instanceof Fenced)) {
         // A failure of an execution that has lost the run (paused, then resumed by another) is not
         // the run's failure: reporting it would let the job's last attempt fail the new owner's run.
@@ -201,15 +213,12 @@ export class Indexer {
     await this.#stage(run, 'parsing', resumable ? {} : { processing_started_at: this.#clock.now(), completed_segments: 0, total_segments: 0 });
 
     const file = await this.#uploads.find(run.upload_file_id);
-    const bytes = file ? await this.#uploads.read(file) : undefined;
-    if (!file || !bytes) return this.fail(run.id, 'The document file is missing from storage.');
-    let text: string;
-    try {
-      text = await parseDocument(bytes, file.extension);
-    } catch (err) {
-      if (err instanceof ParseError) return this.fail(run.id, err.message);
-      throw err;
-    }
+    if (!file) throw new DocumentRefused('The document file was deleted.');
+    // A blob that is not readable now may be on its way (an object store catching up, a volume
+    // coming back): retried like any storage failure; the last attempt ends the run with this.
+    const bytes = await this.#uploads.read(file);
+    if (!bytes) throw new IndexingUnavailable('The document file is missing from storage.');
+    const text = await parseDocument(bytes, file.extension);
     signal.throwIfAborted();
     await this.#stage(run, 'cleaning', { parsing_completed_at: this.#clock.now() });
     let rule = AUTOMATIC_RULE;
@@ -225,10 +234,10 @@ export class Indexer {
     signal.throwIfAborted();
     if (split.kind === 'hierarchical') return this.#runHierarchical(run, split.groups, signal, resumable);
     const chunks = split.chunks;
-    if (chunks.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
+    if (chunks.length === 0) throw new DocumentRefused('The document contains no text after cleaning.');
     // qa_model: every chunk becomes the Q&A pairs a model writes from it (Dify's QA index processor).
     const units = doc.doc_form === 'qa_model' ? await this.#qaUnits(chunks.map((c) => c.content), doc.doc_language, signal) : chunks.map((c) => ({ ...c, answer: null }));
-    if (units.length === 0) return this.fail(run.id, 'The model generated no question-answer pairs from the document.');
+    if (units.length === 0) throw new DocumentRefused('The model generated no question-answer pairs from the document.');
     const start = await this.#beginIndexing(run, 'segments', units.map((u) => u.content), resumable);
     const { from, highQuality, step } = start;
     let { tokens, words } = start;
@@ -264,7 +273,7 @@ export class Indexer {
 
   /** Q&A pairs of every chunk, `qaConcurrency` model calls at a time, in chunk order. */
   async #qaUnits(chunks: readonly string[], language: string, signal: AbortSignal): Promise<{ content: string; answer: string | null; tokens?: number }[]> {
-    if (!this.#qaModel) throw new Error('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model).');
+    if (!this.#qaModel) throw new DocumentRefused('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model).');
     const pairs: QaPair[][] = new Array(chunks.length);
     let next = 0;
     const worker = async () => {
@@ -338,7 +347,7 @@ export class Indexer {
    * Batches hold whole parents; the progress counts parents (Dify's segments).
    */
   async #runHierarchical(run: IndexingRunTable, groups: Extract<DocumentChunks, { kind: 'hierarchical' }>['groups'], signal: AbortSignal, resumable: boolean): Promise<void> {
-    if (groups.length === 0) return this.fail(run.id, 'The document contains no text after cleaning.');
+    if (groups.length === 0) throw new DocumentRefused('The document contains no text after cleaning.');
     const start = await this.#beginIndexing(run, 'parent_chunks', groups.map((g) => g.content), resumable);
     const { from, highQuality, step } = start;
     let { tokens, words } = start;

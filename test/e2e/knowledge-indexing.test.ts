@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { kbClient } from '../helpers/kb-client.js';
 import { startEmbeddings, type EmbeddingsServer } from '../helpers/knowledge.js';
@@ -132,6 +134,53 @@ describe('durable jobs', () => {
     const fix = await kb.form('PATCH', `/datasets/${ds}/documents/${c.body.document.id}`, { name: 'ok.txt', bytes: Buffer.from('embedded at last') }, {});
     expect(fix.status).toBe(200);
     expect((await kb.settle(ds, fix.body.batch)).indexing_status).toBe('completed');
+  });
+});
+
+describe('infrastructure failures are retried; the document\'s own failures end it at once', () => {
+  it('a stored file unreadable for a while is retried and indexed once it is back', async () => {
+    const s1 = await start({ QUEUE_WORKER: 'false' });
+    const kb1 = kbClient(s1, await s1.datasetKey());
+    const ds = await kb1.dataset('flaky-storage', 'economy');
+    const c = await kb1.form('POST', `/datasets/${ds}/document/create-by-file`, { name: 'back.txt', bytes: Buffer.from('the file came back') }, {});
+    expect(c.status).toBe(200);
+    const { blob_key: key } = await s1.runtime.store.db.selectFrom('upload_files').select('blob_key').executeTakeFirstOrThrow();
+    const file = path.join(s1.dataDir, 'files', key);
+    renameSync(file, `${file}.away`);
+    // retries a second apart: the first failure is seen and the file put back long before the next
+    const s2 = await start({ QUEUE_MAX_ATTEMPTS: '5', QUEUE_RETRY_DELAY_MS: '1000' }, s1);
+    const db = s2.runtime.store.db;
+    await vi.waitFor(async () => {
+      const job = await db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
+      expect(job).toMatchObject({ status: 'queued', attempts: 1, last_error: 'The document file is missing from storage.' });
+    }, { timeout: 10_000, interval: 20 });
+    const kb2 = kbClient(s2, await s2.datasetKey());
+    expect((await kb2.call('GET', `/datasets/${ds}/documents/${c.body.batch}/indexing-status`)).body.data[0].indexing_status).not.toBe('error');
+    renameSync(`${file}.away`, file);
+    expect(await kb2.settle(ds, c.body.batch)).toMatchObject({ indexing_status: 'completed', total_segments: 1 });
+    await vi.waitFor(async () => expect(await db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow()).toMatchObject({ status: 'done', attempts: 2 }), { timeout: 5_000, interval: 20 });
+  });
+
+  it('a file that stays missing ends the document in error with the reason after the last attempt; an unparseable one after the first', async () => {
+    const s1 = await start({ QUEUE_WORKER: 'false' });
+    const kb1 = kbClient(s1, await s1.datasetKey());
+    const ds = await kb1.dataset('gone', 'economy');
+    const gone = await kb1.form('POST', `/datasets/${ds}/document/create-by-file`, { name: 'gone.txt', bytes: Buffer.from('never read') }, {});
+    const { blob_key: key } = await s1.runtime.store.db.selectFrom('upload_files').select('blob_key').executeTakeFirstOrThrow();
+    rmSync(path.join(s1.dataDir, 'files', key));
+    const s2 = await start({ QUEUE_MAX_ATTEMPTS: '3', QUEUE_RETRY_DELAY_MS: '10' }, s1);
+    const kb2 = kbClient(s2, await s2.datasetKey());
+    expect(await kb2.settle(ds, gone.body.batch)).toMatchObject({ indexing_status: 'error', error: 'Indexing failed: The document file is missing from storage.' });
+    const db = s2.runtime.store.db;
+    const jobOf = async (runId: string) => (await db.selectFrom('jobs').selectAll().execute()).find((j) => JSON.parse(j.payload).runId === runId)!;
+    await vi.waitFor(async () => expect(await jobOf(`${gone.body.document.id}:1`)).toMatchObject({ status: 'failed', attempts: 3 }), { timeout: 5_000, interval: 20 });
+
+    const bad = await kb2.form('POST', `/datasets/${ds}/document/create-by-file`, { name: 'bad.pdf', bytes: Buffer.from('not a pdf at all') }, {});
+    expect(bad.status).toBe(200);
+    const st = await kb2.settle(ds, bad.body.batch);
+    expect(st).toMatchObject({ indexing_status: 'error' });
+    expect(st.error).toBe('The PDF could not be read: Invalid PDF structure.');
+    await vi.waitFor(async () => expect(await jobOf(`${bad.body.document.id}:1`)).toMatchObject({ status: 'done', attempts: 1 }), { timeout: 5_000, interval: 20 });
   });
 });
 
