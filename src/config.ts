@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { CodeOutputLimits } from './engine/types.js';
 import type { QueueConfig } from './infra/queue/queue.js';
+import type { MessageLeaseConfig } from './messages/message-leases.js';
 import { readProviderSettings, type ProvidersConfig } from './llm/provider-settings.js';
 import { readToolsConfig, type ToolsConfig } from './tools/tool-config.js';
 import type { TextOffloadConfig } from './text/offload.js';
@@ -159,6 +160,8 @@ export interface Config {
   readonly audio: AudioConfig;
   /** Durable background jobs (indexing, resume, timeouts). */
   readonly queue: QueueConfig;
+  /** Chat and completion messages while they generate (src/messages/message-leases.ts). */
+  readonly messages: MessageLeaseConfig;
   readonly knowledge: KnowledgeConfig;
   /** Code nodes (see src/code). */
   readonly code: CodeConfig;
@@ -311,6 +314,15 @@ function pathOrUndefined(v: string | undefined): string | undefined {
 function str(env: Env, file: Record<string, unknown>, key: string): string | undefined {
   const v = env[key] ?? (file[key] === undefined ? undefined : String(file[key]));
   return v === '' ? undefined : v;
+}
+
+function messageLeasesOf(env: Env, file: Record<string, unknown>): MessageLeaseConfig {
+  const saveIntervalMs = int(env, file, 'MESSAGE_SAVE_INTERVAL_MS', 1000, 50);
+  const leaseSeconds = int(env, file, 'MESSAGE_LEASE_SECONDS', 10, 1);
+  if (saveIntervalMs >= leaseSeconds * 1000) {
+    throw new ConfigError(`MESSAGE_SAVE_INTERVAL_MS (${saveIntervalMs}) must be shorter than MESSAGE_LEASE_SECONDS (${leaseSeconds} s): a live message would look orphaned`);
+  }
+  return { saveIntervalMs, leaseMs: leaseSeconds * 1000 };
 }
 
 function list(raw: string | undefined, fallback: readonly string[]): readonly string[] {
@@ -485,6 +497,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxAttempts: int(env, file, 'QUEUE_MAX_ATTEMPTS', 3, 1),
       retryDelayMs: int(env, file, 'QUEUE_RETRY_DELAY_MS', 1000, 0),
     },
+    messages: messageLeasesOf(env, file),
     tools: readToolsConfig(env, file, path.dirname(configFile(env) ?? 'dovetail.yaml')),
     mail: mailOf(env, file),
     webForms: {

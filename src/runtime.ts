@@ -24,6 +24,7 @@ import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
+import { MessageLeases } from './messages/message-leases.js';
 import { AgentThoughtStore } from './messages/agent-thoughts.js';
 import { AudioService } from './audio/audio-service.js';
 import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
@@ -231,7 +232,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   closers.push(() => toolRuntime.close());
   const agentThoughts = new AgentThoughtStore(store.db);
+  const leases = new MessageLeases({ db: store.db, clock, logger, config: config.messages, activeRequests });
+  closers.push(async () => leases.close());
+  // ending the messages of dead processes is background work: where the job worker runs (not api-only processes, not one-shot commands)
+  if (config.queue.worker) leases.startSweeper();
   const completions = new CompletionService({
+    leases,
     config,
     clock,
     logger,

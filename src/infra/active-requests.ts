@@ -9,7 +9,12 @@ export interface ActiveRequestLimiter {
    * Takes a slot for `key` (an app id) or throws 429 `too_many_requests` naming the limit.
    * `limit` ≤ 0 means unlimited (the slot is still counted).
    */
-  acquire(key: string, limit: number): Promise<Release>;
+  acquire(key: string, limit: number, holder?: string): Promise<Release>;
+  /**
+   * Frees the slot `holder` (the id given to `acquire`) took for `key` in a process that died
+   * (its generation was found orphaned). Slots of this process are given back by their Release.
+   */
+  releaseOrphan(key: string, holder: string): Promise<void>;
   /** Slots currently held for `key` (by every instance that shares the limiter). */
   count(key: string): Promise<number>;
   close(): Promise<void>;
@@ -33,6 +38,9 @@ export class ActiveRequests implements ActiveRequestLimiter {
   async count(key: string): Promise<number> {
     return this.#active.get(key) ?? 0;
   }
+
+  /** A dead process's slots died with it: nothing is counted here for them. */
+  async releaseOrphan(): Promise<void> {}
 
   async close(): Promise<void> {}
 }

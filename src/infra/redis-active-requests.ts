@@ -45,9 +45,9 @@ export class RedisActiveRequests implements ActiveRequestLimiter {
     this.#timer.unref();
   }
 
-  async acquire(key: string, limit: number): Promise<Release> {
+  async acquire(key: string, limit: number, holder?: string): Promise<Release> {
     if (limit <= 0) return this.#local.acquire(key, limit);
-    const member = randomUUID();
+    const member = holder ?? randomUUID();
     const now = Date.now();
     const ok = (await this.#redis.eval(ACQUIRE, 1, this.#prefix + key, now, now - this.#staleMs, limit, member, this.#staleMs * 2)) as number;
     if (ok !== 1) throw tooManyRequests(key, limit);
@@ -64,6 +64,10 @@ export class RedisActiveRequests implements ActiveRequestLimiter {
   async count(key: string): Promise<number> {
     const shared = await this.#redis.zcount(this.#prefix + key, Date.now() - this.#staleMs, '+inf');
     return shared + (await this.#local.count(key));
+  }
+
+  async releaseOrphan(key: string, holder: string): Promise<void> {
+    await this.#redis.zrem(this.#prefix + key, holder);
   }
 
   async #refresh(): Promise<void> {

@@ -27,6 +27,7 @@ import { AgentThoughtRecorder, agentThoughtEvent, type AgentThoughtStore } from 
 import { runAgentTurn } from './agent-turn.js';
 import { NodeFailure } from '../engine/types.js';
 import { renderTemplate } from './completion-prompt.js';
+import type { MessageLeases } from './message-leases.js';
 
 export interface CompletionInput {
   readonly app: App;
@@ -144,6 +145,8 @@ export interface CompletionDeps {
   readonly tools?: ToolRuntime;
   /** Where agent-chat answers keep their agent thoughts. */
   readonly thoughts: AgentThoughtStore;
+  /** Saves the answers in progress and keeps their messages' heartbeats. */
+  readonly leases: MessageLeases;
 }
 
 interface ModelSettings {
@@ -267,7 +270,8 @@ export class CompletionService {
   async #start(p: Prepared, messageId: string, run: (task: { taskId: string; controller: AbortController }) => Promise<CompletionOutcome>): Promise<CompletionRun> {
     const d = this.#d;
     const { app } = p;
-    const release = await d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests));
+    // the slot is named by the message, so a sweep can free it should this process die
+    const release = await d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests), messageId);
     try {
       const taskId = newId();
       const controller = new AbortController();
@@ -401,6 +405,7 @@ export class CompletionService {
     let reported: ProviderUsage | undefined;
     let status: CompletionOutcome['status'] = 'normal';
     let error: ServiceError | undefined;
+    const live = d.leases.track(g.messageId);
     try {
       let sent = false;
       const onSent = () => {
@@ -418,6 +423,7 @@ export class CompletionService {
             await g.insert().catch(() => undefined);
           }
           answer += chunk.text;
+          live.answer = answer;
           emit({ type: 'message', text: chunk.text });
         } else if (chunk.type === 'usage') {
           reported = { ...reported, ...chunk.usage };
@@ -429,6 +435,7 @@ export class CompletionService {
       ({ status, error } = this.#failure(err, signal));
     } finally {
       clearTimeout(timer);
+      live.end();
     }
     return this.#conclude({ ...g, emit, answer, reported: status === 'normal' ? reported : undefined, promptText: g.prompt.text, status, error });
   }
@@ -530,6 +537,7 @@ export class CompletionService {
       let reported: ProviderUsage | undefined;
       let status: CompletionOutcome['status'] = 'normal';
       let error: ServiceError | undefined;
+      const live = d.leases.track(messageId);
       try {
         // the row exists before a frame names the message
         await inserted;
@@ -551,6 +559,7 @@ export class CompletionService {
             recorder,
             onText: (text) => {
               answer += text;
+              live.answer = answer;
               emit({ type: 'message', text, agent: true });
             },
           },
@@ -562,6 +571,7 @@ export class CompletionService {
         ({ status, error } = this.#failure(err, signal));
       } finally {
         clearTimeout(timer);
+        live.end();
       }
       return this.#conclude({
         model: p.model,

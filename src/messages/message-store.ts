@@ -142,6 +142,7 @@ export class MessageStore {
       created_at: m.createdAt,
       updated_at: m.createdAt,
       annotation_id: m.annotationId ?? null,
+      heartbeat_at: m.createdAt,
     };
     if (!conversation) {
       await this.#db.transaction().execute(async (tx) => {

@@ -200,6 +200,8 @@ export interface MessageTable {
   updated_at: number;
   /** The annotation that answered this message (annotation reply), else null. */
   annotation_id: string | null;
+  /** While `running`: when the generating process last said it was alive, epoch ms (0 before migration 021). */
+  heartbeat_at: number;
 }
 
 /** A Human Input form of a paused run (one per run and node). */

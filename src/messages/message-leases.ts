@@ -1,0 +1,145 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { ActiveRequestLimiter } from '../infra/active-requests.js';
+import type { Clock } from '../infra/clock.js';
+import type { Logger } from '../infra/logger.js';
+
+export interface MessageLeaseConfig {
+  /** The answer so far and a heartbeat are written this often while generating (`MESSAGE_SAVE_INTERVAL_MS`, default 1000). */
+  readonly saveIntervalMs: number;
+  /** A `running` message without a heartbeat for this long lost its process (`MESSAGE_LEASE_SECONDS`, default 10). */
+  readonly leaseMs: number;
+}
+
+/** A generation of this process: its answer so far, read by the saver. */
+export interface LiveMessage {
+  answer: string;
+  /** Stops saving it (the generation is about to store its final answer). */
+  end(): void;
+}
+
+/** The modes whose messages a generation of this service writes (chatflow messages belong to their run). */
+const MODES = ['completion', 'chat', 'agent-chat'];
+
+/**
+ * Keeps chat and completion messages alive while this process generates them, and ends those a
+ * dead process left `running`:
+ * - every `saveIntervalMs` each live message gets `heartbeat_at = now` and, when it grew, its
+ *   answer so far (so a crash loses at most one interval of text);
+ * - `sweep` (every half lease, in processes that run background work) ends a `running` message
+ *   whose heartbeat is older than the lease as `error`, keeping its partial answer, and frees the
+ *   concurrency slot it held (which a shared limiter would otherwise keep until it went stale).
+ */
+export class MessageLeases {
+  readonly #db: Kysely<Database>;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #cfg: MessageLeaseConfig;
+  readonly #slots: ActiveRequestLimiter;
+  readonly #live = new Map<string, { msg: LiveMessage; saved: string }>();
+  #saver: NodeJS.Timeout | undefined;
+  #sweeper: NodeJS.Timeout | undefined;
+  #saving = false;
+
+  constructor(deps: { db: Kysely<Database>; clock: Clock; logger: Logger; config: MessageLeaseConfig; activeRequests: ActiveRequestLimiter }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#log = deps.logger;
+    this.#cfg = deps.config;
+    this.#slots = deps.activeRequests;
+  }
+
+  /** Starts saving `messageId` (its row may be written a moment later: saves only touch `running` rows). */
+  track(messageId: string): LiveMessage {
+    const entry = { msg: undefined as unknown as LiveMessage, saved: '' };
+    entry.msg = {
+      answer: '',
+      end: () => {
+        if (this.#live.get(messageId) === entry) this.#live.delete(messageId);
+        if (this.#live.size === 0) this.#stopSaver();
+      },
+    };
+    this.#live.set(messageId, entry);
+    if (!this.#saver) {
+      this.#saver = setInterval(() => void this.save(), this.#cfg.saveIntervalMs);
+      this.#saver.unref();
+    }
+    return entry.msg;
+  }
+
+  #stopSaver(): void {
+    if (this.#saver) clearInterval(this.#saver);
+    this.#saver = undefined;
+  }
+
+  /** Writes a heartbeat for every live message, and the answer of those whose answer grew. */
+  async save(): Promise<void> {
+    if (this.#saving || this.#live.size === 0) return;
+    this.#saving = true;
+    const now = this.#clock.now();
+    try {
+      const unchanged: string[] = [];
+      for (const [id, entry] of this.#live) {
+        const answer = entry.msg.answer;
+        if (answer === entry.saved) {
+          unchanged.push(id);
+          continue;
+        }
+        await this.#db.updateTable('messages').set({ answer, heartbeat_at: now }).where('id', '=', id).where('status', '=', 'running').execute();
+        entry.saved = answer;
+      }
+      if (unchanged.length > 0) await this.#db.updateTable('messages').set({ heartbeat_at: now }).where('id', 'in', unchanged).where('status', '=', 'running').execute();
+    } catch (err) {
+      this.#log.warn({ err }, 'messages in progress could not be saved');
+    } finally {
+      this.#saving = false;
+    }
+  }
+
+  /** Sweeps now, then every half lease (processes that run background work call it). */
+  startSweeper(): void {
+    if (this.#sweeper) return;
+    const sweep = () => void this.sweep().catch((err: unknown) => this.#log.warn({ err }, 'orphaned message sweep failed'));
+    this.#sweeper = setInterval(sweep, Math.max(200, Math.floor(this.#cfg.leaseMs / 2)));
+    this.#sweeper.unref();
+    sweep();
+  }
+
+  /** Ends the messages whose process stopped saving them; returns how many. */
+  async sweep(): Promise<number> {
+    const now = this.#clock.now();
+    const cutoff = now - this.#cfg.leaseMs;
+    const rows = await this.#db
+      .selectFrom('messages')
+      .select(['id', 'app_id'])
+      .where('status', '=', 'running')
+      .where('heartbeat_at', '<', cutoff)
+      .where('workflow_run_id', 'is', null)
+      .where('mode', 'in', MODES)
+      .limit(500)
+      .execute();
+    let ended = 0;
+    const seconds = this.#cfg.leaseMs / 1000;
+    for (const r of rows) {
+      if (this.#live.has(r.id)) continue; // ours and alive (a save is late): never end it here
+      const res = await this.#db
+        .updateTable('messages')
+        .set({ status: 'error', error: `The server generating this answer stopped before it finished (no sign of life for MESSAGE_LEASE_SECONDS=${seconds} s); the answer so far is kept.`, updated_at: now })
+        .where('id', '=', r.id)
+        .where('status', '=', 'running')
+        .where('heartbeat_at', '<', cutoff)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) continue;
+      ended++;
+      await this.#slots.releaseOrphan(r.app_id, r.id).catch((err: unknown) => this.#log.warn({ err, messageId: r.id }, 'slot of an orphaned message not freed (it expires)'));
+    }
+    if (ended > 0) this.#log.warn({ ended }, 'ended messages whose generating process stopped');
+    return ended;
+  }
+
+  close(): void {
+    this.#stopSaver();
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+  }
+}
