@@ -6,6 +6,9 @@ import { describeDatabase } from '../store/database-location.js';
 /** `examples/` of the package: beside `src/` (tsx) and beside `dist/` (compiled) alike. */
 const EXAMPLES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'examples');
 
+/** How long after SHUTDOWN_TIMEOUT_SECONDS a shutdown that has not finished is cut off by exiting. */
+const HARD_EXIT_MARGIN_MS = 10_000;
+
 /**
  * `dovetail serve`: the HTTP server until SIGTERM or SIGINT, then a graceful shutdown (see
  * shutDownGracefully) bounded by SHUTDOWN_TIMEOUT_SECONDS; a second signal exits at once.
@@ -47,6 +50,12 @@ export async function serve(opts: { role?: string } = {}): Promise<void> {
     }
     stopping = true;
     runtime.logger.info({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, 'shutting down');
+    // Nothing may hold the process past the grace period for long: a close that hangs (a
+    // connection that never ends, a driver that never answers) is cut off.
+    setTimeout(() => {
+      runtime.logger.error({ afterMs: config.shutdownTimeoutSeconds * 1000 + HARD_EXIT_MARGIN_MS }, 'shutdown did not finish: exiting now');
+      process.exit(1);
+    }, config.shutdownTimeoutSeconds * 1000 + HARD_EXIT_MARGIN_MS).unref();
     shutDownGracefully(app, runtime, config.shutdownTimeoutSeconds * 1000).then(
       () => process.exit(0),
       (err: unknown) => {

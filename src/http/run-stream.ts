@@ -35,7 +35,8 @@ function isTerminal(payload: Record<string, unknown>, seq: number, opts: RunStre
  * terminal event. A client that goes away only ends its own stream, never the run.
  */
 export async function streamRun(reply: FastifyReply, runtime: Runtime, runId: string, opts: RunStreamOptions): Promise<void> {
-  const sse = openSse(reply, { leadingPing: true, ...(opts.headers ? { headers: opts.headers } : {}) });
+  // cut by a shutdown, the stream's last frame names the run to follow again (GET /workflow/{id}/events)
+  const sse = openSse(reply, { leadingPing: true, shutdownFields: { workflow_run_id: runId }, ...(opts.headers ? { headers: opts.headers } : {}) });
   try {
     for await (const e of runtime.runs.events(runId, opts.afterSeq, sse.signal)) {
       if (!sse.send(e.payload)) break;

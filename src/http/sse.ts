@@ -10,7 +10,7 @@ export function endOpenStreams(server: Server, payload: object): number {
   const open = OPEN.get(server);
   if (!open) return 0;
   const streams = [...open];
-  for (const s of streams) s.end(payload);
+  for (const s of streams) s.end({ ...payload, ...s.shutdownFields });
   return streams.length;
 }
 
@@ -27,6 +27,8 @@ export interface SseStream {
   /** Aborted when the client disconnects or the stream ends. */
   readonly signal: AbortSignal;
   readonly closed: boolean;
+  /** Added to the shutdown frame of this stream (`SseOptions.shutdownFields`). */
+  readonly shutdownFields: Readonly<Record<string, unknown>> | undefined;
 }
 
 export interface SseOptions {
@@ -43,6 +45,8 @@ export interface SseOptions {
    * already gathered (one per upstream read) wants each out before the work that follows it.
    */
   readonly flushEachFrame?: boolean;
+  /** Fields the last frame gets when a shutdown ends the stream (a run stream names its run: where to reconnect). */
+  readonly shutdownFields?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -105,6 +109,7 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
       close();
     },
     signal: controller.signal,
+    shutdownFields: opts.shutdownFields,
     get closed() {
       return closed;
     },

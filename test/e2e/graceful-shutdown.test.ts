@@ -12,6 +12,8 @@ import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
 import { readSse } from '../helpers/sse.js';
 import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
 import { dropSchema } from '../../src/store/db.js';
+import { cliOn, sharedData, startRole } from '../helpers/cluster.js';
+import { reviewApp } from '../helpers/form-apps.js';
 
 const exec = promisify(execFile);
 const pgUrl = process.env.TEST_DATABASE_URL;
@@ -114,7 +116,7 @@ describe('SIGTERM to `npm start`', { timeout: 120_000 }, () => {
     await rest;
     for (let i = 0; i < 200 && groupAlive(npm.pid!); i++) await new Promise((res) => setTimeout(res, 50));
     expect(groupAlive(npm.pid!)).toBe(false);
-    expect(frames.at(-1)).toMatchObject({ event: 'error', status: 503, code: 'server_shutting_down' });
+    expect(frames.at(-1)).toMatchObject({ event: 'error', status: 503, code: 'server_shutting_down', workflow_run_id: runId });
     expect(frames.some((f) => f.event === 'workflow_finished')).toBe(false);
 
     // 4. the next start continues the run from its snapshot
@@ -133,6 +135,43 @@ describe('SIGTERM to `npm start`', { timeout: 120_000 }, () => {
       expect(log.at(-1)!.event).toBe('workflow_finished');
     } finally {
       await next.stop();
+    }
+  });
+});
+
+describe('SIGTERM with a stream watching a paused run', { timeout: 120_000 }, () => {
+  it('the watcher gets the last frame naming its run and the process exits; after the restart the client follows the run again', async () => {
+    const data = sharedData({ SHUTDOWN_TIMEOUT_SECONDS: '1', ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}) });
+    try {
+      const dsl = path.join(data.dataDir, 'review.yml');
+      writeFileSync(dsl, reviewApp([{ type: 'webapp', enabled: true, config: {} }]));
+      const key = (JSON.parse(await cliOn(data, ['--init', 'app', 'import', dsl, '--json'])) as { api_key: string }).api_key;
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const first = await startRole(data, 'all');
+      const paused = (await (await fetch(`${first.api}/workflows/run`, { method: 'POST', headers, body: JSON.stringify({ inputs: { draft: 'd' }, response_mode: 'blocking', user: 'u' }) })).json()) as { workflow_run_id: string; data: { status: string } };
+      expect(paused.data.status).toBe('paused');
+      const runId = paused.workflow_run_id;
+      // a watcher that stays open across pauses: only the shutdown ends it
+      const watch = await fetch(`${first.api}/workflow/${runId}/events?user=u&continue_on_pause=true`, { headers });
+      const frames = readSse(watch)[Symbol.asyncIterator]();
+      expect((await frames.next()).value).toMatchObject({ kind: 'event', event: 'ping' });
+      await first.kill('SIGTERM');
+      const rest: Record<string, unknown>[] = [];
+      for (let n = await frames.next(); !n.done; n = await frames.next()) if (n.value.kind === 'data') rest.push(n.value.data);
+      expect(rest.at(-1)).toEqual({ event: 'error', status: 503, code: 'server_shutting_down', message: expect.stringContaining('GET /v1/workflow/{workflow_run_id}/events'), workflow_run_id: runId });
+      // graceful, not cut off by the hard deadline (exit code 1)
+      expect(await first.exit).toBe('0');
+
+      const second = await startRole(data, 'all');
+      try {
+        const again = await fetch(`${second.api}/workflow/${runId}/events?user=u&include_state_snapshot=true`, { headers });
+        const body = await again.text();
+        expect(body).toContain('"event":"workflow_paused"');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await data.remove();
     }
   });
 });

@@ -53,6 +53,12 @@ export function sharedData(env: Record<string, string> = {}): SharedData {
   };
 }
 
+/** Processes started here and still running: killed when this test process exits (a failed or timed-out test). */
+const RUNNING = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of RUNNING) c.kill('SIGKILL');
+});
+
 /** The environment of a child process: this process's, less what would point it elsewhere, plus `env`. */
 function childEnv(env: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = { ...(process.env as Record<string, string>) };
@@ -102,9 +108,11 @@ export async function startRole(data: SharedData, role: Role, opts: { env?: Reco
   });
   let stderr = '';
   let exited = false;
+  RUNNING.add(child);
   const exit = new Promise<string>((resolve) =>
     child.once('exit', (code, signal) => {
       exited = true;
+      RUNNING.delete(child);
       resolve(signal ?? String(code));
     }),
   );
