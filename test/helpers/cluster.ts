@@ -5,7 +5,7 @@
  * (SIGKILL for crash tests) and restarted on the same data.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from './fixtures.js';
@@ -159,8 +159,16 @@ export interface Cluster {
 export async function startCluster(data: SharedData, counts: { apis: number; workers: number }, env: Record<string, string> = {}): Promise<Cluster> {
   const apis: RoleProcess[] = [];
   const workers: RoleProcess[] = [];
+  let n = 0;
   const add = async (role: Role, extra: Record<string, string> = {}) => {
-    const p = await startRole(data, role, { env: { ...env, ...extra } });
+    // On a shared database each process gets a data dir of its own, as on separate machines:
+    // nothing can pass between them through the local disk.
+    const own: Record<string, string> = {};
+    if (data.databaseUrl) {
+      own.DOVETAIL_DATA_DIR = path.join(data.dataDir, `${role}-${++n}`);
+      mkdirSync(own.DOVETAIL_DATA_DIR, { recursive: true });
+    }
+    const p = await startRole(data, role, { env: { ...own, ...env, ...extra } });
     (role === 'worker' ? workers : apis).push(p);
     return p;
   };

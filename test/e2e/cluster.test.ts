@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
+import { cliOn, sharedData, startCluster, type Cluster, type RoleProcess, type SharedData } from '../helpers/cluster.js';
+import { startS3, type S3TestServer } from '../helpers/s3-server.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
+import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js';
+import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
+
+/**
+ * Two api-role and two worker-role processes (`dovetail serve --role …`, each with a data dir of
+ * its own) on one PostgreSQL schema, one Redis and one S3 bucket: what any instance accepts, any
+ * other serves.
+ */
+const pgUrl = process.env.TEST_DATABASE_URL;
+const redisUrl = process.env.TEST_REDIS_URL;
+const ready = Boolean(pgUrl && redisUrl);
+if (!ready) process.stdout.write('[cluster] NOTICE: the multi-process tests need TEST_DATABASE_URL and TEST_REDIS_URL (PostgreSQL project); skipped.\n');
+
+const IMAGE_CHAT = `app:
+  mode: chat
+  name: Viewer
+kind: app
+version: 0.3.1
+model_config:
+  model:
+    provider: mock
+    name: mock-echo
+    mode: chat
+  pre_prompt: ''
+  file_upload:
+    image:
+      enabled: true
+      number_limits: 3
+      detail: high
+      transfer_methods: [local_file]
+`;
+const SLOW = workflowDsl(
+  [startNode(), llmNode('llm', 'go'), templateNode('after', 'after {{ t }}', { t: ['llm', 'text'] }), endNode({ a: ['after', 'output'] })],
+  [['start', 'llm'], ['llm', 'after'], ['after', 'end']],
+);
+
+let s3: S3TestServer;
+let fake: FakeOpenAI;
+let data: SharedData;
+let cluster: Cluster;
+const keys: Record<string, string> = {};
+
+beforeAll(async () => {
+  if (!ready) return;
+  s3 = await startS3();
+  fake = await startFakeOpenAI({ reply: 'w'.repeat(4000), chunkSize: 1, delayMs: 10 });
+  data = sharedData({ ...s3.env(), REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `cl${Math.random().toString(36).slice(2, 8)}:`, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, QUEUE_POLL_MS: '50' });
+  const imports: Record<string, string> = { chat: IMAGE_CHAT, slow: SLOW };
+  for (const [name, yaml] of Object.entries(imports)) {
+    const file = path.join(data.dataDir, `${name}.yml`);
+    writeFileSync(file, yaml);
+    keys[name] = (JSON.parse(await cliOn(data, ['--init', 'app', 'import', file, '--json'])) as { api_key: string }).api_key;
+  }
+  keys.approval = (JSON.parse(await cliOn(data, ['app', 'import', path.join(PROJECT_ROOT, 'examples', 'workflow-approval.yml'), '--json'])) as { api_key: string }).api_key;
+  keys.dataset = (JSON.parse(await cliOn(data, ['key', 'create', '--dataset', '--json'])) as { api_key: string }).api_key;
+  cluster = await startCluster(data, { apis: 2, workers: 2 });
+}, 120_000);
+afterAll(async () => {
+  await cluster?.stop();
+  await data?.remove();
+  await fake?.close();
+  await s3?.close();
+});
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const json = (key: string) => ({ ...auth(key), 'content-type': 'application/json' });
+const api = (i: 0 | 1): RoleProcess => cluster.apis[i]!;
+
+/** A counter of a process's `/metrics` (0 when it has no sample yet). */
+async function metric(p: RoleProcess, name: string): Promise<number> {
+  const text = await (await fetch(`${p.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+describe.skipIf(!ready)('2 api + 2 worker processes on PostgreSQL, Redis and S3', { timeout: 120_000 }, () => {
+  it('a file uploaded through api 1 is used by a message and previewed through api 2', async () => {
+    const PNG = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.from('shared through the bucket')]);
+    const fd = new FormData();
+    fd.append('file', new Blob([new Uint8Array(PNG)], { type: 'image/png' }), 'pic.png');
+    fd.append('user', 'ann');
+    const up = await fetch(`${api(0).api}/files/upload`, { method: 'POST', headers: auth(keys.chat!), body: fd });
+    expect(up.status).toBe(201);
+    const { id } = (await up.json()) as { id: string };
+    const chat = await fetch(`${api(0).api}/chat-messages`, {
+      method: 'POST',
+      headers: json(keys.chat!),
+      body: JSON.stringify({ inputs: {}, query: 'look', user: 'ann', response_mode: 'blocking', files: [{ type: 'image', transfer_method: 'local_file', upload_file_id: id }] }),
+    });
+    expect(chat.status).toBe(200);
+    const preview = await fetch(`${api(1).api}/files/${id}/preview`, { headers: auth(keys.chat!) });
+    expect(preview.status).toBe(200);
+    expect(Buffer.from(await preview.arrayBuffer()).equals(PNG)).toBe(true);
+  });
+
+  it('a streaming run started on api 1 is read on api 2 and stopped from api 2', async () => {
+    const r = await fetch(`${api(0).api}/workflows/run`, { method: 'POST', headers: json(keys.slow!), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'u' }) });
+    expect(r.status).toBe(200);
+    const first = readSse(r)[Symbol.asyncIterator]();
+    let runId = '';
+    let taskId = '';
+    for (;;) {
+      const n = await first.next();
+      if (n.done) throw new Error('the stream on api 1 ended early');
+      if (n.value.kind === 'data' && n.value.data.event === 'text_chunk') {
+        runId = String(n.value.data.workflow_run_id);
+        taskId = String(n.value.data.task_id);
+        break;
+      }
+    }
+    // api 2 replays the run from its log and tails it
+    const watch = await fetch(`${api(1).api}/workflow/${runId}/events?user=u&include_state_snapshot=true`, { headers: auth(keys.slow!) });
+    expect(watch.status).toBe(200);
+    const second = readSse(watch)[Symbol.asyncIterator]();
+    const seen: SseFrame[] = [];
+    while (!seen.some((f) => f.kind === 'data' && f.data.event === 'text_chunk')) {
+      const n = await second.next();
+      if (n.done) throw new Error('the stream on api 2 ended early');
+      seen.push(n.value);
+    }
+    const stop = await fetch(`${api(1).api}/workflows/tasks/${taskId}/stop`, { method: 'POST', headers: json(keys.slow!), body: JSON.stringify({ user: 'u' }) });
+    expect(stop.status).toBe(200);
+    for (let n = await second.next(); !n.done; n = await second.next()) seen.push(n.value);
+    const events = dataFrames(seen);
+    expect(events[0]).toMatchObject({ event: 'workflow_started', workflow_run_id: runId });
+    expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'stopped' } });
+    // api 1's client sees the same end
+    const rest: SseFrame[] = [];
+    for (let n = await first.next(); !n.done; n = await first.next()) rest.push(n.value);
+    expect(dataFrames(rest).at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'stopped' } });
+    const status = (await (await fetch(`${api(1).api}/workflows/run/${runId}`, { headers: auth(keys.slow!) })).json()) as { status: string };
+    expect(status.status).toBe('stopped');
+  });
+
+  it('a document uploaded through api 1 is indexed by a worker and retrieved through api 2', async () => {
+    const call = async (p: RoleProcess, method: string, route: string, body?: unknown) => {
+      const r = await fetch(`${p.api}${route}`, { method, headers: json(keys.dataset!), body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: r.status, body: (await r.json()) as Record<string, any> };
+    };
+    const ds = await call(api(0), 'POST', '/datasets', { name: 'cluster', indexing_technique: 'economy' });
+    const fd = new FormData();
+    fd.append('data', JSON.stringify({ indexing_technique: 'economy', process_rule: { mode: 'automatic' } }));
+    fd.append('file', new Blob([new Uint8Array(Buffer.from('Cluster nodes share one bucket for uploaded files.'))], { type: 'text/plain' }), 'cluster.txt');
+    const doc = await fetch(`${api(0).api}/datasets/${ds.body.id}/document/create-by-file`, { method: 'POST', headers: auth(keys.dataset!), body: fd });
+    expect(doc.status).toBe(200);
+    const { batch } = (await doc.json()) as { batch: string };
+    await vi.waitFor(async () => {
+      const st = await call(api(1), 'GET', `/datasets/${ds.body.id}/documents/${batch}/indexing-status`);
+      expect(st.body.data[0].indexing_status).toBe('completed');
+    }, { timeout: 30_000, interval: 100 });
+    const hits = await call(api(1), 'POST', `/datasets/${ds.body.id}/retrieve`, { query: 'bucket uploaded files' });
+    expect(hits.body.records.map((r: { segment: { content: string } }) => r.segment.content)).toEqual(['Cluster nodes share one bucket for uploaded files.']);
+    // a worker indexed it, no api process did
+    const indexed = async (p: RoleProcess) => metric(p, 'dovetail_indexed_segments_total');
+    expect(await indexed(api(0)) + (await indexed(api(1)))).toBe(0);
+    expect(await indexed(cluster.workers[0]!) + (await indexed(cluster.workers[1]!))).toBe(1);
+  });
+
+  it('a form submitted through api 2 resumes the run api 1 paused', async () => {
+    const r = await fetch(`${api(0).api}/workflows/run`, { method: 'POST', headers: json(keys.approval!), body: JSON.stringify({ inputs: { draft: 'Ship it' }, response_mode: 'streaming', user: 'erin' }) });
+    const events = dataFrames(parseSse(await r.text()));
+    expect(events.map((e) => e.event).slice(-2)).toEqual(['human_input_required', 'workflow_paused']);
+    const token = String((events.at(-2)!.data as { form_token: string }).form_token);
+    const runId = String(events[0]!.workflow_run_id);
+    const submit = await fetch(`${api(1).api}/form/human_input/${token}`, { method: 'POST', headers: json(keys.approval!), body: JSON.stringify({ inputs: { comment: 'great' }, action: 'approve', user: 'erin' }) });
+    expect(submit.status).toBe(200);
+    await vi.waitFor(async () => {
+      const run = (await (await fetch(`${api(0).api}/workflows/run/${runId}`, { headers: auth(keys.approval!) })).json()) as { status: string; outputs: Record<string, unknown> };
+      expect(run).toMatchObject({ status: 'succeeded', outputs: { decision: 'approved: great' } });
+    }, { timeout: 30_000, interval: 100 });
+  });
+});
