@@ -61,7 +61,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    store = { db, caps: { engine: 'postgres', rowLocks: true }, sqlite: undefined, notReady: () => notReady(db, schema), destroy: () => db.destroy() };
+    store = { db, caps: { engine: 'postgres', rowLocks: true }, sqlite: undefined, notReady: () => notReady(db, 'postgres', schema), destroy: () => db.destroy() };
   } else {
     mkdirSync(opts.dataDir, { recursive: true });
     const handle = new SQLite(path.join(opts.dataDir, 'dovetail.db'));
@@ -79,7 +79,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     // `vec0` virtual table (created by the vector index) cannot be read without its module.
     sqliteVec.load(handle);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
-    store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, notReady: () => notReady(db, undefined), destroy: () => db.destroy() };
+    store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, notReady: () => notReady(db, 'sqlite', undefined), destroy: () => db.destroy() };
   }
   await migrate(store.db, opts.databaseUrl ? opts.databaseSchema : undefined);
   return store;
@@ -95,18 +95,39 @@ async function migrate(db: Kysely<Database>, schema: string | undefined): Promis
 }
 
 /** Why the store cannot serve: the database does not answer, or migrations are pending. */
-async function notReady(db: Kysely<Database>, schema: string | undefined): Promise<string | undefined> {
+async function notReady(db: Kysely<Database>, engine: 'postgres' | 'sqlite', schema: string | undefined): Promise<string | undefined> {
   try {
     await sql`select 1`.execute(db);
   } catch (err) {
     return `the database does not answer (${(err as Error).message})`;
   }
   try {
-    const pending = (await migratorFor(db, schema).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+    const applied = new Set(await appliedMigrations(db, engine, schema));
+    const pending = Object.keys(migrations).filter((name) => !applied.has(name));
     return pending.length > 0 ? `migrations not applied: ${pending.join(', ')}` : undefined;
   } catch (err) {
     return `the migration state cannot be read (${(err as Error).message})`;
   }
+}
+
+/**
+ * Names in Kysely's migration table of this schema (none when it does not exist yet). Read
+ * directly: the migrator's own `getMigrations` introspects the tables of every schema in the
+ * database, which fails when another schema is dropped at that moment (a 503 from /ready while
+ * another server on the same database shuts down) and grows with the number of schemas.
+ */
+async function appliedMigrations(db: Kysely<Database>, engine: 'postgres' | 'sqlite', schema: string | undefined): Promise<string[]> {
+  if (engine === 'postgres') {
+    const qualified = schema ? `${schema}.kysely_migration` : 'kysely_migration';
+    const { rows } = await sql<{ t: string | null }>`select to_regclass(${qualified})::text as t`.execute(db);
+    if (!rows[0]?.t) return [];
+  } else {
+    const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(db);
+    if (rows.length === 0) return [];
+  }
+  const table = schema ? sql.id(schema, 'kysely_migration') : sql.id('kysely_migration');
+  const { rows } = await sql<{ name: string }>`select name from ${table}`.execute(db);
+  return rows.map((r) => r.name);
 }
 
 function migratorFor(db: Kysely<Database>, schema: string | undefined): Migrator {

@@ -42,6 +42,33 @@ describe('GET /health and GET /ready', () => {
     expect((await fetch(`${origin}/ready`)).status).toBe(200);
   });
 
+  it.skipIf(!process.env.TEST_DATABASE_URL)('/ready stays 200 while other schemas of the database are created and dropped (other servers starting and stopping)', async () => {
+    const pg = (await import('pg')).default;
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    let churning = true;
+    const churn = (async () => {
+      for (let i = 0; churning; i++) {
+        const name = `t_churn_${Math.random().toString(36).slice(2, 10)}`;
+        await admin.query(`CREATE SCHEMA ${name}; CREATE TABLE ${name}.a (id serial primary key, x text); CREATE TABLE ${name}.b (id serial primary key, y text)`);
+        await admin.query(`DROP SCHEMA ${name} CASCADE`);
+      }
+    })();
+    try {
+      const failures: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        const r = await fetch(`${origin}/ready`);
+        if (r.status !== 200) failures.push(`${r.status} ${await r.text()}`);
+        else await r.body?.cancel();
+      }
+      expect(failures).toEqual([]);
+    } finally {
+      churning = false;
+      await churn;
+      await admin.end();
+    }
+  });
+
   it('a store whose database is gone reports why', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'dovetail-ready-'));
     try {
