@@ -95,6 +95,8 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /** PostgreSQL schema to use (tests give each run its own); default `public`. */
   readonly databaseSchema: string | undefined;
+  /** Connections each process keeps to PostgreSQL at most (`DATABASE_POOL_SIZE`, default 10). */
+  readonly databasePoolSize: number;
   readonly redisUrl: string | undefined;
   /** Prepended to every Redis key and pub/sub channel (`REDIS_KEY_PREFIX`, default `dovetail:`), so several deployments can share one Redis. */
   readonly redisKeyPrefix: string;
@@ -422,6 +424,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir,
     databaseUrl,
     databaseSchema: str(env, file, 'DATABASE_SCHEMA'),
+    databasePoolSize: int(env, file, 'DATABASE_POOL_SIZE', 10, 1),
     redisUrl: str(env, file, 'REDIS_URL'),
     redisKeyPrefix: str(env, file, 'REDIS_KEY_PREFIX') ?? 'dovetail:',
     storage: storageOf(env, file),

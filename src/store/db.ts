@@ -32,6 +32,8 @@ export interface StoreOptions {
   readonly databaseUrl: string | undefined;
   readonly databaseSchema: string | undefined;
   readonly dataDir: string;
+  /** PostgreSQL connections at most (default 10). */
+  readonly databasePoolSize?: number;
 }
 
 // int8 (bigint) columns hold epoch milliseconds and counters, well inside Number's exact range.
@@ -57,7 +59,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     }
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
-      max: 10,
+      max: opts.databasePoolSize ?? 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -39,7 +39,8 @@ export function sharedData(env: Record<string, string> = {}): SharedData {
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'warn',
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema! } : { DATABASE_URL: '' }),
+    // several processes per test on a PostgreSQL that other test files share (100 connections)
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '4' } : { DATABASE_URL: '' }),
   };
   return {
     dataDir,
