@@ -161,6 +161,26 @@ describe('infrastructure failures are retried; the document\'s own failures end 
     await vi.waitFor(async () => expect(await db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow()).toMatchObject({ status: 'done', attempts: 2 }), { timeout: 5_000, interval: 20 });
   });
 
+  it('an embedding upstream answering 5xx is retried, and the document indexes once it answers', async () => {
+    const s = await start({ QUEUE_MAX_ATTEMPTS: '5', QUEUE_RETRY_DELAY_MS: '1000' });
+    const kb = kbClient(s, await s.datasetKey());
+    const ds = await kb.dataset('upstream-down', 'high_quality');
+    emb.mode = 'fail';
+    try {
+      const c = await kb.call('POST', `/datasets/${ds}/document/create-by-text`, { name: 'U', text: 'embedded after the outage' });
+      const db = s.runtime.store.db;
+      await vi.waitFor(async () => {
+        const job = await db.selectFrom('jobs').selectAll().where('kind', '=', 'knowledge.index').executeTakeFirstOrThrow();
+        expect(job).toMatchObject({ status: 'queued', attempts: 1, last_error: 'embeddings endpoint answered 500: embedding upstream is down' });
+      }, { timeout: 10_000, interval: 20 });
+      emb.mode = 'answer';
+      expect(await kb.settle(ds, c.body.batch)).toMatchObject({ indexing_status: 'completed', error: null });
+      expect(await kb.retrieve(ds, 'outage', { search_method: 'semantic_search' })).toEqual(['embedded after the outage']);
+    } finally {
+      emb.mode = 'answer';
+    }
+  });
+
   it('a file that stays missing ends the document in error with the reason after the last attempt; an unparseable one after the first', async () => {
     const s1 = await start({ QUEUE_WORKER: 'false' });
     const kb1 = kbClient(s1, await s1.datasetKey());
