@@ -83,7 +83,11 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
     store = { db, caps: { engine: 'sqlite', rowLocks: false }, sqlite: handle, notReady: () => notReady(db, 'sqlite', undefined), destroy: () => db.destroy() };
   }
-  await migrate(store.db, opts.databaseUrl ? opts.databaseSchema : undefined);
+  const schema = opts.databaseUrl ? opts.databaseSchema : undefined;
+  // Nothing to apply (every start but the first after an upgrade): no migrator, so no wait for the
+  // schema lock that migrations and drops of other schemas in the same database hold.
+  const applied = new Set(await appliedMigrations(store.db, store.caps.engine, schema));
+  if (Object.keys(migrations).some((name) => !applied.has(name))) await migrate(store.db, schema);
   return store;
 }
 
