@@ -118,7 +118,10 @@ function scopeGraph(
   }
   const seen = new Set([startId]);
   const queue = [startId];
-  while (queue.length) for (const e of outgoing.get(queue.shift()!)!) if (!seen.has(e.target)) (seen.add(e.target), queue.push(e.target));
+  while (queue.length) for (const e of outgoing.get(queue.shift()!)!) if (!seen.has(e.target)) {
+      seen.add(e.target);
+      queue.push(e.target);
+    }
   for (const n of nodes.values()) {
     if (!seen.has(n.id)) {
       const where = n.parentId ? ` of ${n.parentId}` : '';

@@ -2,7 +2,7 @@ import type { HumanInputRequired } from '../forms/human-input-port.js';
 import { executeNode, type NodeResult } from '../engine/execute-node.js';
 import { completeNode, type RunState } from '../engine/run-state.js';
 import { VariablePool } from '../engine/variable-pool.js';
-import { NodeFailure, type AppKind, type EnginePorts, type Graph, type NodeStreamEvent } from '../engine/types.js';
+import { NodeFailure, type EnginePorts, type Graph, type NodeStreamEvent } from '../engine/types.js';
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
 import type { RunJournal } from './journal.js';
 import { pauseReasons, usageOf } from './frames.js';
