@@ -1,4 +1,4 @@
-import type { HumanInputRequired } from '../forms/human-input-port.js';
+import type { HumanInputRequired } from './ports.js';
 import { NODE_HANDLERS } from './nodes/registry.js';
 import { isObject } from './nodes/shared.js';
 import { isStop, type GraphEdge, type NodeContext, type NodeUsage } from './types.js';

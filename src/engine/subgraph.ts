@@ -1,7 +1,7 @@
 import { executeNode } from './execute-node.js';
 import { completeNode, initialState } from './run-state.js';
 import { NodeFailure, StopSignal, type Graph, type NodeContext, type NodeOutcome, type NodeUsage } from './types.js';
-import { plusUsage } from '../llm/priced-usage.js';
+import { plusUsage } from '../lib/usage.js';
 
 export interface ContainerRound {
   readonly type: 'loop' | 'iteration';

@@ -1,9 +1,9 @@
-import type { ModelProviders, ChatMessage } from '../llm/model-provider.js';
-import type { HumanInputGateway, HumanInputRequired } from '../forms/human-input-port.js';
-import type { UsageBody } from '../llm/usage.js';
-import type { ModelPrice } from '../config.js';
+import type { ModelProviders, ChatMessage } from './ports.js';
+import type { HumanInputGateway, HumanInputRequired } from './ports.js';
+import type { UsageBody } from '../lib/usage.js';
+import type { ModelPrice } from '../lib/usage.js';
 import type { VariablePool } from './variable-pool.js';
-import type { ToolRuntime } from '../tools/tool.js';
+import type { ToolRuntime } from './ports.js';
 
 /** The node types the engine runs; a DSL node of any other type is refused at import. */
 export const NODE_TYPES = [
@@ -327,9 +327,19 @@ export interface ImportCheckContext {
 }
 
 /** One node type: import-time checks and the run itself. */
+/**
+ * Import-time checks that need a library the engine may not load (the Jinja parser reaches the
+ * file system): supplied by the importer (src/apps/engine-graph-validator.ts). Unset: those checks
+ * happen when the node runs instead.
+ */
+export interface CompileChecks {
+  /** The first line of the template's syntax error, or undefined when it parses. */
+  readonly templateSyntax?: (template: string) => string | undefined;
+}
+
 export interface NodeHandler {
   /** Throws a message (without the node id) when the node's data cannot run. */
-  validate?(node: GraphNode): void;
+  validate?(node: GraphNode, checks: CompileChecks): void;
   /**
    * What this node names that the server cannot serve yet, beyond the checks every node gets
    * (model provider in `model`, dataset ids, python imports); the app still imports.

@@ -1,4 +1,4 @@
-import { EMPTY_USAGE } from '../llm/priced-usage.js';
+import { EMPTY_USAGE } from '../lib/usage.js';
 import type { UsageBody } from '../llm/usage.js';
 import type { AnnotationHit, AnnotationReplier, AnnotationReplyInfo } from './completion-service.js';
 import type { MessageStore, NewConversation, NewMessage } from './message-store.js';

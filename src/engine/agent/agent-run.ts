@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../llm/model-provider.js';
+import type { ChatMessage } from '../ports.js';
 import type { ModelSpec } from '../nodes/model-call.js';
 import type { EnginePorts } from '../types.js';
 import type { AgentLog } from './agent-log.js';

@@ -1,5 +1,5 @@
-import type { ToolDefinition } from '../../llm/model-provider.js';
-import type { Tool, ToolResultMessage } from '../../tools/tool.js';
+import type { ToolDefinition } from '../ports.js';
+import type { Tool, ToolResultMessage } from '../ports.js';
 import { NodeFailure, isStop } from '../types.js';
 import type { AgentContext } from './agent-run.js';
 import { toolDefinition, type AgentToolSpec } from './agent-params.js';
