@@ -1,6 +1,6 @@
 // ESLint flat config: `npm run lint` (CI runs it after the typecheck, .ci/run). The engine's
 // allowlist and banned globals are below; test/engine/purity.test.ts checks the same allowlist
-// transitively, and test/arch/import-cycles.test.ts forbids import cycles in src/.
+// transitively, and test/unit/import-cycles.test.ts forbids import cycles in src/.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

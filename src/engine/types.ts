@@ -268,6 +268,26 @@ export type NodeStreamEvent =
   /** Container nodes: a stream event as is (`loop_started`, child `node_started`, …). */
   | { readonly type: 'event'; readonly event: string; readonly data: Readonly<Record<string, unknown>> };
 
+/** How a node execution ended, after retries and its error strategy. */
+export type NodeResult =
+  | {
+      readonly type: 'succeeded' | 'exception';
+      readonly outputs: Record<string, unknown>;
+      readonly inputs: Record<string, unknown> | null;
+      readonly processData: Record<string, unknown> | null;
+      /** Which outgoing edges to take. */
+      readonly take: (e: GraphEdge) => boolean;
+      readonly usage: NodeUsage | undefined;
+      readonly error: string | null;
+      readonly errorStrategy: string | null;
+    }
+  | { readonly type: 'failed'; readonly error: string }
+  | { readonly type: 'pause'; readonly required: HumanInputRequired }
+  | { readonly type: 'stopped' };
+
+/** Runs one node with its retries and error strategy (src/engine/execute-node.ts `executeNode`). */
+export type ExecuteNode = (ctx: NodeContext, onRetry: (retryIndex: number, error: string) => void) => Promise<NodeResult>;
+
 export interface NodeContext {
   readonly node: GraphNode;
   readonly graph: Graph;
@@ -288,6 +308,8 @@ export interface NodeContext {
   readonly executionId?: string;
   /** Counts one child node execution against the run's step limit; returns its execution index. */
   step?(): number;
+  /** How container nodes run their children: `executeNode` sets itself here before running a node. */
+  readonly executeChild?: ExecuteNode;
 }
 
 /** A node's model usage in Dify's `LLMUsage` shape (tokens, decimal-string prices, latency). */
