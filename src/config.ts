@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { ConfigError } from './config-error.js';
 import type { CodeOutputLimits } from './engine/types.js';
+import type { ModelPrice } from './lib/usage.js';
 import type { QueueConfig } from './infra/queue/queue.js';
 import type { MessageLeaseConfig } from './messages/message-leases.js';
 import { readProviderSettings, type ProvidersConfig } from './llm/provider-settings.js';
@@ -11,10 +13,7 @@ import { readMailConfig, type MailConfig } from './mail/mail-config.js';
 import { readStorageConfig, type StorageConfig } from './files/blobs/storage-config.js';
 import type { WebFormConfig } from './web/web-form-config.js';
 
-/** Thrown at boot when a setting is malformed; the message names the setting. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 export interface UploadLimits {
   /** Bytes; default 15 MB (`UPLOAD_FILE_SIZE_LIMIT`, in MB). */
@@ -53,15 +52,7 @@ export interface HttpServerConfig {
   readonly trustProxy: boolean | readonly string[];
 }
 
-export interface ModelPrice {
-  /** Decimal string, price per `unit` input tokens. */
-  readonly input: string;
-  /** Decimal string, price per `unit` output tokens. */
-  readonly output: string;
-  /** Decimal string, e.g. "0.001" meaning prices are per 1,000 tokens. */
-  readonly unit: string;
-  readonly currency: string;
-}
+export type { ModelPrice };
 
 /** What a process does (`DOVETAIL_ROLE`, `serve --role`): see docs/deployment.md, "Roles". */
 export type ProcessRole = 'api' | 'worker' | 'all';

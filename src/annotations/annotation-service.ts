@@ -8,7 +8,7 @@ import type { JobContext, Queue } from '../infra/queue/queue.js';
 import type { AppAnnotationTable, Database } from '../store/schema.js';
 import type { AnnotationIndex, AnnotationMatch } from './annotation-index.js';
 import type { EmbeddingModels } from './embedding-models.js';
-import { REPLY_JOB, SYNC_JOB, type ReplyJobPayload, type SyncJobPayload } from './jobs.js';
+import { REPLY_JOB, SYNC_JOB, type ReplyJobPayload, type SyncJobPayload } from './annotation-job-kinds.js';
 
 export const REPLY_ACTIONS = ['enable', 'disable'] as const;
 export type ReplyAction = (typeof REPLY_ACTIONS)[number];

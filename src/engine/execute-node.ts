@@ -1,24 +1,8 @@
-import type { HumanInputRequired } from '../forms/human-input-port.js';
 import { NODE_HANDLERS } from './nodes/registry.js';
 import { isObject } from './nodes/shared.js';
-import { isStop, type GraphEdge, type NodeContext, type NodeUsage } from './types.js';
+import { isStop, type NodeContext, type NodeResult } from './types.js';
 
-/** How a node execution ended, after retries and its error strategy. */
-export type NodeResult =
-  | {
-      readonly type: 'succeeded' | 'exception';
-      readonly outputs: Record<string, unknown>;
-      readonly inputs: Record<string, unknown> | null;
-      readonly processData: Record<string, unknown> | null;
-      /** Which outgoing edges to take. */
-      readonly take: (e: GraphEdge) => boolean;
-      readonly usage: NodeUsage | undefined;
-      readonly error: string | null;
-      readonly errorStrategy: string | null;
-    }
-  | { readonly type: 'failed'; readonly error: string }
-  | { readonly type: 'pause'; readonly required: HumanInputRequired }
-  | { readonly type: 'stopped' };
+export type { NodeResult } from './types.js';
 
 interface RetryConfig {
   readonly max: number;
@@ -67,7 +51,9 @@ export async function executeNode(
   let attempt = 0;
   for (;;) {
     try {
-      const outcome = await handler.run(ctx);
+      // container nodes (loop, iteration) run their children through this function, handed down in
+      // the context: the registry imports them, so they cannot import it
+      const outcome = await handler.run(ctx.executeChild === executeNode ? ctx : { ...ctx, executeChild: executeNode });
       if (outcome.type === 'pause') return outcome;
       const handle = outcome.handle;
       return {

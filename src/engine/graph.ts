@@ -1,5 +1,5 @@
-import type { DslDocument } from '../apps/dsl.js';
-import { NODE_TYPES, isNodeType, type Graph, type GraphEdge, type GraphNode } from './types.js';
+import type { DslDocument } from './ports.js';
+import { NODE_TYPES, isNodeType, type CompileChecks, type Graph, type GraphEdge, type GraphNode } from './types.js';
 import { NODE_HANDLERS } from './nodes/registry.js';
 
 /** Why a DSL graph cannot run; the message names the node id and type. */
@@ -15,8 +15,11 @@ const CONTAINERS: Readonly<Record<string, string>> = { loop: 'loop-start', itera
 /** Node types that only exist inside a container of the given type. */
 const INSIDE_ONLY: Readonly<Record<string, string>> = { 'loop-start': 'loop', 'loop-end': 'loop', 'iteration-start': 'iteration' };
 
-/** Compiles a workflow / chatflow DSL graph; throws GraphError on anything the engine cannot run. */
-export function compileGraph(doc: DslDocument): Graph {
+/**
+ * Compiles a workflow / chatflow DSL graph; throws GraphError on anything the engine cannot run.
+ * `checks` adds the import-time checks the engine cannot do itself (template syntax).
+ */
+export function compileGraph(doc: DslDocument, checks: CompileChecks = {}): Graph {
   const wf = doc.workflow;
   if (!wf) throw new GraphError('the app has no workflow graph');
   const all = new Map<string, GraphNode>();
@@ -32,7 +35,7 @@ export function compileGraph(doc: DslDocument): Graph {
     const title = typeof raw.data.title === 'string' ? raw.data.title : raw.id;
     const node: GraphNode = parentId ? { id: raw.id, type, title, data: raw.data, parentId } : { id: raw.id, type, title, data: raw.data };
     try {
-      NODE_HANDLERS[type].validate?.(node);
+      NODE_HANDLERS[type].validate?.(node, checks);
     } catch (err) {
       throw new GraphError(`node ${raw.id} (${type}): ${(err as Error).message}`);
     }
@@ -118,7 +121,10 @@ function scopeGraph(
   }
   const seen = new Set([startId]);
   const queue = [startId];
-  while (queue.length) for (const e of outgoing.get(queue.shift()!)!) if (!seen.has(e.target)) (seen.add(e.target), queue.push(e.target));
+  while (queue.length) for (const e of outgoing.get(queue.shift()!)!) if (!seen.has(e.target)) {
+      seen.add(e.target);
+      queue.push(e.target);
+    }
   for (const n of nodes.values()) {
     if (!seen.has(n.id)) {
       const where = n.parentId ? ` of ${n.parentId}` : '';
@@ -135,7 +141,7 @@ function namedValues(list: readonly Record<string, unknown>[] | undefined): Reco
 }
 
 /** The import-time validator the app service runs on every workflow / chatflow DSL. */
-export function validateGraph(doc: DslDocument): void {
+export function validateGraph(doc: DslDocument, checks: CompileChecks = {}): void {
   if (doc.app.mode !== 'workflow' && doc.app.mode !== 'advanced-chat') return;
-  compileGraph(doc);
+  compileGraph(doc, checks);
 }

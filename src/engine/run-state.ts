@@ -1,7 +1,7 @@
 import type { Graph, GraphEdge } from './types.js';
-import type { UsageBody } from '../llm/usage.js';
+import type { UsageBody } from '../lib/usage.js';
 import type { PoolData } from './variable-pool.js';
-import type { HumanInputRequired } from '../forms/human-input-port.js';
+import type { HumanInputRequired } from './ports.js';
 
 /** Snapshot format version; bump when the shape changes (old snapshots keep their `v`). */
 export const RUN_STATE_VERSION = 1;

@@ -1,7 +1,6 @@
-import { executeNode } from './execute-node.js';
 import { completeNode, initialState } from './run-state.js';
 import { NodeFailure, StopSignal, type Graph, type NodeContext, type NodeOutcome, type NodeUsage } from './types.js';
-import { plusUsage } from '../llm/priced-usage.js';
+import { plusUsage } from '../lib/usage.js';
 
 export interface ContainerRound {
   readonly type: 'loop' | 'iteration';
@@ -137,7 +136,8 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
         },
       });
     };
-    const result = await executeNode(
+    if (!ctx.executeChild) throw new Error('container nodes run through executeNode, which hands down executeChild');
+    const result = await ctx.executeChild(
       { ...ctx, node, graph: sub, container, executionId: execId, streamedSegments: 0 },
       (retryIndex, error) => ctx.emit({ type: 'event', event: 'node_retry', data: { ...started, status: 'retry', error, retry_index: retryIndex } }),
     );

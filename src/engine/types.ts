@@ -1,9 +1,9 @@
-import type { ModelProviders, ChatMessage } from '../llm/model-provider.js';
-import type { HumanInputGateway, HumanInputRequired } from '../forms/human-input-port.js';
-import type { UsageBody } from '../llm/usage.js';
-import type { ModelPrice } from '../config.js';
+import type { ModelProviders, ChatMessage } from './ports.js';
+import type { HumanInputGateway, HumanInputRequired } from './ports.js';
+import type { UsageBody } from '../lib/usage.js';
+import type { ModelPrice } from '../lib/usage.js';
 import type { VariablePool } from './variable-pool.js';
-import type { ToolRuntime } from '../tools/tool.js';
+import type { ToolRuntime } from './ports.js';
 
 /** The node types the engine runs; a DSL node of any other type is refused at import. */
 export const NODE_TYPES = [
@@ -268,6 +268,26 @@ export type NodeStreamEvent =
   /** Container nodes: a stream event as is (`loop_started`, child `node_started`, …). */
   | { readonly type: 'event'; readonly event: string; readonly data: Readonly<Record<string, unknown>> };
 
+/** How a node execution ended, after retries and its error strategy. */
+export type NodeResult =
+  | {
+      readonly type: 'succeeded' | 'exception';
+      readonly outputs: Record<string, unknown>;
+      readonly inputs: Record<string, unknown> | null;
+      readonly processData: Record<string, unknown> | null;
+      /** Which outgoing edges to take. */
+      readonly take: (e: GraphEdge) => boolean;
+      readonly usage: NodeUsage | undefined;
+      readonly error: string | null;
+      readonly errorStrategy: string | null;
+    }
+  | { readonly type: 'failed'; readonly error: string }
+  | { readonly type: 'pause'; readonly required: HumanInputRequired }
+  | { readonly type: 'stopped' };
+
+/** Runs one node with its retries and error strategy (src/engine/execute-node.ts `executeNode`). */
+export type ExecuteNode = (ctx: NodeContext, onRetry: (retryIndex: number, error: string) => void) => Promise<NodeResult>;
+
 export interface NodeContext {
   readonly node: GraphNode;
   readonly graph: Graph;
@@ -288,6 +308,8 @@ export interface NodeContext {
   readonly executionId?: string;
   /** Counts one child node execution against the run's step limit; returns its execution index. */
   step?(): number;
+  /** How container nodes run their children: `executeNode` sets itself here before running a node. */
+  readonly executeChild?: ExecuteNode;
 }
 
 /** A node's model usage in Dify's `LLMUsage` shape (tokens, decimal-string prices, latency). */
@@ -327,9 +349,19 @@ export interface ImportCheckContext {
 }
 
 /** One node type: import-time checks and the run itself. */
+/**
+ * Import-time checks that need a library the engine may not load (the Jinja parser reaches the
+ * file system): supplied by the importer (src/apps/engine-graph-validator.ts). Unset: those checks
+ * happen when the node runs instead.
+ */
+export interface CompileChecks {
+  /** The first line of the template's syntax error, or undefined when it parses. */
+  readonly templateSyntax?: (template: string) => string | undefined;
+}
+
 export interface NodeHandler {
   /** Throws a message (without the node id) when the node's data cannot run. */
-  validate?(node: GraphNode): void;
+  validate?(node: GraphNode, checks: CompileChecks): void;
   /**
    * What this node names that the server cannot serve yet, beyond the checks every node gets
    * (model provider in `model`, dataset ids, python imports); the app still imports.

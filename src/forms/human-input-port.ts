@@ -85,5 +85,4 @@ export interface RunResumer {
   stop(runId: string, reason: string): Promise<void>;
 }
 
-/** The sourceHandle of the timeout branch (Dify issue #40459: never `__timeout__`). */
-export const TIMEOUT_HANDLE = '__timeout';
+export { TIMEOUT_HANDLE } from '../lib/human-input-handles.js';

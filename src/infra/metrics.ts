@@ -74,6 +74,8 @@ export class Metrics {
   }
 
   #instrument(name: string, p: ModelProvider, tracing: Tracing): ModelProvider {
+    // the generator below is a `function*` (it cannot be an arrow), so it reaches the instance through a name
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const metrics = this;
     const stream = async function* (req: GenerateRequest): AsyncIterable<GenerateChunk> {
       const end = metrics.modelDuration.startTimer({ provider: name });

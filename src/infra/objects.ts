@@ -1,11 +1,5 @@
-/** Reading untyped JSON (DSL documents, request bodies, model answers). */
-
-/** A JSON object (not an array, not null). */
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** `v` when it is a JSON object, else an empty one. */
-export function objectOf(v: unknown): Record<string, unknown> {
-  return isObject(v) ? v : {};
-}
+/**
+ * Kept for the modules that import it from here (others are moving files at the same time); the
+ * helpers live in src/lib/objects.ts, shared with the engine.
+ */
+export { isObject, objectOf } from '../lib/objects.js';

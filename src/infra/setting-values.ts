@@ -1,3 +1,5 @@
+import { ConfigError } from '../config-error.js';
+
 /** Reads one setting by name (environment or dovetail.yaml), undefined when unset. */
 export type SettingGet = (key: string) => string | undefined;
 
@@ -8,5 +10,5 @@ export function boolSetting(get: SettingGet, key: string): boolean {
   const v = raw.trim().toLowerCase();
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off'].includes(v)) return false;
-  throw new Error(`${key} must be true or false, got "${raw}"`);
+  throw new ConfigError(`${key} must be true or false, got "${raw}"`);
 }

@@ -1,6 +1,8 @@
 import { invalidParam } from '../infra/errors.js';
-import type { MetadataValue } from './metadata.js';
 import { isObject } from '../infra/objects.js';
+
+/** A metadata field's value on a document. */
+export type MetadataValue = string | number | null;
 
 /** Dify's `SupportedComparisonOperator`. */
 export const COMPARISON_OPERATORS = [

@@ -4,7 +4,7 @@ import type { Clock } from '../infra/clock.js';
 import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
-import { matchesFilter, type MetadataFilter } from './metadata-filter.js';
+import { matchesFilter, type MetadataFilter, type MetadataValue } from './metadata-filter.js';
 import { inBatches } from '../store/statement-batches.js';
 
 export const METADATA_TYPES = ['string', 'number', 'time'] as const;
@@ -19,7 +19,7 @@ export const BUILT_IN_FIELDS = [
   { name: 'source', type: 'string' },
 ] as const satisfies readonly { name: string; type: MetadataType }[];
 
-export type MetadataValue = string | number | null;
+export type { MetadataValue };
 
 /** One field of a document's `doc_metadata` (built-in ones have the id `built-in`). */
 export interface DocumentMetadataItem {

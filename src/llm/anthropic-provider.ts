@@ -135,11 +135,14 @@ export class AnthropicProvider implements ModelProvider {
           yield { type: 'usage', usage: { promptTokens, completionTokens: ev.usage.output_tokens } };
         }
       }
+      // the SDK's stream ends quietly when the signal aborts; the port's callers expect the abort error
+      if (req.signal?.aborted) throw req.signal.reason ?? new Error('aborted');
       if (calls.size > 0) {
         const done: ToolCall[] = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => ({ ...c, arguments: c.arguments || '{}' }));
         yield { type: 'tool_calls', calls: done };
       }
     } catch (err) {
+      if (req.signal?.aborted) throw req.signal.reason ?? err;
       throw upstreamError(err);
     }
   }

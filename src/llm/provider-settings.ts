@@ -1,4 +1,5 @@
 import { BUILTIN_PROVIDERS, builtinProvider, normaliseProviderName, settingsPrefix, type Protocol } from './provider-table.js';
+import { ConfigError } from '../config-error.js';
 
 /** One provider's credentials and address, as configured. */
 export interface ProviderSettings {
@@ -93,7 +94,7 @@ export function readProviderSettings(setting: (key: string) => string | undefine
   }
   for (const [name, entry] of Object.entries(yaml.entries)) {
     if (builtinProvider(name)) continue;
-    if (!entry.protocol) throw new Error(`providers.${name}.protocol is required for a provider Dovetail does not know (one of: ${CUSTOM_PROTOCOLS.join(', ')})`);
+    if (!entry.protocol) throw new ConfigError(`providers.${name}.protocol is required for a provider Dovetail does not know (one of: ${CUSTOM_PROTOCOLS.join(', ')})`);
     custom[name] = customProtocol(entry.protocol, name);
     settings[name] = read(name, [name], custom[name]!);
   }
@@ -101,7 +102,7 @@ export function readProviderSettings(setting: (key: string) => string | undefine
   let fallback: string | undefined;
   if (rawDefault !== undefined && rawDefault !== '') {
     fallback = normaliseProviderName(rawDefault, (n) => n in settings);
-    if (!(fallback in settings)) throw new Error(`providers.default (PROVIDERS_DEFAULT) names "${rawDefault}", which is neither a built-in provider nor one under providers:`);
+    if (!(fallback in settings)) throw new ConfigError(`providers.default (PROVIDERS_DEFAULT) names "${rawDefault}", which is neither a built-in provider nor one under providers:`);
   }
   return Object.freeze({ settings: Object.freeze(settings), custom: Object.freeze(custom), default: fallback });
 }
@@ -111,22 +112,22 @@ const YAML_KEYS = new Set([...Object.values(FIELDS).map((f) => f.yaml), 'endpoin
 /** `providers:` of `dovetail.yaml`, checked: a mapping of name to a mapping of known string keys, and `default`. */
 function checkYaml(raw: unknown): { entries: Record<string, Record<string, string>>; default: string | undefined } {
   if (raw === undefined || raw === null) return { entries: {}, default: undefined };
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new Error('providers must be a mapping of provider name to its settings');
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError('providers must be a mapping of provider name to its settings');
   const entries: Record<string, Record<string, string>> = {};
   let fallback: string | undefined;
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     if (key === 'default') {
-      if (typeof value !== 'string') throw new Error('providers.default must be a provider name');
+      if (typeof value !== 'string') throw new ConfigError('providers.default must be a provider name');
       fallback = value;
       continue;
     }
     const name = key.trim().toLowerCase();
-    if (!/^[a-z0-9][a-z0-9_.-]*$/.test(name)) throw new Error(`providers.${key}: a provider name is letters, digits, "_", "-" and "."`);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`providers.${key} must be a mapping (api_key, base_url, …)`);
+    if (!/^[a-z0-9][a-z0-9_.-]*$/.test(name)) throw new ConfigError(`providers.${key}: a provider name is letters, digits, "_", "-" and "."`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(`providers.${key} must be a mapping (api_key, base_url, …)`);
     const entry: Record<string, string> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (!YAML_KEYS.has(k)) throw new Error(`providers.${key}.${k} is not a provider setting (one of: ${[...YAML_KEYS].join(', ')})`);
-      if (typeof v !== 'string' && typeof v !== 'number') throw new Error(`providers.${key}.${k} must be a string`);
+      if (!YAML_KEYS.has(k)) throw new ConfigError(`providers.${key}.${k} is not a provider setting (one of: ${[...YAML_KEYS].join(', ')})`);
+      if (typeof v !== 'string' && typeof v !== 'number') throw new ConfigError(`providers.${key}.${k} must be a string`);
       entry[k] = String(v);
     }
     entries[name] = entry;
@@ -138,7 +139,7 @@ function customProtocol(raw: string, name: string): Protocol {
   const p = raw.trim().toLowerCase();
   if (p === 'openai' || p === 'openai-compatible' || p === 'openai_api_compatible') return 'openai-compatible';
   if (p === 'anthropic') return 'anthropic';
-  throw new Error(`providers.${name}.protocol must be one of: ${CUSTOM_PROTOCOLS.join(', ')}; got "${raw}"`);
+  throw new ConfigError(`providers.${name}.protocol must be one of: ${CUSTOM_PROTOCOLS.join(', ')}; got "${raw}"`);
 }
 
 function checkUrl(raw: string, key: string): string {
@@ -146,8 +147,8 @@ function checkUrl(raw: string, key: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new Error(`${key} must be an http(s) URL, got "${raw}"`);
+    throw new ConfigError(`${key} must be an http(s) URL, got "${raw}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${key} must be an http(s) URL, got "${raw}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${key} must be an http(s) URL, got "${raw}"`);
   return raw.replace(/\/+$/, '');
 }

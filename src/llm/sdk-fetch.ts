@@ -149,6 +149,8 @@ export function toResponse(raw: RawResponse): Response {
 }
 
 /** HTTP allows any byte in a reason phrase; `Response` takes Latin-1 only. */
+// the range starts at \x00 on purpose: any Latin-1 text is a valid header value
+// eslint-disable-next-line no-control-regex
 const latin1 = (text: string | undefined) => (text && /^[\x00-\xff]*$/.test(text) ? text : '');
 
 /** One request's dispatch handler: resolves the raw answer at the headers, then feeds its body. */

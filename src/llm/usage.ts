@@ -1,22 +1,8 @@
-import type { ModelPrice } from '../config.js';
-import { pricedUsage } from './priced-usage.js';
+import { pricedUsage, type ModelPrice, type UsageBody } from '../lib/usage.js';
 import type { ProviderUsage } from './model-provider.js';
 
-/** Dify's `metadata.usage` object; prices are decimal strings, latency is seconds. */
-export interface UsageBody {
-  prompt_tokens: number;
-  prompt_unit_price: string;
-  prompt_price_unit: string;
-  prompt_price: string;
-  completion_tokens: number;
-  completion_unit_price: string;
-  completion_price_unit: string;
-  completion_price: string;
-  total_tokens: number;
-  total_price: string;
-  currency: string;
-  latency: number;
-}
+export type { UsageBody } from '../lib/usage.js';
+
 
 /** Token counts of `texts`, in order (`TextOffload.countTokens`: off the event loop for large texts). */
 export type TokenCounter = (texts: readonly string[]) => Promise<number[]>;

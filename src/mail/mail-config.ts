@@ -1,4 +1,5 @@
 import { boolSetting, type SettingGet } from '../infra/setting-values.js';
+import { ConfigError } from '../config-error.js';
 
 /**
  * Mail settings under Dify's names. Only `MAIL_TYPE=smtp` is implemented; without it (or without
@@ -37,11 +38,11 @@ type Get = SettingGet;
 /** Reads the mail settings; throws naming a malformed one. */
 export function readMailConfig(get: Get): MailConfig {
   const type = get('MAIL_TYPE');
-  if (type !== undefined && type !== 'smtp') throw new Error(`MAIL_TYPE must be smtp (the only mail type Dovetail sends with), got "${type}"`);
+  if (type !== undefined && type !== 'smtp') throw new ConfigError(`MAIL_TYPE must be smtp (the only mail type Dovetail sends with), got "${type}"`);
   const rawPort = get('SMTP_PORT');
-  if (rawPort !== undefined && !/^\d+$/.test(rawPort.trim())) throw new Error(`SMTP_PORT must be an integer, got "${rawPort}"`);
+  if (rawPort !== undefined && !/^\d+$/.test(rawPort.trim())) throw new ConfigError(`SMTP_PORT must be an integer, got "${rawPort}"`);
   const port = rawPort === undefined ? 465 : Number(rawPort);
-  if (port < 1 || port > 65535) throw new Error(`SMTP_PORT must be between 1 and 65535, got ${port}`);
+  if (port < 1 || port > 65535) throw new ConfigError(`SMTP_PORT must be between 1 and 65535, got ${port}`);
   return Object.freeze({
     type,
     server: get('SMTP_SERVER'),

@@ -1,4 +1,4 @@
-import type { App } from '../apps/app-service.js';
+import type { DslDocument } from '../apps/dsl.js';
 import type { AgentStrategy, AgentToolSpec } from '../engine/agent/agent-params.js';
 import { isObject } from '../infra/objects.js';
 import type { ToolRef } from '../tools/tool.js';
@@ -32,7 +32,7 @@ export function agentChatToolRef(t: Readonly<Record<string, unknown>>): ToolRef 
 }
 
 /** The enabled entries of `agent_mode.tools` with their index (the DSL was checked at import). */
-export function enabledAgentTools(app: Pick<App, 'dsl'>): { readonly index: number; readonly entry: Readonly<Record<string, unknown>> }[] {
+export function enabledAgentTools(app: { readonly dsl: DslDocument }): { readonly index: number; readonly entry: Readonly<Record<string, unknown>> }[] {
   const am = app.dsl.model_config?.agent_mode;
   const list = isObject(am) && Array.isArray(am.tools) ? am.tools : [];
   const out: { index: number; entry: Record<string, unknown> }[] = [];
@@ -46,7 +46,7 @@ export function enabledAgentTools(app: Pick<App, 'dsl'>): { readonly index: numb
  * The agent settings of an agent-chat app. `tool_parameters` with a value are fixed for the
  * tool (Dify's form parameters); empty ones are left to the model with the tool's `llm` ones.
  */
-export function agentModeOf(app: Pick<App, 'dsl'>): AgentMode {
+export function agentModeOf(app: { readonly dsl: DslDocument }): AgentMode {
   const am = app.dsl.model_config?.agent_mode;
   const o = isObject(am) ? am : {};
   const max = typeof o.max_iteration === 'number' ? o.max_iteration : DEFAULT_AGENT_CHAT_MAX_ITERATION;

@@ -1,7 +1,29 @@
-import { EMPTY_USAGE } from '../llm/priced-usage.js';
+import { EMPTY_USAGE } from '../lib/usage.js';
 import type { UsageBody } from '../llm/usage.js';
-import type { AnnotationHit, AnnotationReplier, AnnotationReplyInfo } from './completion-service.js';
 import type { MessageStore, NewConversation, NewMessage } from './message-store.js';
+
+/** `metadata.annotation_reply`: the annotation and its author (none over the Service API: `Dify user`, as Dify's fallback). */
+export interface AnnotationReplyInfo {
+  readonly id: string;
+  readonly account: { readonly id: string | null; readonly name: string };
+}
+
+/** The annotation that answers a chat query instead of the model (src/annotations). */
+export interface AnnotationHit {
+  readonly id: string;
+  readonly question: string;
+  readonly content: string;
+  readonly accountId: string | null;
+  readonly score: number;
+}
+
+/** Annotation reply as chat apps see it. */
+export interface AnnotationReplier {
+  /** The annotation to answer `query` with, if reply is enabled and one scores high enough. Never throws. */
+  match(appId: string, query: string): Promise<AnnotationHit | undefined>;
+  /** Counts the hit and records it against the message. */
+  recordHit(h: { appId: string; match: AnnotationHit; query: string; messageId: string; endUserId: string }): Promise<void>;
+}
 
 /** Dify's `metadata.annotation_reply`; the Service API has no accounts, so the name is Dify's fallback `Dify user`. */
 export function annotationReplyInfo(hit: AnnotationHit): AnnotationReplyInfo {

@@ -17,7 +17,7 @@ import { buildChatPrompt, type Exchange } from './chat-prompt.js';
 import { buildCompletionPrompt, fileInputs, type CompletionPrompt } from './completion-prompt.js';
 import { imageParts } from './file-parts.js';
 import type { MessageStatus, MessageStore, NewConversation, NewMessage } from './message-store.js';
-import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage } from './annotation-answer.js';
+import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage, type AnnotationHit, type AnnotationReplier, type AnnotationReplyInfo } from './annotation-answer.js';
 import { conversationName } from './conversation-name.js';
 import { StopRequested, type TaskRegistry } from './task-registry.js';
 import { isObject } from '../infra/objects.js';
@@ -60,28 +60,7 @@ export interface CompletionOutcome {
   readonly annotationReply?: AnnotationReplyInfo;
 }
 
-/** `metadata.annotation_reply`: the annotation and its author (none over the Service API: `Dify user`, as Dify's fallback). */
-export interface AnnotationReplyInfo {
-  readonly id: string;
-  readonly account: { readonly id: string | null; readonly name: string };
-}
-
-/** The annotation that answers a chat query instead of the model (src/annotations). */
-export interface AnnotationHit {
-  readonly id: string;
-  readonly question: string;
-  readonly content: string;
-  readonly accountId: string | null;
-  readonly score: number;
-}
-
-/** Annotation reply as chat apps see it. */
-export interface AnnotationReplier {
-  /** The annotation to answer `query` with, if reply is enabled and one scores high enough. Never throws. */
-  match(appId: string, query: string): Promise<AnnotationHit | undefined>;
-  /** Counts the hit and records it against the message. */
-  recordHit(h: { appId: string; match: AnnotationHit; query: string; messageId: string; endUserId: string }): Promise<void>;
-}
+export type { AnnotationHit, AnnotationReplier, AnnotationReplyInfo } from './annotation-answer.js';
 
 /** A started generation. It runs to its end whether or not anyone is listening. */
 export interface CompletionRun {

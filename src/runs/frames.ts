@@ -1,6 +1,6 @@
 import type { WorkflowRunTable } from '../store/schema.js';
 import type { UsageBody } from '../llm/usage.js';
-import { EMPTY_USAGE } from '../llm/priced-usage.js';
+import { EMPTY_USAGE } from '../lib/usage.js';
 import type { HumanInputRequired } from '../forms/human-input-port.js';
 
 /** The `workflow_finished` frame of an ended run, built from its row (events endpoint, stop of a paused run). */

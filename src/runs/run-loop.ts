@@ -2,12 +2,12 @@ import type { HumanInputRequired } from '../forms/human-input-port.js';
 import { executeNode, type NodeResult } from '../engine/execute-node.js';
 import { completeNode, type RunState } from '../engine/run-state.js';
 import { VariablePool } from '../engine/variable-pool.js';
-import { NodeFailure, type AppKind, type EnginePorts, type Graph, type NodeStreamEvent } from '../engine/types.js';
+import { NodeFailure, type EnginePorts, type Graph, type NodeStreamEvent } from '../engine/types.js';
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
 import type { RunJournal } from './journal.js';
 import { pauseReasons, usageOf } from './frames.js';
 import { NO_TRACING, type SpanHandle, type Tracing } from '../infra/tracing.js';
-import { plusUsage } from '../llm/priced-usage.js';
+import { plusUsage } from '../lib/usage.js';
 import { STOPPED_BY_USER, type Flight, type NodeStarted, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
 
 export { STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta };

@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ConfigError } from '../config-error.js';
 import * as sqliteVec from 'sqlite-vec';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
@@ -46,7 +47,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   if (opts.databaseUrl) {
     const schema = opts.databaseSchema;
     if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) {
-      throw new Error(`DATABASE_SCHEMA must be a lower-case SQL identifier, got "${schema}"`);
+      throw new ConfigError(`DATABASE_SCHEMA must be a lower-case SQL identifier, got "${schema}"`);
     }
     if (schema) {
       const admin = new pg.Client({ connectionString: opts.databaseUrl });

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-error.js';
 import type { ToolProviderSettings } from './tool.js';
 import { readMcpServers, type McpServerConfig } from './mcp/mcp-config.js';
 import { readApiTools, type ApiToolProviderConfig } from './openapi/api-tool-config.js';

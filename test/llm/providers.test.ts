@@ -8,7 +8,7 @@ import { readOpenAIStream } from '../../src/llm/openai-stream.js';
 import { createSdkFetch, type SdkFetchInit } from '../../src/llm/sdk-fetch.js';
 import net from 'node:net';
 import zlib from 'node:zlib';
-import { addDecimals, priceOf } from '../../src/llm/decimal.js';
+import { addDecimals, priceOf } from '../../src/lib/decimal.js';
 import { buildUsage } from '../../src/llm/usage.js';
 import { countTokens } from '../../src/text/tokenizer.js';
 import { isProviderError } from '../../src/llm/errors.js';

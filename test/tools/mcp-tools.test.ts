@@ -19,15 +19,11 @@ import { loadConfig, ConfigError } from '../../src/config.js';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
 /** MCP servers built with the SDK's own server classes, on both HTTP transports. */
-let calls = 0;
 let listings = 0;
 function mcpServer(): McpServer {
   const server = new McpServer({ name: 'test-mcp', version: '1.0.0' });
   server.server.onerror = () => undefined;
-  server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number().describe('first'), b: z.number().describe('second') } }, async ({ a, b }) => {
-    calls++;
-    return { content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } };
-  });
+  server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number().describe('first'), b: z.number().describe('second') } }, async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } }));
   server.registerTool('chart', { description: 'Draws a chart', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'here it is' }, { type: 'image', data: PNG.toString('base64'), mimeType: 'image/png' }] }));
   server.registerTool('fail', { description: 'Always fails', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'it broke' }], isError: true }));
   return server;

@@ -170,7 +170,6 @@ export function runJavaScript(mod: QuickJSWASMModule, code: string, inputsJson: 
           jobs.error.dispose();
           return f;
         }
-        jobs.value;
         const state = ctx.getPromiseState(promise);
         if (state.type === 'fulfilled') {
           const text = ctx.getString(state.value);

@@ -1,5 +1,5 @@
-import type { ToolDefinition } from '../../llm/model-provider.js';
-import type { Tool, ToolRef } from '../../tools/tool.js';
+import type { ToolDefinition } from '../ports.js';
+import type { Tool, ToolRef } from '../ports.js';
 import { isObject, selectorOf } from '../nodes/shared.js';
 import type { ModelSpec } from '../nodes/model-call.js';
 import type { GraphNode, NodeContext } from '../types.js';

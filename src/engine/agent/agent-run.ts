@@ -1,17 +1,11 @@
-import type { ChatMessage } from '../../llm/model-provider.js';
+import type { ChatMessage } from '../ports.js';
 import type { ModelSpec } from '../nodes/model-call.js';
-import type { EnginePorts } from '../types.js';
+import type { AgentContext } from './agent-context.js';
 import type { AgentLog } from './agent-log.js';
 import type { AgentToolbox } from './agent-toolbox.js';
 
-/**
- * What an agent loop touches outside itself: the engine's ports and the abort signal. An agent
- * node passes its NodeContext; an agent-chat app (src/messages) passes ports of its own.
- */
-export interface AgentContext {
-  readonly ports: EnginePorts;
-  readonly signal: AbortSignal;
-}
+export type { AgentContext } from './agent-context.js';
+
 
 /** A tool call the model asked for in a round, its arguments parsed. */
 export interface AgentCall {

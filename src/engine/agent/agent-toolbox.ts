@@ -1,7 +1,7 @@
-import type { ToolDefinition } from '../../llm/model-provider.js';
-import type { Tool, ToolResultMessage } from '../../tools/tool.js';
+import type { ToolDefinition } from '../ports.js';
+import type { Tool, ToolResultMessage } from '../ports.js';
 import { NodeFailure, isStop } from '../types.js';
-import type { AgentContext } from './agent-run.js';
+import type { AgentContext } from './agent-context.js';
 import { toolDefinition, type AgentToolSpec } from './agent-params.js';
 
 export interface ToolCallResult {

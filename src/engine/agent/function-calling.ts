@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from '../../llm/model-provider.js';
+import type { ChatMessage, ToolCall } from '../ports.js';
 import { callModel } from '../nodes/model-call.js';
 import type { AgentRunInput, AgentRunResult } from './agent-run.js';
 import { parseArguments } from './agent-toolbox.js';

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../../llm/model-provider.js';
+import type { ToolDefinition } from '../ports.js';
 
 /** Dify's ReAct (chat) system prompt; `{{instruction}}`, `{{tools}}` and `{{tool_names}}` are filled in. */
 export const REACT_SYSTEM_PROMPT = `Respond to the human as helpfully and accurately as possible.

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../llm/model-provider.js';
+import type { ChatMessage } from '../ports.js';
 import { callModel } from '../nodes/model-call.js';
 import { parseArguments } from './agent-toolbox.js';
 import type { AgentRunInput, AgentRunResult } from './agent-run.js';

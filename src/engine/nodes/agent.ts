@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../llm/model-provider.js';
+import type { ChatMessage } from '../ports.js';
 import { AgentLog } from '../agent/agent-log.js';
 import { AGENT_STRATEGIES, AGENT_STRATEGY_PROVIDER, DEFAULT_MAX_ITERATIONS, agentModel, agentParam, agentTools, type AgentStrategy } from '../agent/agent-params.js';
 import { AgentToolbox } from '../agent/agent-toolbox.js';
@@ -6,7 +6,7 @@ import { runFunctionCalling } from '../agent/function-calling.js';
 import { runReact } from '../agent/react.js';
 import { DEFAULT_ENGINE_LIMITS, NodeFailure, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
 import { providerOf } from './model-call.js';
-import { pricedUsage } from '../../llm/priced-usage.js';
+import { pricedUsage } from '../../lib/usage.js';
 import { isObject } from './shared.js';
 
 /** The strategy the node names, or why it cannot run here (naming it and what is available). */

@@ -1,4 +1,4 @@
-import { TIMEOUT_HANDLE } from '../../forms/human-input-port.js';
+import { TIMEOUT_HANDLE } from '../../lib/human-input-handles.js';
 import { NodeFailure, type NodeHandler } from '../types.js';
 import { isObject } from './shared.js';
 

@@ -1,7 +1,7 @@
 import { runBounded } from '../bounded-items.js';
 import { ScopedPool } from '../scoped-pool.js';
 import { containerEvents, runRound } from '../subgraph.js';
-import { plusUsage } from '../../llm/priced-usage.js';
+import { plusUsage } from '../../lib/usage.js';
 import { DEFAULT_ENGINE_LIMITS, NodeFailure, StopSignal, isStop, type Graph, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
 import { selectorOf } from './shared.js';
 

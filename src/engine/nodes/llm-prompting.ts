@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentPart } from '../../llm/model-provider.js';
+import type { ChatMessage, ContentPart } from '../ports.js';
 import type { NodeContext } from '../types.js';
 import { isObject, selectorOf } from './shared.js';
 

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../llm/model-provider.js';
+import type { ChatMessage } from '../ports.js';
 import type { NodeContext, NodeHandler } from '../types.js';
 import { isObject } from './shared.js';
 import { callModel, modelSpecOf, providerOf } from './model-call.js';

@@ -1,7 +1,7 @@
 import { conditionsHold, parseConditions, type Condition } from '../conditions.js';
 import { containerEvents, runRound } from '../subgraph.js';
-import { plusUsage } from '../../llm/priced-usage.js';
-import { DEFAULT_ENGINE_LIMITS, NodeFailure, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
+import { plusUsage } from '../../lib/usage.js';
+import { DEFAULT_ENGINE_LIMITS, NodeFailure, type GraphNode, type NodeHandler, type NodeUsage } from '../types.js';
 import { isObject, selectorOf } from './shared.js';
 import { constantOf } from './value-types.js';
 

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../llm/model-provider.js';
+import type { ChatMessage } from '../ports.js';
 import { isObject } from './shared.js';
 
 /** A condition the model found in a query: Dify's `{name, comparison_operator, value}`. */

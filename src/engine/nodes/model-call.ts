@@ -1,6 +1,6 @@
-import type { ChatMessage, ModelProvider, ToolCall, ToolDefinition } from '../../llm/model-provider.js';
-import type { UsageBody } from '../../llm/usage.js';
-import { pricedUsage } from '../../llm/priced-usage.js';
+import type { ChatMessage, ModelProvider, ToolCall, ToolDefinition } from '../ports.js';
+import type { UsageBody } from '../../lib/usage.js';
+import { pricedUsage } from '../../lib/usage.js';
 import { NodeFailure, type NodeContext } from '../types.js';
 import { isObject } from './shared.js';
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall, ToolDefinition } from '../../llm/model-provider.js';
+import type { ChatMessage, ToolCall, ToolDefinition } from '../ports.js';
 import type { GraphNode, NodeContext, NodeHandler } from '../types.js';
 import { toText } from '../variable-pool.js';
 import { firstJsonObject } from './json-in-text.js';

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../llm/model-provider.js';
+import type { ChatMessage } from '../ports.js';
 import { NodeFailure, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
 import { toText } from '../variable-pool.js';
 import { JsonInTextError, parseJsonMarkdown } from './json-in-text.js';

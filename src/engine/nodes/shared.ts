@@ -1,9 +1,8 @@
 /** Small helpers shared by node files. */
 
-/** A JSON object (not an array, not null). The engine imports nothing from infra (its purity test), so it keeps its own. */
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isObject } from '../../lib/objects.js';
+
+export { isObject };
 
 /** A selector from DSL (`['node', 'var', …]`) or undefined when malformed. */
 export function selectorOf(v: unknown): string[] | undefined {

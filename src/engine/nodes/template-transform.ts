@@ -1,4 +1,3 @@
-import nunjucks from 'nunjucks';
 import { NodeFailure, type NodeHandler } from '../types.js';
 import { variableList } from './shared.js';
 
@@ -7,15 +6,11 @@ import { variableList } from './shared.js';
  * `templates` port, which runs the template inside the sandbox (src/code), never in this realm.
  */
 export const templateTransformNode: NodeHandler = {
-  validate(node) {
+  validate(node, checks) {
     if (typeof node.data.template !== 'string') throw new Error('template must be a string');
     variableList(node.data.variables, 'variables');
-    try {
-      // Compiles to source text only: the template's code is never evaluated here.
-      nunjucks.precompileString(node.data.template, { name: 'template' });
-    } catch (err) {
-      throw new Error(`template is not valid Jinja: ${(err as Error).message.split('\n')[0]}`);
-    }
+    const error = checks.templateSyntax?.(node.data.template);
+    if (error !== undefined) throw new Error(`template is not valid Jinja: ${error}`);
   },
   async run(ctx) {
     const vars: Record<string, unknown> = {};

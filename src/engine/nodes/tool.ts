@@ -1,4 +1,4 @@
-import type { ToolRef, ToolResultMessage } from '../../tools/tool.js';
+import type { ToolRef, ToolResultMessage } from '../ports.js';
 import { NodeFailure, isStop, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
 import { isObject, selectorOf } from './shared.js';
 

@@ -1,4 +1,5 @@
 import { boolSetting, type SettingGet } from '../../infra/setting-values.js';
+import { ConfigError } from '../../config-error.js';
 
 /**
  * Where uploaded files are kept, under Dify's setting names. `STORAGE_TYPE=local` (default) keeps
@@ -37,9 +38,9 @@ const MB = 1024 * 1024;
 function int(get: Get, key: string, fallback: number, min: number): number {
   const raw = get(key);
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new Error(`${key} must be an integer, got "${raw}"`);
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${key} must be an integer, got "${raw}"`);
   const n = Number(raw);
-  if (n < min) throw new Error(`${key} must be at least ${min}, got ${n}`);
+  if (n < min) throw new ConfigError(`${key} must be at least ${min}, got ${n}`);
   return n;
 }
 
@@ -52,13 +53,13 @@ export function readStorageConfig(get: Get): StorageConfig {
   if (type === 'local') return { type: 'local' };
   if (type === 'opendal') {
     const scheme = get('OPENDAL_SCHEME') ?? 'fs';
-    if (scheme !== 'fs') throw new Error(`OPENDAL_SCHEME must be fs (files on local disk) with STORAGE_TYPE=opendal, got "${scheme}"; use STORAGE_TYPE=s3 for S3`);
+    if (scheme !== 'fs') throw new ConfigError(`OPENDAL_SCHEME must be fs (files on local disk) with STORAGE_TYPE=opendal, got "${scheme}"; use STORAGE_TYPE=s3 for S3`);
     return { type: 'local' };
   }
-  if (type !== 's3') throw new Error(`STORAGE_TYPE must be local, opendal or s3, got "${type}"`);
+  if (type !== 's3') throw new ConfigError(`STORAGE_TYPE must be local, opendal or s3, got "${type}"`);
   const bucket = get('S3_BUCKET_NAME');
-  if (bucket === undefined) throw new Error('S3_BUCKET_NAME is required with STORAGE_TYPE=s3');
-  if (!BUCKET_NAME.test(bucket)) throw new Error(`S3_BUCKET_NAME must be a valid bucket name (3-63 characters: a-z, 0-9, ".", "-"), got "${bucket}"`);
+  if (bucket === undefined) throw new ConfigError('S3_BUCKET_NAME is required with STORAGE_TYPE=s3');
+  if (!BUCKET_NAME.test(bucket)) throw new ConfigError(`S3_BUCKET_NAME must be a valid bucket name (3-63 characters: a-z, 0-9, ".", "-"), got "${bucket}"`);
   const endpoint = get('S3_ENDPOINT')?.replace(/\/+$/, '');
   if (endpoint !== undefined) {
     let url: URL | undefined;
@@ -67,16 +68,16 @@ export function readStorageConfig(get: Get): StorageConfig {
     } catch {
       url = undefined;
     }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new Error(`S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(`S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
   }
   const style = (get('S3_ADDRESS_STYLE') ?? 'auto').trim().toLowerCase();
-  if (style !== 'auto' && style !== 'path' && style !== 'virtual') throw new Error(`S3_ADDRESS_STYLE must be auto, path or virtual, got "${style}"`);
+  if (style !== 'auto' && style !== 'path' && style !== 'virtual') throw new ConfigError(`S3_ADDRESS_STYLE must be auto, path or virtual, got "${style}"`);
   const useAwsManagedIam = boolSetting(get, 'S3_USE_AWS_MANAGED_IAM');
   const accessKey = get('S3_ACCESS_KEY');
   const secretKey = get('S3_SECRET_KEY');
   if (!useAwsManagedIam) {
-    if (accessKey === undefined) throw new Error('S3_ACCESS_KEY is required with STORAGE_TYPE=s3 (or set S3_USE_AWS_MANAGED_IAM=true for the default credential chain)');
-    if (secretKey === undefined) throw new Error('S3_SECRET_KEY is required with STORAGE_TYPE=s3 (or set S3_USE_AWS_MANAGED_IAM=true for the default credential chain)');
+    if (accessKey === undefined) throw new ConfigError('S3_ACCESS_KEY is required with STORAGE_TYPE=s3 (or set S3_USE_AWS_MANAGED_IAM=true for the default credential chain)');
+    if (secretKey === undefined) throw new ConfigError('S3_SECRET_KEY is required with STORAGE_TYPE=s3 (or set S3_USE_AWS_MANAGED_IAM=true for the default credential chain)');
   }
   return {
     type: 's3',

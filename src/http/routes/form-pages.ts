@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FormInput } from '../../forms/form-definition.js';
 import { FormService, type WebFormView } from '../../forms/form-service.js';
 import type { PendingUpload } from '../../files/upload-service.js';
-import { ServiceError } from '../../infra/errors.js';
+import { notFound, ServiceError } from '../../infra/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { FORM_CSS, FORM_JS } from '../../web/form-assets.js';
 import { FIELD_PREFIX, formPage, messagePage, type MessagePage } from '../../web/form-page.js';
@@ -60,7 +60,8 @@ async function readPostedForm(request: FastifyRequest, runtime: Runtime): Promis
 /** The submission the page's post stands for, in the API's shape (files recorded as the form's web user's uploads). */
 async function toSubmission(runtime: Runtime, form: WebFormView, posted: PostedForm): Promise<Record<string, unknown>> {
   const a = await runtime.apps.find(form.appId);
-  if (!a) throw new Error(`app ${form.appId} of form ${form.formId} is missing`);
+  // the app was deleted while its form waited (its data kept): as the web form API, the form is gone
+  if (!a) throw notFound('Form not found');
   const endUser = await runtime.endUsers.getOrCreate(a.id, FormService.webUser(form.formId));
   const inputs: Record<string, unknown> = {};
   for (const input of form.inputs as readonly FormInput[]) {

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Runtime } from '../../runtime.js';
 import { notWorkflowApp } from '../../apps/errors.js';
 import { validateInputs } from '../../apps/input-form.js';
-import { badRequest, invalidParam, notFound } from '../../infra/errors.js';
+import { badRequest, notFound } from '../../infra/errors.js';
 import { workflowRunNotFound } from '../../runs/errors.js';
 import type { RunRow } from '../../runs/run-service.js';
 import { pauseReasons } from '../../runs/frames.js';

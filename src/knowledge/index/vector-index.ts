@@ -1,7 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import type { Database } from '../../store/schema.js';
-import type { Store } from '../../store/db.js';
 import { vectorFromBase64, vectorToBase64 } from '../embedder.js';
 import type { Hit } from './keyword-index.js';
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../../config-error.js';
 
 export const MCP_TRANSPORTS = ['streamable-http', 'sse', 'stdio'] as const;
 export type McpTransport = (typeof MCP_TRANSPORTS)[number];

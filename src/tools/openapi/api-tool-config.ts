@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../../config-error.js';
 import { OpenApiError, parseOpenApi, readOpenApiText, type ApiDocument } from './openapi-parser.js';
 
 /** Dify's ApiToolProvider credentials (`auth_type` and the `api_key_*` fields). */

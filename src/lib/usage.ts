@@ -1,6 +1,31 @@
-import type { ModelPrice } from '../config.js';
 import { addDecimals, priceOf } from './decimal.js';
-import type { UsageBody } from './usage.js';
+
+/** A model's row of the price table (`prices` in dovetail.yaml). */
+export interface ModelPrice {
+  /** Decimal string, price per `unit` input tokens. */
+  readonly input: string;
+  /** Decimal string, price per `unit` output tokens. */
+  readonly output: string;
+  /** Decimal string, e.g. "0.001" meaning prices are per 1,000 tokens. */
+  readonly unit: string;
+  readonly currency: string;
+}
+
+/** Dify's `metadata.usage` object; prices are decimal strings, latency is seconds. */
+export interface UsageBody {
+  prompt_tokens: number;
+  prompt_unit_price: string;
+  prompt_price_unit: string;
+  prompt_price: string;
+  completion_tokens: number;
+  completion_unit_price: string;
+  completion_price_unit: string;
+  completion_price: string;
+  total_tokens: number;
+  total_price: string;
+  currency: string;
+  latency: number;
+}
 
 /** The usage of no model call (Dify's `LLMUsage.empty_usage()`). */
 export const EMPTY_USAGE: UsageBody = Object.freeze({
