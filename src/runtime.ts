@@ -321,6 +321,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
     tools: toolRuntime,
     tracing,
+    queue,
   });
   workflowTools = new WorkflowTools({
     findApp: (id) => apps.find(id),
