@@ -322,6 +322,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tools: toolRuntime,
     tracing,
     queue,
+    flushHoldLimitMs: store.caps.engine === 'postgres' ? config.runs.leaseMs : undefined,
   });
   workflowTools = new WorkflowTools({
     findApp: (id) => apps.find(id),

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { Bus } from '../infra/bus/bus.js';
 import type { Clock } from '../infra/clock.js';
@@ -42,6 +42,12 @@ export class RunJournal {
   #flushing: Promise<void> = Promise.resolve();
   #error: unknown;
   readonly #epoch: number;
+  /**
+   * PostgreSQL: how long a flush transaction may sit idle (its process stalled inside it) before
+   * the server ends the session and frees the run row's lock, so a new owner is not blocked by a
+   * stalled one (`idle_in_transaction_session_timeout`, set for the flush's transaction only).
+   */
+  readonly #holdLimitMs: number | undefined;
   /** Called once, with the first write error (background flushes included). */
   onError: ((err: unknown) => void) | undefined;
 
@@ -49,8 +55,9 @@ export class RunJournal {
    * `epoch`: the owner epoch claimed for this execution (every write is conditional on it).
    * `mask` keeps secret environment values out of every event and snapshot written.
    */
-  constructor(db: Kysely<Database>, bus: Bus, clock: Clock, runId: string, lastSeq: number, epoch: number, mask?: SecretMask) {
+  constructor(db: Kysely<Database>, bus: Bus, clock: Clock, runId: string, lastSeq: number, epoch: number, mask?: SecretMask, holdLimitMs?: number) {
     this.#epoch = epoch;
+    this.#holdLimitMs = holdLimitMs && Number.isInteger(holdLimitMs) && holdLimitMs > 0 ? holdLimitMs : undefined;
     this.#mask = mask && !mask.empty ? mask : undefined;
     this.#db = db;
     this.#bus = bus;
@@ -122,6 +129,7 @@ export class RunJournal {
     const now = this.#clock.now();
     const lastSeq = events.length ? events[events.length - 1]!.seq : undefined;
     await this.#db.transaction().execute(async (trx) => {
+      if (this.#holdLimitMs) await sql.raw(`SET LOCAL idle_in_transaction_session_timeout = ${this.#holdLimitMs}`).execute(trx);
       // the row first: it is the fence (and, on PostgreSQL, the row lock that orders two owners)
       const res = await trx
         .updateTable('workflow_runs')

@@ -111,6 +111,7 @@ export class RunService implements RunResumer {
   readonly #tools: ToolRuntime | undefined;
   readonly #tracing: Tracing;
   readonly #queue: Queue | undefined;
+  readonly #flushHoldLimitMs: number | undefined;
   /** Aborted by handBack / close: blocking callers stop waiting. */
   readonly #waiters = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -144,7 +145,10 @@ export class RunService implements RunResumer {
     tracing?: Tracing;
     /** Runs execute as its jobs (registered here); unset: every run executes inline. */
     queue?: Queue;
+    /** PostgreSQL: the longest a stalled owner may hold a run row inside a journal flush (see RunJournal); unset on SQLite. */
+    flushHoldLimitMs?: number;
   }) {
+    this.#flushHoldLimitMs = deps.flushHoldLimitMs;
     this.#queue = deps.queue;
     deps.queue?.register<RunJobPayload>(
       RUN_JOB,
@@ -400,6 +404,7 @@ export class RunService implements RunResumer {
       .where('owner_epoch', '=', Number(row.owner_epoch))
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) !== 1) return;
+    this.#logger.info({ runId, jobId, epoch }, 'executing run');
     const run = await this.#continue(runId, epoch);
     if (!run) return;
     const handBack = () => run.loop.requestHandBack();
@@ -418,7 +423,7 @@ export class RunService implements RunResumer {
    * rejects when the journal failed (fenced out, a write error): the execution stopped at once.
    */
   #launch(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, lastSeq: number, epoch: number, reason: 'initial' | 'resumption' | 'takeover'): Promise<RunEnd> {
-    const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq, epoch, new SecretMask(graph.secrets));
+    const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq, epoch, new SecretMask(graph.secrets), this.#flushHoldLimitMs);
     const loop = new RunLoop({
       meta,
       graph,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
@@ -28,12 +28,12 @@ async function waitStatus(s: TestServer, key: string, runId: string, want: strin
 }
 
 /** A server in its own process on the database of `base`; its stdout (log lines) is collected. */
-async function spawnServer(base: TestServer, env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<unknown> }> {
+async function spawnServer(base: TestServer, env: Record<string, string>, fakeUrl = fake.baseUrl): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<unknown> }> {
   const childEnv: Record<string, string> = {
     ...(process.env as Record<string, string>),
     ...env,
     DOVETAIL_DATA_DIR: base.dataDir,
-    FAKE_OPENAI_URL: fake.baseUrl,
+    FAKE_OPENAI_URL: fakeUrl,
     ...(base.config.databaseUrl ? { DATABASE_URL: base.config.databaseUrl, DATABASE_SCHEMA: base.config.databaseSchema! } : {}),
   };
   delete childEnv.DOVETAIL_CONFIG;
@@ -43,7 +43,7 @@ async function spawnServer(base: TestServer, env: Record<string, string>): Promi
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /listening (\S+)/.exec(out);
+      const m = /^listening (http\S+)$/m.exec(out);
       if (m) resolve(m[1]!);
     });
     child.on('exit', (code) => reject(new Error(`child exited ${code}`)));
@@ -111,6 +111,66 @@ describe('a process that dies mid-run', () => {
       await second.close();
     }
   });
+});
+
+describe('split brain', () => {
+  // PostgreSQL only: two server processes on one database (SQLite is one process's file)
+  it.runIf(Boolean(process.env.TEST_DATABASE_URL))(
+    'an owner stopped (SIGSTOP) past its lease is taken over; when it continues it is fenced out: one workflow_finished, no lost or duplicate seq, the status stays',
+    { timeout: 120_000 },
+    async () => {
+      // the model answers after 8 s: the owner is stopped while it waits (not inside a write)
+      const slowFake = await startFakeOpenAI({ reply: 'late answer', chunkSize: 100, delayMs: 8000 });
+      const env = { RUN_LEASE_SECONDS: '1', QUEUE_POLL_MS: '100', CHILD_LOG_LEVEL: 'info' };
+      const first = await startServer({ env });
+      const { apiKey } = await first.importApp(slow);
+      await first.stop();
+      const servers = [await spawnServer(first, env, slowFake.baseUrl), await spawnServer(first, env, slowFake.baseUrl)];
+      let inspector: TestServer | undefined;
+      try {
+        const r = await fetch(`${servers[0]!.url}/v1/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'u' }) });
+        const seen = await readFrames(r, (fs) => fs.some((f) => f.event === 'node_started' && (f.data as { node_id: string }).node_id === 'llm'));
+        const runId = String(seen[0]!.workflow_run_id);
+        const executing = new RegExp(`"runId":"${runId}"[^\\n]*executing run`);
+        const owner = await vi.waitFor(() => {
+          const found = servers.find((s) => executing.test(s.output()));
+          expect(found).toBeDefined();
+          return found!;
+        });
+        const other = servers.find((s) => s !== owner)!;
+        owner.child.kill('SIGSTOP');
+        // the other server takes the run over once the lease has run out, and finishes it
+        await vi.waitFor(
+          async () => {
+            const body = (await (await fetch(`${other.url}/v1/workflows/run/${runId}`, { headers: headers(apiKey) })).json()) as Record<string, unknown>;
+            expect(body).toMatchObject({ status: 'succeeded', outputs: { a: 'late answer' } });
+          },
+          { timeout: 60_000, interval: 200 },
+        );
+        expect(other.output()).toMatch(executing);
+        owner.child.kill('SIGCONT');
+        // the stalled owner wakes up and stops without writing: its next flush finds another epoch,
+        // or (stalled inside a flush) the database had ended its session and the write fails
+        await vi.waitFor(() => expect(owner.output()).toMatch(/another worker took the run over|its execution stops here/), { timeout: 30_000, interval: 100 });
+        inspector = await startServer({ env: { QUEUE_WORKER: 'false' }, reuse: { dataDir: first.dataDir, schema: first.config.databaseSchema } });
+        const log = await expectCleanLog(inspector.runtime.store.db, runId);
+        const finished = JSON.parse(log.at(-1)!.payload) as { data: { status: string } };
+        expect(finished.data.status).toBe('succeeded');
+        const row = (await inspector.runtime.runs.find(runId))!;
+        expect(row.status).toBe('succeeded');
+        expect(Number(row.last_seq)).toBe(log.length);
+        expect(Number(row.owner_epoch)).toBe(2);
+      } finally {
+        for (const s of servers) {
+          s.child.kill('SIGCONT');
+          s.child.kill('SIGKILL');
+          await s.exited;
+        }
+        await inspector?.close();
+        await slowFake.close();
+      }
+    },
+  );
 });
 
 describe('two servers on one database', () => {
