@@ -173,6 +173,74 @@ describe('split brain', () => {
   );
 });
 
+const formThenSlow = workflowDsl(
+  [
+    startNode(),
+    {
+      id: 'review',
+      type: 'human-input',
+      delivery_methods: [{ type: 'webapp', enabled: true, config: {} }],
+      form_content: 'Decide {{#$output.note#}}',
+      inputs: [{ type: 'paragraph', output_variable_name: 'note' }],
+      user_actions: [{ id: 'ok', title: 'OK', button_style: 'primary' }],
+      timeout: 1,
+      timeout_unit: 'day',
+    },
+    llmNode('llm', 'go'),
+    endNode({ note: ['review', 'note'], a: ['llm', 'text'] }),
+  ],
+  [['start', 'review'], ['review', 'llm', 'ok'], ['llm', 'end']],
+);
+
+describe('a form decision survives a crash', () => {
+  it('submitted while no worker runs, then the worker of the resumed run is killed: the run continues with the submitted values', { timeout: 120_000 }, async () => {
+    const env = { RUN_LEASE_SECONDS: '1' };
+    const first = await startServer({ env, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
+    const { apiKey } = await first.importApp(formThenSlow);
+    const paused = await readFrames(await fetch(`${first.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'u' }) }));
+    expect(paused.at(-1)!.event).toBe('workflow_paused');
+    const runId = String(paused[0]!.workflow_run_id);
+    const token = String((paused.find((f) => f.event === 'human_input_required')!.data as { form_token: string }).form_token);
+    await first.stop();
+
+    // 1. a server without a worker takes the submission: the decision and the run's resume are stored together
+    const api = await startServer({ env: { ...env, QUEUE_WORKER: 'false' }, reuse: { dataDir: first.dataDir, schema: first.config.databaseSchema } });
+    const submit = await fetch(`${api.api}/form/human_input/${token}`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: { note: 'keep me' }, action: 'ok', user: 'u' }) });
+    expect(submit.status).toBe(200);
+    expect((await api.runtime.runs.find(runId))!.status).toBe('running');
+    const queued = await api.runtime.store.db.selectFrom('jobs').select(['payload', 'status']).where('kind', '=', 'run.execute').where('status', '=', 'queued').execute();
+    expect(queued.map((j) => JSON.parse(j.payload) as unknown)).toEqual([{ runId }]);
+    await api.stop();
+
+    // 2. a worker resumes the run and is killed in the middle of it
+    const a = await spawnServer(first, env);
+    const reopened = await fetch(`${a.url}/v1/workflow/${runId}/events?user=u`, { headers: headers(apiKey) });
+    const resumed = await readFrames(reopened, (fs) => fs.filter((f) => f.event === 'text_chunk').length >= 3);
+    expect(resumed.find((f) => f.event === 'human_input_form_filled')).toMatchObject({ data: { action_id: 'ok', submitted_data: { note: 'keep me' } } });
+    a.child.kill('SIGKILL');
+    await a.exited;
+
+    // 3. the next server continues the resumed run from its snapshot: the decision was not used up
+    const next = await startServer({ env, reuse: { dataDir: first.dataDir, schema: first.config.databaseSchema }, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
+    try {
+      await vi.waitFor(
+        async () => {
+          const body = (await (await fetch(`${next.api}/workflows/run/${runId}`, { headers: headers(apiKey) })).json()) as Record<string, unknown>;
+          expect(body).toMatchObject({ status: 'succeeded', outputs: { note: 'keep me', a: 'w'.repeat(2000) } });
+        },
+        { timeout: 60_000, interval: 200 },
+      );
+      const log = await next.runtime.store.db.selectFrom('workflow_run_events').select(['seq', 'event']).where('run_id', '=', runId).orderBy('seq').execute();
+      expect(log.map((e) => Number(e.seq))).toEqual(log.map((_e, i) => i + 1));
+      expect(log.filter((e) => e.event === 'workflow_started')).toHaveLength(2); // the start and the resumption after the form
+      expect(log.filter((e) => e.event === 'human_input_form_filled')).toHaveLength(1);
+      expect(log.filter((e) => e.event === 'workflow_finished')).toHaveLength(1);
+    } finally {
+      await next.close();
+    }
+  });
+});
+
 describe('two servers on one database', () => {
   it('a stop sent to another instance reaches the run through the durable stop flag', async () => {
     const env = { ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}) };
