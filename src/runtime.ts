@@ -323,6 +323,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tracing,
     queue,
     flushHoldLimitMs: store.caps.engine === 'postgres' ? config.runs.leaseMs : undefined,
+    executesJobs: config.queue.worker,
   });
   workflowTools = new WorkflowTools({
     findApp: (id) => apps.find(id),

@@ -112,6 +112,7 @@ export class RunService implements RunResumer {
   readonly #tracing: Tracing;
   readonly #queue: Queue | undefined;
   readonly #flushHoldLimitMs: number | undefined;
+  readonly #executesJobs: boolean;
   /** Aborted by handBack / close: blocking callers stop waiting. */
   readonly #waiters = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -145,10 +146,17 @@ export class RunService implements RunResumer {
     tracing?: Tracing;
     /** Runs execute as its jobs (registered here); unset: every run executes inline. */
     queue?: Queue;
+    /**
+     * Whether this process runs the queue's worker (`QUEUE_WORKER`); default true. A process
+     * without one executes the runs it starts (and resumes without a transaction) inline, as
+     * before runs were jobs; resumes written in a form's transaction wait for a worker.
+     */
+    executesJobs?: boolean;
     /** PostgreSQL: the longest a stalled owner may hold a run row inside a journal flush (see RunJournal); unset on SQLite. */
     flushHoldLimitMs?: number;
   }) {
     this.#flushHoldLimitMs = deps.flushHoldLimitMs;
+    this.#executesJobs = deps.executesJobs ?? true;
     this.#queue = deps.queue;
     deps.queue?.register<RunJobPayload>(
       RUN_JOB,
@@ -296,7 +304,7 @@ export class RunService implements RunResumer {
       },
       [graph.startId]: { ...input.inputs, ...(mode === 'advanced-chat' ? { 'sys.query': input.query ?? '' } : {}) },
     });
-    const inline = !this.#queue || (input.callDepth ?? 0) > 0;
+    const inline = !this.#queue || !this.#executesJobs || (input.callDepth ?? 0) > 0;
     const mask = new SecretMask(graph.secrets);
     await this.#db.transaction().execute(async (tx) => {
       await tx
@@ -607,7 +615,7 @@ export class RunService implements RunResumer {
         .where('status', '=', 'paused')
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) !== 1) return false;
-      if (this.#queue) await this.#queue.enqueue(RUN_JOB, { runId } satisfies RunJobPayload, { tx: t });
+      if (this.#queue && (tx || this.#executesJobs)) await this.#queue.enqueue(RUN_JOB, { runId } satisfies RunJobPayload, { tx: t });
       return true;
     };
     if (tx) {
@@ -616,7 +624,7 @@ export class RunService implements RunResumer {
     }
     const resumed = await this.#db.transaction().execute(go);
     if (!resumed) return;
-    if (this.#queue) {
+    if (this.#queue && this.#executesJobs) {
       this.#queue.notify();
       return;
     }
