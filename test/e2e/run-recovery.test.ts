@@ -241,6 +241,40 @@ describe('a form decision survives a crash', () => {
   });
 });
 
+describe('fencing', () => {
+  it('an owner whose epoch was taken stops at once without writing; its job is retried and the run continues from its snapshot', { timeout: 60_000 }, async () => {
+    const s = await startServer({ env: { QUEUE_RETRY_DELAY_MS: '50' }, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
+    try {
+      const { apiKey } = await s.importApp(slow);
+      const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'u' }) });
+      const frames: Frame[] = [];
+      let fenced = false;
+      const db = s.runtime.store.db;
+      for await (const f of readSse(r)) {
+        if (f.kind !== 'data') continue;
+        frames.push(f.data as Frame);
+        if (!fenced && f.data.event === 'text_chunk') {
+          fenced = true;
+          // what a claim by another worker does to the row: the running owner's epoch is stale now
+          await db.updateTable('workflow_runs').set((eb) => ({ owner_epoch: eb('owner_epoch', '+', 1) })).where('id', '=', String(f.data.workflow_run_id)).execute();
+        }
+        if (f.data.event === 'workflow_finished') break;
+      }
+      const runId = String(frames[0]!.workflow_run_id);
+      expect(frames.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', total_steps: 4 } });
+      const log = await expectCleanLog(db, runId);
+      expect(log.map((e) => e.event)).toEqual(frames.map((f) => f.event));
+      const row = (await s.runtime.runs.find(runId))!;
+      // the fenced execution (epoch 1), the manual bump (2), the retried job's claim (3)
+      expect(Number(row.owner_epoch)).toBe(3);
+      const job = await db.selectFrom('jobs').select(['status', 'attempts']).where('kind', '=', 'run.execute').where('payload', '=', JSON.stringify({ runId })).executeTakeFirstOrThrow();
+      expect(job).toMatchObject({ status: 'done', attempts: 2 });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('two servers on one database', () => {
   it('a stop sent to another instance reaches the run through the durable stop flag', async () => {
     const env = { ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}) };
