@@ -689,7 +689,8 @@ export class RunService implements RunResumer {
       return r ? Number(r.seq) : 0;
     };
     const [started, paused] = await Promise.all([last('workflow_started'), last('workflow_paused')]);
-    return started > paused ? 'takeover' : started === 0 && paused === 0 ? 'takeover' : 'resumption';
+    // a pause after the last start: the form was answered; anything else: an execution was cut short
+    return paused > started ? 'resumption' : 'takeover';
   }
 
   /**
