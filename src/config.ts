@@ -136,8 +136,10 @@ export interface Config {
     readonly maxSteps: number;
     /** Wall time of one run in ms (`WORKFLOW_MAX_EXECUTION_TIME`, seconds, default 1200). */
     readonly maxTimeMs: number;
-    /** A running run without heartbeat for this long is recovered as failed (`RUN_ORPHAN_AFTER_MS`, default 30000). */
-    readonly orphanAfterMs: number;
+    /** Runs one worker executes at once (`RUN_CONCURRENCY`, default 1000). */
+    readonly concurrency: number;
+    /** The lease of a run's job in ms: a dead or stalled worker's run is taken over after it (`RUN_LEASE_SECONDS`, default 5). */
+    readonly leaseMs: number;
     /** Largest `loop_count` of a loop node (`LOOP_NODE_MAX_COUNT`, default 100 as Dify). */
     readonly loopMaxCount: number;
     /** Most items an iteration node accepts (`MAX_ITERATIONS_NUM`, default 99 as Dify). */
@@ -461,7 +463,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     runs: {
       maxSteps: int(env, file, 'WORKFLOW_MAX_EXECUTION_STEPS', 500, 1),
       maxTimeMs: int(env, file, 'WORKFLOW_MAX_EXECUTION_TIME', 1200, 1) * 1000,
-      orphanAfterMs: int(env, file, 'RUN_ORPHAN_AFTER_MS', 30_000, 100),
+      concurrency: int(env, file, 'RUN_CONCURRENCY', 1000, 1),
+      leaseMs: int(env, file, 'RUN_LEASE_SECONDS', 5, 1) * 1000,
       loopMaxCount: int(env, file, 'LOOP_NODE_MAX_COUNT', 100, 1),
       iterationMaxItems: int(env, file, 'MAX_ITERATIONS_NUM', 99, 1),
       iterationMaxParallel: int(env, file, 'ITERATION_MAX_PARALLEL', 10, 1),

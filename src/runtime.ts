@@ -328,6 +328,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
     tools: toolRuntime,
     tracing,
+    queue,
+    flushHoldLimitMs: store.caps.engine === 'postgres' ? config.runs.leaseMs : undefined,
+    // an api-only process leaves every run to the workers; a process that runs everything but no
+    // job worker (QUEUE_WORKER=false) executes the runs it starts itself
+    executesJobs: config.queue.worker || config.role === 'api',
   });
   workflowTools = new WorkflowTools({
     findApp: (id) => apps.find(id),

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database, HumanInputFormTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
@@ -187,8 +187,8 @@ export class FormService implements HumanInputGateway {
   }
 
   /** Compare-and-set of a form's status; true when this caller made the change. */
-  async #transition(id: string, from: FormStatus, to: FormStatus, extra: Partial<HumanInputFormTable> = {}): Promise<boolean> {
-    const res = await this.#d.db
+  async #transition(id: string, from: FormStatus, to: FormStatus, extra: Partial<HumanInputFormTable> = {}, tx?: Transaction<Database>): Promise<boolean> {
+    const res = await (tx ?? this.#d.db)
       .updateTable('human_input_forms')
       .set({ ...extra, status: to, updated_at: this.#d.clock.now() })
       .where('id', '=', id)
@@ -268,17 +268,22 @@ export class FormService implements HumanInputGateway {
       limits: this.#d.config.upload,
       allowHosts: this.#d.config.ssrfAllowHosts,
     });
-    const won = await this.#transition(row.id, 'waiting', 'submitted', {
-      selected_action_id: input.action,
-      submitted_data: JSON.stringify(values),
-      submitted_at: this.#d.clock.now(),
-      submission_end_user_id: endUser.id,
+    // the submission and the run's resume commit together: a crash between them loses nothing
+    const won = await this.#d.db.transaction().execute(async (tx) => {
+      const ok = await this.#transition(row.id, 'waiting', 'submitted', {
+        selected_action_id: input.action,
+        submitted_data: JSON.stringify(values),
+        submitted_at: this.#d.clock.now(),
+        submission_end_user_id: endUser.id,
+      }, tx);
+      if (ok) await this.#d.resumer().resume(row.workflow_run_id, tx);
+      return ok;
     });
     if (!won) {
       const now = await this.#d.db.selectFrom('human_input_forms').select('status').where('id', '=', row.id).executeTakeFirstOrThrow();
       throw now.status === 'submitted' ? formSubmitted(row.id) : formExpired(row.id);
     }
-    await this.#d.resumer().resume(row.workflow_run_id);
+    this.#d.queue.notify();
   }
 
   /** `GET /api/form/human_input/{token}`: the open form behind a web token (404 / 412 as the Service API). */

@@ -1,3 +1,5 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.js';
 /**
  * The boundary between the engine's `human-input` node (src/engine/nodes/human-input.ts, built
  * with the workflow runtime) and the form store (src/forms, built with the Human Input issue).
@@ -78,9 +80,11 @@ export interface HumanInputGateway {
 export interface RunResumer {
   /**
    * Resumes a paused run (idempotent: compare-and-set `paused → running`; a run that is not paused
-   * is left alone). Returns once the resume has been accepted, not when the run finishes.
+   * is left alone). Returns once the resume has been accepted, not when the run finishes. With
+   * `tx`, the resume is written in the caller's transaction (the form submission's), so the decision
+   * and the resume commit together; the caller wakes the queue after the commit.
    */
-  resume(runId: string): Promise<void>;
+  resume(runId: string, tx?: Transaction<Database>): Promise<void>;
   /** Stops a paused run for good (global timeout): it ends `stopped`. */
   stop(runId: string, reason: string): Promise<void>;
 }

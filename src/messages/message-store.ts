@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, MessageTable } from '../store/schema.js';
 
 export const MESSAGE_STATUSES = ['running', 'normal', 'error', 'stopped'] as const;
@@ -117,7 +117,8 @@ export class MessageStore {
    * Inserts a running message in one transaction with its new conversation, when given, or with
    * the `updated_at` of the conversation it continues.
    */
-  async insert(m: NewMessage, conversation?: NewConversation): Promise<void> {
+  /** Inserts the message (and its new conversation) in one transaction: `tx` when given, else its own. */
+  async insert(m: NewMessage, conversation?: NewConversation, tx?: Transaction<Database>): Promise<void> {
     const row: MessageTable = {
       id: m.id,
       app_id: m.appId,
@@ -144,15 +145,13 @@ export class MessageStore {
       annotation_id: m.annotationId ?? null,
       heartbeat_at: m.createdAt,
     };
-    if (!conversation) {
-      await this.#db.transaction().execute(async (tx) => {
+    const write = async (tx: Transaction<Database>) => {
+      if (!conversation) {
         await tx.insertInto('messages').values(row).execute();
         // A new message makes its conversation the most recently updated (as Dify).
         if (m.conversationId) await tx.updateTable('conversations').set({ updated_at: m.createdAt }).where('id', '=', m.conversationId).execute();
-      });
-      return;
-    }
-    await this.#db.transaction().execute(async (tx) => {
+        return;
+      }
       await tx
         .insertInto('conversations')
         .values({
@@ -167,7 +166,9 @@ export class MessageStore {
         })
         .execute();
       await tx.insertInto('messages').values(row).execute();
-    });
+    };
+    if (tx) await write(tx);
+    else await this.#db.transaction().execute(write);
   }
 
   /** Writes the final answer, usage and status. */

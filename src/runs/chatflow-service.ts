@@ -120,7 +120,7 @@ export class ChatflowService {
       conversationId,
       messageId,
       dialogueCount,
-      beforeStart: ({ runId, taskId }) =>
+      beforeStart: ({ runId, taskId }, tx) =>
         this.#messages.insert({
           id: messageId,
           appId: input.app.id,
@@ -133,7 +133,7 @@ export class ChatflowService {
           query: input.query,
           files: input.files,
           createdAt: now,
-        }, newConversation),
+        }, newConversation, tx),
     });
     return { run, messageId, conversationId, createdAt: now };
   }

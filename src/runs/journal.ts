@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { Bus } from '../infra/bus/bus.js';
 import type { Clock } from '../infra/clock.js';
@@ -7,13 +7,26 @@ import type { SecretMask } from './secret-mask.js';
 /** The bus channel that rings when a run's log grows. */
 export const runChannel = (runId: string) => `run:${runId}`;
 
-type RunPatch = Partial<Omit<WorkflowRunTable, 'id' | 'last_seq'>>;
+type RunPatch = Partial<Omit<WorkflowRunTable, 'id' | 'last_seq' | 'owner_epoch'>>;
+
+/** Another owner claimed the run (a higher epoch): this one must stop writing at once. */
+export class FencedOut extends Error {
+  constructor(runId: string, epoch: number) {
+    super(`run ${runId}: another worker took the run over (this owner's epoch ${epoch} is stale); stopping here`);
+    this.name = 'FencedOut';
+  }
+}
 
 /**
  * Appends a run's events to its log with sequence numbers, group-committed: everything appended
  * before the next flush (one transaction with the latest snapshot and run-row changes) is
  * written together, and only then is the doorbell rung, so no reader sees an event the database
  * does not hold.
+ *
+ * Every flush is fenced: it updates the run row first, on the condition that the row still holds
+ * the owner epoch this journal was opened with, and rolls back when it does not (FencedOut). The
+ * first failed write (fenced out or any database error) ends the journal: later appends are
+ * dropped, later flushes throw that error, and `onError` tells the loop to stop.
  */
 export class RunJournal {
   readonly #db: Kysely<Database>;
@@ -28,9 +41,23 @@ export class RunJournal {
   #scheduled = false;
   #flushing: Promise<void> = Promise.resolve();
   #error: unknown;
+  readonly #epoch: number;
+  /**
+   * PostgreSQL: how long a flush transaction may sit idle (its process stalled inside it) before
+   * the server ends the session and frees the run row's lock, so a new owner is not blocked by a
+   * stalled one (`idle_in_transaction_session_timeout`, set for the flush's transaction only).
+   */
+  readonly #holdLimitMs: number | undefined;
+  /** Called once, with the first write error (background flushes included). */
+  onError: ((err: unknown) => void) | undefined;
 
-  /** `mask` keeps secret environment values out of every event and snapshot written. */
-  constructor(db: Kysely<Database>, bus: Bus, clock: Clock, runId: string, lastSeq: number, mask?: SecretMask) {
+  /**
+   * `epoch`: the owner epoch claimed for this execution (every write is conditional on it).
+   * `mask` keeps secret environment values out of every event and snapshot written.
+   */
+  constructor(db: Kysely<Database>, bus: Bus, clock: Clock, runId: string, lastSeq: number, epoch: number, mask?: SecretMask, holdLimitMs?: number) {
+    this.#epoch = epoch;
+    this.#holdLimitMs = holdLimitMs && Number.isInteger(holdLimitMs) && holdLimitMs > 0 ? holdLimitMs : undefined;
     this.#mask = mask && !mask.empty ? mask : undefined;
     this.#db = db;
     this.#bus = bus;
@@ -45,6 +72,7 @@ export class RunJournal {
 
   /** Queues one wire payload (it must have an `event` key); returns its sequence number. */
   append(payload: { event: string; [k: string]: unknown }): number {
+    if (this.#error !== undefined) return this.#seq;
     this.#seq += 1;
     this.#events.push({ run_id: this.#runId, seq: this.#seq, event: payload.event, payload: JSON.stringify(payload, this.#mask?.eventReplacer), created_at: this.#clock.now() });
     this.#schedule();
@@ -68,15 +96,24 @@ export class RunJournal {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
+      // the error is recorded and reported through onError (never swallowed)
       void this.flush().catch(() => undefined);
     });
   }
 
-  /** Writes everything queued so far; resolves once it is durable. Throws the last write error. */
+  /** Writes everything queued so far; resolves once it is durable. Throws the first write error. */
   flush(): Promise<void> {
-    const next = this.#flushing.then(() => this.#write());
-    this.#flushing = next.catch((err) => {
+    const next = this.#flushing.then(() => {
+      if (this.#error !== undefined) throw this.#error;
+      return this.#write();
+    });
+    this.#flushing = next.catch((err: unknown) => {
+      if (this.#error !== undefined) return;
       this.#error = err;
+      this.#events = [];
+      this.#patch = {};
+      this.#snapshot = undefined;
+      this.onError?.(err);
     });
     return next;
   }
@@ -92,6 +129,15 @@ export class RunJournal {
     const now = this.#clock.now();
     const lastSeq = events.length ? events[events.length - 1]!.seq : undefined;
     await this.#db.transaction().execute(async (trx) => {
+      if (this.#holdLimitMs) await sql.raw(`SET LOCAL idle_in_transaction_session_timeout = ${this.#holdLimitMs}`).execute(trx);
+      // the row first: it is the fence (and, on PostgreSQL, the row lock that orders two owners)
+      const res = await trx
+        .updateTable('workflow_runs')
+        .set({ heartbeat_at: now, ...patch, ...(lastSeq !== undefined ? { last_seq: lastSeq } : {}) })
+        .where('id', '=', this.#runId)
+        .where('owner_epoch', '=', this.#epoch)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) throw new FencedOut(this.#runId, this.#epoch);
       for (let i = 0; i < events.length; i += 500) await trx.insertInto('workflow_run_events').values(events.slice(i, i + 500)).execute();
       if (snapshot) {
         const state = JSON.stringify(snapshot(), this.#mask?.snapshotReplacer);
@@ -101,16 +147,11 @@ export class RunJournal {
           .onConflict((oc) => oc.column('run_id').doUpdateSet({ state, updated_at: now }))
           .execute();
       }
-      await trx
-        .updateTable('workflow_runs')
-        .set({ heartbeat_at: now, ...patch, ...(lastSeq !== undefined ? { last_seq: lastSeq } : {}) })
-        .where('id', '=', this.#runId)
-        .execute();
     });
     if (lastSeq !== undefined) await this.#bus.publish(runChannel(this.#runId), String(lastSeq)).catch(() => undefined);
   }
 
-  /** The error of a failed background flush, if any. */
+  /** The first write error (a background flush's included), if any: the journal has stopped. */
   get error(): unknown {
     return this.#error;
   }

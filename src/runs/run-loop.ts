@@ -32,6 +32,11 @@ export class RunLoop {
   #stopReason: string | undefined;
   #failure: string | undefined;
   #handBack = false;
+  /** The journal failed (fenced out, or a write error): stop at once, write nothing more. */
+  #dead: unknown;
+  /** Nodes started and not yet applied: a snapshot lists them as pending (they run again after a crash). */
+  readonly #flying = new Map<string, Flight>();
+  #startedAt = 0;
   readonly #streams: ReadonlyMap<string, AnswerStream>;
   readonly #tracing: Tracing;
   /** The span of the current `run()` and of each node in flight (by execution id). */
@@ -58,6 +63,26 @@ export class RunLoop {
     this.#limits = opts.limits;
     this.#beforeFinish = opts.beforeFinish;
     this.#streams = opts.meta.mode === 'advanced-chat' ? answerStreams(opts.graph) : new Map();
+    this.#journal.onError = (err) => this.#halt(err);
+  }
+
+  /** The journal can no longer write: in-flight nodes are aborted and the loop ends by throwing `err`. */
+  #halt(err: unknown): void {
+    if (this.#dead !== undefined) return;
+    this.#dead = err;
+    this.#abort.abort();
+  }
+
+  /**
+   * What a snapshot holds: the state as a crash should find it. Nodes in flight go back to the
+   * front of the queue (they run again from their start, uncounted) and the elapsed time includes
+   * this execution so far, so a run taken over keeps its counters.
+   */
+  #snapshotView(): RunState {
+    const elapsedMs = this.#startedAt ? this.#state.elapsedMs + (this.#ports.now() - this.#startedAt) : this.#state.elapsedMs;
+    if (this.#flying.size === 0) return { ...this.#state, elapsedMs };
+    const again = [...this.#flying.values()].sort((a, b) => a.index - b.index).map((f) => ({ node: f.nodeId, from: f.from }));
+    return { ...this.#state, elapsedMs, pending: [...again, ...this.#state.pending], steps: this.#state.steps - this.#flying.size };
   }
 
   /** Stops before the next node and aborts in-flight model calls (idempotent). */
@@ -125,8 +150,12 @@ export class RunLoop {
     }
   }
 
-  /** Runs until the graph ends, fails, stops or pauses. */
-  async run(reason: 'initial' | 'resumption'): Promise<RunEnd> {
+  /**
+   * Runs until the graph ends, fails, stops or pauses. `takeover`: the run continues after its
+   * owner died or stalled; its `workflow_started` is already in the log, so none is sent again.
+   * Throws the journal's error when a write failed or another owner fenced this one out.
+   */
+  async run(reason: 'initial' | 'resumption' | 'takeover'): Promise<RunEnd> {
     const m0 = this.#meta;
     const span = this.#tracing.start('workflow.run', { 'dovetail.run_id': m0.id, 'dovetail.app_id': m0.appId, 'dovetail.app_mode': m0.mode, 'dovetail.run_reason': reason });
     this.#runSpan = span;
@@ -145,11 +174,12 @@ export class RunLoop {
     }
   }
 
-  async #run(reason: 'initial' | 'resumption'): Promise<RunEnd> {
+  async #run(reason: 'initial' | 'resumption' | 'takeover'): Promise<RunEnd> {
     const startedAt = this.#ports.now();
+    this.#startedAt = startedAt;
     const elapsed = () => this.#state.elapsedMs + (this.#ports.now() - startedAt);
     const m = this.#meta;
-    this.#emit('workflow_started', { id: m.id, workflow_id: m.workflowId, inputs: m.inputs, created_at: sec(m.createdAt), reason });
+    if (reason !== 'takeover') this.#emit('workflow_started', { id: m.id, workflow_id: m.workflowId, inputs: m.inputs, created_at: sec(m.createdAt), reason });
     const remaining = this.#limits.maxTimeMs - this.#state.elapsedMs;
     const timer = setTimeout(() => {
       this.#failure ??= `Max execution time ${Math.round(this.#limits.maxTimeMs / 1000)}s reached.`;
@@ -162,7 +192,7 @@ export class RunLoop {
     const deferred: { node: string; from: string | null }[] = [];
     try {
       for (;;) {
-        const halted = this.#stopReason !== undefined || this.#failure !== undefined || this.#handBack;
+        const halted = this.#stopReason !== undefined || this.#failure !== undefined || this.#handBack || this.#dead !== undefined;
         while (!halted && this.#state.pending.length > 0) {
           const next = this.#state.pending.shift()!;
           if (pausedNodes.length > 0) {
@@ -181,11 +211,12 @@ export class RunLoop {
         const { flight, result } = await Promise.race(inflight.values());
         inflight.delete(flight.execId);
         this.#apply(flight, result, pausedNodes, reasons);
-        this.#journal.saveSnapshot(() => this.#state);
+        this.#journal.saveSnapshot(() => this.#snapshotView());
       }
     } finally {
       clearTimeout(timer);
     }
+    if (this.#dead !== undefined) throw this.#dead;
 
     let end: RunEnd;
     if (this.#stopReason !== undefined) {
@@ -195,7 +226,6 @@ export class RunLoop {
     } else if (this.#handBack && pausedNodes.length === 0) {
       this.#state.elapsedMs = elapsed();
       this.#journal.patchRun({
-        heartbeat_at: 0,
         elapsed_ms: this.#state.elapsedMs,
         total_steps: this.#state.steps,
         total_tokens: this.#state.tokens,
@@ -222,6 +252,7 @@ export class RunLoop {
       });
       this.#journal.patchRun({
         status: 'paused',
+        owner_job: null,
         elapsed_ms: this.#state.elapsedMs,
         total_steps: this.#state.steps,
         total_tokens: this.#state.tokens,
@@ -245,7 +276,11 @@ export class RunLoop {
 
   async #finish(end: RunEnd): Promise<RunEnd> {
     const m = this.#meta;
-    if (this.#beforeFinish) await this.#beforeFinish(end);
+    if (this.#beforeFinish) {
+      // still the owner? (a fenced-out owner must not touch the message either)
+      await this.#journal.flush();
+      await this.#beforeFinish(end);
+    }
     if (m.mode === 'advanced-chat' && (end.status === 'succeeded' || end.status === 'partial-succeeded')) {
       this.#journal.append({
         event: 'message_end',
@@ -286,6 +321,7 @@ export class RunLoop {
     }
     this.#journal.patchRun({
       status: end.status,
+      owner_job: null,
       outputs: end.status === 'failed' ? null : JSON.stringify(end.outputs),
       error: end.error,
       total_steps: this.#state.steps,
@@ -319,6 +355,7 @@ export class RunLoop {
       loop_id: null,
     };
     this.#emit('node_started', { ...started });
+    this.#flying.set(started.id, { nodeId, execId: started.id, from, index: this.#state.index, startedAt: now, started });
     this.#nodeSpans.set(started.id, this.#tracing.start(`node ${node.type}`, { 'dovetail.node_id': node.id, 'dovetail.node_type': node.type, 'dovetail.node_index': started.index }, this.#runSpan));
     return { nodeId, execId: started.id, from, index: this.#state.index, startedAt: now, started };
   }
@@ -401,6 +438,7 @@ export class RunLoop {
 
   #apply(flight: Flight, result: NodeResult, pausedNodes: string[], reasons: HumanInputRequired[]): void {
     const node = this.#graph.nodes.get(flight.nodeId)!;
+    this.#flying.delete(flight.execId);
     const span = this.#nodeSpans.get(flight.execId);
     if (span) {
       this.#nodeSpans.delete(flight.execId);
@@ -434,7 +472,7 @@ export class RunLoop {
         this.#state.pending.push({ node: node.id, from: flight.from });
         return;
       case 'stopped': {
-        if (this.#handBack && this.#stopReason === undefined && this.#failure === undefined) {
+        if ((this.#handBack || this.#dead !== undefined) && this.#stopReason === undefined && this.#failure === undefined) {
           // interrupted by the hand-back: it runs again, from its start, where the run continues
           this.#state.steps -= 1;
           this.#state.pending.unshift({ node: node.id, from: flight.from });

@@ -1,5 +1,6 @@
 import { withCaller, type ToolRuntime } from '../tools/tool.js';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import type { Queue } from '../infra/queue/queue.js';
 import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { App } from '../apps/app-service.js';
 import type { Bus } from '../infra/bus/bus.js';
@@ -14,7 +15,7 @@ import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
 import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type TemplateRenderer, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
-import { RunJournal, runChannel } from './journal.js';
+import { FencedOut, RunJournal, runChannel } from './journal.js';
 import { SecretMask } from './secret-mask.js';
 import { readRunEvents, type LoggedEvent } from './event-reader.js';
 import { RunLoop, STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta } from './run-loop.js';
@@ -23,8 +24,10 @@ import { DbConversationMemory } from './conversation-memory.js';
 import { finishedFrame, usageOf } from './frames.js';
 
 export interface RunServiceConfig extends RunLimits {
-  /** A `running` run whose heartbeat is older than this is an orphan (its process died). */
-  readonly orphanAfterMs: number;
+  /** Runs one worker executes at once (`RUN_CONCURRENCY`). */
+  readonly concurrency: number;
+  /** The lease of a run's job: a dead or stalled worker's run is taken over after it (`RUN_LEASE_SECONDS`). */
+  readonly leaseMs: number;
   /** `LOOP_NODE_MAX_COUNT`; Dify's default when absent. */
   readonly loopMaxCount?: number;
   /** `MAX_ITERATIONS_NUM`; Dify's default when absent. */
@@ -50,14 +53,14 @@ export interface StartRun {
   readonly dialogueCount?: number;
   /** Workflow as tool: how many workflow tools deep this run is (0 when the API starts it). */
   readonly callDepth?: number;
-  /** Runs after the run row exists and before the run starts (chatflow writes its message row). */
-  readonly beforeStart?: (ids: { runId: string; taskId: string }) => Promise<void>;
+  /** Runs in the transaction that creates the run row and its job (chatflow writes its message row). */
+  readonly beforeStart?: (ids: { runId: string; taskId: string }, tx: Transaction<Database>) => Promise<void>;
 }
 
 export interface StartedRun {
   readonly runId: string;
   readonly taskId: string;
-  /** Settles when the run ends or pauses (never rejects). */
+  /** Settles when the run ends or pauses, wherever it executes (never rejects; undefined when this process shuts down first). */
   readonly done: Promise<RunEnd | undefined>;
 }
 
@@ -66,9 +69,22 @@ export { finishedFrame };
 
 const STOP_CHANNEL = (runId: string) => `stop:${runId}`;
 
+/** The job that executes a run: its start, its resume after a form, its takeover after a crash. */
+export const RUN_JOB = 'run.execute';
+export interface RunJobPayload {
+  readonly runId: string;
+}
+
+/** The events that end an execution of a run (it ended, or it waits for a form). */
+const TERMINAL = new Set(['workflow_finished', 'workflow_paused']);
+
 /**
- * The run lifecycle: start, stop, pause, resume and recovery. Runs execute in the background of
- * the process that starts or resumes them; streams read the event log, never the run itself.
+ * The run lifecycle: start, stop, pause, resume and recovery. A run executes as a queue job
+ * (`run.execute`) on whichever worker claims it; claiming increments the run's owner epoch, and
+ * every write of that execution is fenced by it (RunJournal). A worker that dies or stalls loses
+ * its job's lease; another worker (or the next start) takes the job and continues the run from its
+ * last committed snapshot. Streams and blocking callers read the event log, never the run itself.
+ * Workflow-as-tool runs (call depth > 0) execute inline in the calling run's worker.
  */
 export class RunService implements RunResumer {
   readonly #db: Kysely<Database>;
@@ -80,6 +96,7 @@ export class RunService implements RunResumer {
   #humanInput: HumanInputGateway | undefined;
   readonly #graphs = new WeakMap<App, Graph>();
   readonly #active = new Map<string, { loop: RunLoop; done: Promise<RunEnd | undefined> }>();
+
   readonly #memory: DbConversationMemory;
   /** Chatflow conversation variables, carried from turn to turn. */
   readonly conversationVariables: ConversationVariables;
@@ -93,6 +110,11 @@ export class RunService implements RunResumer {
   readonly #files: RunFiles | undefined;
   readonly #tools: ToolRuntime | undefined;
   readonly #tracing: Tracing;
+  readonly #queue: Queue | undefined;
+  readonly #flushHoldLimitMs: number | undefined;
+  readonly #executesJobs: boolean;
+  /** Aborted by handBack / close: blocking callers stop waiting. */
+  readonly #waiters = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -122,7 +144,30 @@ export class RunService implements RunResumer {
     tools?: ToolRuntime;
     /** Spans per run and node; unset: none. */
     tracing?: Tracing;
+    /** Runs execute as its jobs (registered here); unset: every run executes inline. */
+    queue?: Queue;
+    /**
+     * Whether this process runs the queue's worker (`QUEUE_WORKER`); default true. A process
+     * without one executes the runs it starts (and resumes without a transaction) inline, as
+     * before runs were jobs; resumes written in a form's transaction wait for a worker.
+     */
+    executesJobs?: boolean;
+    /** PostgreSQL: the longest a stalled owner may hold a run row inside a journal flush (see RunJournal); unset on SQLite. */
+    flushHoldLimitMs?: number;
   }) {
+    this.#flushHoldLimitMs = deps.flushHoldLimitMs;
+    this.#executesJobs = deps.executesJobs ?? true;
+    this.#queue = deps.queue;
+    deps.queue?.register<RunJobPayload>(
+      RUN_JOB,
+      {
+        run: (p, ctx) => this.#executeJob(p.runId, ctx.jobId, ctx.signal),
+        onFailed: async (p, error) => {
+          await this.#failRun(p.runId, `The run could not be continued: ${error}`);
+        },
+      },
+      { concurrency: deps.config.concurrency, leaseMs: deps.config.leaseMs },
+    );
     this.#tracing = deps.tracing ?? NO_TRACING;
     this.#db = deps.db;
     this.#bus = deps.bus;
@@ -153,23 +198,31 @@ export class RunService implements RunResumer {
     return this.#humanInput;
   }
 
-  /** Recovers orphans now and then every `orphanAfterMs / 2`; refreshes heartbeats of own runs. */
+  /**
+   * Queues the runs an earlier version left `running` (owner epoch -1, set by migration 021): they
+   * continue from their snapshots. Then checks the durable stop flag of runs executing here every
+   * third of the lease (for stops whose bus message did not reach this instance).
+   */
   async startBackground(): Promise<void> {
-    await this.recoverOrphans();
-    const every = Math.max(50, Math.floor(this.#config.orphanAfterMs / 3));
-    this.#timer = setInterval(() => void this.#tick().catch((err) => this.#logger.warn({ err }, 'run heartbeat failed')), every);
+    const legacy = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('owner_epoch', '=', -1).execute();
+    for (const r of legacy) {
+      if (!this.#queue) break;
+      await this.#db.transaction().execute(async (tx) => {
+        const res = await tx.updateTable('workflow_runs').set({ owner_epoch: 0 }).where('id', '=', r.id).where('owner_epoch', '=', -1).executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 1) await this.#queue!.enqueue(RUN_JOB, { runId: r.id } satisfies RunJobPayload, { tx });
+      });
+    }
+    if (legacy.length > 0) this.#queue?.notify();
+    const every = Math.max(50, Math.floor(this.#config.leaseMs / 3));
+    this.#timer = setInterval(() => void this.#tick().catch((err) => this.#logger.warn({ err }, 'run stop-flag check failed')), every);
     this.#timer.unref();
   }
 
   async #tick(): Promise<void> {
     const ids = [...this.#active.keys()];
-    if (ids.length > 0) {
-      await this.#db.updateTable('workflow_runs').set({ heartbeat_at: this.#clock.now() }).where('id', 'in', ids).where('status', '=', 'running').execute();
-      // the durable stop flag, for stops sent by an instance whose bus message did not reach us
-      const stopped = await this.#db.selectFrom('workflow_runs').select('id').where('id', 'in', ids).where('stop_requested', '=', 1).execute();
-      for (const r of stopped) this.#active.get(r.id)?.loop.requestStop();
-    }
-    await this.recoverOrphans();
+    if (ids.length === 0) return;
+    const stopped = await this.#db.selectFrom('workflow_runs').select('id').where('id', 'in', ids).where('stop_requested', '=', 1).execute();
+    for (const r of stopped) this.#active.get(r.id)?.loop.requestStop();
   }
 
   #graph(app: App): Graph {
@@ -251,7 +304,10 @@ export class RunService implements RunResumer {
       },
       [graph.startId]: { ...input.inputs, ...(mode === 'advanced-chat' ? { 'sys.query': input.query ?? '' } : {}) },
     });
-    await this.#db
+    const inline = !this.#queue || !this.#executesJobs || (input.callDepth ?? 0) > 0;
+    const mask = new SecretMask(graph.secrets);
+    await this.#db.transaction().execute(async (tx) => {
+      await tx
       .insertInto('workflow_runs')
       .values({
         id: meta.id,
@@ -275,15 +331,107 @@ export class RunService implements RunResumer {
         heartbeat_at: now,
         created_at: now,
         finished_at: null,
+        // an inline run is owned by this process from the start (epoch 1); a queued one by the job that claims it
+        owner_epoch: inline ? 1 : 0,
+        owner_job: null,
       })
       .execute();
-    if (input.beforeStart) await input.beforeStart({ runId: meta.id, taskId: meta.taskId });
-    const done = this.#launch(meta, app.workspaceId, graph, state, 0, 'initial');
-    return { runId: meta.id, taskId: meta.taskId, done };
+      if (!inline) {
+        // the initial state is the first snapshot: whichever worker claims the job starts from it
+        const snap = JSON.stringify(state, mask.snapshotReplacer);
+        await tx.insertInto('workflow_run_snapshots').values({ run_id: meta.id, version: 1, state: snap, updated_at: now }).execute();
+      }
+      if (input.beforeStart) await input.beforeStart({ runId: meta.id, taskId: meta.taskId }, tx);
+      if (!inline) await this.#queue!.enqueue(RUN_JOB, { runId: meta.id } satisfies RunJobPayload, { tx });
+    });
+    if (inline) {
+      const done = this.#launch(meta, app.workspaceId, graph, state, 0, 1, 'initial');
+      return { runId: meta.id, taskId: meta.taskId, done: done.catch(() => undefined) };
+    }
+    this.#queue!.notify();
+    return { runId: meta.id, taskId: meta.taskId, done: this.#awaitEnd(meta.id, 0) };
   }
 
-  #launch(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, lastSeq: number, reason: 'initial' | 'resumption'): Promise<RunEnd | undefined> {
-    const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq, new SecretMask(graph.secrets));
+  /**
+   * Waits on the run's event log (wherever it executes) for the next `workflow_finished` or
+   * `workflow_paused` after `afterSeq`, then describes that end; undefined when this process
+   * shuts down first.
+   */
+  async #awaitEnd(runId: string, afterSeq: number): Promise<RunEnd | undefined> {
+    const stop = new AbortController();
+    const onClose = () => stop.abort();
+    this.#waiters.signal.addEventListener('abort', onClose, { once: true });
+    if (this.#waiters.signal.aborted) return undefined;
+    try {
+      for await (const e of readRunEvents(this.#db, this.#bus, runId, afterSeq, stop.signal)) {
+        if (!TERMINAL.has(e.payload.event)) continue;
+        const data = (e.payload.data ?? {}) as Record<string, unknown>;
+        const snap = await this.#db.selectFrom('workflow_run_snapshots').select('state').where('run_id', '=', runId).executeTakeFirst();
+        const state = readState(JSON.parse(snap!.state));
+        const paused = e.payload.event === 'workflow_paused';
+        const elapsedMs = Math.round(Number(data.elapsed_time ?? 0) * 1000);
+        return {
+          status: paused ? 'paused' : (data.status as RunEnd['status']),
+          outputs: (data.outputs as Record<string, unknown> | null) ?? {},
+          error: paused ? null : ((data.error as string | null) ?? null),
+          state,
+          elapsedMs,
+          finishedAt: paused ? null : Number(data.finished_at ?? 0) * 1000,
+        };
+      }
+      return undefined;
+    } catch (err) {
+      this.#logger.error({ err, runId }, 'waiting for a run failed');
+      return undefined;
+    } finally {
+      stop.abort();
+      this.#waiters.signal.removeEventListener('abort', onClose);
+    }
+  }
+
+  /**
+   * The `run.execute` job: claims the run (compare-and-set of its owner epoch, only for the job
+   * that owns it or when no job does) and executes it from its snapshot. Returns when the run
+   * ended or paused, or was not this job's to run; throws to have the queue retry (a write failed,
+   * or the run was fenced out) or hand the job back (the worker shuts down).
+   */
+  async #executeJob(runId: string, jobId: string, signal: AbortSignal): Promise<void> {
+    if (this.#closed) throw new Error('the worker is shutting down');
+    const row = await this.find(runId);
+    if (!row || row.status !== 'running') return;
+    if (row.owner_job !== null && row.owner_job !== jobId) {
+      this.#logger.warn({ runId, jobId, owner: row.owner_job }, 'a second job for a run owned by another job; ignored');
+      return;
+    }
+    const epoch = Number(row.owner_epoch) + 1;
+    const claimed = await this.#db
+      .updateTable('workflow_runs')
+      .set({ owner_epoch: epoch, owner_job: jobId, heartbeat_at: this.#clock.now() })
+      .where('id', '=', runId)
+      .where('status', '=', 'running')
+      .where('owner_epoch', '=', Number(row.owner_epoch))
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return;
+    this.#logger.info({ runId, jobId, epoch }, 'executing run');
+    const run = await this.#continue(runId, epoch);
+    if (!run) return;
+    const handBack = () => run.loop.requestHandBack();
+    if (signal.aborted) handBack();
+    else signal.addEventListener('abort', handBack, { once: true });
+    try {
+      const end = await run.done;
+      if (end.status === 'handed-back') throw new Error('handed back: the worker is shutting down or lost the lease');
+    } finally {
+      signal.removeEventListener('abort', handBack);
+    }
+  }
+
+  /**
+   * Executes a run this process claimed under `epoch`. Resolves with the end (or `handed-back`);
+   * rejects when the journal failed (fenced out, a write error): the execution stopped at once.
+   */
+  #launch(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, lastSeq: number, epoch: number, reason: 'initial' | 'resumption' | 'takeover'): Promise<RunEnd> {
+    const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq, epoch, new SecretMask(graph.secrets), this.#flushHoldLimitMs);
     const loop = new RunLoop({
       meta,
       graph,
@@ -302,15 +450,21 @@ export class RunService implements RunResumer {
         else if (end.status === 'stopped' || end.status === 'failed') await this.#humanInput?.closeForms(meta.id).catch(() => undefined);
         return end;
       } catch (err) {
+        if (err === journal.error || err instanceof FencedOut) {
+          // the execution stopped here; the run continues from its last committed snapshot elsewhere
+          if (err instanceof FencedOut) this.#logger.warn({ runId: meta.id, epoch }, err.message);
+          else this.#logger.error({ err, runId: meta.id, epoch }, 'writing the run failed; its execution stops here and its job is retried');
+          throw err;
+        }
         this.#logger.error({ err, runId: meta.id }, 'run loop crashed');
         await this.#failRun(meta.id, `internal error: ${(err as Error).message}`).catch(() => undefined);
-        return undefined;
+        return { status: 'failed', outputs: {}, error: `internal error: ${(err as Error).message}`, state, elapsedMs: 0, finishedAt: this.#clock.now() } satisfies RunEnd;
       } finally {
         await unsubscribe();
         if (this.#active.get(meta.id)?.loop === loop) this.#active.delete(meta.id);
       }
     })();
-    this.#active.set(meta.id, { loop, done });
+    this.#active.set(meta.id, { loop, done: done.catch(() => undefined) });
     return done;
   }
 
@@ -382,9 +536,11 @@ export class RunService implements RunResumer {
     return row && row.app_id === appId ? row : undefined;
   }
 
-  /** Waits for a run started or resumed by this process (blocking responses). */
+  /** Waits until the run's current execution ends or pauses (wherever it executes); at once when it is not running. */
   async wait(runId: string): Promise<void> {
-    await this.#active.get(runId)?.done;
+    const row = await this.find(runId);
+    if (!row || row.status !== 'running') return;
+    await this.#awaitEnd(runId, Number(row.last_seq));
   }
 
   /**
@@ -424,7 +580,8 @@ export class RunService implements RunResumer {
     const ended = await this.#db.transaction().execute(async (trx) => {
       const res = await trx
         .updateTable('workflow_runs')
-        .set((eb) => ({ status, error, finished_at: now, stop_requested: status === 'stopped' ? 1 : eb.ref('stop_requested'), last_seq: eb('last_seq', '+', 1) }))
+        // a new epoch: an owner still executing it (stalled) is fenced out
+        .set((eb) => ({ status, error, finished_at: now, stop_requested: status === 'stopped' ? 1 : eb.ref('stop_requested'), last_seq: eb('last_seq', '+', 1), owner_epoch: eb('owner_epoch', '+', 1), owner_job: null }))
         .where('id', '=', runId)
         .where('status', 'in', from)
         .executeTakeFirst();
@@ -443,30 +600,60 @@ export class RunService implements RunResumer {
   }
 
   /**
-   * RunResumer: compare-and-set `paused → running`, clear the stale stop flag, load the snapshot
-   * and continue in the background. A run that is not paused is left alone (idempotent).
+   * RunResumer: compare-and-set `paused → running`, clear the stale stop flag, and queue the job
+   * that continues the run from its snapshot, in `tx` when given (the form submission's
+   * transaction: the decision and the resume commit together) or in a transaction of its own. A
+   * run that is not paused is left alone (idempotent). Without a queue the run continues inline.
    */
-  async resume(runId: string): Promise<void> {
-    if (this.#closed) return;
-    const r = await this.#db
+  async resume(runId: string, tx?: Transaction<Database>): Promise<void> {
+    if (this.#closed && !tx) return;
+    const go = async (t: Transaction<Database>) => {
+      const r = await t
+        .updateTable('workflow_runs')
+        .set({ status: 'running', stop_requested: 0, heartbeat_at: this.#clock.now(), owner_job: null })
+        .where('id', '=', runId)
+        .where('status', '=', 'paused')
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) !== 1) return false;
+      if (this.#queue && (tx || this.#executesJobs)) await this.#queue.enqueue(RUN_JOB, { runId } satisfies RunJobPayload, { tx: t });
+      return true;
+    };
+    if (tx) {
+      await go(tx);
+      return;
+    }
+    const resumed = await this.#db.transaction().execute(go);
+    if (!resumed) return;
+    if (this.#queue && this.#executesJobs) {
+      this.#queue.notify();
+      return;
+    }
+    // no queue: continue here
+    const claimed = await this.#db
       .updateTable('workflow_runs')
-      .set({ status: 'running', stop_requested: 0, heartbeat_at: this.#clock.now() })
+      .set((eb) => ({ owner_epoch: eb('owner_epoch', '+', 1) }))
       .where('id', '=', runId)
-      .where('status', '=', 'paused')
+      .returning('owner_epoch')
       .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) return;
-    await this.#continue(runId, 'resume');
+    const run = await this.#continue(runId, Number(claimed!.owner_epoch));
+    void run?.done.catch(() => undefined);
   }
 
-  /** Continues a run this process has just claimed (`running`, fresh heartbeat) from its snapshot. */
-  async #continue(runId: string, why: 'resume' | 'recovery'): Promise<void> {
+  /**
+   * Loads a run this process has just claimed under `epoch` (`running`) and starts executing it
+   * from its snapshot: `initial` when its log is empty, `resumption` after a pause, `takeover`
+   * when an earlier execution was cut short (its `workflow_started` is in the log already). A run
+   * that cannot continue (its app is gone, its snapshot unknown) is failed, saying why.
+   */
+  async #continue(runId: string, epoch: number): Promise<{ loop: RunLoop; done: Promise<RunEnd> } | undefined> {
     try {
       const run = (await this.find(runId))!;
       // the graph the run started with, although the app may have been updated since
       const app = await this.#findAppVersion(run.app_id, run.app_version);
       if (!app) throw new Error(`app ${run.app_id} (version ${run.app_version}) no longer exists`);
-      const snap = await this.#db.selectFrom('workflow_run_snapshots').select('state').where('run_id', '=', runId).executeTakeFirst();
+      const snap = await this.#db.selectFrom('workflow_run_snapshots').select(['state', 'version']).where('run_id', '=', runId).executeTakeFirst();
       if (!snap) throw new Error('the run has no snapshot');
+      if (Number(snap.version) !== 1) throw new Error(`its snapshot has format version ${snap.version}, which this server does not know (it reads version 1)`);
       const graph = this.#graph(app);
       const state = readState(JSON.parse(snap.state, new SecretMask(graph.secrets).reviver));
       state.paused = [];
@@ -484,11 +671,26 @@ export class RunService implements RunResumer {
         createdAt: Number(run.created_at),
         inputs: JSON.parse(run.inputs) as Record<string, unknown>,
       };
-      void this.#launch(meta, app.workspaceId, graph, state, Number(run.last_seq), 'resumption');
+      const reason = await this.#reasonOf(runId, Number(run.last_seq));
+      const done = this.#launch(meta, app.workspaceId, graph, state, Number(run.last_seq), epoch, reason);
+      return { loop: this.#active.get(runId)!.loop, done };
     } catch (err) {
-      this.#logger.error({ err, runId }, `${why} failed`);
-      await this.#failRun(runId, `${why} failed: ${(err as Error).message}`);
+      this.#logger.error({ err, runId }, 'continuing the run failed');
+      await this.#failRun(runId, `The run cannot be continued: ${(err as Error).message}`);
+      return undefined;
     }
+  }
+
+  /** How an execution of a run begins, from its log: see `#continue`. */
+  async #reasonOf(runId: string, lastSeq: number): Promise<'initial' | 'resumption' | 'takeover'> {
+    if (lastSeq === 0) return 'initial';
+    const last = async (event: string) => {
+      const r = await this.#db.selectFrom('workflow_run_events').select('seq').where('run_id', '=', runId).where('event', '=', event).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+      return r ? Number(r.seq) : 0;
+    };
+    const [started, paused] = await Promise.all([last('workflow_started'), last('workflow_paused')]);
+    // a pause after the last start: the form was answered; anything else: an execution was cut short
+    return paused > started ? 'resumption' : 'takeover';
   }
 
   /**
@@ -512,37 +714,6 @@ export class RunService implements RunResumer {
     return readRunEvents(this.#db, this.#bus, runId, afterSeq, signal);
   }
 
-  /**
-   * Continues runs handed back by a process that shut down (`running`, `heartbeat_at` 0; one
-   * instance claims each by compare-and-set), and marks `running` runs whose process died (stale
-   * heartbeat) as failed, ending their streams.
-   */
-  async recoverOrphans(): Promise<number> {
-    if (this.#closed) return 0;
-    const handedBack = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '=', 0).execute();
-    for (const r of handedBack) {
-      const claimed = await this.#db
-        .updateTable('workflow_runs')
-        .set({ heartbeat_at: this.#clock.now() })
-        .where('id', '=', r.id)
-        .where('status', '=', 'running')
-        .where('heartbeat_at', '=', 0)
-        .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === 1) {
-        this.#logger.info({ runId: r.id }, 'continuing a run handed back by a process that shut down');
-        await this.#continue(r.id, 'recovery');
-      }
-    }
-    const cutoff = this.#clock.now() - this.#config.orphanAfterMs;
-    const rows = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('heartbeat_at', '>', 0).where('heartbeat_at', '<', cutoff).execute();
-    let n = 0;
-    for (const r of rows) {
-      if (this.#active.has(r.id)) continue;
-      if (await this.#failRun(r.id, 'The run was interrupted because the process executing it stopped; it was marked failed on recovery.')) n++;
-    }
-    return n;
-  }
-
   async #failRun(runId: string, error: string): Promise<boolean> {
     const run = await this.#endWithFrame(runId, ['running', 'paused'], 'failed', error);
     if (!run) return false;
@@ -552,22 +723,26 @@ export class RunService implements RunResumer {
   }
 
   /**
-   * Shutdown: hands every run executing here back (see RunLoop.requestHandBack) and waits until
-   * their snapshots are saved; recovery on any instance, or on the next start, continues them.
-   * Resumes and recoveries are refused from now on.
+   * Shutdown: closes the queue, which aborts the run jobs executing here; each hands its run back
+   * (see RunLoop.requestHandBack: in-flight nodes are saved to run again, the snapshot is written)
+   * and its job goes back to the queue, for another worker or the next start. Inline runs (workflow
+   * tools) stop with their calling run. Blocking callers stop waiting.
    */
   async handBack(): Promise<number> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
+    this.#waiters.abort();
     const active = [...this.#active.values()];
-    for (const { loop } of active) loop.requestHandBack();
-    await Promise.all(active.map((a) => a.done));
+    if (this.#queue) await this.#queue.close();
+    for (const { loop } of this.#active.values()) loop.requestHandBack();
+    await Promise.all([...this.#active.values()].map((a) => a.done));
     return active.length;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
+    this.#waiters.abort();
     for (const { loop } of this.#active.values()) loop.requestStop('The server is shutting down.');
     await Promise.all([...this.#active.values()].map((a) => a.done));
   }

@@ -63,6 +63,11 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       max: opts.databasePoolSize ?? 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
+    // A connection the server ends (e.g. a run owner that stalled inside a transaction past its
+    // limit, see RunJournal) must not crash the process: the error reaches the query that uses the
+    // connection next, and the pool discards it on release.
+    pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     store = { db, caps: { engine: 'postgres', rowLocks: true }, sqlite: undefined, notReady: () => notReady(db, 'postgres', schema), destroy: () => db.destroy() };
   } else {

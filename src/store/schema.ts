@@ -515,10 +515,14 @@ export interface WorkflowRunTable {
   stop_requested: number;
   /** Sequence number of the last event appended to the run's log. */
   last_seq: number;
-  /** Refreshed by the process running it; a stale one marks an orphan. */
+  /** Refreshed by each journal flush of the process running it (informational). */
   heartbeat_at: number;
   created_at: number;
   finished_at: number | null;
+  /** The fencing token: incremented by each claim; the owner's writes are conditional on it. */
+  owner_epoch: number;
+  /** The job executing the run (null while it waits, paused or ended). */
+  owner_job: string | null;
 }
 
 /** The per-run event log: the exact wire payloads, in order. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { DbQueue } from '../../src/infra/queue/db-queue.js';
 import type { QueueConfig } from '../../src/infra/queue/queue.js';
@@ -102,6 +102,38 @@ describe('DbQueue', () => {
     await until(() => started);
     await q.close();
     expect(await job(id)).toMatchObject({ status: 'queued', attempts: 0, locked_by: null });
+  });
+
+  it('a kind with its own concurrency has its own slots and lease; the other kinds share the queue\'s', async () => {
+    const q = queue({ concurrency: 1 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const running = { own: 0, shared: 0 };
+    const max = { own: 0, shared: 0 };
+    const handler = (k: 'own' | 'shared') => ({
+      run: async () => {
+        running[k]++;
+        max[k] = Math.max(max[k], running[k]);
+        await gate;
+        running[k]--;
+      },
+    });
+    q.register('k.own', handler('own'), { concurrency: 3, leaseMs: 60_000 });
+    q.register('k.shared', handler('shared'));
+    const own: string[] = [];
+    for (let n = 0; n < 5; n++) own.push(await q.enqueue('k.own', { n }));
+    for (let n = 0; n < 3; n++) await q.enqueue('k.shared', { n });
+    q.start();
+    await until(() => running.own === 3 && running.shared === 1);
+    const held = await s.runtime.store.db.selectFrom('jobs').selectAll().where('id', 'in', own).where('status', '=', 'running').execute();
+    expect(held).toHaveLength(3);
+    for (const j of held) expect(Number(j.lease_until) - Number(j.updated_at)).toBe(60_000);
+    release();
+    await until(() => running.own === 0 && running.shared === 0);
+    await vi.waitFor(async () => {
+      for (const id of own) expect((await job(id)).status).toBe('done');
+    }, { timeout: 10_000 });
+    expect(max).toEqual({ own: 3, shared: 1 });
   });
 
   it('runAt delays a job', async () => {

@@ -3,10 +3,11 @@ import type { Database } from '../../store/schema.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { EnqueueOptions, JobHandler, Queue, QueueConfig } from './queue.js';
+import type { EnqueueOptions, JobHandler, Queue, QueueConfig, RegisterOptions } from './queue.js';
 
 interface Running {
   readonly id: string;
+  readonly kind: string;
   readonly abort: AbortController;
   readonly done: Promise<void>;
 }
@@ -15,6 +16,9 @@ interface Running {
  * The job queue kept in the main database (table `jobs`). Claiming is a compare-and-set UPDATE on
  * one row, so several workers (processes) can share the table; a lease that is not renewed makes
  * the job claimable again.
+ *
+ * A kind registered with its own `concurrency` has its own slots; the kinds without share the
+ * queue's `concurrency`. A kind's `leaseMs` replaces the queue's for its jobs.
  */
 export class DbQueue implements Queue {
   readonly #db: Kysely<Database>;
@@ -22,6 +26,7 @@ export class DbQueue implements Queue {
   readonly #log: Logger;
   readonly #cfg: QueueConfig;
   readonly #handlers = new Map<string, JobHandler<unknown>>();
+  readonly #kindOpts = new Map<string, RegisterOptions>();
   readonly #running = new Map<string, Running>();
   readonly #workerId = newId();
   #timer: NodeJS.Timeout | undefined;
@@ -37,8 +42,28 @@ export class DbQueue implements Queue {
     this.#cfg = cfg;
   }
 
-  register<P>(kind: string, handler: JobHandler<P>): void {
+  register<P>(kind: string, handler: JobHandler<P>, opts: RegisterOptions = {}): void {
     this.#handlers.set(kind, handler as JobHandler<unknown>);
+    this.#kindOpts.set(kind, opts);
+  }
+
+  #leaseOf(kind: string): number {
+    return this.#kindOpts.get(kind)?.leaseMs ?? this.#cfg.leaseMs;
+  }
+
+  /** The kinds with a free slot now: a kind with its own concurrency, or the shared pool. */
+  #freeKinds(): string[] {
+    const own = (k: string) => this.#kindOpts.get(k)?.concurrency;
+    const busy = new Map<string, number>();
+    let shared = 0;
+    for (const r of this.#running.values()) {
+      if (own(r.kind) === undefined) shared++;
+      else busy.set(r.kind, (busy.get(r.kind) ?? 0) + 1);
+    }
+    return [...this.#handlers.keys()].filter((k) => {
+      const limit = own(k);
+      return limit === undefined ? shared < this.#cfg.concurrency : (busy.get(k) ?? 0) < limit;
+    });
   }
 
   async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<string> {
@@ -102,7 +127,7 @@ export class DbQueue implements Queue {
     try {
       do {
         this.#pollAgain = false;
-        while (!this.#closed && this.#running.size < this.#cfg.concurrency) {
+        while (!this.#closed) {
           const claimed = await this.#claim();
           if (!claimed) break;
         }
@@ -118,7 +143,7 @@ export class DbQueue implements Queue {
   /** Claims one due job (queued, or running with an expired lease); false when none is due. */
   async #claim(): Promise<boolean> {
     const now = this.#clock.now();
-    const kinds = [...this.#handlers.keys()];
+    const kinds = this.#freeKinds();
     if (kinds.length === 0) return false;
     const candidates = await this.#db
       .selectFrom('jobs')
@@ -138,7 +163,7 @@ export class DbQueue implements Queue {
       // Compare-and-set on the exact state we read: only one worker wins a given row.
       const res = await this.#db
         .updateTable('jobs')
-        .set({ status: 'running', attempts: job.attempts + 1, lease_until: now + this.#cfg.leaseMs, locked_by: this.#workerId, updated_at: now })
+        .set({ status: 'running', attempts: job.attempts + 1, lease_until: now + this.#leaseOf(job.kind), locked_by: this.#workerId, updated_at: now })
         .where('id', '=', job.id)
         .where('status', '=', job.status)
         .where('attempts', '=', job.attempts)
@@ -149,22 +174,23 @@ export class DbQueue implements Queue {
       const payload: unknown = JSON.parse(job.payload);
       if (attempt > job.max_attempts) {
         // The previous holder died on the last attempt: a lease timeout counts as a failure.
-        await this.#fail(job.id, handler, payload, job.last_error ?? `the worker running it stopped responding (lease of ${this.#cfg.leaseMs} ms expired)`, attempt - 1);
+        await this.#fail(job.id, handler, payload, job.last_error ?? `the worker running it stopped responding (lease of ${this.#leaseOf(job.kind)} ms expired)`, attempt - 1);
         return true;
       }
-      this.#execute(job.id, handler, payload, attempt, job.max_attempts);
+      this.#execute(job.id, job.kind, handler, payload, attempt, job.max_attempts);
       return true;
     }
     return false;
   }
 
-  #execute(id: string, handler: JobHandler<unknown>, payload: unknown, attempt: number, maxAttempts: number): void {
+  #execute(id: string, kind: string, handler: JobHandler<unknown>, payload: unknown, attempt: number, maxAttempts: number): void {
     const abort = new AbortController();
+    const leaseMs = this.#leaseOf(kind);
     let lost = false;
     const heartbeat = setInterval(() => {
       void this.#db
         .updateTable('jobs')
-        .set({ lease_until: this.#clock.now() + this.#cfg.leaseMs })
+        .set({ lease_until: this.#clock.now() + leaseMs })
         .where('id', '=', id)
         .where('locked_by', '=', this.#workerId)
         .where('status', '=', 'running')
@@ -177,7 +203,7 @@ export class DbQueue implements Queue {
           }
         })
         .catch((err: unknown) => this.#log.warn({ err, job: id }, 'lease renewal failed'));
-    }, Math.max(50, Math.floor(this.#cfg.leaseMs / 3)));
+    }, Math.max(50, Math.floor(leaseMs / 3)));
     heartbeat.unref?.();
     const done = (async () => {
       try {
@@ -203,7 +229,7 @@ export class DbQueue implements Queue {
         this.#wake();
       }
     })().catch((err: unknown) => this.#log.error({ err, job: id }, 'job bookkeeping failed'));
-    this.#running.set(id, { id, abort, done });
+    this.#running.set(id, { id, kind, abort, done });
   }
 
   async #finish(id: string, set: { status: string; last_error: string | null; attempts?: number; run_at?: number }): Promise<void> {

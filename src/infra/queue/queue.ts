@@ -41,9 +41,16 @@ export interface EnqueueOptions {
   readonly tx?: Transaction<Database>;
 }
 
+export interface RegisterOptions {
+  /** Jobs of this kind one worker runs at once; default the queue's `concurrency`. */
+  readonly concurrency?: number;
+  /** The lease of a claimed job of this kind, in ms; default the queue's `leaseMs`. */
+  readonly leaseMs?: number;
+}
+
 export interface Queue {
   /** Registers the handler for a kind; register every kind before `start`. */
-  register<P>(kind: string, handler: JobHandler<P>): void;
+  register<P>(kind: string, handler: JobHandler<P>, opts?: RegisterOptions): void;
   /** Persists a job and wakes a local worker; returns the job id. */
   enqueue(kind: string, payload: unknown, opts?: EnqueueOptions): Promise<string>;
   /** Wakes local workers now (after committing a transaction that enqueued jobs). */

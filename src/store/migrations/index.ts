@@ -20,6 +20,7 @@ import * as m018 from './018-form-recipients.js';
 import * as m019 from './019-agent-thoughts.js';
 import * as m020 from './020-form-recipient-token-hash.js';
 import * as m021 from './021-message-heartbeat.js';
+import * as m022 from './022-run-owner.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '019-agent-thoughts': m019,
   '020-form-recipient-token-hash': m020,
   '021-message-heartbeat': m021,
+  '022-run-owner': m022,
 };
