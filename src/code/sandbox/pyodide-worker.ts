@@ -34,6 +34,10 @@ const OUTPUT_TOO_LARGE = '\u0000output too large';
 const port = parentPort!;
 const data = workerData as PyodideWorkerData;
 const interrupt = new Int32Array(data.interrupt);
+/** Set by the interpreter watchers (see watchInterpreterState) when a run changed watched state. */
+let watchedChanged = false;
+/** Gives every watched class a version tag again; false if one cannot get one (the worker retires). */
+let watchedClassesTagged: () => boolean = () => false;
 
 // CODE_MAX_MEMORY_MB: Emscripten grows the heap through WebAssembly.Memory#grow and treats a
 // failure as malloc returning NULL, which Python raises as MemoryError. The cap is set once the
@@ -71,10 +75,49 @@ for (const [i, file] of data.wheels.entries()) {
 }
 py.setInterruptBuffer(new Int32Array(data.interrupt, 0, 1));
 
-type Py = ((...args: unknown[]) => unknown) & { toJs(o: { depth: number }): Py[] };
+type Py = ((...args: unknown[]) => unknown) & { toJs(o?: { depth: number }): Py[] };
 const harnessGlobals = py.runPython('dict()') as unknown as { get(k: string): Py };
 py.runPython(PYODIDE_HARNESS, { globals: harnessGlobals as never });
-const [run, reset, settrace, setprofile] = (harnessGlobals.get('_dovetail_setup')([...BLOCKED_PYTHON_MODULES], OUTPUT_TOO_LARGE) as Py).toJs({ depth: 1 }) as [Py, Py, Py, Py];
+const [run, reset, settrace, setprofile, dictIds, classIds] = (harnessGlobals.get('_dovetail_setup')([...BLOCKED_PYTHON_MODULES], OUTPUT_TOO_LARGE) as Py).toJs({ depth: 1 }) as [Py, Py, Py, Py, Py, Py];
+watchInterpreterState(dictIds.toJs() as unknown as number[], classIds.toJs() as unknown as number[]);
+
+/**
+ * What a run changed of the state the harness keeps, seen by CPython's own watchers (the ones its
+ * attribute caches and specializer rely on) instead of comparing ~60,000 objects after every run:
+ * a dict watcher on every kept dict (module globals, the dicts they hold, function __dict__s), a
+ * type watcher on every kept class, a function watcher for assignments to any function's
+ * __code__, __defaults__ or __kwdefaults__. The callbacks are WebAssembly-to-JavaScript calls
+ * that only set `watchedChanged`: nothing of them is visible to Python, and only the C API (which
+ * a run cannot reach: no ctypes) could remove them. Returns the watched classes: a type watcher
+ * fires only for a class with a version tag, so each reset gives them one again.
+ */
+function watchInterpreterState(dicts: readonly number[], classes: readonly number[]): void {
+  const m = (py as unknown as { _module: Record<string, (...a: number[]) => number> & { addFunction(f: (...a: number[]) => number, sig: string): number } })._module;
+  // One JavaScript function per signature: addFunction reuses the table slot of a function it has seen.
+  const dictChanged = () => {
+    watchedChanged = true;
+    return 0;
+  };
+  const classChanged = () => {
+    watchedChanged = true;
+    return 0;
+  };
+  // PyFunction_WatchEvent: 0 CREATE, 1 DESTROY, then MODIFY_CODE, MODIFY_DEFAULTS, MODIFY_KWDEFAULTS.
+  const functionChanged = (event: number) => {
+    if (event >= 2) watchedChanged = true;
+    return 0;
+  };
+  const dictWatcher = m._PyDict_AddWatcher(m.addFunction(dictChanged, 'iiiii'));
+  const typeWatcher = m._PyType_AddWatcher(m.addFunction(classChanged, 'ii'));
+  const functionWatcher = m._PyFunction_AddWatcher(m.addFunction(functionChanged, 'iiii'));
+  if (dictWatcher < 0 || typeWatcher < 0 || functionWatcher < 0) throw new Error('the Python sandbox could not add its interpreter watchers');
+  for (const d of dicts) if (m._PyDict_Watch(dictWatcher, d) !== 0) throw new Error('the Python sandbox could not watch a dict');
+  for (const c of classes) if (m._PyType_Watch(typeWatcher, c) !== 0) throw new Error('the Python sandbox could not watch a class');
+  const assignVersionTag = m._PyUnstable_Type_AssignVersionTag;
+  watchedClassesTagged = () => classes.every((c) => assignVersionTag(c) === 1);
+  if (!watchedClassesTagged()) throw new Error('the Python sandbox could not watch a class');
+  watchedChanged = false;
+}
 
 heapCap = ((py as unknown as { _module: { HEAPU8: Uint8Array } })._module.HEAPU8.length) + data.memoryBytes;
 
@@ -111,7 +154,10 @@ port.on('message', (job: PyodideJob) => {
   try {
     settrace(undefined);
     setprofile(undefined);
-    clean = reset() === true;
+    // Changes from here on (the restore's own included) count for the next reset.
+    const changed = watchedChanged;
+    watchedChanged = false;
+    clean = reset(changed) === true && watchedClassesTagged();
   } catch {
     clean = false;
   }
