@@ -150,16 +150,18 @@ describe('Python in the Pyodide sandbox', () => {
       'json.decoder.BACKSLASH["leak"] = 1',
       'functools.leak = [1]',
       'json.JSONDecoder.leak = 1',
+      // A finalizer that changes state while the reset collects the run's objects.
+      'class Fin:\n    def __del__(self):\n        json.fin = 1\nfin = Fin()\nfin.cycle = fin',
     ];
     const check = [
       'import json, json.decoder, random, string, sys, functools',
       'def main():',
       '    return {"loads": json.loads("[1]"), "dumps": json.dumps([1, 2]), "capwords": string.capwords("a b"), "fattr": hasattr(json.dumps, "leak"),',
       '            "inst": hasattr(random._inst, "leak"), "path": "/leak" in sys.path, "nested": "leak" in json.decoder.BACKSLASH, "mod": hasattr(functools, "leak"),',
-      '            "cls": hasattr(json.JSONDecoder, "leak")}',
+      '            "cls": hasattr(json.JSONDecoder, "leak"), "fin": hasattr(json, "fin")}',
       '',
     ].join('\n');
-    const clean = { loads: [1], dumps: '[1, 2]', capwords: 'A B', fattr: false, inst: false, path: false, nested: false, mod: false, cls: false };
+    const clean = { loads: [1], dumps: '[1, 2]', capwords: 'A B', fattr: false, inst: false, path: false, nested: false, mod: false, cls: false, fin: false };
     for (const poison of poisons) {
       expect(await run(`import json, json.decoder, random, string, sys, functools\n${poison}\ndef main():\n    return {"r": 1}\n`)).toEqual({ r: 1 });
       expect({ poison, ...((await run(check)) as object) }).toEqual({ poison, ...clean });

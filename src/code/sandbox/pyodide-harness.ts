@@ -46,11 +46,14 @@ export const BLOCKED_PYTHON_MODULES = [
  *   globals, one level of the dicts, lists and sets they hold, class attributes, function code,
  *   defaults and attributes, `os.environ`, trace/profile hooks, the SIGINT handler, the recursion
  *   limit, `random`'s seed, and the virtual filesystem (new files deleted; a changed or deleted
- *   file returns False, and the worker is replaced). `reset(watched_changed)`: the worker watches
- *   the kept dicts, classes and functions with CPython's watchers (pyodide-worker.ts) and passes
- *   whether they saw a change; without one, only what they do not cover (lists, sets, closure
- *   cells, the class of modules and kept instances) is compared, a few hundred objects instead of
- *   ~60,000. A module or instance whose class a run replaced is not put back (the worker is).
+ *   file returns 0, and the worker is replaced). `reset(dict_ids, class_ids, function_ids)`: the
+ *   worker watches the kept dicts, classes and functions with CPython's watchers
+ *   (pyodide-worker.ts) and passes the ids of those they saw change (comma-separated); only those
+ *   are compared and put back, plus what no watcher covers (lists, sets, closure cells, the class
+ *   of modules and kept instances), a few hundred objects instead of ~60,000; if one of the latter
+ *   changed, everything is compared. Returns 0 (cannot be restored: the worker is replaced, as
+ *   for a module or instance whose class a run replaced), 1 (clean) or 2 (something was put back:
+ *   the worker resets again with what changed since).
  *
  * Returns `(run, reset, settrace, setprofile, dict_ids, class_ids)`: the last two are the
  * addresses (`id`) of the dicts and classes the worker watches.
@@ -184,7 +187,7 @@ def _dovetail_setup(blocked, max_bytes_marker):
 
     saved_files = files()
 
-    def restore():
+    def restore(dicts=dicts, classes=classes, functions=functions):
         changed = False
         for d, copy, items in dicts:
             t = type(d)
@@ -254,23 +257,36 @@ def _dovetail_setup(blocked, max_bytes_marker):
             return False
         return lens == small_before[0] and len(objs) == len(small_before[1]) and all(map(is_, objs, small_before[1]))
 
-    def reset(watched_changed):
+    def ids(text):
+        return [int(i) for i in text.split(",") if i]
+
+    # 0: cannot be restored (the worker is replaced); 1: clean; 2: something was put back (the
+    # worker calls reset again with what changed since, until a pass finds nothing to do).
+    def reset(dict_ids, class_ids, function_ids):
         settrace(None)
         setprofile(None)
         setrecursionlimit(recursion_limit)
         set_signal(sigint, int_handler)
         collect(0)
-        # The full comparison only if a watcher saw a change (or what no watcher sees changed).
-        if (watched_changed or not small_unchanged()) and not unchanged():
-            # A finalizer may change state again while the restore drops the run's objects: repeat.
-            for _ in range(3):
-                if not restore():
-                    break
-            else:
-                return False
-            collect(0)
+        status = 1
+        if not small_unchanged():
+            # What no watcher sees changed: the full comparison.
             if not unchanged():
-                return False
+                # A finalizer may change state again while the restore drops the run's objects: repeat.
+                for _ in range(3):
+                    if not restore():
+                        break
+                else:
+                    return 0
+                collect(0)
+                if not unchanged():
+                    return 0
+        elif dict_ids or class_ids or function_ids:
+            # Only what the watchers saw change (a watcher does not fire for what it did not see change).
+            if restore([by_dict[i] for i in ids(dict_ids) if i in by_dict], [by_class[i] for i in ids(class_ids) if i in by_class],
+                       [by_function[i] for i in ids(function_ids) if i in by_function]):
+                status = 2
+                collect(0)
         if dict(environ) != env_copy:
             environ.clear()
             environ.update(env_copy)
@@ -284,10 +300,10 @@ def _dovetail_setup(blocked, max_bytes_marker):
         for path, (mode, size, mtime) in saved_files.items():
             cur = now.get(path)
             if cur is None or cur[0] != mode:
-                return False
+                return 0
             if (mode & 0o170000) != 0o040000 and cur != (mode, size, mtime):
-                return False
-        return True
+                return 0
+        return status
 
     dumps, encode = json.dumps, str.encode
     run_main = _dovetail_run
@@ -308,6 +324,8 @@ def _dovetail_setup(blocked, max_bytes_marker):
     F[:] = [f for f, *_ in functions]
     cells[:] = [c for f, *_ in functions for c in (f.__closure__ or ()) if _filled(c)]
     O[:] = [*saved_modules.values(), *instances]
+    # The snapshot entries by the address of what they keep (what the watchers report).
+    by_dict, by_class, by_function = ({id(e[0]): e for e in kept} for kept in (dicts, classes, functions))
     before = picture()
     small_before = small_picture()
     # For the worker's watchers: the addresses (id) of the dicts and classes to watch; the harness

@@ -34,8 +34,19 @@ const OUTPUT_TOO_LARGE = '\u0000output too large';
 const port = parentPort!;
 const data = workerData as PyodideWorkerData;
 const interrupt = new Int32Array(data.interrupt);
-/** Set by the interpreter watchers (see watchInterpreterState) when a run changed watched state. */
-let watchedChanged = false;
+/** What the interpreter watchers (see watchInterpreterState) saw change: addresses (Python's id()). */
+const watched = { dicts: new Set<number>(), classes: new Set<number>(), functions: new Set<number>() };
+type Changes = { dicts: Set<number>; classes: Set<number>; functions: Set<number> };
+/** The changes seen so far, and a fresh record for those that follow. */
+function takeWatched(): Changes {
+  const taken = { dicts: new Set(watched.dicts), classes: new Set(watched.classes), functions: new Set(watched.functions) };
+  watched.dicts.clear();
+  watched.classes.clear();
+  watched.functions.clear();
+  return taken;
+}
+/** How many times reset may put state back before the worker is replaced instead. */
+const RESET_PASSES = 4;
 /** Gives every watched class a version tag again; false if one cannot get one (the worker retires). */
 let watchedClassesTagged: () => boolean = () => false;
 
@@ -87,24 +98,25 @@ watchInterpreterState(dictIds.toJs() as unknown as number[], classIds.toJs() as 
  * a dict watcher on every kept dict (module globals, the dicts they hold, function __dict__s), a
  * type watcher on every kept class, a function watcher for assignments to any function's
  * __code__, __defaults__ or __kwdefaults__. The callbacks are WebAssembly-to-JavaScript calls
- * that only set `watchedChanged`: nothing of them is visible to Python, and only the C API (which
- * a run cannot reach: no ctypes) could remove them. Returns the watched classes: a type watcher
- * fires only for a class with a version tag, so each reset gives them one again.
+ * that only note the address of what changed (`watched`): nothing of them is visible to Python,
+ * and only the C API (which a run cannot reach: no ctypes) could remove them. A type watcher fires
+ * only for a class with a version tag, so each reset gives them one again.
  */
 function watchInterpreterState(dicts: readonly number[], classes: readonly number[]): void {
   const m = (py as unknown as { _module: Record<string, (...a: number[]) => number> & { addFunction(f: (...a: number[]) => number, sig: string): number } })._module;
   // One JavaScript function per signature: addFunction reuses the table slot of a function it has seen.
-  const dictChanged = () => {
-    watchedChanged = true;
+  // Addresses arrive as signed 32-bit ints; `>>> 0` gives Python's id().
+  const dictChanged = (_event: number, dict: number) => {
+    watched.dicts.add(dict >>> 0);
     return 0;
   };
-  const classChanged = () => {
-    watchedChanged = true;
+  const classChanged = (cls: number) => {
+    watched.classes.add(cls >>> 0);
     return 0;
   };
   // PyFunction_WatchEvent: 0 CREATE, 1 DESTROY, then MODIFY_CODE, MODIFY_DEFAULTS, MODIFY_KWDEFAULTS.
-  const functionChanged = (event: number) => {
-    if (event >= 2) watchedChanged = true;
+  const functionChanged = (event: number, fn: number) => {
+    if (event >= 2) watched.functions.add(fn >>> 0);
     return 0;
   };
   const dictWatcher = m._PyDict_AddWatcher(m.addFunction(dictChanged, 'iiiii'));
@@ -116,7 +128,7 @@ function watchInterpreterState(dicts: readonly number[], classes: readonly numbe
   const assignVersionTag = m._PyUnstable_Type_AssignVersionTag;
   watchedClassesTagged = () => classes.every((c) => assignVersionTag(c) === 1);
   if (!watchedClassesTagged()) throw new Error('the Python sandbox could not watch a class');
-  watchedChanged = false;
+  takeWatched();
 }
 
 heapCap = ((py as unknown as { _module: { HEAPU8: Uint8Array } })._module.HEAPU8.length) + data.memoryBytes;
@@ -154,10 +166,18 @@ port.on('message', (job: PyodideJob) => {
   try {
     settrace(undefined);
     setprofile(undefined);
-    // Changes from here on (the restore's own included) count for the next reset.
-    const changed = watchedChanged;
-    watchedChanged = false;
-    clean = reset(changed) === true && watchedClassesTagged();
+    // Reset with what the watchers saw change; again (with what changed since, the restore's own
+    // changes and a finalizer's included, and what was put back) until a pass has nothing to do.
+    let changes = takeWatched();
+    for (let pass = 0; pass < RESET_PASSES && !clean; pass++) {
+      const status = reset([...changes.dicts].join(','), [...changes.classes].join(','), [...changes.functions].join(','));
+      if (status !== 1 && status !== 2) break;
+      const since = takeWatched();
+      clean = status === 1 && since.dicts.size + since.classes.size + since.functions.size === 0;
+      if (status === 2) for (const k of ['dicts', 'classes', 'functions'] as const) for (const id of changes[k]) since[k].add(id);
+      changes = since;
+    }
+    clean &&= watchedClassesTagged();
   } catch {
     clean = false;
   }
