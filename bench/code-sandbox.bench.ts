@@ -28,6 +28,8 @@ const NODES = {
   template: dsl({ type: 'template-transform', template: '{% for i in range(0, 3) %}{{ x * i }},{% endfor %}' }, 'output'),
   javascript: dsl({ type: 'code', code_language: 'javascript', code: 'function main({x}) { return { r: x * 2 }; }', outputs: { r: { type: 'number', children: null } } }, 'r'),
   python3: dsl({ type: 'code', code_language: 'python3', code: 'def main(x):\n    return {"r": x * 2}\n', outputs: { r: { type: 'number', children: null } } }, 'r'),
+  // Changes interpreter state (re's pattern cache), which the reset after the run puts back.
+  python3Re: dsl({ type: 'code', code_language: 'python3', code: 'import re\ndef main(x):\n    return {"r": len(re.findall(r"\\d", str(x * 7)))}\n', outputs: { r: { type: 'number', children: null } } }, 'r'),
 };
 
 async function timeRuns(s: BenchServer, yaml: string): Promise<number> {
@@ -55,7 +57,12 @@ export async function run(): Promise<void> {
   const sandbox = await benchServer({ CODE_EXECUTION_MODE: 'sandbox' });
   sandbox.runtime.warmCodeSandbox();
   await sandbox.runtime.codeSandboxReady();
-  const sandboxResults = { template: await timeRuns(sandbox, NODES.template), javascript: await timeRuns(sandbox, NODES.javascript), python3: await timeRuns(sandbox, NODES.python3) };
+  const sandboxResults = {
+    template: await timeRuns(sandbox, NODES.template),
+    javascript: await timeRuns(sandbox, NODES.javascript),
+    python3: await timeRuns(sandbox, NODES.python3),
+    python3Re: await timeRuns(sandbox, NODES.python3Re),
+  };
   const rssSandbox = process.memoryUsage().rss;
   await sandbox.close();
   const proc = await benchServer({ CODE_EXECUTION_MODE: 'process', ...(process.env.CODE_PYTHON_COMMAND ? { CODE_PYTHON_COMMAND: process.env.CODE_PYTHON_COMMAND } : {}) });
@@ -64,5 +71,6 @@ export async function run(): Promise<void> {
   console.log(`template-transform run (QuickJS sandbox):     median ${fmt(sandboxResults.template)} ms`);
   console.log(`javascript code node, sandbox (QuickJS):      median ${fmt(sandboxResults.javascript)} ms   vs process mode ${fmt(processResults.javascript)} ms (${fmt(processResults.javascript / sandboxResults.javascript)}x)`);
   console.log(`python3 code node, sandbox (Pyodide):         median ${fmt(sandboxResults.python3)} ms   vs process mode ${fmt(processResults.python3)} ms (${fmt(processResults.python3 / sandboxResults.python3)}x), vs javascript in the sandbox ${fmt(sandboxResults.javascript)} ms`);
+  console.log(`python3 code node using re, sandbox (Pyodide):  median ${fmt(sandboxResults.python3Re)} ms   (fills re's cache, which the reset after each run puts back)`);
   console.log(`server resident memory with the default pools (CODE_SANDBOX_JS_WORKERS=2, CODE_SANDBOX_PYTHON_WORKERS=1): ${fmt((rssSandbox - rss0) / 1024 / 1024, 0)} MB over the bench process before start (${fmt(rssSandbox / 1024 / 1024, 0)} MB in all)`);
 }

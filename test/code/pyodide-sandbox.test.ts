@@ -137,6 +137,41 @@ describe('Python in the Pyodide sandbox', () => {
     expect(await run(check)).toEqual({ dumps: '[1]', len: 2, leak: false, env: false, tmp: false, home: false, global: false, default: 'default' });
   });
 
+  it('shares no state between runs: function code and defaults, attributes of functions and instances, lists, nested dicts, classes of modules', async () => {
+    // Each kind of change the reset must see (the interpreter watchers for dicts, classes and
+    // functions; a comparison for the rest), each in a run of its own, then a run that finds none.
+    const poisons = [
+      'json.loads.__code__ = (lambda *a, **k: "poisoned").__code__',
+      'json.dumps.__kwdefaults__ = dict(json.dumps.__kwdefaults__, separators=("|", ":"))',
+      'string.capwords.__defaults__ = ("x",)',
+      'json.dumps.leak = 1',
+      'random._inst.leak = 1',
+      'sys.path.append("/leak")',
+      'json.decoder.BACKSLASH["leak"] = 1',
+      'functools.leak = [1]',
+      'json.JSONDecoder.leak = 1',
+      // A finalizer that changes state while the reset collects the run's objects.
+      'class Fin:\n    def __del__(self):\n        json.fin = 1\nfin = Fin()\nfin.cycle = fin',
+    ];
+    const check = [
+      'import json, json.decoder, random, string, sys, functools',
+      'def main():',
+      '    return {"loads": json.loads("[1]"), "dumps": json.dumps([1, 2]), "capwords": string.capwords("a b"), "fattr": hasattr(json.dumps, "leak"),',
+      '            "inst": hasattr(random._inst, "leak"), "path": "/leak" in sys.path, "nested": "leak" in json.decoder.BACKSLASH, "mod": hasattr(functools, "leak"),',
+      '            "cls": hasattr(json.JSONDecoder, "leak"), "fin": hasattr(json, "fin")}',
+      '',
+    ].join('\n');
+    const clean = { loads: [1], dumps: '[1, 2]', capwords: 'A B', fattr: false, inst: false, path: false, nested: false, mod: false, cls: false, fin: false };
+    for (const poison of poisons) {
+      expect(await run(`import json, json.decoder, random, string, sys, functools\n${poison}\ndef main():\n    return {"r": 1}\n`)).toEqual({ r: 1 });
+      expect({ poison, ...((await run(check)) as object) }).toEqual({ poison, ...clean });
+    }
+    // A module whose class a run replaced cannot be put back: the worker is replaced.
+    expect(await run('import json, types\njson.__class__ = type("M", (types.ModuleType,), {"__getattr__": lambda self, n: "poisoned"})\ndef main():\n    return {"r": type(json).__name__}\n')).toEqual({ r: 'M' });
+    expect(await run('import json, types\ndef main():\n    return {"r": type(json) is types.ModuleType}\n')).toEqual({ r: true });
+    expect(await run(check)).toEqual(clean);
+  }, 120_000);
+
   it('ends a runaway loop, deep recursion and a huge output with Dify-style errors and keeps serving', async () => {
     expect(await failure('def main():\n    while True:\n        pass\n')).toBe('Code execution timed out after 3s (CODE_EXECUTION_TIMEOUT).');
     expect(await failure('def f(n):\n    return f(n + 1)\ndef main():\n    return {"r": f(0)}\n')).toMatch(/^Code execution failed: [\s\S]*RecursionError/);

@@ -31,7 +31,7 @@ export const BLOCKED_PYTHON_MODULES = [
 /**
  * Python run once in each interpreter after Pyodide has loaded (and the packages of
  * CODE_PYTHON_PACKAGES_DIR are unpacked). It defines `_dovetail_run` (shared with the process
- * executor), hardens the interpreter and returns `(run, reset)`:
+ * executor), hardens the interpreter and returns `run` and `reset` (see below):
  *
  * - hardening: an import blocker for BLOCKED_PYTHON_MODULES, the blocked modules dropped from
  *   `sys.modules` and from every module that imported them, Pyodide's `js` import hook removed,
@@ -46,11 +46,21 @@ export const BLOCKED_PYTHON_MODULES = [
  *   globals, one level of the dicts, lists and sets they hold, class attributes, function code,
  *   defaults and attributes, `os.environ`, trace/profile hooks, the SIGINT handler, the recursion
  *   limit, `random`'s seed, and the virtual filesystem (new files deleted; a changed or deleted
- *   file returns False, and the worker is replaced).
+ *   file returns 0, and the worker is replaced). `reset(dict_ids, class_ids, function_ids)`: the
+ *   worker watches the kept dicts, classes and functions with CPython's watchers
+ *   (pyodide-worker.ts) and passes the ids of those they saw change (comma-separated); only those
+ *   are compared and put back, plus what no watcher covers (lists, sets, closure cells, the class
+ *   of modules and kept instances), a few hundred objects instead of ~60,000; if one of the latter
+ *   changed, everything is compared. Returns 0 (cannot be restored: the worker is replaced, as
+ *   for a module or instance whose class a run replaced), 1 (clean) or 2 (something was put back:
+ *   the worker resets again with what changed since).
+ *
+ * Returns `(run, reset, settrace, setprofile, dict_ids, class_ids)`: the last two are the
+ * addresses (`id`) of the dicts and classes the worker watches.
  */
 export const PYODIDE_HARNESS = `${PYTHON_RUN_MAIN}
 def _dovetail_setup(blocked, max_bytes_marker):
-    import sys, os, builtins, importlib, importlib.machinery, signal, random, json, _imp, codecs, _codecs
+    import sys, os, builtins, importlib, importlib.machinery, signal, random, _random, functools, json, _imp, codecs, _codecs
     import gc as _gc
     BLOCKED = frozenset(blocked)
     _EMPTY = object()
@@ -107,14 +117,17 @@ def _dovetail_setup(blocked, max_bytes_marker):
     sigint, int_handler = signal.SIGINT, signal.default_int_handler
     set_signal = signal.signal
     environ, env_copy = os.environ, dict(os.environ)
-    rng, rng_seed = random._inst, random._inst.seed
+    # The C part of random.seed(): Random.seed() also assigns gauss_next, a change the dict watcher
+    # would report after every run (a gauss_next the run left is restored with the other state).
+    rng = random._inst
+    rng_seed = functools.partial(_random.Random.seed, rng, None)
     collect = _gc.collect
     del _gc
     mod_type, fn_type = type(sys), type(is_blocked)
     IMMUTABLE = 1 << 8
 
     saved_modules = dict(sys.modules)
-    dicts, classes, functions, seen = [], [], [], set()
+    dicts, classes, functions, instances, seen = [], [], [], [], set()
 
     # Compared by identity only (no hash, no __eq__), so nothing a run left behind runs here.
     def keep_dict(d):
@@ -147,6 +160,8 @@ def _dovetail_setup(blocked, max_bytes_marker):
         elif t is not mod_type:
             d = getattr(v, "__dict__", None)
             if type(d) is dict:
+                if id(d) not in seen:
+                    instances.append(v)
                 keep_dict(d)
 
     for m in saved_modules.values():
@@ -172,7 +187,7 @@ def _dovetail_setup(blocked, max_bytes_marker):
 
     saved_files = files()
 
-    def restore():
+    def restore(dicts=dicts, classes=classes, functions=functions):
         changed = False
         for d, copy, items in dicts:
             t = type(d)
@@ -216,34 +231,62 @@ def _dovetail_setup(blocked, max_bytes_marker):
     cells = [c for f, *_ in functions for c in (f.__closure__ or ()) if _filled(c)]
     values, get_code, get_defaults, get_kwdefaults, get_contents = methodcaller("values"), attrgetter("__code__"), attrgetter("__defaults__"), attrgetter("__kwdefaults__"), attrgetter("cell_contents")
 
+    # The modules and the instances whose __dict__ is kept: a run could assign their __class__.
+    O = []
+
     def picture():
         return (list(map(len, D)), list(flat(D)), list(flat(map(values, D))), list(map(len, L)), list(flat(L)), list(map(len, C)), list(flat(C)), list(flat(map(values, C))),
-                list(map(get_code, F)), list(map(get_defaults, F)), list(map(get_kwdefaults, F)), list(map(get_contents, cells)))
+                list(map(get_code, F)), list(map(get_defaults, F)), list(map(get_kwdefaults, F)), list(map(get_contents, cells)), list(map(type, O)))
+
+    # What the interpreter's watchers do not see (the worker watches every dict of D, every class
+    # of C and every function): lists and sets, closure cells and the objects' classes.
+    def small_picture():
+        return (list(map(len, L)), list(chain(flat(L), map(get_contents, cells), map(type, O))))
 
     def unchanged():
         try:
             now = picture()
         except Exception:
             return False
-        # The lengths (0, 3, 5) are ints, compared by value; the rest by identity.
-        return all(a == b if i in (0, 3, 5) else len(a) == len(b) and all(map(is_, a, b)) for i, (a, b) in enumerate(zip(now, before)))
+        return len(now) == len(before) and all(a == b if i in (0, 3, 5) else len(a) == len(b) and all(map(is_, a, b)) for i, (a, b) in enumerate(zip(now, before)))
 
-    def reset():
+    def small_unchanged():
+        try:
+            lens, objs = small_picture()
+        except Exception:
+            return False
+        return lens == small_before[0] and len(objs) == len(small_before[1]) and all(map(is_, objs, small_before[1]))
+
+    def ids(text):
+        return [int(i) for i in text.split(",") if i]
+
+    # 0: cannot be restored (the worker is replaced); 1: clean; 2: something was put back (the
+    # worker calls reset again with what changed since, until a pass finds nothing to do).
+    def reset(dict_ids, class_ids, function_ids):
         settrace(None)
         setprofile(None)
         setrecursionlimit(recursion_limit)
         set_signal(sigint, int_handler)
         collect(0)
-        if not unchanged():
-            # A finalizer may change state again while the restore drops the run's objects: repeat.
-            for _ in range(3):
-                if not restore():
-                    break
-            else:
-                return False
-            collect(0)
+        status = 1
+        if not small_unchanged():
+            # What no watcher sees changed: the full comparison.
             if not unchanged():
-                return False
+                # A finalizer may change state again while the restore drops the run's objects: repeat.
+                for _ in range(3):
+                    if not restore():
+                        break
+                else:
+                    return 0
+                collect(0)
+                if not unchanged():
+                    return 0
+        elif dict_ids or class_ids or function_ids:
+            # Only what the watchers saw change (a watcher does not fire for what it did not see change).
+            if restore([by_dict[i] for i in ids(dict_ids) if i in by_dict], [by_class[i] for i in ids(class_ids) if i in by_class],
+                       [by_function[i] for i in ids(function_ids) if i in by_function]):
+                status = 2
+                collect(0)
         if dict(environ) != env_copy:
             environ.clear()
             environ.update(env_copy)
@@ -257,10 +300,10 @@ def _dovetail_setup(blocked, max_bytes_marker):
         for path, (mode, size, mtime) in saved_files.items():
             cur = now.get(path)
             if cur is None or cur[0] != mode:
-                return False
+                return 0
             if (mode & 0o170000) != 0o040000 and cur != (mode, size, mtime):
-                return False
-        return True
+                return 0
+        return status
 
     dumps, encode = json.dumps, str.encode
     run_main = _dovetail_run
@@ -280,6 +323,12 @@ def _dovetail_setup(blocked, max_bytes_marker):
     C[:] = [c.__dict__ for c, _ in classes]
     F[:] = [f for f, *_ in functions]
     cells[:] = [c for f, *_ in functions for c in (f.__closure__ or ()) if _filled(c)]
+    O[:] = [*saved_modules.values(), *instances]
+    # The snapshot entries by the address of what they keep (what the watchers report).
+    by_dict, by_class, by_function = ({id(e[0]): e for e in kept} for kept in (dicts, classes, functions))
     before = picture()
-    return run, reset, settrace, setprofile
+    small_before = small_picture()
+    # For the worker's watchers: the addresses (id) of the dicts and classes to watch; the harness
+    # keeps them alive, so the addresses stay valid.
+    return run, reset, settrace, setprofile, [id(d) for d in D], [id(c) for c, _ in classes]
 `;

@@ -34,6 +34,21 @@ const OUTPUT_TOO_LARGE = '\u0000output too large';
 const port = parentPort!;
 const data = workerData as PyodideWorkerData;
 const interrupt = new Int32Array(data.interrupt);
+/** What the interpreter watchers (see watchInterpreterState) saw change: addresses (Python's id()). */
+const watched = { dicts: new Set<number>(), classes: new Set<number>(), functions: new Set<number>() };
+type Changes = { dicts: Set<number>; classes: Set<number>; functions: Set<number> };
+/** The changes seen so far, and a fresh record for those that follow. */
+function takeWatched(): Changes {
+  const taken = { dicts: new Set(watched.dicts), classes: new Set(watched.classes), functions: new Set(watched.functions) };
+  watched.dicts.clear();
+  watched.classes.clear();
+  watched.functions.clear();
+  return taken;
+}
+/** How many times reset may put state back before the worker is replaced instead. */
+const RESET_PASSES = 4;
+/** Gives every watched class a version tag again; false if one cannot get one (the worker retires). */
+let watchedClassesTagged: () => boolean = () => false;
 
 // CODE_MAX_MEMORY_MB: Emscripten grows the heap through WebAssembly.Memory#grow and treats a
 // failure as malloc returning NULL, which Python raises as MemoryError. The cap is set once the
@@ -71,10 +86,50 @@ for (const [i, file] of data.wheels.entries()) {
 }
 py.setInterruptBuffer(new Int32Array(data.interrupt, 0, 1));
 
-type Py = ((...args: unknown[]) => unknown) & { toJs(o: { depth: number }): Py[] };
+type Py = ((...args: unknown[]) => unknown) & { toJs(o?: { depth: number }): Py[] };
 const harnessGlobals = py.runPython('dict()') as unknown as { get(k: string): Py };
 py.runPython(PYODIDE_HARNESS, { globals: harnessGlobals as never });
-const [run, reset, settrace, setprofile] = (harnessGlobals.get('_dovetail_setup')([...BLOCKED_PYTHON_MODULES], OUTPUT_TOO_LARGE) as Py).toJs({ depth: 1 }) as [Py, Py, Py, Py];
+const [run, reset, settrace, setprofile, dictIds, classIds] = (harnessGlobals.get('_dovetail_setup')([...BLOCKED_PYTHON_MODULES], OUTPUT_TOO_LARGE) as Py).toJs({ depth: 1 }) as [Py, Py, Py, Py, Py, Py];
+watchInterpreterState(dictIds.toJs() as unknown as number[], classIds.toJs() as unknown as number[]);
+
+/**
+ * What a run changed of the state the harness keeps, seen by CPython's own watchers (the ones its
+ * attribute caches and specializer rely on) instead of comparing ~60,000 objects after every run:
+ * a dict watcher on every kept dict (module globals, the dicts they hold, function __dict__s), a
+ * type watcher on every kept class, a function watcher for assignments to any function's
+ * __code__, __defaults__ or __kwdefaults__. The callbacks are WebAssembly-to-JavaScript calls
+ * that only note the address of what changed (`watched`): nothing of them is visible to Python,
+ * and only the C API (which a run cannot reach: no ctypes) could remove them. A type watcher fires
+ * only for a class with a version tag, so each reset gives them one again.
+ */
+function watchInterpreterState(dicts: readonly number[], classes: readonly number[]): void {
+  const m = (py as unknown as { _module: Record<string, (...a: number[]) => number> & { addFunction(f: (...a: number[]) => number, sig: string): number } })._module;
+  // One JavaScript function per signature: addFunction reuses the table slot of a function it has seen.
+  // Addresses arrive as signed 32-bit ints; `>>> 0` gives Python's id().
+  const dictChanged = (_event: number, dict: number) => {
+    watched.dicts.add(dict >>> 0);
+    return 0;
+  };
+  const classChanged = (cls: number) => {
+    watched.classes.add(cls >>> 0);
+    return 0;
+  };
+  // PyFunction_WatchEvent: 0 CREATE, 1 DESTROY, then MODIFY_CODE, MODIFY_DEFAULTS, MODIFY_KWDEFAULTS.
+  const functionChanged = (event: number, fn: number) => {
+    if (event >= 2) watched.functions.add(fn >>> 0);
+    return 0;
+  };
+  const dictWatcher = m._PyDict_AddWatcher(m.addFunction(dictChanged, 'iiiii'));
+  const typeWatcher = m._PyType_AddWatcher(m.addFunction(classChanged, 'ii'));
+  const functionWatcher = m._PyFunction_AddWatcher(m.addFunction(functionChanged, 'iiii'));
+  if (dictWatcher < 0 || typeWatcher < 0 || functionWatcher < 0) throw new Error('the Python sandbox could not add its interpreter watchers');
+  for (const d of dicts) if (m._PyDict_Watch(dictWatcher, d) !== 0) throw new Error('the Python sandbox could not watch a dict');
+  for (const c of classes) if (m._PyType_Watch(typeWatcher, c) !== 0) throw new Error('the Python sandbox could not watch a class');
+  const assignVersionTag = m._PyUnstable_Type_AssignVersionTag;
+  watchedClassesTagged = () => classes.every((c) => assignVersionTag(c) === 1);
+  if (!watchedClassesTagged()) throw new Error('the Python sandbox could not watch a class');
+  takeWatched();
+}
 
 heapCap = ((py as unknown as { _module: { HEAPU8: Uint8Array } })._module.HEAPU8.length) + data.memoryBytes;
 
@@ -111,7 +166,18 @@ port.on('message', (job: PyodideJob) => {
   try {
     settrace(undefined);
     setprofile(undefined);
-    clean = reset() === true;
+    // Reset with what the watchers saw change; again (with what changed since, the restore's own
+    // changes and a finalizer's included, and what was put back) until a pass has nothing to do.
+    let changes = takeWatched();
+    for (let pass = 0; pass < RESET_PASSES && !clean; pass++) {
+      const status = reset([...changes.dicts].join(','), [...changes.classes].join(','), [...changes.functions].join(','));
+      if (status !== 1 && status !== 2) break;
+      const since = takeWatched();
+      clean = status === 1 && since.dicts.size + since.classes.size + since.functions.size === 0;
+      if (status === 2) for (const k of ['dicts', 'classes', 'functions'] as const) for (const id of changes[k]) since[k].add(id);
+      changes = since;
+    }
+    clean &&= watchedClassesTagged();
   } catch {
     clean = false;
   }
