@@ -40,7 +40,7 @@ import { FeedbackService } from './feedback/feedback-service.js';
 import { FormService, HUMAN_INPUT_MAIL_JOB } from './forms/form-service.js';
 import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
 import type { Queue } from './infra/queue/queue.js';
-import { DbQueue } from './infra/queue/db-queue.js';
+import { createQueue } from './infra/queue/create-queue.js';
 import { createEmbedder, type Embedder } from './knowledge/embedder.js';
 import { KeywordIndex } from './knowledge/index/keyword-index.js';
 import { chooseVectorIndex } from './knowledge/index/choose-vector-index.js';
@@ -251,7 +251,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
   // Made here because forms enqueue their mail jobs; closed where it always was (after the run side, below).
-  const queue = new DbQueue(store.db, clock, logger, config.queue);
+  const queue = createQueue(store.db, clock, logger, config.queue, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
   const forms = new FormService({
     db: store.db,
     queue,

@@ -68,6 +68,9 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       DOVETAIL_DATA_DIR: dataDir,
       DOVETAIL_CONFIG: undefined as unknown as string,
       ...(pgUrl ? { DATABASE_URL: pgUrl, DATABASE_SCHEMA: schema } : {}),
+      // Each test database is a deployment of its own: servers on one database share a Redis prefix
+      // (their bus and BullMQ jobs), servers of other test files never see them.
+      ...(opts.env?.REDIS_URL ? { REDIS_KEY_PREFIX: `dovetail-test-${path.basename(dataDir)}-${schema ?? 'sqlite'}:` } : {}),
       ...opts.env,
     },
     { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },

@@ -19,6 +19,7 @@ import * as m017 from './017-app-versions.js';
 import * as m018 from './018-form-recipients.js';
 import * as m019 from './019-agent-thoughts.js';
 import * as m020 from './020-form-recipient-token-hash.js';
+import * as m021 from './021-job-outbox.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '018-form-recipients': m018,
   '019-agent-thoughts': m019,
   '020-form-recipient-token-hash': m020,
+  '021-job-outbox': m021,
 };
