@@ -267,8 +267,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     },
   });
   await forms.sealLegacyTokens();
-  forms.start();
-  closers.push(async () => forms.stop());
+  await forms.scheduleTimeoutScan();
   const formRecipients = new FormRecipients(store.db, secretBox);
   await formRecipients.sealLegacyTokens();
   const mailProblem = mailNotConfigured(config.mail);
