@@ -137,11 +137,6 @@ export class BullmqQueue implements Queue {
     for (const kind of this.#handlers.keys()) this.#startWorker(kind);
   }
 
-  /** Sends every committed outbox row now (tests). */
-  flushOutbox(): Promise<void> {
-    return this.#relay.flush();
-  }
-
   /**
    * Stops at once without handing anything back or renewing a lock, as a killed process would
    * (tests and benches: another worker takes the jobs over once their locks run out).

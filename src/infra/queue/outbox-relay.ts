@@ -61,12 +61,6 @@ export class OutboxRelay {
     });
   }
 
-  /** Sends everything committed so far (tests, shutdown). */
-  async flush(): Promise<void> {
-    await this.#running;
-    await this.#drain();
-  }
-
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
