@@ -63,6 +63,9 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dovetail-test-'));
   const pgUrl = process.env.TEST_DATABASE_URL;
   const schema = opts.reuse?.schema ?? (pgUrl ? `t_${Math.random().toString(36).slice(2, 12)}` : undefined);
+  // TEST_QUEUE=bullmq runs every test server's jobs on BullMQ (TEST_REDIS_URL), unless a test picks its own QUEUE.
+  const onBullmq = process.env.TEST_QUEUE === 'bullmq' && process.env.TEST_REDIS_URL && opts.env?.QUEUE === undefined && opts.env?.REDIS_URL === undefined;
+  const env = onBullmq ? { ...opts.env, QUEUE: 'bullmq', REDIS_URL: process.env.TEST_REDIS_URL! } : opts.env;
   const config = loadConfig(
     {
       DOVETAIL_DATA_DIR: dataDir,
@@ -70,8 +73,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       ...(pgUrl ? { DATABASE_URL: pgUrl, DATABASE_SCHEMA: schema } : {}),
       // Each test database is a deployment of its own: servers on one database share a Redis prefix
       // (their bus and BullMQ jobs), servers of other test files never see them.
-      ...(opts.env?.REDIS_URL ? { REDIS_KEY_PREFIX: `dovetail-test-${path.basename(dataDir)}-${schema ?? 'sqlite'}:` } : {}),
-      ...opts.env,
+      ...(env?.REDIS_URL ? { REDIS_KEY_PREFIX: `dovetail-test-${path.basename(dataDir)}-${schema ?? 'sqlite'}:` } : {}),
+      ...env,
     },
     { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },
   );
