@@ -15,6 +15,7 @@ if (!redisUrl) {
   queueContract('BullMQ', {
     make: (db, cfg) => new BullmqQueue(db, systemClock, createLogger('silent'), cfg, { redisUrl, keyPrefix }),
     kill: (q) => (q as BullmqQueue).abandon(),
+    processEnv: () => ({ QUEUE: 'bullmq', REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix }),
     async cleanup() {
       const r = new Redis(redisUrl);
       let cursor = '0';

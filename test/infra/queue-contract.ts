@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import type { Queue, QueueConfig } from '../../src/infra/queue/queue.js';
 import type { Database } from '../../src/store/schema.js';
@@ -7,6 +10,8 @@ import type { Kysely } from 'kysely';
 /** A runner under test: its queues on the test server's database, and a way to kill one like a process. */
 export interface QueueHarness {
   make(db: Kysely<Database>, cfg: QueueConfig): Queue;
+  /** Settings that make a worker process (`test/helpers/queue-worker-process.ts`) use this runner. */
+  processEnv(): Record<string, string>;
   /** Stops a queue as a killed process would: no hand-back, no lease renewal. */
   kill(q: Queue): Promise<void>;
   cleanup?(): Promise<void>;
@@ -156,6 +161,37 @@ export function queueContract(name: string, harness: QueueHarness): void {
       await vi.waitFor(() => expect(ranOnB).toBe(true), WAIT);
       await vi.waitFor(async () => expect((await find(b, id))?.status).toBe('done'), WAIT);
     });
+
+    it('a job whose worker process is killed (SIGKILL) mid-job is finished by another worker', async () => {
+      const id = await queue().enqueue('c.killed', {});
+      const env: Record<string, string> = {
+        ...(process.env as Record<string, string>),
+        ...harness.processEnv(),
+        KIND: 'c.killed',
+        QUEUE_LEASE_MS: String(base.leaseMs),
+        QUEUE_POLL_MS: String(base.pollMs),
+        LOG_LEVEL: 'silent',
+        DOVETAIL_DATA_DIR: s.dataDir,
+        ...(s.config.databaseUrl ? { DATABASE_URL: s.config.databaseUrl, DATABASE_SCHEMA: s.config.databaseSchema ?? '' } : { DATABASE_URL: '' }),
+      };
+      delete env.DOVETAIL_CONFIG;
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/helpers/queue-worker-process.ts')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => void (out += d.toString()));
+      const exited = new Promise((r) => child.once('exit', r));
+      try {
+        await vi.waitFor(() => expect(out).toContain(`started ${id}`), { timeout: 60_000, interval: 50 });
+      } finally {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      let ranHere = false;
+      const b = queue();
+      b.register('c.killed', { run: async () => void (ranHere = true) });
+      b.start();
+      await vi.waitFor(() => expect(ranHere).toBe(true), WAIT);
+      await vi.waitFor(async () => expect((await find(b, id))?.status).toBe('done'), WAIT);
+    }, 90_000);
 
     it('retry() queues a failed job again; it is then done', async () => {
       let calls = 0;

@@ -6,4 +6,5 @@ import { queueContract } from './queue-contract.js';
 queueContract('embedded (jobs table)', {
   make: (db, cfg) => new DbQueue(db, systemClock, createLogger('silent'), cfg),
   kill: async (q) => (q as DbQueue).abandon(),
+  processEnv: () => ({ QUEUE: 'embedded', REDIS_URL: '' }),
 });
