@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { openStore, type Store } from '../src/store/db.js';
+import { dropSchema, openStore, type Store } from '../src/store/db.js';
 import { systemClock } from '../src/infra/clock.js';
 import { createLogger } from '../src/infra/logger.js';
 import { DbQueue } from '../src/infra/queue/db-queue.js';
@@ -19,11 +19,15 @@ const cfg: QueueConfig = { worker: true, concurrency: 2, leaseMs: 30_000, pollMs
 /**
  * The latency a queue hop adds: enqueue → handler start, one job at a time, on the embedded runner
  * (SQLite) and on BullMQ (Redis; needs BENCH_REDIS_URL or TEST_REDIS_URL), each both plain and
- * inside a transaction (through the outbox on BullMQ). Target: ≤ 5 ms at the median.
+ * inside a transaction (through the outbox on BullMQ). SQLite, or PostgreSQL with BENCH_DATABASE_URL.
+ * Target: ≤ 5 ms at the median.
  */
 export async function run(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-queue-'));
-  const store = await openStore({ databaseUrl: process.env.BENCH_DATABASE_URL, databaseSchema: undefined, dataDir: dir });
+  // BENCH_DATABASE_URL: on PostgreSQL instead, in a schema of its own dropped afterwards.
+  const pgUrl = process.env.BENCH_DATABASE_URL;
+  const schema = pgUrl ? `bench_queue_${process.pid}` : undefined;
+  const store = await openStore({ databaseUrl: pgUrl, databaseSchema: schema, dataDir: dir });
   const log = createLogger('silent');
   const rows: Array<[string, number[]]> = [];
   const embedded = new DbQueue(store.db, systemClock, log, cfg);
@@ -48,6 +52,7 @@ export async function run(): Promise<void> {
   process.stdout.write(`${'runner / path'.padEnd(26)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}\n`);
   for (const [name, xs] of rows) process.stdout.write(`${name.padEnd(26)} ${fmt(median(xs)).padStart(8)} ${fmt(percentile(xs, 99)).padStart(8)}\n`);
   await store.destroy();
+  if (pgUrl && schema) await dropSchema(pgUrl, schema);
   rmSync(dir, { recursive: true, force: true });
 }
 
