@@ -118,6 +118,18 @@ export class BullmqQueue implements Queue {
     return out.sort((a, b) => b.createdAt - a.createdAt).slice(0, limit);
   }
 
+  async counts(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    const add = (status: string, n: number) => n > 0 && (out[status] = (out[status] ?? 0) + n);
+    const outbox = await this.#db.selectFrom('job_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    add('queued', Number(outbox?.n ?? 0));
+    for (const name of await this.#kinds()) {
+      const c = await this.#queue(name).getJobCounts('waiting', 'delayed', 'prioritized', 'active', 'completed', 'failed');
+      for (const [state, n] of Object.entries(c)) add(STATUS[state] ?? 'queued', n);
+    }
+    return out;
+  }
+
   async retry(id: string): Promise<boolean> {
     for (const name of await this.#kinds()) {
       const job = await this.#queue(name).getJob(id);

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
+import { jobsByStatus } from './job-counts.js';
 import type { Logger } from '../logger.js';
 import { concurrencyOf, type EnqueueOptions, type JobHandler, type JobInfo, type ListJobsOptions, type Queue, type QueueConfig, type RegisterOptions } from './queue.js';
 
@@ -77,6 +78,10 @@ export class DbQueue implements Queue {
       runAt: r.run_at,
       createdAt: r.created_at,
     }));
+  }
+
+  counts(): Promise<Record<string, number>> {
+    return jobsByStatus(this.#db);
   }
 
   async retry(id: string): Promise<boolean> {

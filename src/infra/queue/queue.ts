@@ -93,6 +93,8 @@ export interface Queue {
   list(opts?: ListJobsOptions): Promise<JobInfo[]>;
   /** Queues a failed job again with its attempts reset; false when no failed job has this id. */
   retry(id: string): Promise<boolean>;
+  /** Jobs by status (queued, running, done, failed), for metrics; BullMQ counts the done jobs it still keeps. */
+  counts(): Promise<Record<string, number>>;
   /** Starts the worker loop (no-op when this process runs no worker). */
   start(): void;
   /** Stops claiming, aborts running handlers and hands their jobs back to the queue. */
