@@ -50,6 +50,7 @@ export class BullmqQueue implements Queue {
   readonly #cfg: QueueConfig;
   readonly #prefix: string;
   readonly #redis: Redis;
+  readonly #workerRedis: Redis;
   readonly #relay: OutboxRelay;
   readonly #handlers = new Map<string, Registered>();
   readonly #queues = new Map<string, BullQueue>();
@@ -64,9 +65,12 @@ export class BullmqQueue implements Queue {
     this.#log = logger;
     this.#cfg = cfg;
     this.#prefix = `${opts.keyPrefix}bull`;
-    // Workers block on Redis; BullMQ wants no per-request retry limit on its connections.
-    this.#redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+    // Producers (enqueue, list, the relay) fail after a few retries when Redis is gone, rather than
+    // hang a request; workers block on Redis and BullMQ wants no retry limit on theirs.
+    this.#redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
     this.#redis.on('error', (err) => this.#log.warn({ err }, 'queue redis connection error'));
+    this.#workerRedis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+    this.#workerRedis.on('error', (err) => this.#log.warn({ err }, 'queue worker redis connection error'));
     this.#relay = new OutboxRelay(db, (row) => this.#send(row), cfg.pollMs, logger);
   }
 
@@ -171,6 +175,7 @@ export class BullmqQueue implements Queue {
     await Promise.allSettled([...this.#workers.values()].map((w) => w.close()));
     await Promise.allSettled([...this.#queues.values()].map((q) => q.close()));
     this.#redis.disconnect();
+    this.#workerRedis.disconnect();
   }
 
   #jobOpts(maxAttempts: number): JobsOptions {
@@ -229,7 +234,7 @@ export class BullmqQueue implements Queue {
     const { handler, opts } = this.#handlers.get(kind)!;
     const leaseMs = opts?.leaseMs ?? this.#cfg.leaseMs;
     const worker = new Worker(kind, (job, token, signal) => this.#process(handler, job, token, signal), {
-      connection: this.#redis,
+      connection: this.#workerRedis,
       prefix: this.#prefix,
       concurrency: concurrencyOf(this.#cfg, kind, opts),
       lockDuration: leaseMs,
