@@ -111,8 +111,26 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       await stop();
       if (pgUrl && schema) await dropSchema(pgUrl, schema);
       rmSync(dataDir, { recursive: true, force: true });
+      // The test's own Redis keys (BullMQ jobs) go with its database.
+      if (config.redisUrl && config.redisKeyPrefix.startsWith('dovetail-test-')) await dropRedisKeys(config.redisUrl, config.redisKeyPrefix);
     },
   };
+}
+
+/** Deletes every Redis key under `prefix`. */
+export async function dropRedisKeys(url: string, prefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const r = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await r.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
 }
 
 /** Restarts a stopped server on the same data. */

@@ -1,9 +1,9 @@
-import { Redis } from 'ioredis';
 import { describe, it } from 'vitest';
 import { BullmqQueue } from '../../src/infra/queue/bullmq-queue.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { queueContract } from './queue-contract.js';
+import { dropRedisKeys } from '../helpers/server.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const keyPrefix = `dovetail-test-queue-${Math.random().toString(36).slice(2)}:`;
@@ -16,15 +16,6 @@ if (!redisUrl) {
     make: (db, cfg) => new BullmqQueue(db, systemClock, createLogger('silent'), cfg, { redisUrl, keyPrefix }),
     kill: (q) => (q as BullmqQueue).abandon(),
     processEnv: () => ({ QUEUE: 'bullmq', REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix }),
-    async cleanup() {
-      const r = new Redis(redisUrl);
-      let cursor = '0';
-      do {
-        const [next, keys] = await r.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await r.del(...keys);
-      } while (cursor !== '0');
-      r.disconnect();
-    },
+    cleanup: () => dropRedisKeys(redisUrl, keyPrefix),
   });
 }
