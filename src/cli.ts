@@ -8,6 +8,7 @@ import { appCommands } from './cli/app-commands.js';
 import { keyCommands } from './cli/key-commands.js';
 import { adminCommands } from './cli/admin-commands.js';
 import { runCommands } from './cli/run-commands.js';
+import { jobCommands } from './cli/job-commands.js';
 import { serve } from './cli/serve.js';
 
 /** The package version (package.json, beside `src/` and `dist/` alike). */
@@ -34,6 +35,7 @@ export function buildCli(): Command {
   appCommands(program);
   keyCommands(program);
   runCommands(program);
+  jobCommands(program);
   adminCommands(program);
   return program;
 }

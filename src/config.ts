@@ -296,6 +296,23 @@ function int(env: Env, file: Record<string, unknown>, key: string, fallback: num
   return n;
 }
 
+/** `QUEUE`: bullmq or embedded; default bullmq when Redis is configured. */
+function queueRunner(raw: string | undefined, redisUrl: string | undefined): 'embedded' | 'bullmq' {
+  const v = (raw ?? (redisUrl ? 'bullmq' : 'embedded')).trim();
+  if (v !== 'embedded' && v !== 'bullmq') throw new ConfigError(`QUEUE must be bullmq or embedded, got "${v}"`);
+  if (v === 'bullmq' && !redisUrl) throw new ConfigError('QUEUE=bullmq needs REDIS_URL (BullMQ runs on Redis); set REDIS_URL or QUEUE=embedded');
+  return v;
+}
+
+/** Every `QUEUE_CONCURRENCY_<KIND>` setting (env or file), by key. */
+function concurrencyByKind(env: Env, file: Record<string, unknown>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const key of new Set([...Object.keys(file), ...Object.keys(env)])) {
+    if (key.startsWith('QUEUE_CONCURRENCY_') && str(env, file, key) !== undefined) out[key] = int(env, file, key, 1, 1);
+  }
+  return out;
+}
+
 function codeMode(raw: string | undefined): 'sandbox' | 'process' {
   const v = (raw ?? 'sandbox').trim();
   if (v !== 'sandbox' && v !== 'process') throw new ConfigError(`CODE_EXECUTION_MODE must be sandbox or process, got "${v}"`);
@@ -486,6 +503,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeoutSeconds: int(env, file, 'AUDIO_REQUEST_TIMEOUT', 300, 1),
     },
     queue: {
+      runner: queueRunner(str(env, file, 'QUEUE'), str(env, file, 'REDIS_URL')),
+      concurrencyByKind: concurrencyByKind(env, file),
       // an api-only process never runs jobs
       worker: queueWorker && role !== 'api',
       concurrency: int(env, file, 'QUEUE_CONCURRENCY', 2, 1),

@@ -41,7 +41,7 @@ import { FeedbackService } from './feedback/feedback-service.js';
 import { FormService, HUMAN_INPUT_MAIL_JOB } from './forms/form-service.js';
 import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
 import type { Queue } from './infra/queue/queue.js';
-import { DbQueue } from './infra/queue/db-queue.js';
+import { createQueue } from './infra/queue/create-queue.js';
 import { createEmbedder, type Embedder } from './knowledge/embedder.js';
 import { KeywordIndex } from './knowledge/index/keyword-index.js';
 import { chooseVectorIndex } from './knowledge/index/choose-vector-index.js';
@@ -79,7 +79,6 @@ import type { ImportWarning } from './engine/types.js';
 import { Metrics } from './infra/metrics.js';
 import { NO_TRACING, otlpTracing, type Tracing } from './infra/tracing.js';
 import { runsByStatus } from './runs/run-counts.js';
-import { jobsByStatus } from './infra/queue/job-counts.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -202,7 +201,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   offload.warm();
   closers.push(() => offload.close());
   const tracing = config.otelEndpoint ? await otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
-  const metrics = new Metrics({ runsByStatus: () => runsByStatus(store.db), jobsByStatus: () => jobsByStatus(store.db) });
+  const metrics = new Metrics({ runsByStatus: () => runsByStatus(store.db), jobsByStatus: () => queue.counts() });
   const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
   const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
   const messages = new MessageStore(store.db);
@@ -257,7 +256,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
   // Made here because forms enqueue their mail jobs; closed where it always was (after the run side, below).
-  const queue = new DbQueue(store.db, clock, logger, config.queue);
+  const queue = createQueue(store.db, clock, logger, config.queue, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
   const forms = new FormService({
     db: store.db,
     queue,
@@ -273,9 +272,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     },
   });
   await forms.sealLegacyTokens();
-  // the form deadline scanner resumes runs: background work, which an api-only process leaves to workers
-  if (config.role !== 'api') forms.start();
-  closers.push(async () => forms.stop());
+  await forms.scheduleTimeoutScan();
   const formRecipients = new FormRecipients(store.db, secretBox);
   await formRecipients.sealLegacyTokens();
   const mailProblem = mailNotConfigured(config.mail);

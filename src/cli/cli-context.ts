@@ -9,6 +9,7 @@ import { SecretBox } from '../infra/secret-box.js';
 import { ServerKeys } from '../infra/server-keys.js';
 import type { Bus } from '../infra/bus/bus.js';
 import type { Runtime } from '../runtime.js';
+import type { Queue } from '../infra/queue/queue.js';
 import { CliError } from './cli-error.js';
 
 /** Options every command takes (set on the program, read through `optsWithGlobals`). */
@@ -25,6 +26,8 @@ export interface CliContext {
   readonly keys: KeyService;
   /** The bus every server instance listens on (Redis when `REDIS_URL` is set); undefined without one. */
   bus(): Promise<Bus | undefined>;
+  /** The deployment's job queue (the runner `QUEUE` names), without a worker: for listing and retrying jobs. */
+  queue(): Promise<Queue>;
 }
 
 /** Settings as the server reads them (env, then `dovetail.yaml`); one-shot commands log warnings only. */
@@ -53,6 +56,7 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
   await checkDatabase(config, opts);
   const store = await openStore(config);
   let bus: Bus | undefined;
+  let queue: Queue | undefined;
   const apps = new AppService(store.db, systemClock, new SecretBox(new ServerKeys({ db: store.db, clock: systemClock, secretKey: config.fileUrls.secretKey })));
   apps.addGraphValidator(engineGraphValidator);
   const ctx: CliContext = {
@@ -67,11 +71,19 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
       }
       return bus;
     },
+    async queue() {
+      if (!queue) {
+        const [{ createQueue }, { createLogger }, pino] = await Promise.all([import('../infra/queue/create-queue.js'), import('../infra/logger.js'), import('pino')]);
+        queue = createQueue(store.db, systemClock, createLogger(config.logLevel, pino.destination(2)), { ...config.queue, worker: false }, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+      }
+      return queue;
+    },
   };
   try {
     return await fn(ctx);
   } finally {
     await bus?.close();
+    await queue?.close();
     await store.destroy();
   }
 }

@@ -76,14 +76,16 @@ export interface FormServiceDeps {
   readonly resumer: () => RunResumer;
 }
 
+/** The repeatable job that times out and expires forms past their deadlines. */
+export const FORM_TIMEOUT_SCAN_JOB = 'forms.timeout-scan';
+
 /**
  * Human Input forms: created when a run reaches the node, fetched and submitted by token, timed
- * out by a scanner. Implements the engine's HumanInputGateway. Every state change is a
+ * out by a repeatable scan job. Implements the engine's HumanInputGateway. Every state change is a
  * compare-and-set on `status`, so concurrent submits, timeouts and stops have exactly one winner.
  */
 export class FormService implements HumanInputGateway {
   readonly #d: FormServiceDeps;
-  #timer: NodeJS.Timeout | undefined;
   /** Scans run one after another; a caller waits for the scans before its own. */
   #scans: Promise<unknown> = Promise.resolve();
 
@@ -403,17 +405,13 @@ export class FormService implements HumanInputGateway {
     return rows.length;
   }
 
-  /** Starts the periodic deadline scanner (config `HUMAN_INPUT_TIMEOUT_SCAN_MS`). */
-  start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.scanTimeouts(), this.#d.config.humanInputScanIntervalMs);
-    this.#timer.unref();
-    void this.scanTimeouts();
-  }
-
-  stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
+  /**
+   * Declares the deadline scan as a repeatable job (`HUMAN_INPUT_TIMEOUT_SCAN_MS`): one worker of
+   * the deployment scans per tick, instead of a timer in every process.
+   */
+  async scheduleTimeoutScan(): Promise<void> {
+    this.#d.queue.register(FORM_TIMEOUT_SCAN_JOB, { run: async () => void (await this.scanTimeouts()) });
+    await this.#d.queue.repeat(FORM_TIMEOUT_SCAN_JOB, this.#d.config.humanInputScanIntervalMs);
   }
 }
 

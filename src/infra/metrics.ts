@@ -63,9 +63,9 @@ export class Metrics {
       });
     byStatus('dovetail_runs', 'Workflow and chatflow runs by status (from the database).', () => source.runsByStatus());
     one('dovetail_runs_paused', 'Runs paused at a Human Input form (from the database).', async () => (await source.runsByStatus()).paused ?? 0);
-    byStatus('dovetail_jobs', 'Background jobs by status (from the database).', () => source.jobsByStatus());
-    one('dovetail_queue_depth', 'Background jobs waiting to run (from the database).', async () => (await source.jobsByStatus()).queued ?? 0);
-    one('dovetail_job_failures', 'Background jobs that failed for good (from the database).', async () => (await source.jobsByStatus()).failed ?? 0);
+    byStatus('dovetail_jobs', 'Background jobs by status (from the job queue).', () => source.jobsByStatus());
+    one('dovetail_queue_depth', 'Background jobs waiting to run (from the job queue).', async () => (await source.jobsByStatus()).queued ?? 0);
+    one('dovetail_job_failures', 'Background jobs that failed for good (from the job queue).', async () => (await source.jobsByStatus()).failed ?? 0);
   }
 
   /** The providers with every `stream` call timed, its tokens counted, and (tracing on) a `model.call` span. */

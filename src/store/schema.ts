@@ -25,6 +25,7 @@ export interface Database {
   human_input_deliveries: HumanInputDeliveryTable;
   human_input_form_recipients: HumanInputFormRecipientTable;
   jobs: JobTable;
+  job_outbox: JobOutboxTable;
   datasets: DatasetTable;
   documents: DocumentTable;
   indexing_runs: IndexingRunTable;
@@ -286,6 +287,18 @@ export interface JobTable {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** Jobs written inside a transaction, waiting for the relay to hand them to BullMQ (`QUEUE=bullmq`). */
+export interface JobOutboxTable {
+  /** Becomes the BullMQ job id, so a repeated hand-over adds nothing. */
+  id: string;
+  kind: string;
+  /** JSON. */
+  payload: string;
+  run_at: number;
+  max_attempts: number;
+  created_at: number;
 }
 
 export interface DatasetTable {

@@ -20,7 +20,7 @@ const env: Record<string, string> = {
   DOVETAIL_DATA_DIR: dataDir,
   LOG_LEVEL: 'silent',
   ...(pgUrl ? { DATABASE_URL: pgUrl, DATABASE_SCHEMA: schema! } : { DATABASE_URL: '' }),
-  ...(pgUrl && redisUrl ? { REDIS_URL: redisUrl } : { REDIS_URL: '' }),
+  ...(pgUrl && redisUrl ? { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `dovetail-lifecycle-${path.basename(dataDir)}:` } : { REDIS_URL: '' }),
 };
 delete env.DOVETAIL_CONFIG;
 
@@ -45,7 +45,7 @@ beforeAll(async () => {
   const r = await cli('--init', 'app', 'import', file, '--json');
   expect(r.code).toBe(0);
   ({ app_id: appId, api_key: key } = JSON.parse(r.stdout) as { app_id: string; api_key: string });
-  s = await startServer({ reuse: { dataDir, schema }, env: pgUrl && redisUrl ? { REDIS_URL: redisUrl } : {} });
+  s = await startServer({ reuse: { dataDir, schema }, env: pgUrl && redisUrl ? { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: env.REDIS_KEY_PREFIX! } : {} });
 }, 120_000);
 afterAll(async () => {
   await s?.stop();

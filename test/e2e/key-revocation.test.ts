@@ -62,7 +62,7 @@ describe('a revoked key stops working at once', { timeout: 120_000 }, () => {
       expect(await status(b, apiKey)).toBe(200);
       await a.runtime.store.db.insertInto('api_keys').values(row).execute();
 
-      await revoke(a, keyId, { REDIS_URL: redisUrl! });
+      await revoke(a, keyId, { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: a.config.redisKeyPrefix });
       expect(await status(a, apiKey)).toBe(401);
       expect(await status(b, apiKey)).toBe(401);
     });

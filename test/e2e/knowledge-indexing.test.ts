@@ -102,14 +102,14 @@ describe('durable jobs', () => {
     const c = await kb1.call('POST', `/datasets/${ds}/document/create-by-text`, { name: 'L', text: 'lease expiry recovers' });
     expect((await kb1.call('GET', `/datasets/${ds}/documents/${c.body.batch}/indexing-status`)).body.data[0].indexing_status).toBe('waiting');
     // What a process that died mid-job leaves behind: the job claimed, its lease run out.
-    await s1.runtime.store.db.updateTable('jobs').set({ status: 'running', attempts: 1, locked_by: 'dead-worker', lease_until: Date.now() - 1 }).execute();
+    await s1.runtime.store.db.updateTable('jobs').set({ status: 'running', attempts: 1, locked_by: 'dead-worker', lease_until: Date.now() - 1 }).where('kind', '=', 'knowledge.index').execute();
     await s1.runtime.store.db.updateTable('indexing_runs').set({ status: 'indexing' }).execute();
     const s2 = await start({ QUEUE_LEASE_MS: '500' }, s1);
     const kb2 = kbClient(s2, await s2.datasetKey());
     expect(await kb2.settle(ds, c.body.batch)).toMatchObject({ indexing_status: 'completed', total_segments: 1 });
     // The document completes inside the job; the job row is marked done just after it.
     await vi.waitFor(async () => {
-      const job = await s2.runtime.store.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
+      const job = await s2.runtime.store.db.selectFrom('jobs').selectAll().where('kind', '=', 'knowledge.index').executeTakeFirstOrThrow();
       expect(job).toMatchObject({ status: 'done', attempts: 2 });
     }, { timeout: 5_000, interval: 20 });
   });
@@ -127,7 +127,7 @@ describe('durable jobs', () => {
     const doc = await kb.call('GET', `/datasets/${ds}/documents/${c.body.document.id}`);
     expect(doc.body).toMatchObject({ indexing_status: 'error', display_status: 'error' });
     await vi.waitFor(async () => {
-      const job = await s.runtime.store.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
+      const job = await s.runtime.store.db.selectFrom('jobs').selectAll().where('kind', '=', 'knowledge.index').executeTakeFirstOrThrow();
       expect(job).toMatchObject({ status: 'failed', attempts: 2 });
     }, { timeout: 5_000, interval: 20 });
     // A document in error can be replaced with a working file.

@@ -63,12 +63,18 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dovetail-test-'));
   const pgUrl = process.env.TEST_DATABASE_URL;
   const schema = opts.reuse?.schema ?? (pgUrl ? `t_${Math.random().toString(36).slice(2, 12)}` : undefined);
+  // TEST_QUEUE=bullmq runs every test server's jobs on BullMQ (TEST_REDIS_URL), unless a test picks its own QUEUE.
+  const onBullmq = process.env.TEST_QUEUE === 'bullmq' && process.env.TEST_REDIS_URL && opts.env?.QUEUE === undefined && opts.env?.REDIS_URL === undefined;
+  const env = onBullmq ? { ...opts.env, QUEUE: 'bullmq', REDIS_URL: process.env.TEST_REDIS_URL! } : opts.env;
   const config = loadConfig(
     {
       DOVETAIL_DATA_DIR: dataDir,
       DOVETAIL_CONFIG: undefined as unknown as string,
       ...(pgUrl ? { DATABASE_URL: pgUrl, DATABASE_SCHEMA: schema } : {}),
-      ...opts.env,
+      // Each test database is a deployment of its own: servers on one database share a Redis prefix
+      // (their bus and BullMQ jobs), servers of other test files never see them.
+      ...(env?.REDIS_URL ? { REDIS_KEY_PREFIX: `dovetail-test-${path.basename(dataDir)}-${schema ?? 'sqlite'}:` } : {}),
+      ...env,
     },
     { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },
   );
@@ -105,8 +111,26 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       await stop();
       if (pgUrl && schema) await dropSchema(pgUrl, schema);
       rmSync(dataDir, { recursive: true, force: true });
+      // The test's own Redis keys (BullMQ jobs) go with its database.
+      if (config.redisUrl && config.redisKeyPrefix.startsWith('dovetail-test-')) await dropRedisKeys(config.redisUrl, config.redisKeyPrefix);
     },
   };
+}
+
+/** Deletes every Redis key under `prefix`. */
+export async function dropRedisKeys(url: string, prefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const r = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await r.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
 }
 
 /** Restarts a stopped server on the same data. */

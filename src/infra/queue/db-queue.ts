@@ -2,23 +2,23 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
+import { jobsByStatus } from './job-counts.js';
 import type { Logger } from '../logger.js';
-import type { EnqueueOptions, JobHandler, Queue, QueueConfig, RegisterOptions } from './queue.js';
+import { concurrencyOf, type EnqueueOptions, type JobHandler, type JobInfo, type ListJobsOptions, type Queue, type QueueConfig, type RegisterOptions } from './queue.js';
 
 interface Running {
   readonly id: string;
   readonly kind: string;
   readonly abort: AbortController;
+  readonly heartbeat: NodeJS.Timeout;
   readonly done: Promise<void>;
 }
 
 /**
  * The job queue kept in the main database (table `jobs`). Claiming is a compare-and-set UPDATE on
  * one row, so several workers (processes) can share the table; a lease that is not renewed makes
- * the job claimable again.
- *
- * A kind registered with its own `concurrency` has its own slots; the kinds without share the
- * queue's `concurrency`. A kind's `leaseMs` replaces the queue's for its jobs.
+ * the job claimable again. A repeatable job (`repeat`) is one row with a fixed id (`repeat:<kind>`)
+ * that goes back to `queued` at its next tick instead of `done`, so one worker acts per tick.
  */
 export class DbQueue implements Queue {
   readonly #db: Kysely<Database>;
@@ -27,6 +27,8 @@ export class DbQueue implements Queue {
   readonly #cfg: QueueConfig;
   readonly #handlers = new Map<string, JobHandler<unknown>>();
   readonly #kindOpts = new Map<string, RegisterOptions>();
+  /** Repeatable kinds and their interval (ms). */
+  readonly #repeats = new Map<string, number>();
   readonly #running = new Map<string, Running>();
   readonly #workerId = newId();
   #timer: NodeJS.Timeout | undefined;
@@ -42,28 +44,74 @@ export class DbQueue implements Queue {
     this.#cfg = cfg;
   }
 
-  register<P>(kind: string, handler: JobHandler<P>, opts: RegisterOptions = {}): void {
+  register<P>(kind: string, handler: JobHandler<P>, opts?: RegisterOptions): void {
     this.#handlers.set(kind, handler as JobHandler<unknown>);
-    this.#kindOpts.set(kind, opts);
+    if (opts) this.#kindOpts.set(kind, opts);
   }
 
-  #leaseOf(kind: string): number {
+  async repeat(kind: string, everyMs: number, payload: unknown = {}): Promise<void> {
+    if (!Number.isInteger(everyMs) || everyMs < 1) throw new Error(`repeat interval must be a positive integer of ms, got ${everyMs}`);
+    this.#repeats.set(kind, everyMs);
+    const id = `repeat:${kind}`;
+    const now = this.#clock.now();
+    await this.#db
+      .insertInto('jobs')
+      .values({ id, kind, payload: JSON.stringify(payload), status: 'queued', attempts: 0, max_attempts: this.#cfg.maxAttempts, run_at: now, lease_until: null, locked_by: null, last_error: null, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    // A timer row left failed or done (by an older version) ticks again.
+    await this.#db.updateTable('jobs').set({ status: 'queued', attempts: 0, run_at: now, updated_at: now }).where('id', '=', id).where('status', 'in', ['done', 'failed']).execute();
+    this.#wake();
+  }
+
+  async list(opts: ListJobsOptions = {}): Promise<JobInfo[]> {
+    let q = this.#db.selectFrom('jobs').selectAll();
+    if (opts.failedOnly) q = q.where('status', '=', 'failed');
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit ?? 100).execute();
+    return rows.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      status: r.status as JobInfo['status'],
+      attempts: r.attempts,
+      maxAttempts: r.max_attempts,
+      lastError: r.last_error,
+      runAt: r.run_at,
+      createdAt: r.created_at,
+    }));
+  }
+
+  counts(): Promise<Record<string, number>> {
+    return jobsByStatus(this.#db);
+  }
+
+  async retry(id: string): Promise<boolean> {
+    const now = this.#clock.now();
+    const res = await this.#db.updateTable('jobs').set({ status: 'queued', attempts: 0, run_at: now, updated_at: now }).where('id', '=', id).where('status', '=', 'failed').executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) return false;
+    this.#wake();
+    return true;
+  }
+
+  /**
+   * Stops at once without handing anything back or renewing a lease, as a killed process would
+   * (tests and benches: another worker takes the jobs over once their leases run out).
+   */
+  abandon(): void {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    for (const r of this.#running.values()) clearInterval(r.heartbeat);
+    this.#running.clear();
+  }
+
+  #leaseMs(kind: string): number {
     return this.#kindOpts.get(kind)?.leaseMs ?? this.#cfg.leaseMs;
   }
 
-  /** The kinds with a free slot now: a kind with its own concurrency, or the shared pool. */
+  /** Kinds with a free slot in this worker. */
   #freeKinds(): string[] {
-    const own = (k: string) => this.#kindOpts.get(k)?.concurrency;
     const busy = new Map<string, number>();
-    let shared = 0;
-    for (const r of this.#running.values()) {
-      if (own(r.kind) === undefined) shared++;
-      else busy.set(r.kind, (busy.get(r.kind) ?? 0) + 1);
-    }
-    return [...this.#handlers.keys()].filter((k) => {
-      const limit = own(k);
-      return limit === undefined ? shared < this.#cfg.concurrency : (busy.get(k) ?? 0) < limit;
-    });
+    for (const r of this.#running.values()) busy.set(r.kind, (busy.get(r.kind) ?? 0) + 1);
+    return [...this.#handlers.keys()].filter((k) => (busy.get(k) ?? 0) < concurrencyOf(this.#cfg, k, this.#kindOpts.get(k)));
   }
 
   async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<string> {
@@ -128,7 +176,9 @@ export class DbQueue implements Queue {
       do {
         this.#pollAgain = false;
         while (!this.#closed) {
-          const claimed = await this.#claim();
+          const kinds = this.#freeKinds();
+          if (kinds.length === 0) break;
+          const claimed = await this.#claim(kinds);
           if (!claimed) break;
         }
       } while (this.#pollAgain && !this.#closed);
@@ -141,10 +191,8 @@ export class DbQueue implements Queue {
   }
 
   /** Claims one due job (queued, or running with an expired lease); false when none is due. */
-  async #claim(): Promise<boolean> {
+  async #claim(kinds: string[]): Promise<boolean> {
     const now = this.#clock.now();
-    const kinds = this.#freeKinds();
-    if (kinds.length === 0) return false;
     const candidates = await this.#db
       .selectFrom('jobs')
       .selectAll()
@@ -163,7 +211,7 @@ export class DbQueue implements Queue {
       // Compare-and-set on the exact state we read: only one worker wins a given row.
       const res = await this.#db
         .updateTable('jobs')
-        .set({ status: 'running', attempts: job.attempts + 1, lease_until: now + this.#leaseOf(job.kind), locked_by: this.#workerId, updated_at: now })
+        .set({ status: 'running', attempts: job.attempts + 1, lease_until: now + this.#leaseMs(job.kind), locked_by: this.#workerId, updated_at: now })
         .where('id', '=', job.id)
         .where('status', '=', job.status)
         .where('attempts', '=', job.attempts)
@@ -174,7 +222,7 @@ export class DbQueue implements Queue {
       const payload: unknown = JSON.parse(job.payload);
       if (attempt > job.max_attempts) {
         // The previous holder died on the last attempt: a lease timeout counts as a failure.
-        await this.#fail(job.id, handler, payload, job.last_error ?? `the worker running it stopped responding (lease of ${this.#leaseOf(job.kind)} ms expired)`, attempt - 1);
+        await this.#fail(job.id, job.kind, handler, payload, job.last_error ?? `the worker running it stopped responding (lease of ${this.#leaseMs(job.kind)} ms expired)`, attempt - 1);
         return true;
       }
       this.#execute(job.id, job.kind, handler, payload, attempt, job.max_attempts);
@@ -185,7 +233,7 @@ export class DbQueue implements Queue {
 
   #execute(id: string, kind: string, handler: JobHandler<unknown>, payload: unknown, attempt: number, maxAttempts: number): void {
     const abort = new AbortController();
-    const leaseMs = this.#leaseOf(kind);
+    const leaseMs = this.#leaseMs(kind);
     let lost = false;
     const heartbeat = setInterval(() => {
       void this.#db
@@ -208,7 +256,9 @@ export class DbQueue implements Queue {
     const done = (async () => {
       try {
         await handler.run(payload, { jobId: id, attempt, signal: abort.signal });
-        await this.#finish(id, { status: 'done', last_error: null });
+        const every = this.#repeats.get(kind);
+        if (every !== undefined && id === `repeat:${kind}`) await this.#finish(id, { status: 'queued', attempts: 0, run_at: this.#clock.now() + every, last_error: null });
+        else await this.#finish(id, { status: 'done', last_error: null });
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         if (lost) {
@@ -217,7 +267,7 @@ export class DbQueue implements Queue {
           // Shutdown: hand the job back without counting the attempt.
           await this.#finish(id, { status: 'queued', attempts: attempt - 1, run_at: this.#clock.now(), last_error: message });
         } else if (attempt >= maxAttempts) {
-          await this.#fail(id, handler, payload, message, attempt);
+          await this.#fail(id, kind, handler, payload, message, attempt);
         } else {
           const delay = this.#cfg.retryDelayMs * 2 ** (attempt - 1);
           this.#log.warn({ job: id, attempt, err: message }, 'job failed; retrying');
@@ -229,7 +279,7 @@ export class DbQueue implements Queue {
         this.#wake();
       }
     })().catch((err: unknown) => this.#log.error({ err, job: id }, 'job bookkeeping failed'));
-    this.#running.set(id, { id, kind, abort, done });
+    this.#running.set(id, { id, kind, abort, heartbeat, done });
   }
 
   async #finish(id: string, set: { status: string; last_error: string | null; attempts?: number; run_at?: number }): Promise<void> {
@@ -241,9 +291,12 @@ export class DbQueue implements Queue {
       .execute();
   }
 
-  async #fail(id: string, handler: JobHandler<unknown>, payload: unknown, error: string, attempts: number): Promise<void> {
+  async #fail(id: string, kind: string, handler: JobHandler<unknown>, payload: unknown, error: string, attempts: number): Promise<void> {
     this.#log.error({ job: id, attempts, err: error }, 'job failed for good');
-    await this.#finish(id, { status: 'failed', last_error: error });
+    const every = this.#repeats.get(kind);
+    // A timer that failed this tick still ticks next time.
+    if (every !== undefined && id === `repeat:${kind}`) await this.#finish(id, { status: 'queued', attempts: 0, run_at: this.#clock.now() + every, last_error: error });
+    else await this.#finish(id, { status: 'failed', last_error: error });
     // The job is failed for good whatever its handler's clean-up does: it is never claimed again.
     try {
       if (handler.onFailed) await handler.onFailed(payload, error);

@@ -2,8 +2,10 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../store/schema.js';
 
 /**
- * Durable background jobs: a port with one implementation per deployment (`db-queue.ts` keeps
- * jobs in the main database, so it works on SQLite and PostgreSQL alike).
+ * Durable background jobs: a port with one implementation per deployment, chosen by `QUEUE`
+ * (`create-queue.ts`): `db-queue.ts` (embedded) keeps jobs in the main database, so it works on
+ * SQLite and PostgreSQL alike; `bullmq-queue.ts` runs them on BullMQ (Redis), with jobs enqueued
+ * inside a transaction passing through an outbox table (`outbox-relay.ts`).
  *
  * Semantics every implementation keeps:
  * - `enqueue` persists the job before it returns; a job runs at least once, after `runAt`.
@@ -14,6 +16,9 @@ import type { Database } from '../../store/schema.js';
  *   and the handler's `onFailed` runs once, so the domain can record a terminal error (nothing is
  *   left "in progress" forever).
  * - Handlers must be idempotent: the same job can run more than once.
+ * - A job enqueued with `tx` exists exactly when that transaction commits (never for a rollback).
+ * - A repeatable job (`repeat`) runs once per tick on one worker of the whole deployment.
+ * - Failed ("dead") jobs are kept; `list` shows them and `retry` queues one again.
  */
 export interface JobContext {
   readonly jobId: string;
@@ -48,6 +53,29 @@ export interface RegisterOptions {
   readonly leaseMs?: number;
 }
 
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
+
+/** One job as `list` shows it (the same fields on every runner). */
+export interface JobInfo {
+  readonly id: string;
+  readonly kind: string;
+  readonly status: JobStatus;
+  /** Attempts started so far. */
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly lastError: string | null;
+  /** Epoch ms: when it is due (queued) or was last due. */
+  readonly runAt: number;
+  readonly createdAt: number;
+}
+
+export interface ListJobsOptions {
+  /** Only failed ("dead") jobs. */
+  readonly failedOnly?: boolean;
+  /** Newest first, at most this many (default 100). */
+  readonly limit?: number;
+}
+
 export interface Queue {
   /** Registers the handler for a kind; register every kind before `start`. */
   register<P>(kind: string, handler: JobHandler<P>, opts?: RegisterOptions): void;
@@ -55,6 +83,18 @@ export interface Queue {
   enqueue(kind: string, payload: unknown, opts?: EnqueueOptions): Promise<string>;
   /** Wakes local workers now (after committing a transaction that enqueued jobs). */
   notify(): void;
+  /**
+   * Declares a timer: a job of `kind` (registered on workers) runs every `everyMs`, on one worker
+   * of the deployment per tick, whichever processes declare it. Idempotent; a new `everyMs` replaces
+   * the old one.
+   */
+  repeat(kind: string, everyMs: number, payload?: unknown): Promise<void>;
+  /** Jobs, newest first (failed ones only with `failedOnly`), for operators (`dovetail jobs list`). */
+  list(opts?: ListJobsOptions): Promise<JobInfo[]>;
+  /** Queues a failed job again with its attempts reset; false when no failed job has this id. */
+  retry(id: string): Promise<boolean>;
+  /** Jobs by status (queued, running, done, failed), for metrics; BullMQ counts the done jobs it still keeps. */
+  counts(): Promise<Record<string, number>>;
   /** Starts the worker loop (no-op when this process runs no worker). */
   start(): void;
   /** Stops claiming, aborts running handlers and hands their jobs back to the queue. */
@@ -62,16 +102,30 @@ export interface Queue {
 }
 
 export interface QueueConfig {
+  /** Which runner (`QUEUE`: bullmq when `REDIS_URL` is set, else embedded). Absent: embedded. */
+  readonly runner?: 'embedded' | 'bullmq';
+  /** Per-kind concurrency (`QUEUE_CONCURRENCY_<KIND>`, the kind upper-cased with `.`/`-` as `_`). */
+  readonly concurrencyByKind?: Readonly<Record<string, number>>;
   /** Run a worker loop in this process (`QUEUE_WORKER`, default true). */
   readonly worker: boolean;
   /** Jobs run at once by one worker (`QUEUE_CONCURRENCY`, default 2). */
   readonly concurrency: number;
   /** A claimed job's lease; renewed every third of it while running (`QUEUE_LEASE_MS`, default 30000). */
   readonly leaseMs: number;
-  /** Poll interval when idle (`QUEUE_POLL_MS`, default 500). */
+  /** Poll interval when idle, of the embedded worker and of the outbox relay (`QUEUE_POLL_MS`, default 500). */
   readonly pollMs: number;
   /** Attempt limit (`QUEUE_MAX_ATTEMPTS`, default 3). */
   readonly maxAttempts: number;
   /** First retry delay; doubles per attempt (`QUEUE_RETRY_DELAY_MS`, default 1000). */
   readonly retryDelayMs: number;
+}
+
+/** The config key naming a kind's concurrency: `knowledge.index` → `QUEUE_CONCURRENCY_KNOWLEDGE_INDEX`. */
+export function concurrencyKey(kind: string): string {
+  return `QUEUE_CONCURRENCY_${kind.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+/** A kind's concurrency: the register option, else its config override, else the queue's default. */
+export function concurrencyOf(cfg: QueueConfig, kind: string, opts: RegisterOptions | undefined): number {
+  return opts?.concurrency ?? cfg.concurrencyByKind?.[concurrencyKey(kind)] ?? cfg.concurrency;
 }

@@ -21,6 +21,7 @@ import * as m019 from './019-agent-thoughts.js';
 import * as m020 from './020-form-recipient-token-hash.js';
 import * as m021 from './021-message-heartbeat.js';
 import * as m022 from './022-run-owner.js';
+import * as m023 from './023-job-outbox.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '020-form-recipient-token-hash': m020,
   '021-message-heartbeat': m021,
   '022-run-owner': m022,
+  '023-job-outbox': m023,
 };
