@@ -233,8 +233,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const agentThoughts = new AgentThoughtStore(store.db);
   const leases = new MessageLeases({ db: store.db, clock, logger, config: config.messages, activeRequests });
   closers.push(async () => leases.close());
-  // ending the messages of dead processes is background work: where the job worker runs (not api-only processes, not one-shot commands)
-  if (config.queue.worker) leases.startSweeper();
   const completions = new CompletionService({
     leases,
     config,
@@ -273,6 +271,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   await forms.sealLegacyTokens();
   await forms.scheduleTimeoutScan();
+  await leases.scheduleSweep(queue);
   const formRecipients = new FormRecipients(store.db, secretBox);
   await formRecipients.sealLegacyTokens();
   const mailProblem = mailNotConfigured(config.mail);

@@ -3,6 +3,10 @@ import type { Database } from '../store/schema.js';
 import type { ActiveRequestLimiter } from '../infra/active-requests.js';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
+import type { Queue } from '../infra/queue/queue.js';
+
+/** The repeatable job that ends messages whose process died. */
+export const MESSAGE_SWEEP_JOB = 'messages.sweep';
 
 export interface MessageLeaseConfig {
   /** The answer so far and a heartbeat are written this often while generating (`MESSAGE_SAVE_INTERVAL_MS`, default 1000). */
@@ -26,7 +30,7 @@ const MODES = ['completion', 'chat', 'agent-chat'];
  * dead process left `running`:
  * - every `saveIntervalMs` each live message gets `heartbeat_at = now` and, when it grew, its
  *   answer so far (so a crash loses at most one interval of text);
- * - `sweep` (every half lease, in processes that run background work) ends a `running` message
+ * - `sweep` (a repeatable job every half lease, run by one worker per tick) ends a `running` message
  *   whose heartbeat is older than the lease as `error`, keeping its partial answer, and frees the
  *   concurrency slot it held (which a shared limiter would otherwise keep until it went stale).
  */
@@ -38,7 +42,6 @@ export class MessageLeases {
   readonly #slots: ActiveRequestLimiter;
   readonly #live = new Map<string, { msg: LiveMessage; saved: string }>();
   #saver: NodeJS.Timeout | undefined;
-  #sweeper: NodeJS.Timeout | undefined;
   #saving = false;
 
   constructor(deps: { db: Kysely<Database>; clock: Clock; logger: Logger; config: MessageLeaseConfig; activeRequests: ActiveRequestLimiter }) {
@@ -96,13 +99,13 @@ export class MessageLeases {
     }
   }
 
-  /** Sweeps now, then every half lease (processes that run background work call it). */
-  startSweeper(): void {
-    if (this.#sweeper) return;
-    const sweep = () => void this.sweep().catch((err: unknown) => this.#log.warn({ err }, 'orphaned message sweep failed'));
-    this.#sweeper = setInterval(sweep, Math.max(200, Math.floor(this.#cfg.leaseMs / 2)));
-    this.#sweeper.unref();
-    sweep();
+  /**
+   * Declares the sweep as a repeatable job every half lease: one worker of the deployment sweeps
+   * per tick (api-only processes and one-shot commands run no job worker, so never sweep).
+   */
+  async scheduleSweep(queue: Queue): Promise<void> {
+    queue.register(MESSAGE_SWEEP_JOB, { run: async () => void (await this.sweep()) });
+    await queue.repeat(MESSAGE_SWEEP_JOB, Math.max(200, Math.floor(this.#cfg.leaseMs / 2)));
   }
 
   /** Ends the messages whose process stopped saving them; returns how many. */
@@ -139,7 +142,5 @@ export class MessageLeases {
 
   close(): void {
     this.#stopSaver();
-    if (this.#sweeper) clearInterval(this.#sweeper);
-    this.#sweeper = undefined;
   }
 }
