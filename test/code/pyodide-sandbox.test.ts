@@ -170,6 +170,9 @@ describe('Python in the Pyodide sandbox', () => {
     expect(await run('import json, types\njson.__class__ = type("M", (types.ModuleType,), {"__getattr__": lambda self, n: "poisoned"})\ndef main():\n    return {"r": type(json).__name__}\n')).toEqual({ r: 'M' });
     expect(await run('import json, types\ndef main():\n    return {"r": type(json) is types.ModuleType}\n')).toEqual({ r: true });
     expect(await run(check)).toEqual(clean);
+    // A kept instance given a whole new __dict__ cannot be put back either: the worker is replaced.
+    expect(await run('import random\nrandom._inst.__dict__ = {"leak": 1}\ndef main():\n    return {"r": random._inst.leak}\n')).toEqual({ r: 1 });
+    expect(await run(check)).toEqual(clean);
   }, 120_000);
 
   it('ends a runaway loop, deep recursion and a huge output with Dify-style errors and keeps serving', async () => {

@@ -50,7 +50,7 @@ export const BLOCKED_PYTHON_MODULES = [
  *   worker watches the kept dicts, classes and functions with CPython's watchers
  *   (pyodide-worker.ts) and passes the ids of those they saw change (comma-separated); only those
  *   are compared and put back, plus what no watcher covers (lists, sets, closure cells, the class
- *   of modules and kept instances), a few hundred objects instead of ~60,000; if one of the latter
+ *   of modules and kept instances, the __dict__ of kept instances), a few hundred objects instead of ~60,000; if one of the latter
  *   changed, everything is compared. Returns 0 (cannot be restored: the worker is replaced, as
  *   for a module or instance whose class a run replaced), 1 (clean) or 2 (something was put back:
  *   the worker resets again with what changed since).
@@ -127,7 +127,7 @@ def _dovetail_setup(blocked, max_bytes_marker):
     IMMUTABLE = 1 << 8
 
     saved_modules = dict(sys.modules)
-    dicts, classes, functions, instances, seen = [], [], [], [], set()
+    dicts, classes, functions, instances, instance_dicts, seen = [], [], [], [], [], set()
 
     # Compared by identity only (no hash, no __eq__), so nothing a run left behind runs here.
     def keep_dict(d):
@@ -162,6 +162,7 @@ def _dovetail_setup(blocked, max_bytes_marker):
             if type(d) is dict:
                 if id(d) not in seen:
                     instances.append(v)
+                    instance_dicts.append(d)
                 keep_dict(d)
 
     for m in saved_modules.values():
@@ -230,6 +231,7 @@ def _dovetail_setup(blocked, max_bytes_marker):
     F = [f for f, *_ in functions]
     cells = [c for f, *_ in functions for c in (f.__closure__ or ()) if _filled(c)]
     values, get_code, get_defaults, get_kwdefaults, get_contents = methodcaller("values"), attrgetter("__code__"), attrgetter("__defaults__"), attrgetter("__kwdefaults__"), attrgetter("cell_contents")
+    get_dict = attrgetter("__dict__")
 
     # The modules and the instances whose __dict__ is kept: a run could assign their __class__.
     O = []
@@ -287,6 +289,13 @@ def _dovetail_setup(blocked, max_bytes_marker):
                        [by_function[i] for i in ids(function_ids) if i in by_function]):
                 status = 2
                 collect(0)
+        # A kept instance given a new __dict__ (obj.__dict__ = {...}): its kept dict is no longer
+        # the one it reads, so nothing above would see the change; the worker is replaced.
+        try:
+            if not all(map(is_, map(get_dict, instances), instance_dicts)):
+                return 0
+        except Exception:
+            return 0
         if dict(environ) != env_copy:
             environ.clear()
             environ.update(env_copy)
