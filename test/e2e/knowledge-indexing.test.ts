@@ -151,14 +151,14 @@ describe('infrastructure failures are retried; the document\'s own failures end 
     const s2 = await start({ QUEUE_MAX_ATTEMPTS: '5', QUEUE_RETRY_DELAY_MS: '1000' }, s1);
     const db = s2.runtime.store.db;
     await vi.waitFor(async () => {
-      const job = await db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
+      const job = await db.selectFrom('jobs').selectAll().where('kind', '=', 'knowledge.index').executeTakeFirstOrThrow();
       expect(job).toMatchObject({ status: 'queued', attempts: 1, last_error: 'The document file is missing from storage.' });
     }, { timeout: 10_000, interval: 20 });
     const kb2 = kbClient(s2, await s2.datasetKey());
     expect((await kb2.call('GET', `/datasets/${ds}/documents/${c.body.batch}/indexing-status`)).body.data[0].indexing_status).not.toBe('error');
     renameSync(`${file}.away`, file);
     expect(await kb2.settle(ds, c.body.batch)).toMatchObject({ indexing_status: 'completed', total_segments: 1 });
-    await vi.waitFor(async () => expect(await db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow()).toMatchObject({ status: 'done', attempts: 2 }), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect(await db.selectFrom('jobs').selectAll().where('kind', '=', 'knowledge.index').executeTakeFirstOrThrow()).toMatchObject({ status: 'done', attempts: 2 }), { timeout: 5_000, interval: 20 });
   });
 
   it('an embedding upstream answering 5xx is retried, and the document indexes once it answers', async () => {
