@@ -1,0 +1,128 @@
+/**
+ * Bench: 200 concurrent streaming completions against a paced upstream (first token after 500 ms,
+ * then 20 tokens 100 ms apart), directly and through Dovetail, in the same run. The upstream
+ * (`paced-upstream-process.ts`), Dovetail (compiled: `node bin/dovetail.js serve`, fresh SQLite)
+ * and the load client (`load-client-process.ts`) each run in their own process. Prints first-token
+ * latency p50/p99 direct and through Dovetail, the overhead, errors and Dovetail's RSS; `ROUNDS`
+ * rounds alternate direct/through and the summary is the median over rounds. Set
+ * `BENCH_SERVER_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) to profile the server.
+ * Run `npm run build` first.
+ */
+import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { startChild } from './child.js';
+import { fmt, median, percentile } from './lib.js';
+import { completionApp } from '../test/helpers/apps.js';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 200);
+const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 5);
+
+interface Batch {
+  readonly firstMs: number[];
+  readonly errors: string[];
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function rssMb(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/** Starts the compiled server on a fresh SQLite data dir with a completion app; resolves once `/health` answers. */
+async function startDovetail(upstream: string): Promise<{ url: string; apiKey: string; child: ChildProcess; dataDir: string }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-load-'));
+  const env = { ...process.env, DOVETAIL_DATA_DIR: dataDir, DATABASE_URL: '', QUEUE: '', REDIS_URL: '', DOVETAIL_SEED_EXAMPLES: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: upstream };
+  const bin = path.join(ROOT, 'bin', 'dovetail.js');
+  await exec(process.execPath, [bin, '--init', 'migrate'], { env });
+  const dsl = path.join(dataDir, 'app.yml');
+  writeFileSync(dsl, completionApp());
+  const { stdout } = await exec(process.execPath, [bin, 'app', 'import', dsl, '--json'], { env });
+  const apiKey = (JSON.parse(stdout) as { api_key: string }).api_key;
+  const port = await freePort();
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS ? process.env.BENCH_SERVER_NODE_ARGS.split(' ') : [];
+  // The server's log goes to /dev/null as a deployment's goes to its collector: written, not read here.
+  const child = spawn(process.execPath, [...nodeArgs, bin, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    if (child.exitCode !== null) throw new Error(`dovetail serve exited ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { url, apiKey, child, dataDir };
+}
+
+export async function run(): Promise<void> {
+  if (!existsSync(path.join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/ is missing: npm run build');
+  const loadBefore = os.loadavg();
+  const upstream = await startChild<{ baseUrl: string }>('paced-upstream-process.ts', { firstMs: 500, gapMs: 100, tokens: 20 });
+  const dovetail = await startDovetail(upstream.info.baseUrl);
+  const client = fork(fileURLToPath(new URL('./load-client-process.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'] });
+  await new Promise((r) => client.once('message', r));
+  const batch = (job: object) =>
+    new Promise<Batch>((resolve) => {
+      client.once('message', (m) => resolve(m as Batch));
+      client.send({ n: CONCURRENCY, ...job });
+    });
+  const directJob = {
+    url: `${upstream.info.baseUrl}/chat/completions`,
+    headers: { authorization: 'Bearer sk-bench' },
+    body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Write about bench.' }] },
+    kind: 'openai',
+  };
+  const throughJob = {
+    url: `${dovetail.url}/v1/completion-messages`,
+    headers: { authorization: `Bearer ${dovetail.apiKey}` },
+    body: { inputs: { topic: 'bench' }, user: 'bench', response_mode: 'streaming' },
+    kind: 'dify',
+  };
+  type Row = { direct: Batch; through: Batch; rss: number };
+  const rows: Row[] = [];
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  try {
+    // Cold start: the first 200 at once after the server started, reported on its own.
+    const coldThrough = await batch(throughJob);
+    const coldDirect = await batch(directJob);
+    out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart); load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
+    const line = (name: string, d: Batch, t: Batch, rss: number) =>
+      `${name.padEnd(8)} direct p50 ${fmt(median(d.firstMs), 0).padStart(5)} p99 ${fmt(percentile(d.firstMs, 99), 0).padStart(5)} | through p50 ${fmt(median(t.firstMs), 0).padStart(5)} p99 ${fmt(percentile(t.firstMs, 99), 0).padStart(5)} | overhead p50 ${fmt(median(t.firstMs) - median(d.firstMs), 0).padStart(4)} p99 ${fmt(percentile(t.firstMs, 99) - percentile(d.firstMs, 99), 0).padStart(4)} ms | errors ${d.errors.length}/${t.errors.length} | RSS ${fmt(rss, 0)} MB`;
+    out(line('cold', coldDirect, coldThrough, rssMb(dovetail.child.pid!).rss));
+    for (let i = 0; i < ROUNDS; i++) {
+      const first = i % 2 === 0;
+      const a = await batch(first ? directJob : throughJob);
+      const b = await batch(first ? throughJob : directJob);
+      const row = { direct: first ? a : b, through: first ? b : a, rss: rssMb(dovetail.child.pid!).rss };
+      rows.push(row);
+      out(line(`round ${i + 1}`, row.direct, row.through, row.rss));
+      for (const e of new Set([...row.direct.errors, ...row.through.errors])) out(`  error: ${e}`);
+    }
+    const m = (f: (r: Row) => number) => median(rows.map(f));
+    const p50o = m((r) => median(r.through.firstMs) - median(r.direct.firstMs));
+    const p99o = m((r) => percentile(r.through.firstMs, 99) - percentile(r.direct.firstMs, 99));
+    const errors = rows.reduce((n, r) => n + r.direct.errors.length + r.through.errors.length, 0) + coldDirect.errors.length + coldThrough.errors.length;
+    out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => median(r.direct.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.direct.firstMs, 99)), 0)} ms; through Dovetail p50 ${fmt(m((r) => median(r.through.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.through.firstMs, 99)), 0)} ms`);
+    out(`first-token overhead  p50 ${fmt(p50o, 0)} ms (target ≤ 30)   p99 ${fmt(p99o, 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
+    const mem = rssMb(dovetail.child.pid!);
+    out(`Dovetail RSS ${fmt(mem.rss, 0)} MB now, peak ${fmt(mem.hwm, 0)} MB; load avg after ${os.loadavg().map((l) => fmt(l)).join(' ')}`);
+  } finally {
+    client.disconnect();
+    dovetail.child.kill('SIGTERM');
+    await new Promise((r) => (dovetail.child.exitCode !== null ? r(null) : dovetail.child.once('exit', r)));
+    upstream.stop();
+    rmSync(dovetail.dataDir, { recursive: true, force: true });
+  }
+}

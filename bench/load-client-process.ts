@@ -1,0 +1,63 @@
+/**
+ * The load client of `completion-load.bench.ts`, in its own process: on each IPC message
+ * `{ url, headers, body, n, kind }` it fires `n` streaming requests at once and answers with each
+ * one's first-token latency (ms from sending the request until the first token is decoded) and
+ * the errors (non-2xx, a broken stream, an `error` event, no token).
+ */
+import { Agent, setGlobalDispatcher } from 'undici';
+
+// Enough sockets for every request at once, as a load generator must have.
+setGlobalDispatcher(new Agent({ connections: 1000, pipelining: 1, headersTimeout: 120_000, bodyTimeout: 120_000 }));
+
+interface Job {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: unknown;
+  readonly n: number;
+  readonly kind: 'openai' | 'dify';
+}
+
+const tokenOf = (kind: Job['kind'], e: Record<string, unknown>): string | undefined =>
+  kind === 'openai' ? (e.choices as { delta?: { content?: string } }[] | undefined)?.[0]?.delta?.content : e.event === 'message' ? (e.answer as string) : undefined;
+
+async function one(job: Job): Promise<{ firstMs: number; error?: string }> {
+  const t0 = performance.now();
+  let firstMs = NaN;
+  try {
+    const res = await fetch(job.url, { method: 'POST', headers: { 'content-type': 'application/json', ...job.headers }, body: JSON.stringify(job.body) });
+    if (!res.ok) return { firstMs, error: `HTTP ${res.status} ${(await res.text()).slice(0, 200)}` };
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    let tokens = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf += decoder.decode(value, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+        const e = JSON.parse(line.slice(6)) as Record<string, unknown>;
+        if (e.event === 'error') return { firstMs, error: `error event: ${String(e.message)}` };
+        if (tokenOf(job.kind, e)) {
+          tokens++;
+          if (Number.isNaN(firstMs)) firstMs = performance.now() - t0;
+        }
+      }
+    }
+    if (tokens === 0) return { firstMs, error: 'no token' };
+    return { firstMs };
+  } catch (err) {
+    return { firstMs, error: String(err) };
+  }
+}
+
+process.on('message', (job: Job) => {
+  void Promise.all(Array.from({ length: job.n }, () => one(job))).then((rs) =>
+    process.send?.({ firstMs: rs.filter((r) => !r.error).map((r) => r.firstMs), errors: rs.flatMap((r) => (r.error ? [r.error] : [])) }),
+  );
+});
+process.send?.({ ready: true });
+process.on('disconnect', () => process.exit(0));
