@@ -3,7 +3,9 @@
  * then 20 tokens 100 ms apart), directly and through Dovetail, in the same run. The upstream
  * (`paced-upstream-process.ts`), Dovetail (compiled: `node bin/dovetail.js serve`, fresh SQLite)
  * and the load client (`load-client-process.ts`) each run in their own process. Prints first-token
- * latency p50/p99 direct and through Dovetail, the overhead, errors and Dovetail's RSS; `ROUNDS`
+ * latency p50/p99 direct and through Dovetail, the overhead, errors, Dovetail's RSS and how far
+ * apart each batch's requests reached the upstream (through Dovetail: the time spent before the
+ * upstream request); `ROUNDS`
  * rounds alternate direct/through and the summary is the median over rounds. Set
  * `BENCH_SERVER_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) to profile the server.
  * Run `npm run build` first.
@@ -15,7 +17,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startChild } from './child.js';
 import { fmt, median, percentile } from './lib.js';
 import { completionApp } from '../test/helpers/apps.js';
 
@@ -69,7 +70,17 @@ async function startDovetail(upstream: string): Promise<{ url: string; apiKey: s
 export async function run(): Promise<void> {
   if (!existsSync(path.join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/ is missing: npm run build');
   const loadBefore = os.loadavg();
-  const upstream = await startChild<{ baseUrl: string }>('paced-upstream-process.ts', { firstMs: 500, gapMs: 100, tokens: 20 });
+  const upstreamProc = fork(fileURLToPath(new URL('./paced-upstream-process.ts', import.meta.url)), [JSON.stringify({ firstMs: 500, gapMs: 100, tokens: 20 })], { execArgv: ['--import', 'tsx'] });
+  const upstream = { info: await new Promise<{ baseUrl: string }>((r) => upstreamProc.once('message', (m) => r(m as { baseUrl: string }))), stop: () => upstreamProc.connected && upstreamProc.disconnect() };
+  /** How far apart the last batch's requests reached the upstream: p50 and max after the first (ms). */
+  const spread = () =>
+    new Promise<string>((resolve) => {
+      upstreamProc.once('message', (m) => {
+        const a = (m as { arrivals: number[] }).arrivals.sort((x, y) => x - y).map((t, _, all) => t - all[0]!);
+        resolve(`upstream arrival spread p50 ${fmt(median(a), 0)} max ${fmt(a[a.length - 1] ?? NaN, 0)} ms`);
+      });
+      upstreamProc.send('arrivals');
+    });
   const dovetail = await startDovetail(upstream.info.baseUrl);
   const client = fork(fileURLToPath(new URL('./load-client-process.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'] });
   await new Promise((r) => client.once('message', r));
@@ -96,7 +107,9 @@ export async function run(): Promise<void> {
   try {
     // Cold start: the first 200 at once after the server started, reported on its own.
     const coldThrough = await batch(throughJob);
+    await spread();
     const coldDirect = await batch(directJob);
+    await spread();
     out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart); load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
     const line = (name: string, d: Batch, t: Batch, rss: number) =>
       `${name.padEnd(8)} direct p50 ${fmt(median(d.firstMs), 0).padStart(5)} p99 ${fmt(percentile(d.firstMs, 99), 0).padStart(5)} | through p50 ${fmt(median(t.firstMs), 0).padStart(5)} p99 ${fmt(percentile(t.firstMs, 99), 0).padStart(5)} | overhead p50 ${fmt(median(t.firstMs) - median(d.firstMs), 0).padStart(4)} p99 ${fmt(percentile(t.firstMs, 99) - percentile(d.firstMs, 99), 0).padStart(4)} ms | errors ${d.errors.length}/${t.errors.length} | RSS ${fmt(rss, 0)} MB`;
@@ -104,10 +117,13 @@ export async function run(): Promise<void> {
     for (let i = 0; i < ROUNDS; i++) {
       const first = i % 2 === 0;
       const a = await batch(first ? directJob : throughJob);
+      const sa = await spread();
       const b = await batch(first ? throughJob : directJob);
+      const sb = await spread();
       const row = { direct: first ? a : b, through: first ? b : a, rss: rssMb(dovetail.child.pid!).rss };
       rows.push(row);
       out(line(`round ${i + 1}`, row.direct, row.through, row.rss));
+      out(`         direct: ${first ? sa : sb}; through Dovetail: ${first ? sb : sa}`);
       for (const e of new Set([...row.direct.errors, ...row.through.errors])) out(`  error: ${e}`);
     }
     const m = (f: (r: Row) => number) => median(rows.map(f));

@@ -2,14 +2,23 @@
  * A paced OpenAI-compatible upstream in its own process for load benchmarks: every streaming
  * `POST /chat/completions` sends its first token after `firstMs`, then `tokens` more tokens
  * `gapMs` apart, a usage chunk and `[DONE]` (SSE), as a slow hosted model does. Options come as
- * JSON in argv[2]; the base URL is sent to the parent over IPC.
+ * JSON in argv[2]; the base URL is sent to the parent over IPC. On the IPC message `'arrivals'` it
+ * answers with the arrival times (ms, `performance.now()`) of the requests since the last ask.
  */
 import { createServer } from 'node:http';
 
 const o = { firstMs: 500, gapMs: 100, tokens: 20, ...(JSON.parse(process.argv[2] ?? '{}') as Partial<{ firstMs: number; gapMs: number; tokens: number }>) };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+let arrivals: number[] = [];
+process.on('message', (m) => {
+  if (m !== 'arrivals') return;
+  process.send?.({ arrivals });
+  arrivals = [];
+});
+
 const server = createServer((req, res) => {
+  arrivals.push(performance.now());
   let body = '';
   req.on('data', (c: Buffer) => (body += c));
   req.on('end', () => {
