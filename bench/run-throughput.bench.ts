@@ -1,0 +1,175 @@
+/**
+ * Bench: workflow runs per second of a 10-node workflow (start, 8 template-transform nodes, end; no
+ * model), blocking, 32 concurrent clients, on (a) embedded SQLite, one process; (b) PostgreSQL +
+ * Redis with `QUEUE=bullmq`, one `serve --role api` process and one `dovetail worker`; (c) the same
+ * with 2 workers. Also the time to `workflow_started` over streaming, runs one at a time: inline
+ * (a) against through the queue (b) — the latency a queue hop adds. Every server process is the
+ * compiled bin (`npm run build` first). (b) and (c) need BENCH_DATABASE_URL / TEST_DATABASE_URL and
+ * BENCH_REDIS_URL / TEST_REDIS_URL; each uses its own schema and Redis key prefix, dropped after.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { stringify } from 'yaml';
+import { fmt, median } from './lib.js';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = path.join(ROOT, 'bin', 'dovetail.js');
+const CLIENTS = 32;
+const SECONDS = Number(process.env.BENCH_THROUGHPUT_SECONDS ?? 8);
+const HOPS = 40;
+
+function dsl(): string {
+  const nodes: Record<string, unknown>[] = [{ id: 'start', data: { type: 'start', title: 'Start', variables: [] } }];
+  const edges: Record<string, unknown>[] = [];
+  let prev = 'start';
+  for (let i = 0; i < 8; i++) {
+    const id = `t${i}`;
+    nodes.push({ id, data: { type: 'template-transform', title: id, template: '{{ v | length }}:{{ i }}', variables: [{ variable: 'v', value_selector: prev === 'start' ? ['sys', 'app_id'] : [prev, 'output'] }, { variable: 'i', value_selector: ['sys', 'workflow_run_id'] }] } });
+    edges.push({ source: prev, target: id });
+    prev = id;
+  }
+  nodes.push({ id: 'end', data: { type: 'end', title: 'End', outputs: [{ variable: 'out', value_selector: [prev, 'output'] }] } });
+  edges.push({ source: prev, target: 'end' });
+  return stringify({ app: { name: 'ten', mode: 'workflow' }, kind: 'app', version: '0.3.1', workflow: { graph: { nodes, edges } } });
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+interface Shape {
+  readonly url: string;
+  readonly apiKey: string;
+  close(): Promise<void>;
+}
+
+/** Starts `serve` (with `role`) and `workers` worker processes on shared settings; imports the app. */
+async function startShape(env: NodeJS.ProcessEnv, role: string | undefined, workers: number): Promise<Shape> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-tp-'));
+  const e = { ...process.env, DOVETAIL_DATA_DIR: dataDir, DOVETAIL_SEED_EXAMPLES: 'false', LOG_LEVEL: 'warn', ...env };
+  await exec(process.execPath, [BIN, '--init', 'migrate'], { env: e });
+  const file = path.join(dataDir, 'app.yml');
+  writeFileSync(file, dsl());
+  const apiKey = (JSON.parse((await exec(process.execPath, [BIN, 'app', 'import', file, '--json'], { env: e })).stdout) as { api_key: string }).api_key;
+  const port = await freePort();
+  const procs: ChildProcess[] = [spawn(process.execPath, [BIN, 'serve', ...(role ? ['--role', role] : [])], { env: { ...e, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })];
+  // Each worker serves /health on its own port.
+  for (let i = 0; i < workers; i++) procs.push(spawn(process.execPath, [BIN, 'worker'], { env: { ...e, PORT: String(await freePort()), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] }));
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    if (procs[0]!.exitCode !== null) throw new Error(`serve exited ${procs[0]!.exitCode}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return {
+    url,
+    apiKey,
+    async close() {
+      await Promise.all(procs.map((p) => (p.exitCode !== null ? undefined : new Promise((r) => { p.once('exit', r); p.kill('SIGTERM'); }))));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const runBody = (mode: string) => JSON.stringify({ inputs: {}, response_mode: mode, user: 'bench' });
+
+/** `CLIENTS` clients each running blocking runs back to back for `SECONDS`: runs per second. */
+async function throughput(s: Shape): Promise<{ rps: number; errors: number }> {
+  const headers = { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' };
+  const one = async () => {
+    const r = await fetch(`${s.url}/v1/workflows/run`, { method: 'POST', headers, body: runBody('blocking') });
+    const b = (await r.json()) as { data?: { status?: string } };
+    return b.data?.status === 'succeeded';
+  };
+  for (let i = 0; i < 20; i++) await one(); // warm-up
+  let ok = 0;
+  let errors = 0;
+  const end = performance.now() + SECONDS * 1000;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CLIENTS }, async () => {
+    while (performance.now() < end) (await one().catch(() => false)) ? ok++ : errors++;
+  }));
+  return { rps: ok / ((performance.now() - t0) / 1000), errors };
+}
+
+/** Time from sending a streaming run until its `workflow_started` event is read, one run at a time. */
+async function firstEvent(s: Shape): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < HOPS + 5; i++) {
+    const t0 = performance.now();
+    const r = await fetch(`${s.url}/v1/workflows/run`, { method: 'POST', headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' }, body: runBody('streaming') });
+    const reader = r.body!.getReader();
+    const dec = new TextDecoder();
+    let buf = '';
+    let at = NaN;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      if (Number.isNaN(at) && buf.includes('workflow_started')) at = performance.now() - t0;
+    }
+    if (Number.isNaN(at)) throw new Error(`no workflow_started: ${buf.slice(0, 300)}`);
+    if (i >= 5) out.push(at);
+  }
+  return out;
+}
+
+export async function run(): Promise<void> {
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  out(`10-node workflow (8 template-transform nodes), blocking, ${CLIENTS} clients × ${SECONDS} s; load avg ${os.loadavg().map((l) => fmt(l)).join(' ')}`);
+  const a = await startShape({ DATABASE_URL: '', QUEUE: 'embedded', REDIS_URL: '' }, undefined, 0);
+  let inline: number[];
+  try {
+    const t = await throughput(a);
+    out(`(a) embedded SQLite, 1 process          ${fmt(t.rps, 1).padStart(7)} runs/s  errors ${t.errors}`);
+    inline = await firstEvent(a);
+  } finally {
+    await a.close();
+  }
+  const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL;
+  if (!pgUrl || !redisUrl) {
+    out(`time to workflow_started, inline: p50 ${fmt(median(inline))} ms`);
+    out('(b), (c) and the queue hop skipped: set BENCH_DATABASE_URL and BENCH_REDIS_URL (or TEST_*)');
+    return;
+  }
+  let queued: number[] = [];
+  for (const workers of [1, 2]) {
+    const schema = `bench_tp_${process.pid}_${workers}`;
+    const prefix = `dovetail-bench-tp-${process.pid}-${workers}:`;
+    const s = await startShape({ DATABASE_URL: pgUrl, DATABASE_SCHEMA: schema, QUEUE: 'bullmq', REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix }, 'api', workers);
+    try {
+      const t = await throughput(s);
+      out(`(${workers === 1 ? 'b' : 'c'}) PostgreSQL + BullMQ, api + ${workers} worker${workers > 1 ? 's' : ' '} ${fmt(t.rps, 1).padStart(7)} runs/s  errors ${t.errors}`);
+      if (workers === 1) queued = await firstEvent(s);
+    } finally {
+      await s.close();
+      const c = new pg.Client({ connectionString: pgUrl });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.end();
+      const r = new Redis(redisUrl);
+      let cursor = '0';
+      do {
+        const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await r.del(...keys);
+      } while (cursor !== '0');
+      r.disconnect();
+    }
+  }
+  out(`time to workflow_started, ${HOPS} runs one at a time: inline (a) p50 ${fmt(median(inline))} ms; through the queue (b) p50 ${fmt(median(queued))} ms`);
+  out(`queue hop adds ${fmt(median(queued) - median(inline))} ms at the median (target ≤ 5 ms; PostgreSQL vs SQLite storage differs too)`);
+}
