@@ -99,7 +99,10 @@ async function throughput(s: Shape): Promise<{ rps: number; errors: number }> {
   const end = performance.now() + SECONDS * 1000;
   const t0 = performance.now();
   await Promise.all(Array.from({ length: CLIENTS }, async () => {
-    while (performance.now() < end) (await one().catch(() => false)) ? ok++ : errors++;
+    while (performance.now() < end) {
+      if (await one().catch(() => false)) ok++;
+      else errors++;
+    }
   }));
   return { rps: ok / ((performance.now() - t0) / 1000), errors };
 }
