@@ -7,6 +7,7 @@ import { startS3, type S3TestServer } from '../helpers/s3-server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js';
 import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
+import pg from 'pg';
 
 /**
  * Two api-role and two worker-role processes (`dovetail serve --role …`, each with a data dir of
@@ -51,7 +52,9 @@ beforeAll(async () => {
   if (!ready) return;
   s3 = await startS3();
   fake = await startFakeOpenAI({ reply: 'w'.repeat(4000), chunkSize: 1, delayMs: 10 });
-  data = sharedData({ ...s3.env(), REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `cl${Math.random().toString(36).slice(2, 8)}:`, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, QUEUE_POLL_MS: '50' });
+  data = sharedData({ ...s3.env(), REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `cl${Math.random().toString(36).slice(2, 8)}:`, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, QUEUE_POLL_MS: '50',
+    // short leases: a killed worker's jobs are taken over within seconds; info logs name the run's worker
+    RUN_LEASE_SECONDS: '2', QUEUE_LEASE_MS: '2000', LOG_LEVEL: 'info' });
   const imports: Record<string, string> = { chat: IMAGE_CHAT, slow: SLOW };
   for (const [name, yaml] of Object.entries(imports)) {
     const file = path.join(data.dataDir, `${name}.yml`);
@@ -175,5 +178,50 @@ describe.skipIf(!ready)('2 api + 2 worker processes on PostgreSQL, Redis and S3'
       const run = (await (await fetch(`${api(0).api}/workflows/run/${runId}`, { headers: auth(keys.approval!) })).json()) as { status: string; outputs: Record<string, unknown> };
       expect(run).toMatchObject({ status: 'succeeded', outputs: { decision: 'approved: great' } });
     }, { timeout: 30_000, interval: 100 });
+  });
+
+  it('a worker killed (SIGKILL) mid-run: the other worker finishes the run, the log holds each event once, and the stream on api 1 goes on', async () => {
+    const r = await fetch(`${api(0).api}/workflows/run`, { method: 'POST', headers: json(keys.slow!), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'k' }) });
+    expect(r.status).toBe(200);
+    const stream = readSse(r)[Symbol.asyncIterator]();
+    const frames: SseFrame[] = [];
+    while (dataFrames(frames).filter((e) => e.event === 'text_chunk').length < 3) {
+      const n = await stream.next();
+      if (n.done) throw new Error('the stream on api 1 ended early');
+      frames.push(n.value);
+    }
+    const runId = String(dataFrames(frames)[0]!.workflow_run_id);
+    const executing = new RegExp(`"runId":"${runId}"[^\\n]*executing run`);
+    const owner = await vi.waitFor(() => {
+      const w = cluster.workers.find((p) => executing.test(p.stdout()));
+      expect(w).toBeDefined();
+      return w!;
+    });
+    const other = cluster.workers.find((p) => p !== owner)!;
+    expect(await owner.kill('SIGKILL')).toBe('SIGKILL');
+    // the same connection goes on: the other worker takes the run over and api 1 tails its log
+    for (let n = await stream.next(); !n.done; n = await stream.next()) frames.push(n.value);
+    const events = dataFrames(frames);
+    expect(events.filter((e) => e.event === 'workflow_started')).toHaveLength(1);
+    expect(events.filter((e) => e.event === 'workflow_finished')).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { a: `after ${'w'.repeat(4000)}` } } });
+    expect(other.stdout()).toMatch(executing);
+    // the stored log: each seq once from 1, one start, one end, each node finished once
+    const db = new pg.Client({ connectionString: data.databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ seq: string; event: string; payload: string }>(`select seq, event, payload from "${data.schema}".workflow_run_events where run_id = $1 order by seq`, [runId]);
+      expect(rows.map((e) => Number(e.seq))).toEqual(rows.map((_e, i) => i + 1));
+      expect(rows.filter((e) => e.event === 'workflow_started')).toHaveLength(1);
+      expect(rows.filter((e) => e.event === 'workflow_finished')).toHaveLength(1);
+      expect(rows.at(-1)!.event).toBe('workflow_finished');
+      const finishedNodes = rows.filter((e) => e.event === 'node_finished').map((e) => (JSON.parse(e.payload) as { data: { node_id: string } }).data.node_id);
+      expect(finishedNodes.sort()).toEqual(['after', 'end', 'llm', 'start']);
+    } finally {
+      await db.end();
+    }
+    // back to two workers for what follows
+    cluster.workers.splice(cluster.workers.indexOf(owner), 1);
+    await cluster.add('worker');
   });
 });
