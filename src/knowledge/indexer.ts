@@ -184,6 +184,7 @@ export class Indexer {
     if (Number(claimed.numUpdatedRows) !== 1) return; // finished, failed, paused or gone
     const run = await this.#db.selectFrom('indexing_runs').selectAll().where('id', '=', runId).executeTakeFirst();
     if (!run || run.owner !== owner) return;
+    this.#log.info({ run: run.id, document: run.document_id }, 'indexing document');
     try {
       await this.#run(run, signal);
     } catch (err) {

@@ -64,6 +64,8 @@ describe('SIGTERM to `npm start`', { timeout: 120_000 }, () => {
       SHUTDOWN_TIMEOUT_SECONDS: '1',
       LOG_LEVEL: 'warn',
       ...(pgUrl ? { DATABASE_URL: pgUrl, DATABASE_SCHEMA: schema! } : { DATABASE_URL: '' }),
+      // under TEST_QUEUE=bullmq, the queue the restarted test server (startServer) uses: one deployment
+      ...(process.env.TEST_QUEUE === 'bullmq' && process.env.TEST_REDIS_URL ? { QUEUE: 'bullmq', REDIS_URL: process.env.TEST_REDIS_URL, REDIS_KEY_PREFIX: `dovetail-test-${path.basename(dataDir)}-${schema ?? 'sqlite'}:` } : {}),
     };
     delete env.DOVETAIL_CONFIG;
     delete env.npm_lifecycle_event;

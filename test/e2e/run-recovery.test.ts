@@ -35,6 +35,8 @@ async function spawnServer(base: TestServer, env: Record<string, string>, fakeUr
     DOVETAIL_DATA_DIR: base.dataDir,
     FAKE_OPENAI_URL: fakeUrl,
     ...(base.config.databaseUrl ? { DATABASE_URL: base.config.databaseUrl, DATABASE_SCHEMA: base.config.databaseSchema! } : {}),
+    // the same queue as the base server (BullMQ under TEST_QUEUE=bullmq): one deployment
+    ...(base.config.redisUrl ? { REDIS_URL: base.config.redisUrl, REDIS_KEY_PREFIX: base.config.redisKeyPrefix, QUEUE: base.config.queue.runner } : {}),
   };
   delete childEnv.DOVETAIL_CONFIG;
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/helpers/child-server.ts')], { env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });

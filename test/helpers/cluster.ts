@@ -87,6 +87,8 @@ export interface RoleProcess {
   readonly pid: number;
   /** stderr so far (the address line, warnings). */
   stderr(): string;
+  /** stdout so far (the JSON log lines). */
+  stdout(): string;
   alive(): boolean;
   /** The exit code or signal name, once it exited. */
   readonly exit: Promise<string>;
@@ -105,9 +107,11 @@ export async function startRole(data: SharedData, role: Role, opts: { env?: Reco
   const child: ChildProcess = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'dovetail.js'), ...args], {
     env: childEnv({ ...data.env, ...opts.env }),
     cwd: data.dataDir,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   let exited = false;
   RUNNING.add(child);
   const exit = new Promise<string>((resolve) =>
@@ -135,6 +139,7 @@ export async function startRole(data: SharedData, role: Role, opts: { env?: Reco
     api: `${url}/v1`,
     pid: child.pid!,
     stderr: () => stderr,
+    stdout: () => stdout,
     alive: () => !exited,
     exit,
     kill,
