@@ -43,8 +43,6 @@ import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js'
 import type { Queue } from './infra/queue/queue.js';
 import { DbQueue } from './infra/queue/db-queue.js';
 import { createEmbedder, type Embedder } from './knowledge/embedder.js';
-import { KeywordIndex } from './knowledge/index/keyword-index.js';
-import { chooseVectorIndex } from './knowledge/index/choose-vector-index.js';
 import { DatasetService } from './knowledge/datasets.js';
 import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents.js';
 import { Indexer } from './knowledge/indexer.js';
@@ -329,7 +327,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tools: toolRuntime,
     tracing,
     queue,
-    flushHoldLimitMs: store.caps.engine === 'postgres' ? config.runs.leaseMs : undefined,
+    flushHoldLimitMs: store.caps.rowLocks ? config.runs.leaseMs : undefined,
     // an api-only process leaves every run to the workers; a process that runs everything but no
     // job worker (QUEUE_WORKER=false) executes the runs it starts itself
     executesJobs: config.queue.worker || config.role === 'api',
@@ -346,8 +344,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   resumer.current = runs;
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
-  const keyword = new KeywordIndex(store);
-  const vectors = await chooseVectorIndex(store, logger);
+  const keyword = store.dialect.keywordIndex();
+  const vectors = await store.dialect.vectorIndex(logger);
   await keyword.init();
   await vectors.init();
   const datasets = new DatasetService(store.db, clock, embedder, config.knowledge.retrievalTopKMax);
@@ -379,7 +377,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const childChunks = new ChildChunkService({ db: store.db, segments, embedder, keyword, vectors });
   const indexer = new Indexer({
     db: store.db,
-    sqlite: store.sqlite,
+    segments: store.dialect.segmentWriter(),
     clock,
     logger,
     uploads,
@@ -400,7 +398,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
   const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars, metadata);
-  const hits = new HitCounter(store.db, store.caps.engine, logger, config.knowledge.hitCountFlushMs);
+  const hits = new HitCounter(store.db, store.dialect.name, logger, config.knowledge.hitCountFlushMs);
   closers.push(() => hits.flush());
   const embeddingModels = new EmbeddingModels(config.knowledge, embedder);
   const annotationIndex = new AnnotationIndex(store.db, embeddingModels, clock, config.knowledge.embeddingsBatchSize);

@@ -1,5 +1,4 @@
 import type { Kysely, Transaction } from 'kysely';
-import type SQLite from 'better-sqlite3';
 import type { Database, IndexingRunTable, ParentChunkTable, SegmentTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
@@ -15,6 +14,7 @@ import { generateQaPairs, type QaPair } from './qa.js';
 import type { ModelProviders } from '../llm/model-provider.js';
 import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from './index/keyword-index.js';
+import type { SegmentWriter } from './index/search-dialect.js';
 import type { VectorIndex } from './index/vector-index.js';
 
 /**
@@ -62,8 +62,7 @@ async function assertOwner(db: Db, run: IndexingRunTable, now: number): Promise<
  */
 export class Indexer {
   readonly #db: Kysely<Database>;
-  readonly #sqlite: SQLite.Database | undefined;
-  #insertSegment: SQLite.Statement | undefined;
+  readonly #segments: SegmentWriter;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #uploads: UploadService;
@@ -81,8 +80,8 @@ export class Indexer {
 
   constructor(deps: {
     db: Kysely<Database>;
-    /** The raw SQLite handle (a prepared statement inserts segments much faster than a built query). */
-    sqlite: SQLite.Database | undefined;
+    /** The storage dialect's bulk segment insert. */
+    segments: SegmentWriter;
     clock: Clock;
     logger: Logger;
     uploads: UploadService;
@@ -106,7 +105,7 @@ export class Indexer {
   }) {
     this.#onIndexed = deps.onIndexed ?? (() => undefined);
     this.#db = deps.db;
-    this.#sqlite = deps.sqlite;
+    this.#segments = deps.segments;
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#uploads = deps.uploads;
@@ -255,7 +254,7 @@ export class Indexer {
         return row;
       });
       await this.#db.transaction().execute(async (trx) => {
-        const rowids = await this.#insertSegments(trx, rows);
+        const rowids = await this.#segments.insert(trx, rows);
         await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
         if (highQuality) {
           await this.#vectors.add(
@@ -374,7 +373,7 @@ export class Indexer {
       });
       await this.#db.transaction().execute(async (trx) => {
         for (let j = 0; j < parents.length; j += 100) await trx.insertInto('parent_chunks').values(parents.slice(j, j + 100)).execute();
-        const rowids = await this.#insertSegments(trx, rows);
+        const rowids = await this.#segments.insert(trx, rows);
         await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
         if (highQuality) {
           await this.#vectors.add(
@@ -388,26 +387,6 @@ export class Indexer {
       this.#onIndexed(rows.length);
     }
     await this.#swap(run, tokens, words);
-  }
-
-  /**
-   * Inserts inside the caller's transaction (on SQLite the raw handle is that same connection) and
-   * returns each row's SQLite rowid (0 on PostgreSQL), which the keyword index reuses.
-   */
-  async #insertSegments(trx: Transaction<Database>, rows: readonly SegmentTable[]): Promise<(number | bigint)[]> {
-    if (!this.#sqlite) {
-      await trx.insertInto('segments').values([...rows]).execute();
-      return rows.map(() => 0);
-    }
-    // Positional parameters: binding by name from an object costs a property lookup per column.
-    const insert = (this.#insertSegment ??= this.#sqlite.prepare(
-      'INSERT INTO segments (id, dataset_id, document_id, generation, position, content, word_count, tokens, hash, status, hit_count, created_at, completed_at, parent_id, answer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    ));
-    return rows.map(
-      (r) =>
-        insert.run(r.id, r.dataset_id, r.document_id, r.generation, r.position, r.content, r.word_count, r.tokens, r.hash, r.status, r.hit_count, r.created_at, r.completed_at, r.parent_id, r.answer)
-          .lastInsertRowid,
-    );
   }
 
   /** Makes the new generation the served one and drops every other, in one transaction. */

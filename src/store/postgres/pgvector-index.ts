@@ -1,8 +1,8 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../store/schema.js';
-import { vectorFromBase64 } from '../embedder.js';
-import type { Hit } from './keyword-index.js';
-import { activeOnly, DimensionTables, insertEmbeddings, type VectorIndex, type VectorRow } from './vector-index.js';
+import type { Database } from '../schema.js';
+import { vectorFromBase64 } from '../../knowledge/embedder.js';
+import type { Hit } from '../../knowledge/index/keyword-index.js';
+import { activeOnly, DimensionTables, insertEmbeddings, type VectorIndex, type VectorRow } from '../../knowledge/index/vector-index.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
