@@ -1,7 +1,7 @@
 import { benchServer, fmt, median, percentile } from './lib.js';
 import { startEmbeddings } from '../test/helpers/knowledge.js';
-import { cleanText, splitText } from '../src/knowledge/chunk.js';
-import { AUTOMATIC_RULE } from '../src/knowledge/process-rule.js';
+import { cleanText, splitText } from '../src/knowledge/ingest/chunk.js';
+import { AUTOMATIC_RULE } from '../src/knowledge/ingest/process-rule.js';
 import { countTokens } from '../src/text/tokenizer.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import { datasetToWire } from '../../knowledge/datasets.js';
-import { parseRetrievalModel } from '../../knowledge/retrieval-model.js';
+import { parseRetrievalModel } from '../../knowledge/retrieval/retrieval-model.js';
 import { toSeconds } from '../../infra/clock.js';
 import { countHits } from '../../knowledge/hit-counter.js';
 import { requireKey } from '../auth.js';

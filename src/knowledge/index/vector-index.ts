@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../store/schema.js';
-import { vectorFromBase64, vectorToBase64 } from '../embedder.js';
+import { vectorFromBase64, vectorToBase64 } from '../ingest/embedder.js';
 import type { Hit } from './keyword-index.js';
 
 type Db = Kysely<Database> | Transaction<Database>;

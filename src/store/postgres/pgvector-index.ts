@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
-import { vectorFromBase64 } from '../../knowledge/embedder.js';
+import { vectorFromBase64 } from '../../knowledge/ingest/embedder.js';
 import type { Hit } from '../../knowledge/index/keyword-index.js';
 import { activeOnly, DimensionTables, insertEmbeddings, type VectorIndex, type VectorRow } from '../../knowledge/index/vector-index.js';
 
