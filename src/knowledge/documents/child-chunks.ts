@@ -6,7 +6,8 @@ import { countTokens } from '../../text/tokenizer.js';
 import type { Embedder } from '../ingest/embedder.js';
 import type { KeywordIndex } from '../index/keyword-index.js';
 import type { VectorIndex } from '../index/vector-index.js';
-import { segmentNotFound, type SegmentService } from './segments.js';
+import type { SegmentService } from './segments.js';
+import { segmentNotFound } from '../errors.js';
 
 export const childChunkNotFound = () => notFound('Child chunk not found.');
 

@@ -1,6 +1,11 @@
-import type { DocumentTable, SegmentTable } from '../../store/schema.js';
+import type { DocumentTable, ParentChunkTable, SegmentTable } from '../../store/schema.js';
 import { toSeconds } from '../../infra/clock.js';
-import type { Chunk } from './segments.js';
+
+/**
+ * What the segment API calls a segment: a `segments` row of a text or Q&A document, or a parent
+ * chunk of a parent-child document with its children (ordinary `segments` rows with `parent_id`).
+ */
+export type Chunk = { readonly kind: 'segment'; readonly row: SegmentTable } | { readonly kind: 'parent'; readonly row: ParentChunkTable; readonly children: readonly SegmentTable[] };
 
 const s = (ms: number | null) => (ms === null ? null : toSeconds(ms));
 

@@ -3,31 +3,21 @@ import type { Database, DatasetTable, DocumentTable, ParentChunkTable, SegmentTa
 import type { Clock } from '../../infra/clock.js';
 import { sha256 } from '../../infra/ids.js';
 import { invalidParam, notFound } from '../../infra/errors.js';
-import { documentIndexing } from '../errors.js';
+import { documentIndexing, segmentNotFound } from '../errors.js';
 import { splitText, type CountedChunk } from '../ingest/chunk.js';
 import { AUTOMATIC_RULE, childRule, parseProcessRule, type ProcessRule } from '../ingest/process-rule.js';
 import { countTokens } from '../../text/tokenizer.js';
 import type { TextOffload } from '../../text/offload.js';
-import { parentChunkRow, segmentRow, type ChunkPlace } from '../ingest/chunk-rows.js';
+import { docPlace, parentChunkRow, segmentRow } from '../ingest/chunk-rows.js';
 import type { Embedder } from '../ingest/embedder.js';
 import type { KeywordIndex } from '../index/keyword-index.js';
 import type { VectorIndex } from '../index/vector-index.js';
 import type { NewSegment, SegmentPatch, SegmentQuery } from './segment-input.js';
-
-/** Where a chunk of the document's served version goes. */
-const docPlace = (doc: DocumentTable, position: number, now: number): ChunkPlace => ({ datasetId: doc.dataset_id, documentId: doc.id, generation: doc.active_generation, position, now });
+import type { Chunk } from './segment-wire.js';
 
 type Trx = Transaction<Database>;
 
-/**
- * What the segment API calls a segment: a `segments` row of a text or Q&A document, or a parent
- * chunk of a parent-child document with its children (ordinary `segments` rows with `parent_id`).
- */
-export type Chunk = { readonly kind: 'segment'; readonly row: SegmentTable } | { readonly kind: 'parent'; readonly row: ParentChunkTable; readonly children: readonly SegmentTable[] };
-
 const INDEXING = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'paused'];
-
-export const segmentNotFound = () => notFound('Segment not found.');
 
 /**
  * Segment editing for knowledge-base documents (Dify's SegmentService). Edits apply to the segments

@@ -1,5 +1,5 @@
 import { newId, sha256 } from '../../infra/ids.js';
-import type { ParentChunkTable, SegmentTable } from '../../store/schema.js';
+import type { DocumentTable, ParentChunkTable, SegmentTable } from '../../store/schema.js';
 import { countTokens } from '../../text/tokenizer.js';
 
 /** Where a new chunk goes: its document's version and its place in it. */
@@ -46,3 +46,6 @@ export function segmentRow(p: ChunkPlace, content: string, answer: string | null
 export function parentChunkRow(p: ChunkPlace, content: string, edit: Partial<ParentChunkTable> = {}): ParentChunkTable {
   return { ...counted(p, content, content, edit.tokens), ...edit };
 }
+
+/** Where a chunk of the document's served version goes (the segment API edits that one). */
+export const docPlace = (doc: DocumentTable, position: number, now: number): ChunkPlace => ({ datasetId: doc.dataset_id, documentId: doc.id, generation: doc.active_generation, position, now });

@@ -16,6 +16,7 @@ import type { Embedder } from './embedder.js';
 import type { KeywordIndex } from '../index/keyword-index.js';
 import type { SegmentWriter } from '../index/search-dialect.js';
 import type { VectorIndex } from '../index/vector-index.js';
+import { assertOwner, Fenced, turn } from './run-ownership.js';
 
 /**
  * Segments stored per transaction without embeddings. Each batch is written synchronously on
@@ -27,33 +28,6 @@ const INSERT_BATCH = 100;
 const place = (run: IndexingRunTable, position: number, now: number): ChunkPlace => ({ datasetId: run.dataset_id, documentId: run.document_id, generation: run.generation, position, now });
 
 const ACTIVE = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'];
-
-/**
- * Thrown when this execution no longer owns its run: the document was paused (or resumed by a
- * newer execution, or a lease expired and another worker took over). The execution just stops.
- */
-class Fenced extends Error {
-  override name = 'Fenced';
-}
-
-type Db = Kysely<Database> | Transaction<Database>;
-
-/**
- * Yields one turn of the event loop. On SQLite every query resolves as a microtask, so a loop of
- * batches would otherwise run from the first to the last without letting a request in.
- */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Asserts (inside `db`'s transaction) that `run.owner` still owns the run, touching its row so concurrent owners serialize. */
-async function assertOwner(db: Db, run: IndexingRunTable, now: number): Promise<void> {
-  const res = await db
-    .updateTable('indexing_runs')
-    .set({ updated_at: now })
-    .where('id', '=', run.id)
-    .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
-}
 
 /**
  * Runs one indexing run: parse → clean → split → index the new segment generation → swap it in.
