@@ -48,7 +48,7 @@ import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/do
 import { Indexer } from './knowledge/ingest/indexer.js';
 import { RetrievalService } from './knowledge/retrieval/retrieval.js';
 import { WorkflowKnowledgeRetriever } from './knowledge/retrieval/workflow-retriever.js';
-import { HitCounter } from './knowledge/hit-counter.js';
+import { HitCounter } from './knowledge/retrieval/hit-counter.js';
 import { TagService } from './knowledge/documents/tags.js';
 import { MetadataService } from './knowledge/documents/metadata.js';
 import { DocumentStatusService } from './knowledge/documents/document-status.js';

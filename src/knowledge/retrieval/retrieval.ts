@@ -6,7 +6,7 @@ import type { Hit, KeywordIndex } from '../index/keyword-index.js';
 import { searchAmongDocuments, type VectorIndex } from '../index/vector-index.js';
 import type { MetadataService } from '../documents/metadata.js';
 import type { RetrievalModel } from './retrieval-model.js';
-import type { HitTable } from '../hit-counter.js';
+import type { HitTable } from './hit-counter.js';
 
 /** A matched child chunk of a parent-child document. */
 export interface RetrievedChild {

@@ -7,7 +7,7 @@ import type { MetadataService } from '../documents/metadata.js';
 import { parseMetadataFilter, type MetadataFilter } from './metadata-filter.js';
 import type { RetrievalModel } from './retrieval-model.js';
 import type { RetrievalService, RetrievedSegment } from './retrieval.js';
-import { countHits, type HitCounter } from '../hit-counter.js';
+import { countHits, type HitCounter } from './hit-counter.js';
 
 /**
  * The engine's knowledge port over `RetrievalService`: resolves the app's datasets (same

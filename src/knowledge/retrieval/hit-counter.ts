@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
-import type { Logger } from '../infra/logger.js';
+import type { Database } from '../../store/schema.js';
+import type { Logger } from '../../infra/logger.js';
 
 /** Tables whose rows carry a `hit_count` that retrieval increments. */
 export type HitTable = 'segments' | 'parent_chunks';
