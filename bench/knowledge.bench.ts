@@ -1,7 +1,7 @@
 import { benchServer, fmt, median, percentile } from './lib.js';
 import { startEmbeddings } from '../test/helpers/knowledge.js';
-import { cleanText, splitText } from '../src/knowledge/chunk.js';
-import { AUTOMATIC_RULE } from '../src/knowledge/process-rule.js';
+import { cleanText, splitText } from '../src/knowledge/ingest/chunk.js';
+import { AUTOMATIC_RULE } from '../src/knowledge/ingest/process-rule.js';
 import { countTokens } from '../src/text/tokenizer.js';
 
 /**
@@ -162,7 +162,7 @@ export async function run(): Promise<void> {
   await settle(kb2, sem, (await upload(kb2, 'POST', `/datasets/${sem}/document/create-by-file`, 'segments.md', seg.join('\n'))).batch);
   await latency(kb2, sem, queries.slice(0, 20), 'semantic_search');
   const v = await latency(kb2, sem, queries, 'semantic_search');
-  lines.push(`semantic retrieval, ${seg.length} × 512-d (${s2.runtime.store.sqlite ? 'sqlite-vec' : 'exact'}) p50 ${fmt(v.p50, 2)} ms  p95 ${fmt(v.p95, 2)} ms  (target p50 ≤ 20 ms; includes the query-embedding HTTP call)`);
+  lines.push(`semantic retrieval, ${seg.length} × 512-d (${s2.runtime.store.dialect.name === 'sqlite' ? 'sqlite-vec' : 'exact'}) p50 ${fmt(v.p50, 2)} ms  p95 ${fmt(v.p95, 2)} ms  (target p50 ≤ 20 ms; includes the query-embedding HTTP call)`);
   await s2.close();
   await emb.close();
 

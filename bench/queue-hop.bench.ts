@@ -48,7 +48,7 @@ export async function run(): Promise<void> {
   } else {
     process.stdout.write('BullMQ skipped: set BENCH_REDIS_URL (or TEST_REDIS_URL)\n');
   }
-  process.stdout.write(`queue hop, enqueue → handler start, ${N} jobs one at a time (${store.caps.engine}):\n`);
+  process.stdout.write(`queue hop, enqueue → handler start, ${N} jobs one at a time (${store.dialect.name}):\n`);
   process.stdout.write(`${'runner / path'.padEnd(26)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}\n`);
   for (const [name, xs] of rows) process.stdout.write(`${name.padEnd(26)} ${fmt(median(xs)).padStart(8)} ${fmt(percentile(xs, 99)).padStart(8)}\n`);
   await store.destroy();

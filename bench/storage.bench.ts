@@ -8,7 +8,7 @@ import { readStorageConfig, type S3StorageConfig } from '../src/files/blobs/stor
 import type { Blobs } from '../src/files/blobs/blobs.js';
 import { dropSchema, openStore } from '../src/store/db.js';
 import { ExactVectorIndex } from '../src/knowledge/index/vector-index.js';
-import { PgVectorIndex, pgvectorSchema } from '../src/knowledge/index/pgvector-index.js';
+import { PgVectorIndex, pgvectorSchema } from '../src/store/postgres/pgvector-index.js';
 import { startS3 } from '../test/helpers/s3-server.js';
 import { fmt, median } from './lib.js';
 

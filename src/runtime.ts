@@ -9,7 +9,7 @@ import { FilePreviewService } from './files/file-preview.js';
 import { FileUrls } from './files/file-urls.js';
 import { ServerKeys } from './infra/server-keys.js';
 import { SecretBox } from './infra/secret-box.js';
-import { DocumentDownloads } from './knowledge/document-downloads.js';
+import { DocumentDownloads } from './knowledge/documents/document-downloads.js';
 import { UploadService } from './files/upload-service.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createLogger, type Logger } from './infra/logger.js';
@@ -42,20 +42,18 @@ import { FormService, HUMAN_INPUT_MAIL_JOB } from './forms/form-service.js';
 import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
 import type { Queue } from './infra/queue/queue.js';
 import { createQueue } from './infra/queue/create-queue.js';
-import { createEmbedder, type Embedder } from './knowledge/embedder.js';
-import { KeywordIndex } from './knowledge/index/keyword-index.js';
-import { chooseVectorIndex } from './knowledge/index/choose-vector-index.js';
+import { createEmbedder, type Embedder } from './knowledge/ingest/embedder.js';
 import { DatasetService } from './knowledge/datasets.js';
-import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents.js';
-import { Indexer } from './knowledge/indexer.js';
-import { RetrievalService } from './knowledge/retrieval.js';
-import { WorkflowKnowledgeRetriever } from './knowledge/workflow-retriever.js';
-import { HitCounter } from './knowledge/hit-counter.js';
-import { TagService } from './knowledge/tags.js';
-import { MetadataService } from './knowledge/metadata.js';
-import { DocumentStatusService } from './knowledge/document-status.js';
-import { SegmentService } from './knowledge/segments.js';
-import { ChildChunkService } from './knowledge/child-chunks.js';
+import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents/documents.js';
+import { Indexer } from './knowledge/ingest/indexer.js';
+import { RetrievalService } from './knowledge/retrieval/retrieval.js';
+import { WorkflowKnowledgeRetriever } from './knowledge/retrieval/workflow-retriever.js';
+import { HitCounter } from './knowledge/retrieval/hit-counter.js';
+import { TagService } from './knowledge/documents/tags.js';
+import { MetadataService } from './knowledge/documents/metadata.js';
+import { DocumentStatusService } from './knowledge/documents/document-status.js';
+import { SegmentService } from './knowledge/documents/segments.js';
+import { ChildChunkService } from './knowledge/documents/child-chunks.js';
 import type { CodeExecutor, KnowledgeRetriever } from './engine/types.js';
 import { TextOffload } from './text/offload.js';
 import { ProcessCodeExecutor } from './code/process-executor.js';
@@ -325,7 +323,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tools: toolRuntime,
     tracing,
     queue,
-    flushHoldLimitMs: store.caps.engine === 'postgres' ? config.runs.leaseMs : undefined,
+    flushHoldLimitMs: store.caps.rowLocks ? config.runs.leaseMs : undefined,
     // an api-only process leaves every run to the workers; a process that runs everything but no
     // job worker (QUEUE_WORKER=false) executes the runs it starts itself
     executesJobs: config.queue.worker || config.role === 'api',
@@ -342,8 +340,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   resumer.current = runs;
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);
-  const keyword = new KeywordIndex(store);
-  const vectors = await chooseVectorIndex(store, logger);
+  const keyword = store.dialect.keywordIndex();
+  const vectors = await store.dialect.vectorIndex(logger);
   await keyword.init();
   await vectors.init();
   const datasets = new DatasetService(store.db, clock, embedder, config.knowledge.retrievalTopKMax);
@@ -375,7 +373,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const childChunks = new ChildChunkService({ db: store.db, segments, embedder, keyword, vectors });
   const indexer = new Indexer({
     db: store.db,
-    sqlite: store.sqlite,
+    segments: store.dialect.segmentWriter(),
     clock,
     logger,
     uploads,
@@ -396,7 +394,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
   const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars, metadata);
-  const hits = new HitCounter(store.db, store.caps.engine, logger, config.knowledge.hitCountFlushMs);
+  const hits = new HitCounter(store.db, store.caps.rowLocks, logger, config.knowledge.hitCountFlushMs);
   closers.push(() => hits.flush());
   const embeddingModels = new EmbeddingModels(config.knowledge, embedder);
   const annotationIndex = new AnnotationIndex(store.db, embeddingModels, clock, config.knowledge.embeddingsBatchSize);

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../infra/clock.js';
-import { vectorFromBase64, vectorToBase64 } from '../knowledge/embedder.js';
+import { vectorFromBase64, vectorToBase64 } from '../knowledge/ingest/embedder.js';
 import type { AppAnnotationSettingTable, Database } from '../store/schema.js';
 import type { EmbeddingModels } from './embedding-models.js';
 import { inBatches } from '../store/statement-batches.js';

@@ -1,6 +1,6 @@
 import type { KnowledgeConfig } from '../config.js';
 import { invalidParam } from '../infra/errors.js';
-import { LocalEmbedder, OpenAIEmbedder, type Embedder } from '../knowledge/embedder.js';
+import { LocalEmbedder, OpenAIEmbedder, type Embedder } from '../knowledge/ingest/embedder.js';
 
 /**
  * Maps the `embedding_provider_name` / `embedding_model_name` of an annotation-reply enable call

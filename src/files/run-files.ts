@@ -1,7 +1,7 @@
 import type { UploadLimits } from '../config.js';
 import type { RunFiles } from '../engine/types.js';
 import { isObject } from '../infra/objects.js';
-import { parseDocument, SUPPORTED_EXTENSIONS } from '../knowledge/parse/index.js';
+import { parseDocument, SUPPORTED_EXTENSIONS } from '../knowledge/ingest/parse/index.js';
 import { categoryOf, extensionOf, sizeLimitFor } from './file-types.js';
 import { fetchRemote, RemoteFetchError } from './remote-fetch.js';
 import type { UploadedFile, UploadService } from './upload-service.js';

@@ -6,9 +6,9 @@ import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { datasetNameDuplicate } from './errors.js';
-import type { Embedder } from './embedder.js';
-import type { DatasetTag } from './tags.js';
-import { parseRetrievalModel, retrievalModelToWire, type RetrievalModel } from './retrieval-model.js';
+import type { Embedder } from './ingest/embedder.js';
+import type { DatasetTag } from './documents/tags.js';
+import { parseRetrievalModel, retrievalModelToWire, type RetrievalModel } from './retrieval/retrieval-model.js';
 
 export const INDEXING_TECHNIQUES = ['economy', 'high_quality'] as const;
 export type IndexingTechnique = (typeof INDEXING_TECHNIQUES)[number];

@@ -1,4 +1,4 @@
-import { defineError } from '../infra/errors.js';
+import { defineError, notFound } from '../infra/errors.js';
 
 /**
  * How an indexing job's failure is handled (see docs/decisions.md, "Indexing failures"):
@@ -34,3 +34,5 @@ export const documentIndexing = defineError(
   (message: string = 'The document is being processed and cannot be edited.') => message,
 );
 export const invalidAction = defineError('invalid_action', 400, (message: string) => message);
+
+export const segmentNotFound = () => notFound('Segment not found.');

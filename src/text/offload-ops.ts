@@ -1,4 +1,4 @@
-import { chunkDocument } from '../knowledge/chunk.js';
+import { chunkDocument } from '../knowledge/ingest/chunk.js';
 import { countTokens } from './tokenizer.js';
 
 /**

@@ -1,4 +1,4 @@
-/** The subset of webvtt-parser (no types of its own) that src/knowledge/parse/vtt.ts calls. */
+/** The subset of webvtt-parser (no types of its own) that src/knowledge/ingest/parse/vtt.ts calls. */
 declare module 'webvtt-parser' {
   export class WebVTTParser {
     parse(input: string, mode?: 'metadata' | 'chapters'): { cues: { text: string; startTime: number; endTime: number }[]; errors: { message: string; line: number }[] };

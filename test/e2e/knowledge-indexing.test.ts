@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { kbClient } from '../helpers/kb-client.js';
 import { startEmbeddings, type EmbeddingsServer } from '../helpers/knowledge.js';
@@ -63,7 +64,7 @@ describe('atomic swap while re-indexing', () => {
     const db = s.runtime.store.db;
     expect(Number((await db.selectFrom('segments').select((eb) => eb.fn.countAll<number>().as('n')).where('document_id', '=', id).executeTakeFirstOrThrow()).n)).toBe(3);
     // SQLite: the external-content FTS index matches the segments table exactly (throws otherwise).
-    s.runtime.store.sqlite?.prepare(`INSERT INTO segments_fts (segments_fts, rank) VALUES ('integrity-check', 1)`).run();
+    if (s.runtime.store.dialect.name === 'sqlite') await sql`INSERT INTO segments_fts (segments_fts, rank) VALUES ('integrity-check', 1)`.execute(db);
     expect(Number((await db.selectFrom('segment_embeddings').select((eb) => eb.fn.countAll<number>().as('n')).where('document_id', '=', id).executeTakeFirstOrThrow()).n)).toBe(3);
   });
 });

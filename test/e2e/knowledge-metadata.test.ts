@@ -3,7 +3,7 @@ import { startServer, testDialect, type TestServer } from '../helpers/server.js'
 import { kbClient } from '../helpers/kb-client.js';
 import { responseErrors, validateResponse } from '../helpers/openapi.js';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import { MetadataService } from '../../src/knowledge/metadata.js';
+import { MetadataService } from '../../src/knowledge/documents/metadata.js';
 
 let s: TestServer;
 let kb: ReturnType<typeof kbClient>;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import iconv from 'iconv-lite';
-import { cleanText, splitText } from '../../src/knowledge/chunk.js';
-import { AUTOMATIC_RULE, parseProcessRule } from '../../src/knowledge/process-rule.js';
+import { cleanText, splitText } from '../../src/knowledge/ingest/chunk.js';
+import { AUTOMATIC_RULE, parseProcessRule } from '../../src/knowledge/ingest/process-rule.js';
 import { countTokens } from '../../src/text/tokenizer.js';
-import { decodeText } from '../../src/knowledge/parse/decode.js';
+import { decodeText } from '../../src/knowledge/ingest/parse/decode.js';
 
 const custom = (max: number, overlap: number, separator = '\n\n') =>
   parseProcessRule({ mode: 'custom', rules: { pre_processing_rules: [], segmentation: { separator, max_tokens: max, chunk_overlap: overlap } } }, 4000);

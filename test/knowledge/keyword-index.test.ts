@@ -3,13 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { dropSchema, openStore, type Store } from '../../src/store/db.js';
-import { KeywordIndex } from '../../src/knowledge/index/keyword-index.js';
 import { describeKeywordIndexContract, type KeywordContractSubject } from './keyword-index.contract.js';
 
 /** The keyword index contract on SQLite (FTS5) and PostgreSQL (tsvector, when TEST_DATABASE_URL is set). */
 
 async function subjectOn(store: Store, rowids: KeywordContractSubject['rowids'], cleanup: () => Promise<void>): Promise<KeywordContractSubject> {
-  const index = new KeywordIndex(store);
+  const index = store.dialect.keywordIndex();
   await index.init();
   return {
     store,

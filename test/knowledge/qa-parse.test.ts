@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQaPairs } from '../../src/knowledge/qa.js';
+import { parseQaPairs } from '../../src/knowledge/ingest/qa.js';
 
 describe('Q&A pairs from the model answer', () => {
   it('reads Qn/An pairs and ignores a reasoning model’s <think> block (which may draft pairs of its own)', () => {

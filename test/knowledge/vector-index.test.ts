@@ -4,18 +4,17 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { dropSchema, openStore, type Store } from '../../src/store/db.js';
-import { ExactVectorIndex, SqliteVecIndex, type VectorIndex } from '../../src/knowledge/index/vector-index.js';
-import { PgVectorIndex, pgvectorSchema } from '../../src/knowledge/index/pgvector-index.js';
-import { chooseVectorIndex } from '../../src/knowledge/index/choose-vector-index.js';
+import { ExactVectorIndex, type VectorIndex } from '../../src/knowledge/index/vector-index.js';
+import { PgVectorIndex, pgvectorSchema } from '../../src/store/postgres/pgvector-index.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { describeVectorIndexContract, unit, type VectorContractSubject } from './vector-index.contract.js';
 
 /** The vector index contract on sqlite-vec, the exact scan (SQLite, and PostgreSQL), and pgvector (TEST_PGVECTOR=1). */
 
-async function sqlite(make: (s: Store) => VectorIndex): Promise<VectorContractSubject> {
+async function sqlite(make: (s: Store) => Promise<VectorIndex>): Promise<VectorContractSubject> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-vec-'));
   const store = await openStore({ databaseUrl: undefined, databaseSchema: undefined, dataDir: dir });
-  const index = make(store);
+  const index = await make(store);
   await index.init();
   return {
     store,
@@ -43,8 +42,15 @@ async function postgres(make: (s: Store) => Promise<VectorIndex>): Promise<Vecto
   };
 }
 
-describeVectorIndexContract('sqlite-vec', () => sqlite((s) => new SqliteVecIndex(s.db, s.sqlite!)));
-describeVectorIndexContract('exact (SQLite)', () => sqlite((s) => new ExactVectorIndex(s.db)));
+describeVectorIndexContract('sqlite-vec', () => sqlite((s) => sqliteVec(s)));
+describeVectorIndexContract('exact (SQLite)', () => sqlite(async (s) => new ExactVectorIndex(s.db)));
+
+/** The SQLite dialect's own vector index, which must be sqlite-vec (its probe at open loads it). */
+async function sqliteVec(s: Store): Promise<VectorIndex> {
+  const index = await s.dialect.vectorIndex(createLogger('silent'));
+  if (index.kind !== 'sqlite-vec') throw new Error(`the SQLite dialect chose ${index.kind}, not sqlite-vec`);
+  return index;
+}
 
 if (pgUrl) describeVectorIndexContract('exact (PostgreSQL)', () => postgres(async (s) => new ExactVectorIndex(s.db)));
 else process.stdout.write('[vector-index] NOTICE: TEST_DATABASE_URL is not set; the exact scan on PostgreSQL and pgvector are skipped.\n');
@@ -74,7 +80,7 @@ if (pgvector) {
         await store.db.insertInto('segments').values(ids.map((i) => ({ id: `seg${i}`, dataset_id: 'ds', document_id: 'doc', generation: 1, position: i, content: 'c', word_count: 1, tokens: 1, hash: 'h', status: 'completed', hit_count: 0, created_at: now, completed_at: now, parent_id: null, answer: null, enabled: 1, disabled_at: null, disabled_by: null, keywords: null, created_by: null, updated_at: null, updated_by: null, chunk_type: null }))).execute();
         // Written by the exact scan (a server that ran before pgvector was installed).
         await subject.index.add(store.db, 'm', ids.map((i) => ({ segmentId: `seg${i}`, datasetId: 'ds', documentId: 'doc', vector: i === 1 ? unit(1) : unit(0, i / 1000) })));
-        const chosen = await chooseVectorIndex(store, createLogger('silent'));
+        const chosen = await store.dialect.vectorIndex(createLogger('silent'));
         expect(chosen.kind).toBe('pgvector');
         await chosen.init();
         expect((await chosen.search(['ds'], unit(1), 1)).map((h) => h.segmentId)).toEqual(['seg1']);

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import type { DatasetMetadataTable } from '../../store/schema.js';
-import { BUILT_IN_FIELDS } from '../../knowledge/metadata.js';
+import { BUILT_IN_FIELDS } from '../../knowledge/documents/metadata.js';
 import { invalidAction } from '../../knowledge/errors.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import { datasetToWire } from '../../knowledge/datasets.js';
-import { parseRetrievalModel } from '../../knowledge/retrieval-model.js';
+import { parseRetrievalModel } from '../../knowledge/retrieval/retrieval-model.js';
 import { toSeconds } from '../../infra/clock.js';
-import { countHits } from '../../knowledge/hit-counter.js';
+import { countHits } from '../../knowledge/retrieval/hit-counter.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams, queryList } from './knowledge-params.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Runtime } from '../../runtime.js';
-import { parseChildContent, parseNewSegments, parseSegmentPatch } from '../../knowledge/segment-input.js';
-import { childChunkToWire, segmentToWire } from '../../knowledge/segment-wire.js';
+import { parseChildContent, parseNewSegments, parseSegmentPatch } from '../../knowledge/documents/segment-input.js';
+import { childChunkToWire, segmentToWire } from '../../knowledge/documents/segment-wire.js';
 import { requireKey } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';

@@ -32,7 +32,7 @@ export function webscraperProvider(deps: ProviderDeps): ToolProvider {
           const date = meta('article:published_time', 'date', 'pubdate');
           const image = meta('og:image');
           const body = $('article').first().html() ?? $('main').first().html() ?? $('body').html() ?? res.text;
-          const text = (await import('../../knowledge/parse/html.js')).parseHtml(Buffer.from(body, 'utf8'));
+          const text = (await import('../../knowledge/ingest/parse/html.js')).parseHtml(Buffer.from(body, 'utf8'));
           return [{ type: 'text', text: `TITLE: ${title}\nAUTHORS: ${author}\nPUBLISH DATE: ${date}\nTOP_IMAGE_URL: ${image}\nTEXT:\n\n${text}` }];
         },
       },

@@ -1,0 +1,386 @@
+import { Readable } from 'node:stream';
+import { displayStatus } from './document-wire.js';
+import type { Kysely } from 'kysely';
+import type { Database, DatasetTable, DocumentTable, IndexingRunTable } from '../../store/schema.js';
+import type { Clock } from '../../infra/clock.js';
+import { newId } from '../../infra/ids.js';
+import { invalidParam, notFound } from '../../infra/errors.js';
+import { splitModelRef } from '../../llm/model-provider.js';
+import type { ModelProviders } from '../../llm/model-provider.js';
+import type { Queue } from '../../infra/queue/queue.js';
+import type { UploadedFile, UploadService } from '../../files/upload-service.js';
+import type { DatasetService, IndexingTechnique } from '../datasets.js';
+import { INDEXING_TECHNIQUES } from '../datasets.js';
+import { defaultHierarchicalRule, parseProcessRule, processRuleToWire, type ProcessRule } from '../ingest/process-rule.js';
+import type { KeywordIndex } from '../index/keyword-index.js';
+import type { VectorIndex } from '../index/vector-index.js';
+
+export const INDEX_JOB = 'knowledge.index';
+export interface IndexJobPayload {
+  readonly runId: string;
+}
+
+const DOC_FORMS = ['text_model', 'hierarchical_model', 'qa_model'];
+
+/** The options of a create or update (`data` of the multipart forms, or the JSON body). */
+export interface DocumentOptions {
+  readonly name?: unknown;
+  readonly processRule?: unknown;
+  readonly docForm?: unknown;
+  readonly docLanguage?: unknown;
+  readonly indexingTechnique?: unknown;
+}
+
+export interface Accepted {
+  readonly document: DocumentTable;
+  readonly batch: string;
+}
+
+/** Dify's batch id: `YYYYMMDDHHMMSS` + six random digits. */
+function newBatch(now: number): string {
+  const d = new Date(now);
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}${100000 + Math.floor(Math.random() * 900000)}`;
+}
+
+export function documentNotFound() {
+  return notFound('Document not found.');
+}
+
+
+/**
+ * Documents of a knowledge base: accepting creates and updates (each one an indexing run with its
+ * own batch and segment generation, indexed by a durable job), listing, deleting, progress.
+ */
+export class DocumentService {
+  readonly #db: Kysely<Database>;
+  readonly #clock: Clock;
+  readonly #uploads: UploadService;
+  readonly #datasets: DatasetService;
+  readonly #queue: Queue;
+  readonly #keyword: KeywordIndex;
+  readonly #vectors: VectorIndex;
+  readonly #maxTokens: number;
+  readonly #qaModel: string | undefined;
+  readonly #providers: () => ModelProviders;
+
+  constructor(deps: {
+    db: Kysely<Database>;
+    clock: Clock;
+    uploads: UploadService;
+    datasets: DatasetService;
+    queue: Queue;
+    keyword: KeywordIndex;
+    vectors: VectorIndex;
+    maxSegmentationTokens: number;
+    /** `provider/model` for `qa_model` (unset: refused). */
+    qaModel: string | undefined;
+    providers: () => ModelProviders;
+  }) {
+    this.#db = deps.db;
+    this.#clock = deps.clock;
+    this.#uploads = deps.uploads;
+    this.#datasets = deps.datasets;
+    this.#queue = deps.queue;
+    this.#keyword = deps.keyword;
+    this.#vectors = deps.vectors;
+    this.#maxTokens = deps.maxSegmentationTokens;
+    this.#qaModel = deps.qaModel;
+    this.#providers = deps.providers;
+  }
+
+  /**
+   * Validates the options; runs before any file byte is stored. `current` is the document an
+   * update replaces (its `doc_form` cannot change, as in Dify).
+   */
+  async checkOptions(
+    ds: DatasetTable,
+    opts: DocumentOptions,
+    current?: DocumentTable,
+  ): Promise<{ rule: ProcessRule; docForm: string; docLanguage: string; technique: IndexingTechnique }> {
+    if (opts.docForm !== undefined && opts.docForm !== null && !DOC_FORMS.includes(opts.docForm as string)) throw invalidParam('Invalid doc_form.');
+    if (opts.docForm === 'qa_model') this.#checkQaModel();
+    if (opts.docLanguage !== undefined && opts.docLanguage !== null && typeof opts.docLanguage !== 'string') throw invalidParam('doc_language must be a string.');
+    if (opts.name !== undefined && opts.name !== null && (typeof opts.name !== 'string' || opts.name.trim() === '' || opts.name.length > 255)) {
+      throw invalidParam('name must be a non-empty string of at most 255 characters.');
+    }
+    let technique = ds.indexing_technique as IndexingTechnique | null;
+    if (!technique) {
+      const t = opts.indexingTechnique;
+      if (t === undefined || t === null) throw invalidParam('indexing_technique is required.');
+      if (!INDEXING_TECHNIQUES.includes(t as IndexingTechnique)) throw invalidParam('indexing_technique must be economy or high_quality.');
+      technique = t as IndexingTechnique;
+    } else if (opts.indexingTechnique !== undefined && opts.indexingTechnique !== null && !INDEXING_TECHNIQUES.includes(opts.indexingTechnique as IndexingTechnique)) {
+      throw invalidParam('indexing_technique must be economy or high_quality.');
+    }
+    let rule = parseProcessRule(opts.processRule, this.#maxTokens);
+    const given = opts.processRule !== undefined && opts.processRule !== null;
+    // The form: the one asked for, else the one a hierarchical rule implies, else the document's or the dataset's.
+    const established = current?.doc_form ?? (await this.datasetDocForm(ds.id));
+    const docForm = (opts.docForm as string | undefined | null) ?? (rule.mode === 'hierarchical' ? 'hierarchical_model' : (established ?? 'text_model'));
+    if (established && docForm !== established) throw invalidParam('doc_form is different from the dataset doc_form.');
+    if (docForm === 'qa_model') this.#checkQaModel();
+    if (docForm === 'hierarchical_model') {
+      if (rule.mode === 'custom') throw invalidParam('process_rule.mode must be hierarchical (or automatic) when doc_form is hierarchical_model.');
+      if (rule.mode === 'automatic' && !(current && !given)) rule = defaultHierarchicalRule(this.#maxTokens);
+    } else if (rule.mode === 'hierarchical') {
+      throw invalidParam('process_rule.mode hierarchical requires doc_form hierarchical_model.');
+    }
+    return {
+      rule,
+      docForm,
+      docLanguage: typeof opts.docLanguage === 'string' && opts.docLanguage ? opts.docLanguage : 'English',
+      technique,
+    };
+  }
+
+  /** `qa_model` needs a configured model to write the pairs; refused up front without one. */
+  #checkQaModel(): void {
+    const ref = this.#qaModel ? splitModelRef(this.#qaModel) : undefined;
+    if (!ref) throw invalidParam('doc_form qa_model needs KNOWLEDGE_QA_MODEL (provider/model) to be set.');
+    this.#providers().get(ref.provider); // provider_not_initialize when it has no credentials
+  }
+
+  /** A dataset's `doc_form`: that of its documents (all share it), null while it has none. */
+  async datasetDocForm(datasetId: string): Promise<string | null> {
+    const row = await this.#db.selectFrom('documents').select('doc_form').where('dataset_id', '=', datasetId).orderBy('position').limit(1).executeTakeFirst();
+    return row?.doc_form ?? null;
+  }
+
+  /** Stores text as a `.txt` upload, as Dify does for create-by-text. */
+  async storeText(workspaceId: string, name: string, text: string, createdBy: string): Promise<UploadedFile> {
+    const filename = `${name.replace(/[/\\]/g, '_').slice(0, 190)}.txt`;
+    return this.#uploads.upload({
+      filename,
+      mimeType: 'text/plain',
+      body: Readable.from([Buffer.from(text, 'utf8')]),
+      workspaceId,
+      appId: null,
+      createdBy,
+      createdByRole: 'account',
+    });
+  }
+
+  async create(ds: DatasetTable, file: UploadedFile, opts: DocumentOptions, createdBy: string): Promise<Accepted> {
+    const checked = await this.checkOptions(ds, opts);
+    if (!ds.indexing_technique) await this.#datasets.setTechnique(ds.id, checked.technique);
+    const now = this.#clock.now();
+    const batch = newBatch(now);
+    const name = typeof opts.name === 'string' && opts.name.trim() ? opts.name.trim() : file.name;
+    const doc = await this.#db.transaction().execute(async (trx) => {
+      const max = await trx.selectFrom('documents').select((eb) => eb.fn.max<number>('position').as('p')).where('dataset_id', '=', ds.id).executeTakeFirst();
+      const row: DocumentTable = {
+        id: newId(),
+        dataset_id: ds.id,
+        position: Number(max?.p ?? 0) + 1,
+        data_source_type: 'upload_file',
+        upload_file_id: file.id,
+        name,
+        created_from: 'api',
+        created_by: createdBy,
+        process_rule_id: newId(),
+        process_rule: JSON.stringify(processRuleToWire(checked.rule)),
+        doc_form: checked.docForm,
+        doc_language: checked.docLanguage,
+        batch,
+        tokens: 0,
+        word_count: 0,
+        indexing_status: 'waiting',
+        error: null,
+        enabled: 1,
+        disabled_at: null,
+        disabled_by: null,
+        archived: 0,
+        hit_count: 0,
+        active_generation: 0,
+        latest_generation: 1,
+        created_at: now,
+        updated_at: now,
+      };
+      await trx.insertInto('documents').values(row).execute();
+      await trx.insertInto('indexing_runs').values(this.#run(row, 1, file.id, row.process_rule, ds.indexing_technique ?? checked.technique, batch, now)).execute();
+      await this.#queue.enqueue(INDEX_JOB, { runId: `${row.id}:1` } satisfies IndexJobPayload, { tx: trx });
+      return row;
+    });
+    this.#queue.notify();
+    return { document: doc, batch };
+  }
+
+  #run(doc: DocumentTable, generation: number, fileId: string, rule: string, technique: string, batch: string, now: number): IndexingRunTable {
+    return {
+      id: `${doc.id}:${generation}`,
+      batch,
+      dataset_id: doc.dataset_id,
+      document_id: doc.id,
+      generation,
+      upload_file_id: fileId,
+      process_rule: rule,
+      indexing_technique: technique,
+      status: 'waiting',
+      error: null,
+      processing_started_at: null,
+      parsing_completed_at: null,
+      cleaning_completed_at: null,
+      splitting_completed_at: null,
+      completed_at: null,
+      paused_at: null,
+      stopped_at: null,
+      owner: null,
+      total_segments: 0,
+      completed_segments: 0,
+      tokens: 0,
+      word_count: 0,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
+  /** Fails with Dify's messages when the document cannot be updated now. */
+  async checkUpdatable(ds: DatasetTable, documentId: string): Promise<DocumentTable> {
+    const doc = await this.find(ds.id, documentId);
+    if (!doc) throw documentNotFound();
+    const status = displayStatus(doc);
+    // Dify allows only `available`; a document in `error` may also be replaced (the remedy for a bad file).
+    if (status !== 'available' && status !== 'error') throw invalidParam('Document is not available');
+    return doc;
+  }
+
+  /**
+   * Accepts a new version of a document (new file and/or options). The document id stays; the old
+   * segments keep serving until the new generation is indexed and swapped in. Acceptance is a
+   * compare-and-set on `latest_generation`, so of two racing updates exactly one is accepted.
+   */
+  async update(ds: DatasetTable, documentId: string, file: UploadedFile | undefined, opts: DocumentOptions): Promise<Accepted> {
+    const doc = await this.checkUpdatable(ds, documentId);
+    const checked = await this.checkOptions(ds, { ...opts, indexingTechnique: ds.indexing_technique }, doc);
+    const now = this.#clock.now();
+    const batch = newBatch(now);
+    const generation = doc.latest_generation + 1;
+    const fileId = file?.id ?? doc.upload_file_id;
+    const rule = opts.processRule === undefined || opts.processRule === null ? doc.process_rule : JSON.stringify(processRuleToWire(checked.rule));
+    const set: Partial<DocumentTable> = {
+      latest_generation: generation,
+      batch,
+      upload_file_id: fileId,
+      process_rule: rule,
+      process_rule_id: rule === doc.process_rule ? doc.process_rule_id : newId(),
+      doc_language: typeof opts.docLanguage === 'string' && opts.docLanguage ? opts.docLanguage : doc.doc_language,
+      indexing_status: 'waiting',
+      error: null,
+      updated_at: now,
+      name: await this.#nameAfterUpdate(doc, file, opts.name),
+    };
+    const accepted = await this.#db.transaction().execute(async (trx) => {
+      const res = await trx
+        .updateTable('documents')
+        .set(set)
+        .where('id', '=', doc.id)
+        .where('latest_generation', '=', doc.latest_generation)
+        .where('indexing_status', 'in', ['completed', 'error'])
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return false;
+      await trx.insertInto('indexing_runs').values(this.#run(doc, generation, fileId, rule, ds.indexing_technique ?? checked.technique, batch, now)).execute();
+      await this.#queue.enqueue(INDEX_JOB, { runId: `${doc.id}:${generation}` } satisfies IndexJobPayload, { tx: trx });
+      return true;
+    });
+    if (!accepted) throw invalidParam('Document is not available');
+    this.#queue.notify();
+    return { document: { ...doc, ...set } as DocumentTable, batch };
+  }
+
+  /**
+   * An explicit `name` in the request wins. Without one, a name that was set explicitly earlier
+   * (differs from its file's name) is kept; a name that was just the file's name follows the new file.
+   */
+  async #nameAfterUpdate(doc: DocumentTable, file: UploadedFile | undefined, name: unknown): Promise<string> {
+    if (typeof name === 'string' && name.trim()) return name.trim();
+    if (!file) return doc.name;
+    const old = await this.#uploads.find(doc.upload_file_id);
+    return old && old.name === doc.name ? file.name : doc.name;
+  }
+
+  async find(datasetId: string, documentId: string): Promise<DocumentTable | undefined> {
+    return this.#db.selectFrom('documents').selectAll().where('id', '=', documentId).where('dataset_id', '=', datasetId).executeTakeFirst();
+  }
+
+  async get(datasetId: string, documentId: string): Promise<DocumentTable> {
+    const doc = await this.find(datasetId, documentId);
+    if (!doc) throw documentNotFound();
+    return doc;
+  }
+
+  async list(datasetId: string, page: number, limit: number, keyword?: string): Promise<{ rows: DocumentTable[]; total: number }> {
+    let q = this.#db.selectFrom('documents').where('dataset_id', '=', datasetId);
+    if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
+    const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const rows = await q.selectAll().orderBy('position', 'desc').limit(limit).offset((page - 1) * limit).execute();
+    return { rows, total };
+  }
+
+  async delete(datasetId: string, documentId: string): Promise<void> {
+    const doc = await this.get(datasetId, documentId);
+    await this.#db.transaction().execute(async (trx) => {
+      // The document row first, as every segment write takes it (a compare-and-set): a write
+      // running now finishes before the delete reads the rows to remove, one starting later finds
+      // no document; taken last, PostgreSQL could deadlock the two or leave the write's rows behind.
+      await trx.updateTable('documents').set((eb) => ({ enabled: eb.ref('enabled') })).where('id', '=', doc.id).execute();
+      await this.#keyword.removeDocument(trx, doc.id);
+      await this.#vectors.removeDocument(trx, doc.id);
+      await trx.deleteFrom('segments').where('document_id', '=', doc.id).execute();
+      await trx.deleteFrom('parent_chunks').where('document_id', '=', doc.id).execute();
+      await trx.deleteFrom('indexing_runs').where('document_id', '=', doc.id).execute();
+      await trx.deleteFrom('document_metadata_values').where('document_id', '=', doc.id).execute();
+      await trx.deleteFrom('documents').where('id', '=', doc.id).execute();
+      await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', datasetId).execute();
+    });
+  }
+
+  async deleteDataset(workspaceId: string, datasetId: string): Promise<void> {
+    await this.#datasets.get(workspaceId, datasetId);
+    const docs = await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', datasetId).execute();
+    for (const d of docs) await this.delete(datasetId, d.id);
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('tag_bindings').where('target_id', '=', datasetId).execute();
+      await trx.deleteFrom('document_metadata_values').where('dataset_id', '=', datasetId).execute();
+      await trx.deleteFrom('dataset_metadata').where('dataset_id', '=', datasetId).execute();
+      await trx.deleteFrom('datasets').where('id', '=', datasetId).execute();
+    });
+  }
+
+  /** The runs of a batch (one per document accepted with it). */
+  async batchStatus(datasetId: string, batch: string): Promise<IndexingRunTable[]> {
+    return this.#db.selectFrom('indexing_runs').selectAll().where('dataset_id', '=', datasetId).where('batch', '=', batch).orderBy('created_at').execute();
+  }
+
+  /** Dify's document `hit_count`: the sum over the segments (or parent chunks) being served. */
+  async hitCounts(documentIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (documentIds.length === 0) return out;
+    const rows = await this.#db
+      .selectFrom('segments as s')
+      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
+      .select((eb) => ['s.document_id', eb.fn.sum<number>('s.hit_count').as('n')])
+      .where('s.document_id', 'in', [...new Set(documentIds)])
+      .groupBy('s.document_id')
+      .execute();
+    const parents = await this.#db
+      .selectFrom('parent_chunks as p')
+      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 'p.document_id').onRef('d.active_generation', '=', 'p.generation'))
+      .select((eb) => ['p.document_id', eb.fn.sum<number>('p.hit_count').as('n')])
+      .where('p.document_id', 'in', [...new Set(documentIds)])
+      .groupBy('p.document_id')
+      .execute();
+    // Children of parent chunks carry no hits (their parent does), so the two sums never overlap.
+    for (const r of [...rows, ...parents]) out.set(r.document_id, (out.get(r.document_id) ?? 0) + Number(r.n ?? 0));
+    return out;
+  }
+
+  async files(ids: readonly string[]): Promise<Map<string, UploadedFile>> {
+    const out = new Map<string, UploadedFile>();
+    for (const id of new Set(ids)) {
+      const f = await this.#uploads.find(id);
+      if (f) out.set(id, f);
+    }
+    return out;
+  }
+}

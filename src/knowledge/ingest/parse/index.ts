@@ -1,0 +1,61 @@
+import { ParseError } from '../../errors.js';
+import { parseCsv } from './csv.js';
+import { parseJson } from './json.js';
+import { parseText } from './text.js';
+import { parseVtt } from './vtt.js';
+import { parseProperties } from './properties.js';
+
+type Parser = (bytes: Buffer) => string | Promise<string>;
+
+/**
+ * A parser whose module (and library: mammoth, exceljs, cheerio, unpdf, …) is imported on the
+ * first file of its type, so a process that parses none (a CLI command) does not load them.
+ */
+const lazy =
+  (load: () => Promise<Parser>): Parser =>
+  async (bytes) =>
+    (await load())(bytes);
+
+const parseHtml = lazy(async () => (await import('./html.js')).parseHtml);
+
+const PARSERS: Record<string, Parser> = {
+  txt: parseText,
+  text: parseText,
+  md: parseText,
+  markdown: parseText,
+  mdx: parseText,
+  html: parseHtml,
+  htm: parseHtml,
+  pdf: lazy(async () => (await import('./pdf.js')).parsePdf),
+  docx: lazy(async () => (await import('./docx.js')).parseDocx),
+  csv: parseCsv,
+  xlsx: lazy(async () => (await import('./xlsx.js')).parseXlsx),
+  json: parseJson,
+  eml: lazy(async () => (await import('./eml.js')).parseEml),
+  msg: lazy(async () => (await import('./msg.js')).parseMsg),
+  pptx: lazy(async () => (await import('./pptx.js')).parsePptx),
+  epub: lazy(async () => (await import('./epub.js')).parseEpub),
+  vtt: parseVtt,
+  properties: parseProperties,
+};
+
+/** Extensions a knowledge document may have. */
+export const SUPPORTED_EXTENSIONS: readonly string[] = Object.keys(PARSERS);
+
+/**
+ * Extracts the text of a stored file; throws ParseError saying why it cannot. A file without text
+ * is an error unless `allowEmpty` (the document-extractor node gives `""` for it, as Dify).
+ */
+export async function parseDocument(bytes: Buffer, extension: string, opts: { readonly allowEmpty?: boolean } = {}): Promise<string> {
+  const parser = PARSERS[extension.toLowerCase()];
+  if (!parser) throw new ParseError(`Files of type .${extension} cannot be parsed.`);
+  let text: string;
+  try {
+    text = await parser(bytes);
+  } catch (err) {
+    if (err instanceof ParseError) throw err;
+    throw new ParseError(`The .${extension} file could not be parsed: ${(err as Error).message}`);
+  }
+  if (text.trim() === '' && !opts.allowEmpty) throw new ParseError(`The .${extension} file contains no text.`);
+  return text;
+}

@@ -1,0 +1,29 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, IndexingRunTable } from '../../store/schema.js';
+
+/**
+ * Thrown when this execution no longer owns its run: the document was paused (or resumed by a
+ * newer execution, or a lease expired and another worker took over). The execution just stops.
+ */
+export class Fenced extends Error {
+  override name = 'Fenced';
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Yields one turn of the event loop. On SQLite every query resolves as a microtask, so a loop of
+ * batches would otherwise run from the first to the last without letting a request in.
+ */
+export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Asserts (inside `db`'s transaction) that `run.owner` still owns the run, touching its row so concurrent owners serialize. */
+export async function assertOwner(db: Db, run: IndexingRunTable, now: number): Promise<void> {
+  const res = await db
+    .updateTable('indexing_runs')
+    .set({ updated_at: now })
+    .where('id', '=', run.id)
+    .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
+}
