@@ -229,15 +229,7 @@ export class Indexer {
         return row;
       });
       await this.#db.transaction().execute(async (trx) => {
-        const rowids = await this.#segments.insert(trx, rows);
-        await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
-        if (highQuality) {
-          await this.#vectors.add(
-            trx,
-            this.#embedder.model,
-            rows.map((r, j) => ({ segmentId: r.id, datasetId: r.dataset_id, documentId: r.document_id, vector: vectors[j]! })),
-          );
-        }
+        await this.#writeSegments(trx, rows, highQuality ? vectors : undefined);
         await this.#progress(trx, run, i + part.length, now);
       });
       this.#onIndexed(part.length);
@@ -348,15 +340,7 @@ export class Indexer {
       });
       await this.#db.transaction().execute(async (trx) => {
         for (let j = 0; j < parents.length; j += 100) await trx.insertInto('parent_chunks').values(parents.slice(j, j + 100)).execute();
-        const rowids = await this.#segments.insert(trx, rows);
-        await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
-        if (highQuality) {
-          await this.#vectors.add(
-            trx,
-            this.#embedder.model,
-            rows.map((r, j) => ({ segmentId: r.id, datasetId: r.dataset_id, documentId: r.document_id, vector: vectors[j]! })),
-          );
-        }
+        await this.#writeSegments(trx, rows, highQuality ? vectors : undefined);
         await this.#progress(trx, run, i, now);
       });
       this.#onIndexed(rows.length);
@@ -365,6 +349,19 @@ export class Indexer {
   }
 
   /** Makes the new generation the served one and drops every other, in one transaction. */
+  /** Writes segment rows with their keyword entries and, for high-quality indexing, their vectors. */
+  async #writeSegments(trx: Transaction<Database>, rows: SegmentTable[], vectors: readonly Float32Array[] | undefined): Promise<void> {
+    const rowids = await this.#segments.insert(trx, rows);
+    await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
+    if (vectors) {
+      await this.#vectors.add(
+        trx,
+        this.#embedder.model,
+        rows.map((r, j) => ({ segmentId: r.id, datasetId: r.dataset_id, documentId: r.document_id, vector: vectors[j]! })),
+      );
+    }
+  }
+
   async #swap(run: IndexingRunTable, tokens: number, words: number): Promise<void> {
     const now = this.#clock.now();
     const swapped = await this.#db.transaction().execute(async (trx) => {
