@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import { openStore, type Store } from './store/db.js';
 import { AppService } from './apps/app-service.js';
+import { AppStore } from './apps/app-store.js';
 import { KeyService } from './apps/key-service.js';
 import { EndUserService } from './apps/end-users.js';
 import { openBlobs } from './files/blobs/open-blobs.js';
@@ -190,7 +191,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   const serverKeys = new ServerKeys({ db: store.db, clock, secretKey: config.fileUrls.secretKey });
   const secretBox = new SecretBox(serverKeys);
-  const apps = new AppService(store.db, clock, secretBox);
+  const appStore = new AppStore(store.db);
+  const apps = new AppService(appStore, clock, secretBox);
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const fileUrls = new FileUrls({ keys: serverKeys, config: config.fileUrls, clock, uploads, blobs });

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, AppTable } from '../store/schema.js';
+import type { Database } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import type { SecretBox } from '../infra/secret-box.js';
@@ -8,24 +8,11 @@ import { DslError } from './errors.js';
 import { inputVariables, type InputVariable } from './input-form.js';
 import { mapDatasets } from './import-check.js';
 import { mapWorkflowTools } from './workflow-tool-map.js';
+import type { AppRecord, AppStore } from './app-store.js';
 
-/** An app as services see it: its row plus the parsed DSL. */
-export interface App {
-  readonly id: string;
-  readonly workspaceId: string;
-  readonly name: string;
-  readonly mode: AppMode;
-  readonly description: string;
-  readonly icon: string;
-  readonly dsl: DslDocument;
+/** An app as services see it: as stored, with its secrets opened and its input form. */
+export interface App extends AppRecord {
   readonly inputs: readonly InputVariable[];
-  readonly enableApi: boolean;
-  readonly status: string;
-  readonly maxActiveRequests: number | null;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  /** Graph version: 1 at import, one more per `update`. */
-  readonly version: number;
 }
 
 /**
@@ -42,23 +29,9 @@ async function mapSecrets(doc: DslDocument, fn: (value: string) => Promise<strin
   return { ...doc, workflow: { ...doc.workflow!, environment_variables: mapped } };
 }
 
-function toApp(row: AppTable, dsl: DslDocument): App {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    mode: row.mode as AppMode,
-    description: row.description,
-    icon: row.icon,
-    dsl,
-    inputs: inputVariables(dsl),
-    enableApi: row.enable_api === 1,
-    status: row.status,
-    maxActiveRequests: row.max_active_requests,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    version: row.version,
-  };
+/** `record` with `dsl` (its graph, secrets opened) and the input form read from it. */
+function toApp(record: AppRecord, dsl: DslDocument): App {
+  return { ...record, dsl, inputs: inputVariables(dsl) };
 }
 
 const VERSION_CACHE_MAX = 100;
@@ -71,8 +44,8 @@ export interface ImportMaps {
   readonly tools?: ReadonlyMap<string, string>;
 }
 
-/** The app row's descriptive columns, from its DSL. */
-function describe(doc: DslDocument): Pick<AppTable, 'name' | 'mode' | 'description' | 'icon'> {
+/** An app's descriptive fields, from its DSL. */
+function describe(doc: DslDocument): { name: string; mode: AppMode; description: string; icon: string } {
   return {
     name: doc.app.name,
     mode: doc.app.mode,
@@ -82,7 +55,7 @@ function describe(doc: DslDocument): Pick<AppTable, 'name' | 'mode' | 'descripti
 }
 
 export class AppService {
-  readonly #db: Kysely<Database>;
+  readonly #store: AppStore;
   readonly #clock: Clock;
   readonly #validators: GraphValidator[] = [];
   readonly #cache = new Map<string, App>();
@@ -91,14 +64,14 @@ export class AppService {
   readonly #versions = new Map<string, App>();
 
   /** Secret environment variables are stored sealed by `box` and opened when an app is read. */
-  constructor(db: Kysely<Database>, clock: Clock, box: SecretBox) {
-    this.#db = db;
+  constructor(store: AppStore, clock: Clock, box: SecretBox) {
+    this.#store = store;
     this.#clock = clock;
     this.#box = box;
   }
 
-  async #toApp(row: AppTable): Promise<App> {
-    return toApp(row, await mapSecrets(JSON.parse(row.dsl) as DslDocument, (v) => this.#box.open(v)));
+  async #toApp(record: AppRecord): Promise<App> {
+    return toApp(record, await mapSecrets(record.dsl, (v) => this.#box.open(v)));
   }
 
   /** Adds a semantic check run on every imported workflow / chatflow graph. */
@@ -108,10 +81,10 @@ export class AppService {
 
   /** The single workspace of this instance, created on first use. */
   async workspaceId(): Promise<string> {
-    const row = await this.#db.selectFrom('workspaces').select('id').orderBy('created_at').limit(1).executeTakeFirst();
-    if (row) return row.id;
+    const existing = await this.#store.firstWorkspaceId();
+    if (existing) return existing;
     const id = newId();
-    await this.#db.insertInto('workspaces').values({ id, name: 'Default workspace', created_at: this.#clock.now() }).execute();
+    await this.#store.insertWorkspace(id, 'Default workspace', this.#clock.now());
     return id;
   }
 
@@ -135,23 +108,20 @@ export class AppService {
   async importDsl(yamlText: string, opts: ImportMaps = {}): Promise<App> {
     const doc = this.#parse(yamlText, opts);
     const now = this.#clock.now();
-    const row: AppTable = {
+    const record: AppRecord = {
       id: newId(),
-      workspace_id: await this.workspaceId(),
+      workspaceId: await this.workspaceId(),
       ...describe(doc),
-      dsl: JSON.stringify(await mapSecrets(doc, (v) => this.#box.seal(v))),
-      enable_api: 1,
+      dsl: await mapSecrets(doc, (v) => this.#box.seal(v)),
+      enableApi: true,
       status: 'normal',
-      max_active_requests: null,
-      created_at: now,
-      updated_at: now,
+      maxActiveRequests: null,
+      createdAt: now,
+      updatedAt: now,
       version: 1,
     };
-    await this.#db.transaction().execute(async (trx) => {
-      await trx.insertInto('apps').values(row).execute();
-      await trx.insertInto('app_versions').values({ app_id: row.id, version: 1, dsl: row.dsl, created_at: now }).execute();
-    });
-    return toApp(row, doc);
+    await this.#store.insert(record);
+    return toApp(record, doc);
   }
 
   /**
@@ -161,26 +131,18 @@ export class AppService {
    */
   async update(id: string, yamlText: string, opts: ImportMaps = {}): Promise<App | undefined> {
     const doc = this.#parse(yamlText, opts);
-    const sealed = JSON.stringify(await mapSecrets(doc, (v) => this.#box.seal(v)));
-    const now = this.#clock.now();
-    const updated = await this.#db.transaction().execute(async (trx) => {
-      const cur = await trx.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst();
-      if (!cur) return undefined;
-      if (doc.app.mode !== cur.mode) throw new DslError(`app.mode must stay "${cur.mode}" (the app's mode) in an update, got "${doc.app.mode}"; import it as a new app instead`);
-      const next: AppTable = { ...cur, ...describe(doc), dsl: sealed, updated_at: now, version: cur.version + 1 };
-      const res = await trx
-        .updateTable('apps')
-        .set({ name: next.name, description: next.description, icon: next.icon, dsl: next.dsl, updated_at: now, version: next.version })
-        .where('id', '=', id)
-        .where('version', '=', cur.version)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) throw new DslError(`app ${id} was updated by someone else at the same time; try again`);
-      await trx.insertInto('app_versions').values({ app_id: id, version: next.version, dsl: next.dsl, created_at: now }).execute();
-      return next;
-    });
-    if (!updated) return undefined;
+    const sealed = await mapSecrets(doc, (v) => this.#box.seal(v));
+    const cur = await this.#store.find(id);
+    if (!cur) return undefined;
+    if (doc.app.mode !== cur.mode) throw new DslError(`app.mode must stay "${cur.mode}" (the app's mode) in an update, got "${doc.app.mode}"; import it as a new app instead`);
+    const next: AppRecord = { ...cur, ...describe(doc), dsl: sealed, updatedAt: this.#clock.now(), version: cur.version + 1 };
     this.#cache.delete(id);
-    return toApp(updated, doc);
+    if (!(await this.#store.addVersion(id, cur.version, next))) {
+      // Deleted meanwhile: no such app; otherwise another writer stored a version first.
+      if ((await this.#store.versionOf(id)) === undefined) return undefined;
+      throw new DslError(`app ${id} was updated by someone else at the same time; try again`);
+    }
+    return toApp(next, doc);
   }
 
   /**
@@ -188,14 +150,7 @@ export class AppService {
    * data stay unless `purgeData` lists the tables to clear (see app-data.ts). False when there is no such app.
    */
   async delete(id: string, purgeData?: (trx: Kysely<Database>, appId: string) => Promise<void>): Promise<boolean> {
-    const deleted = await this.#db.transaction().execute(async (trx) => {
-      const res = await trx.deleteFrom('apps').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) !== 1) return false;
-      await trx.deleteFrom('app_versions').where('app_id', '=', id).execute();
-      await trx.deleteFrom('api_keys').where('app_id', '=', id).execute();
-      if (purgeData) await purgeData(trx, id);
-      return true;
-    });
+    const deleted = await this.#store.delete(id, purgeData);
     this.#cache.delete(id);
     return deleted;
   }
@@ -207,14 +162,14 @@ export class AppService {
   async find(id: string): Promise<App | undefined> {
     const cached = this.#cache.get(id);
     if (cached) {
-      const cur = await this.#db.selectFrom('apps').select('version').where('id', '=', id).executeTakeFirst();
-      if (cur?.version === cached.version) return cached;
+      const version = await this.#store.versionOf(id);
+      if (version === cached.version) return cached;
       this.#cache.delete(id);
-      if (!cur) return undefined;
+      if (version === undefined) return undefined;
     }
-    const row = await this.#db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) return undefined;
-    const app = await this.#toApp(row);
+    const record = await this.#store.find(id);
+    if (!record) return undefined;
+    const app = await this.#toApp(record);
     this.#cache.set(id, app);
     return app;
   }
@@ -226,9 +181,9 @@ export class AppService {
     const key = `${id}@${version}`;
     const cached = this.#versions.get(key);
     if (cached) return cached;
-    const v = await this.#db.selectFrom('app_versions').select('dsl').where('app_id', '=', id).where('version', '=', version).executeTakeFirst();
-    if (!v) return undefined;
-    const dsl = await mapSecrets(JSON.parse(v.dsl) as DslDocument, (x) => this.#box.open(x));
+    const stored = await this.#store.findVersionDsl(id, version);
+    if (!stored) return undefined;
+    const dsl = await mapSecrets(stored, (x) => this.#box.open(x));
     const old: App = { ...app, dsl, inputs: inputVariables(dsl), version };
     this.#versions.set(key, old);
     if (this.#versions.size > VERSION_CACHE_MAX) this.#versions.delete(this.#versions.keys().next().value!);
@@ -241,12 +196,10 @@ export class AppService {
   }
 
   async list(): Promise<App[]> {
-    const rows = await this.#db.selectFrom('apps').selectAll().orderBy('created_at').execute();
-    return Promise.all(rows.map((r) => this.#toApp(r)));
+    return Promise.all((await this.#store.list()).map((r) => this.#toApp(r)));
   }
 
   async count(): Promise<number> {
-    const r = await this.#db.selectFrom('apps').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    return Number(r.n);
+    return this.#store.count();
   }
 }

@@ -2,6 +2,7 @@ import { configFile, loadConfig, type Config } from '../config.js';
 import { openStore, type Store } from '../store/db.js';
 import { databaseExists, describeDatabase } from '../store/database-location.js';
 import { AppService } from '../apps/app-service.js';
+import { AppStore } from '../apps/app-store.js';
 import { engineGraphValidator } from '../apps/engine-graph-validator.js';
 import { KeyService } from '../apps/key-service.js';
 import { systemClock } from '../infra/clock.js';
@@ -57,7 +58,8 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
   const store = await openStore(config);
   let bus: Bus | undefined;
   let queue: Queue | undefined;
-  const apps = new AppService(store.db, systemClock, new SecretBox(new ServerKeys({ db: store.db, clock: systemClock, secretKey: config.fileUrls.secretKey })));
+  const appStore = new AppStore(store.db);
+  const apps = new AppService(appStore, systemClock, new SecretBox(new ServerKeys({ db: store.db, clock: systemClock, secretKey: config.fileUrls.secretKey })));
   apps.addGraphValidator(engineGraphValidator);
   const ctx: CliContext = {
     config,

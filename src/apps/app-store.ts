@@ -1,0 +1,170 @@
+import type { Kysely } from 'kysely';
+import type { AppTable, Database } from '../store/schema.js';
+import type { AppMode, DslDocument } from './dsl.js';
+
+/**
+ * An app as stored: its DSL document parsed, with the values of secret environment variables
+ * still sealed (AppService opens them).
+ */
+export interface AppRecord {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly name: string;
+  readonly mode: AppMode;
+  readonly description: string;
+  readonly icon: string;
+  readonly dsl: DslDocument;
+  readonly enableApi: boolean;
+  readonly status: string;
+  readonly maxActiveRequests: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** Graph version: 1 at import, one more per update. */
+  readonly version: number;
+}
+
+/** What a new version of an app's graph changes. */
+export interface AppVersionChange {
+  readonly name: string;
+  readonly description: string;
+  readonly icon: string;
+  /** Secret values sealed. */
+  readonly dsl: DslDocument;
+  readonly updatedAt: number;
+}
+
+function toRecord(row: AppTable): AppRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    mode: row.mode as AppMode,
+    description: row.description,
+    icon: row.icon,
+    dsl: JSON.parse(row.dsl) as DslDocument,
+    enableApi: row.enable_api === 1,
+    status: row.status,
+    maxActiveRequests: row.max_active_requests,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    version: Number(row.version),
+  };
+}
+
+function toRow(app: AppRecord): AppTable {
+  return {
+    id: app.id,
+    workspace_id: app.workspaceId,
+    name: app.name,
+    mode: app.mode,
+    description: app.description,
+    icon: app.icon,
+    dsl: JSON.stringify(app.dsl),
+    enable_api: app.enableApi ? 1 : 0,
+    status: app.status,
+    max_active_requests: app.maxActiveRequests,
+    created_at: app.createdAt,
+    updated_at: app.updatedAt,
+    version: app.version,
+  };
+}
+
+/**
+ * The apps domain's tables: `apps`, `app_versions` and `api_keys` (and the single workspace row
+ * apps belong to). Reads and writes only; AppService and KeyService decide.
+ */
+export class AppStore {
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** The id of the oldest workspace; undefined when there is none yet. */
+  async firstWorkspaceId(): Promise<string | undefined> {
+    const row = await this.#db.selectFrom('workspaces').select('id').orderBy('created_at').limit(1).executeTakeFirst();
+    return row?.id;
+  }
+
+  async insertWorkspace(id: string, name: string, createdAt: number): Promise<void> {
+    await this.#db.insertInto('workspaces').values({ id, name, created_at: createdAt }).execute();
+  }
+
+  /** Stores a new app and its first graph version (its `version`) in one transaction. */
+  async insert(app: AppRecord): Promise<void> {
+    const row = toRow(app);
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.insertInto('apps').values(row).execute();
+      await trx.insertInto('app_versions').values({ app_id: row.id, version: row.version, dsl: row.dsl, created_at: row.created_at }).execute();
+    });
+  }
+
+  /**
+   * Stores version `fromVersion + 1` of an app's graph, only while the app is at `fromVersion`
+   * (one transaction). False when the app is gone or another writer got there first.
+   */
+  async addVersion(id: string, fromVersion: number, change: AppVersionChange): Promise<boolean> {
+    const dsl = JSON.stringify(change.dsl);
+    const version = fromVersion + 1;
+    return this.#db.transaction().execute(async (trx) => {
+      const res = await trx
+        .updateTable('apps')
+        .set({ name: change.name, description: change.description, icon: change.icon, dsl, updated_at: change.updatedAt, version })
+        .where('id', '=', id)
+        .where('version', '=', fromVersion)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return false;
+      await trx.insertInto('app_versions').values({ app_id: id, version, dsl, created_at: change.updatedAt }).execute();
+      return true;
+    });
+  }
+
+  /**
+   * Deletes an app with its versions and keys in one transaction, in which `alsoDelete` (when
+   * given) removes the app's other data. False when there is no such app.
+   */
+  async delete(id: string, alsoDelete?: (trx: Kysely<Database>, appId: string) => Promise<void>): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const res = await trx.deleteFrom('apps').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) !== 1) return false;
+      await trx.deleteFrom('app_versions').where('app_id', '=', id).execute();
+      await trx.deleteFrom('api_keys').where('app_id', '=', id).execute();
+      if (alsoDelete) await alsoDelete(trx, id);
+      return true;
+    });
+  }
+
+  /** The app's current graph version (one small read); undefined when there is no such app. */
+  async versionOf(id: string): Promise<number | undefined> {
+    const row = await this.#db.selectFrom('apps').select('version').where('id', '=', id).executeTakeFirst();
+    return row ? Number(row.version) : undefined;
+  }
+
+  /** The workspace an app belongs to; undefined when there is no such app. */
+  async workspaceOf(id: string): Promise<string | undefined> {
+    const row = await this.#db.selectFrom('apps').select('workspace_id').where('id', '=', id).executeTakeFirst();
+    return row?.workspace_id;
+  }
+
+  async find(id: string): Promise<AppRecord | undefined> {
+    const row = await this.#db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toRecord(row) : undefined;
+  }
+
+  /** The DSL document (secrets sealed) of one version of an app's graph. */
+  async findVersionDsl(id: string, version: number): Promise<DslDocument | undefined> {
+    const row = await this.#db.selectFrom('app_versions').select('dsl').where('app_id', '=', id).where('version', '=', version).executeTakeFirst();
+    return row ? (JSON.parse(row.dsl) as DslDocument) : undefined;
+  }
+
+  /** Every app, oldest first. */
+  async list(): Promise<AppRecord[]> {
+    const rows = await this.#db.selectFrom('apps').selectAll().orderBy('created_at').execute();
+    return rows.map(toRecord);
+  }
+
+  async count(): Promise<number> {
+    const r = await this.#db.selectFrom('apps').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+}
