@@ -208,7 +208,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl, config.redisKeyPrefix) : new MemoryBus());
   closers.push(() => bus.close());
   // Found keys are cached only where every instance hears a revocation (see KeyService).
-  const keys = new KeyService(store.db, clock, { cacheFound: bus.shared });
+  const keys = new KeyService(appStore, clock, { cacheFound: bus.shared });
   closers.push(await keys.listen(bus));
   const tasks = new TaskRegistry(bus);
   await tasks.listen();

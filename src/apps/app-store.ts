@@ -2,6 +2,28 @@ import type { Kysely } from 'kysely';
 import type { AppTable, Database } from '../store/schema.js';
 import type { AppMode, DslDocument } from './dsl.js';
 
+export const KEY_TYPES = ['app', 'dataset'] as const;
+export type KeyType = (typeof KEY_TYPES)[number];
+
+/** An API key as stored (its token only as a hash). */
+export interface ApiKeyInfo {
+  readonly id: string;
+  readonly type: KeyType;
+  readonly appId: string | null;
+  readonly workspaceId: string;
+  readonly hint: string;
+  readonly createdAt: number;
+  readonly lastUsedAt: number | null;
+}
+
+/** A key found by its token. */
+export interface ResolvedKey {
+  readonly id: string;
+  readonly type: KeyType;
+  readonly appId: string | null;
+  readonly workspaceId: string;
+}
+
 /**
  * An app as stored: its DSL document parsed, with the values of secret environment variables
  * still sealed (AppService opens them).
@@ -166,5 +188,57 @@ export class AppStore {
   async count(): Promise<number> {
     const r = await this.#db.selectFrom('apps').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return Number(r.n);
+  }
+
+  /** Stores a new key; `tokenHash` is the SHA-256 hex of its token. */
+  async insertKey(key: ApiKeyInfo, tokenHash: string): Promise<void> {
+    await this.#db
+      .insertInto('api_keys')
+      .values({
+        id: key.id,
+        type: key.type,
+        app_id: key.appId,
+        workspace_id: key.workspaceId,
+        token_hash: tokenHash,
+        hint: key.hint,
+        created_at: key.createdAt,
+        last_used_at: key.lastUsedAt,
+      })
+      .execute();
+  }
+
+  /** The key of type `type` whose token hashes to `tokenHash`. */
+  async findKey(tokenHash: string, type: KeyType): Promise<ResolvedKey | undefined> {
+    const row = await this.#db
+      .selectFrom('api_keys')
+      .select(['id', 'type', 'app_id', 'workspace_id'])
+      .where('token_hash', '=', tokenHash)
+      .where('type', '=', type)
+      .executeTakeFirst();
+    return row ? { id: row.id, type: row.type as KeyType, appId: row.app_id, workspaceId: row.workspace_id } : undefined;
+  }
+
+  async setKeyLastUsed(id: string, at: number): Promise<void> {
+    await this.#db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
+
+  /** Every key, oldest first. */
+  async listKeys(): Promise<ApiKeyInfo[]> {
+    const rows = await this.#db.selectFrom('api_keys').selectAll().orderBy('created_at').execute();
+    return rows.map((r) => ({
+      id: r.id,
+      type: r.type as KeyType,
+      appId: r.app_id,
+      workspaceId: r.workspace_id,
+      hint: r.hint,
+      createdAt: r.created_at,
+      lastUsedAt: r.last_used_at,
+    }));
+  }
+
+  /** Deletes a key; false when no key has that id. */
+  async deleteKey(id: string): Promise<boolean> {
+    const res = await this.#db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
   }
 }

@@ -1,29 +1,9 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId, newSecret, sha256 } from '../infra/ids.js';
 import type { Bus } from '../infra/bus/bus.js';
+import type { ApiKeyInfo, AppStore, KeyType, ResolvedKey } from './app-store.js';
 
-export const KEY_TYPES = ['app', 'dataset'] as const;
-export type KeyType = (typeof KEY_TYPES)[number];
-
-export interface ApiKeyInfo {
-  readonly id: string;
-  readonly type: KeyType;
-  readonly appId: string | null;
-  readonly workspaceId: string;
-  readonly hint: string;
-  readonly createdAt: number;
-  readonly lastUsedAt: number | null;
-}
-
-/** A key found by its token; `undefined` when none matches. */
-export interface ResolvedKey {
-  readonly id: string;
-  readonly type: KeyType;
-  readonly appId: string | null;
-  readonly workspaceId: string;
-}
+export { KEY_TYPES, type ApiKeyInfo, type KeyType, type ResolvedKey } from './app-store.js';
 
 const CACHE_TTL_MS = 60_000;
 /** Bus channel a revocation is announced on (the message is the key id); every instance drops its cached lookups. */
@@ -44,7 +24,7 @@ const TOKEN_SHAPE = /^(?:app|dataset)-[A-Za-z0-9_-]{32}$/;
  * the database. Tokens that match no key are cached either way (a new key is a new token).
  */
 export class KeyService {
-  readonly #db: Kysely<Database>;
+  readonly #store: AppStore;
   readonly #clock: Clock;
   readonly #cache = new Map<string, { key: ResolvedKey | undefined; at: number }>();
   /** Bumped by every revocation: a lookup that read the row before it must not cache what it read. */
@@ -53,8 +33,8 @@ export class KeyService {
   /** Key id → when `last_used_at` was last written (uncached lookups write it at most every LAST_USED_EVERY_MS). */
   readonly #lastUsedWritten = new Map<string, number>();
 
-  constructor(db: Kysely<Database>, clock: Clock, opts: { cacheFound?: boolean } = {}) {
-    this.#db = db;
+  constructor(store: AppStore, clock: Clock, opts: { cacheFound?: boolean } = {}) {
+    this.#store = store;
     this.#clock = clock;
     this.#cacheFound = opts.cacheFound ?? false;
   }
@@ -73,19 +53,8 @@ export class KeyService {
   async create(type: KeyType, workspaceId: string, appId: string | null): Promise<{ id: string; apiKey: string }> {
     const apiKey = `${type}-${newSecret(24)}`;
     const id = newId();
-    await this.#db
-      .insertInto('api_keys')
-      .values({
-        id,
-        type,
-        app_id: appId,
-        workspace_id: workspaceId,
-        token_hash: sha256(apiKey),
-        hint: `${apiKey.slice(0, type.length + 5)}…`,
-        created_at: this.#clock.now(),
-        last_used_at: null,
-      })
-      .execute();
+    const key: ApiKeyInfo = { id, type, appId, workspaceId, hint: `${apiKey.slice(0, type.length + 5)}…`, createdAt: this.#clock.now(), lastUsedAt: null };
+    await this.#store.insertKey(key, sha256(apiKey));
     return { id, apiKey };
   }
 
@@ -100,13 +69,7 @@ export class KeyService {
     const hit = this.#cache.get(cacheKey);
     if (hit && now - hit.at < CACHE_TTL_MS) return hit.key;
     this.#cache.delete(cacheKey);
-    const row = await this.#db
-      .selectFrom('api_keys')
-      .select(['id', 'type', 'app_id', 'workspace_id'])
-      .where('token_hash', '=', sha256(token))
-      .where('type', '=', scope)
-      .executeTakeFirst();
-    const key = row ? { id: row.id, type: row.type as KeyType, appId: row.app_id, workspaceId: row.workspace_id } : undefined;
+    const key = await this.#store.findKey(sha256(token), scope);
     if (generation === this.#generation && (!key || this.#cacheFound)) {
       this.#cache.set(cacheKey, { key, at: now });
       if (this.#cache.size > CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
@@ -115,29 +78,20 @@ export class KeyService {
       this.#lastUsedWritten.delete(key.id);
       this.#lastUsedWritten.set(key.id, now);
       if (this.#lastUsedWritten.size > CACHE_MAX_ENTRIES) this.#lastUsedWritten.delete(this.#lastUsedWritten.keys().next().value!);
-      await this.#db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', key.id).execute();
+      await this.#store.setKeyLastUsed(key.id, now);
     }
     return key;
   }
 
   async list(): Promise<ApiKeyInfo[]> {
-    const rows = await this.#db.selectFrom('api_keys').selectAll().orderBy('created_at').execute();
-    return rows.map((r) => ({
-      id: r.id,
-      type: r.type as KeyType,
-      appId: r.app_id,
-      workspaceId: r.workspace_id,
-      hint: r.hint,
-      createdAt: r.created_at,
-      lastUsedAt: r.last_used_at,
-    }));
+    return this.#store.listKeys();
   }
 
   /** Deletes a key; returns false when no key has that id. */
   async revoke(id: string): Promise<boolean> {
-    const res = await this.#db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+    const deleted = await this.#store.deleteKey(id);
     this.#forget();
     this.#lastUsedWritten.delete(id);
-    return Number(res.numDeletedRows) > 0;
+    return deleted;
   }
 }

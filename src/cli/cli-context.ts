@@ -65,7 +65,7 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
     config,
     store,
     apps,
-    keys: new KeyService(store.db, systemClock),
+    keys: new KeyService(appStore, systemClock),
     async bus() {
       if (!bus && config.redisUrl) {
         const { RedisBus } = await import('../infra/bus/redis-bus.js');
