@@ -257,6 +257,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const queue = createQueue(store.db, clock, logger, config.queue, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
   const forms = new FormService({
     db: store.db,
+    apps: appStore,
     queue,
     clock,
     logger,
@@ -413,7 +414,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   registerAnnotationJobs(queue, annotations, annotationIndex);
   annotationPort.current = annotations;
-  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, datasets, retrieval, hits, metadata, topKMax: config.knowledge.retrievalTopKMax });
+  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, apps: appStore, datasets, retrieval, hits, metadata, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
   const importDeps = {
     providers: () => modelProviders,

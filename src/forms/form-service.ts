@@ -20,6 +20,7 @@ import { TIMEOUT_HANDLE, type HumanInputContext, type HumanInputDecision, type H
 import { checkActionAndPresence, resolveValues } from './submission.js';
 import type { Queue } from '../infra/queue/queue.js';
 import { formIdOfRecipientToken, insertRecipients, resolveRecipients, withTokens, type TokenedRecipient } from './form-recipients.js';
+import type { AppStore } from '../apps/app-store.js';
 
 /** Queue kind of one Human Input email (payload `{ recipientId }`); handled by src/mail. */
 export const HUMAN_INPUT_MAIL_JOB = 'human-input.mail';
@@ -63,6 +64,8 @@ export interface WebSubmitInput {
 
 export interface FormServiceDeps {
   readonly db: Kysely<Database>;
+  /** The workspace of a form's app (web submissions). */
+  readonly apps: Pick<AppStore, 'workspaceOf'>;
   /** Email deliveries are queued in the transaction that creates the form. */
   readonly queue: Queue;
   readonly clock: Clock;
@@ -321,11 +324,11 @@ export class FormService implements HumanInputGateway {
   async submitWeb(input: WebSubmitInput): Promise<void> {
     const row = await this.#formByWebToken(input.token);
     if (!row) throw formNotFound();
-    const ws = await this.#d.db.selectFrom('apps').select('workspace_id').where('id', '=', row.app_id).executeTakeFirst();
-    if (!ws) throw formNotFound();
+    const workspaceId = await this.#d.apps.workspaceOf(row.app_id);
+    if (workspaceId === undefined) throw formNotFound();
     await this.#submitRow(row, JSON.parse(row.definition) as FormDefinition, {
       appId: row.app_id,
-      workspaceId: ws.workspace_id,
+      workspaceId,
       token: input.token,
       action: input.action,
       inputs: input.inputs,

@@ -3,6 +3,7 @@ import type { Database } from '../../store/schema.js';
 import type { KnowledgeHit, KnowledgeMetadataFilter, KnowledgeRetrieveOptions, KnowledgeRetriever } from '../../engine/types.js';
 import type { DatasetTable } from '../../store/schema.js';
 import type { DatasetService } from '../datasets.js';
+import type { AppStore } from '../../apps/app-store.js';
 import type { MetadataService } from '../documents/metadata.js';
 import { parseMetadataFilter, type MetadataFilter } from './metadata-filter.js';
 import type { RetrievalModel } from './retrieval-model.js';
@@ -16,13 +17,15 @@ import { countHits, type HitCounter } from './hit-counter.js';
 export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
   readonly #db: Kysely<Database>;
   readonly #datasets: DatasetService;
+  readonly #apps: Pick<AppStore, 'workspaceOf'>;
   readonly #retrieval: RetrievalService;
   readonly #hits: HitCounter;
   readonly #metadata: MetadataService;
   readonly #topKMax: number;
 
-  constructor(deps: { db: Kysely<Database>; datasets: DatasetService; retrieval: RetrievalService; hits: HitCounter; metadata: MetadataService; topKMax: number }) {
+  constructor(deps: { db: Kysely<Database>; apps: Pick<AppStore, 'workspaceOf'>; datasets: DatasetService; retrieval: RetrievalService; hits: HitCounter; metadata: MetadataService; topKMax: number }) {
     this.#db = deps.db;
+    this.#apps = deps.apps;
     this.#metadata = deps.metadata;
     this.#datasets = deps.datasets;
     this.#retrieval = deps.retrieval;
@@ -112,14 +115,11 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
   }
 
   /** The datasets among `ids` that the app can see (those of its workspace). */
-  #visible(ids: readonly string[], appId: string): Promise<DatasetTable[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return this.#db
-      .selectFrom('datasets')
-      .selectAll('datasets')
-      .where('id', 'in', ids)
-      .where('workspace_id', '=', (eb) => eb.selectFrom('apps').select('apps.workspace_id').where('apps.id', '=', appId))
-      .execute();
+  async #visible(ids: readonly string[], appId: string): Promise<DatasetTable[]> {
+    if (ids.length === 0) return [];
+    const workspaceId = await this.#apps.workspaceOf(appId);
+    if (workspaceId === undefined) return [];
+    return this.#db.selectFrom('datasets').selectAll('datasets').where('id', 'in', ids).where('workspace_id', '=', workspaceId).execute();
   }
 }
 
