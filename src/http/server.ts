@@ -36,26 +36,53 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
 
-type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
+/** Registers one route plugin in a scope, handing it only the runtime members it declares. */
+type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
+
+/**
+ * A route plugin that declares its dependencies as `Pick<Runtime, …>`: it gets an object with
+ * just those members (the compiler checks `deps` covers the plugin's type), nothing else.
+ */
+function narrowed<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: Pick<Runtime, K> }>, deps: readonly K[]): RouteRegistration {
+  return async (scope, runtime) => {
+    const slice = Object.fromEntries(deps.map((k) => [k, runtime[k]])) as Pick<Runtime, K>;
+    await scope.register(plugin, { runtime: slice });
+  };
+}
+
+/** A route plugin not narrowed yet: it is given the whole runtime. */
+function whole(plugin: FastifyPluginAsync<{ runtime: Runtime }>): RouteRegistration {
+  return async (scope, runtime) => {
+    await scope.register(plugin, { runtime });
+  };
+}
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
-const APP_ROUTES: readonly RoutePlugin[] = [
-  appInfoRoutes,
-  fileRoutes,
-  completionRoutes,
-  feedbackRoutes,
-  suggestedQuestionRoutes,
-  humanInputFormRoutes,
-  workflowRoutes,
-  workflowEventRoutes,
-  workflowLogRoutes,
-  chatMessageRoutes,
-  conversationRoutes,
-  annotationRoutes,
-  audioRoutes,
+const APP_ROUTES: readonly RouteRegistration[] = [
+  narrowed(appInfoRoutes, ['config', 'endUsers']),
+  whole(fileRoutes),
+  whole(completionRoutes),
+  narrowed(feedbackRoutes, ['config', 'feedback']),
+  narrowed(suggestedQuestionRoutes, ['suggestedQuestions']),
+  narrowed(humanInputFormRoutes, ['forms']),
+  whole(workflowRoutes),
+  whole(workflowEventRoutes),
+  whole(workflowLogRoutes),
+  whole(chatMessageRoutes),
+  whole(conversationRoutes),
+  narrowed(annotationRoutes, ['annotations']),
+  narrowed(audioRoutes, ['audio']),
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
-const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, datasetTagRoutes, datasetMetadataRoutes, documentRoutes, segmentRoutes, childChunkRoutes, modelRoutes];
+const DATASET_ROUTES: readonly RouteRegistration[] = [
+  whole(datasetRoutes),
+  whole(datasetTagRoutes),
+  whole(datasetMetadataRoutes),
+  whole(documentRoutes),
+  whole(segmentRoutes),
+  whole(childChunkRoutes),
+  whole(modelRoutes),
+];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -165,7 +192,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     await app.ready();
     return app;
   }
-  await app.register(signedFileRoutes, { runtime });
+  await narrowed(signedFileRoutes, ['fileUrls'])(app, runtime);
   // People-facing: no API key (the form token is the credential), limited per client address.
   await app.register(webFormRoutes, { runtime });
   await app.register(formPageRoutes, { runtime });
@@ -174,11 +201,11 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     async (v1) => {
       await v1.register(async (scope) => {
         scope.addHook('onRequest', appAuth(runtime));
-        for (const plugin of APP_ROUTES) await scope.register(plugin, { runtime });
+        for (const register of APP_ROUTES) await register(scope, runtime);
       });
       await v1.register(async (scope) => {
         scope.addHook('onRequest', datasetAuth(runtime));
-        for (const plugin of DATASET_ROUTES) await scope.register(plugin, { runtime });
+        for (const register of DATASET_ROUTES) await register(scope, runtime);
       });
     },
     { prefix: '/v1' },

@@ -6,12 +6,15 @@ import { requireJson } from '../json-body.js';
 import { requireUserArg } from '../user-arg.js';
 import { FormSubmitBody } from '../knowledge-schemas.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type HumanInputFormRouteDeps = Pick<Runtime, 'forms'>;
+
 interface TokenParams {
   form_token: string;
 }
 
 /** `GET|POST /form/human_input/{form_token}` — fetch and submit a paused run's form. */
-export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: HumanInputFormRouteDeps }> = async (app, { runtime }) => {
   app.get<{ Params: TokenParams }>('/form/human_input/:form_token', async (request) => {
     const a = requireApp(request);
     return runtime.forms.getForm(a.id, request.params.form_token);
