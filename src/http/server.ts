@@ -75,13 +75,13 @@ const APP_ROUTES: readonly RouteRegistration[] = [
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RouteRegistration[] = [
-  whole(datasetRoutes),
-  whole(datasetTagRoutes),
-  whole(datasetMetadataRoutes),
-  whole(documentRoutes),
-  whole(segmentRoutes),
-  whole(childChunkRoutes),
-  whole(modelRoutes),
+  narrowed(datasetRoutes, ['config', 'datasets', 'documents', 'hits', 'metadata', 'retrieval', 'tags']),
+  narrowed(datasetTagRoutes, ['datasets', 'tags']),
+  narrowed(datasetMetadataRoutes, ['datasets', 'metadata']),
+  narrowed(documentRoutes, ['config', 'datasets', 'documentDownloads', 'documents', 'documentStatus', 'metadata', 'uploads']),
+  narrowed(segmentRoutes, ['config', 'datasets', 'documents', 'segments']),
+  narrowed(childChunkRoutes, ['config', 'datasets', 'documents', 'childChunks']),
+  narrowed(modelRoutes, ['apps', 'config', 'embedder', 'providers']),
 ];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
