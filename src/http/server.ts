@@ -50,26 +50,19 @@ function narrowed<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime:
   };
 }
 
-/** A route plugin not narrowed yet: it is given the whole runtime. */
-function whole(plugin: FastifyPluginAsync<{ runtime: Runtime }>): RouteRegistration {
-  return async (scope, runtime) => {
-    await scope.register(plugin, { runtime });
-  };
-}
-
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
 const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(appInfoRoutes, ['config', 'endUsers']),
-  whole(fileRoutes),
-  whole(completionRoutes),
+  narrowed(fileRoutes, ['config', 'endUsers', 'filePreviews', 'fileUrls', 'uploads']),
+  narrowed(completionRoutes, ['completions', 'config']),
   narrowed(feedbackRoutes, ['config', 'feedback']),
   narrowed(suggestedQuestionRoutes, ['suggestedQuestions']),
   narrowed(humanInputFormRoutes, ['forms']),
-  whole(workflowRoutes),
-  whole(workflowEventRoutes),
-  whole(workflowLogRoutes),
-  whole(chatMessageRoutes),
-  whole(conversationRoutes),
+  narrowed(workflowRoutes, ['endUsers', 'runs']),
+  narrowed(workflowEventRoutes, ['endUsers', 'runs']),
+  narrowed(workflowLogRoutes, ['workflowLogs']),
+  narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'runs']),
+  narrowed(conversationRoutes, ['chatflow', 'endUsers', 'runs']),
   narrowed(annotationRoutes, ['annotations']),
   narrowed(audioRoutes, ['audio']),
 ];
@@ -194,8 +187,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   }
   await narrowed(signedFileRoutes, ['fileUrls'])(app, runtime);
   // People-facing: no API key (the form token is the credential), limited per client address.
-  await app.register(webFormRoutes, { runtime });
-  await app.register(formPageRoutes, { runtime });
+  await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
+  await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
 
   await app.register(
     async (v1) => {
