@@ -3,7 +3,7 @@ import type { Runtime } from '../../runtime.js';
 import { invalidParam } from '../../infra/errors.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
-import { requireUserArg } from '../user-arg.js';
+import { requireUser } from '../user-arg.js';
 import { FormSubmitBody } from '../knowledge-schemas.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
@@ -27,7 +27,7 @@ export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: HumanInputFormR
       const a = requireApp(request);
       const body = (request.body ?? {}) as Record<string, unknown>;
       if (typeof body !== 'object' || Array.isArray(body)) throw invalidParam('body must be a JSON object');
-      const user = requireUserArg(body.user);
+      const user = requireUser(body.user);
       if (body.inputs === undefined || body.inputs === null) throw invalidParam('inputs is required');
       if (typeof body.inputs !== 'object' || Array.isArray(body.inputs)) throw invalidParam('inputs must be an object');
       if (body.action === undefined || body.action === null) throw invalidParam('action is required');
