@@ -19,6 +19,7 @@ import { MemoryBus } from './infra/bus/memory-bus.js';
 import { RedisBus } from './infra/bus/redis-bus.js';
 import { RunService } from './runs/run-service.js';
 import { ChatflowService } from './runs/chatflow-service.js';
+import { WorkflowLogs } from './runs/workflow-logs.js';
 import { engineGraphValidator } from './apps/engine-graph-validator.js';
 import type { ModelProviders } from './llm/model-provider.js';
 import { ProviderRegistry } from './llm/provider-registry.js';
@@ -139,6 +140,8 @@ export interface Runtime {
   readonly runs: RunService;
   /** Chatflow messages and conversations. */
   readonly chatflow: ChatflowService;
+  /** `GET /workflows/logs`: a workflow app's API runs, newest first, by page. */
+  readonly workflowLogs: WorkflowLogs;
   /**
    * The Human Input gateway the `human-input` node asks (src/forms plugs itself in here, or passes
    * `humanInput` to `createRuntime`). Unset: runs reaching a human-input node fail with a clear error.
@@ -460,6 +463,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     bus,
     runs,
     chatflow,
+    workflowLogs: new WorkflowLogs(store.db),
     get humanInput() {
       return runs.humanInput;
     },

@@ -34,7 +34,7 @@ function isTerminal(payload: Record<string, unknown>, seq: number, opts: RunStre
  * Serves a run as SSE: a leading ping, then "replay the log from the cursor, then tail" until a
  * terminal event. A client that goes away only ends its own stream, never the run.
  */
-export async function streamRun(reply: FastifyReply, runtime: Runtime, runId: string, opts: RunStreamOptions): Promise<void> {
+export async function streamRun(reply: FastifyReply, runtime: Pick<Runtime, 'runs'>, runId: string, opts: RunStreamOptions): Promise<void> {
   // cut by a shutdown, the stream's last frame names the run to follow again (GET /workflow/{id}/events)
   const sse = openSse(reply, { leadingPing: true, shutdownFields: { workflow_run_id: runId }, ...(opts.headers ? { headers: opts.headers } : {}) });
   try {

@@ -36,26 +36,46 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
 
-type RoutePlugin = FastifyPluginAsync<{ runtime: Runtime }>;
+/** Registers one route plugin in a scope, handing it only the runtime members it declares. */
+type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
+
+/**
+ * A route plugin that declares its dependencies as `Pick<Runtime, …>`: it gets an object with
+ * just those members (the compiler checks `deps` covers the plugin's type), nothing else.
+ */
+function narrowed<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: Pick<Runtime, K> }>, deps: readonly K[]): RouteRegistration {
+  return async (scope, runtime) => {
+    const slice = Object.fromEntries(deps.map((k) => [k, runtime[k]])) as Pick<Runtime, K>;
+    await scope.register(plugin, { runtime: slice });
+  };
+}
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
-const APP_ROUTES: readonly RoutePlugin[] = [
-  appInfoRoutes,
-  fileRoutes,
-  completionRoutes,
-  feedbackRoutes,
-  suggestedQuestionRoutes,
-  humanInputFormRoutes,
-  workflowRoutes,
-  workflowEventRoutes,
-  workflowLogRoutes,
-  chatMessageRoutes,
-  conversationRoutes,
-  annotationRoutes,
-  audioRoutes,
+const APP_ROUTES: readonly RouteRegistration[] = [
+  narrowed(appInfoRoutes, ['config', 'endUsers']),
+  narrowed(fileRoutes, ['config', 'endUsers', 'filePreviews', 'fileUrls', 'uploads']),
+  narrowed(completionRoutes, ['completions', 'config']),
+  narrowed(feedbackRoutes, ['config', 'feedback']),
+  narrowed(suggestedQuestionRoutes, ['suggestedQuestions']),
+  narrowed(humanInputFormRoutes, ['forms']),
+  narrowed(workflowRoutes, ['endUsers', 'runs']),
+  narrowed(workflowEventRoutes, ['endUsers', 'runs']),
+  narrowed(workflowLogRoutes, ['workflowLogs']),
+  narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'runs']),
+  narrowed(conversationRoutes, ['chatflow', 'endUsers', 'runs']),
+  narrowed(annotationRoutes, ['annotations']),
+  narrowed(audioRoutes, ['audio']),
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
-const DATASET_ROUTES: readonly RoutePlugin[] = [datasetRoutes, datasetTagRoutes, datasetMetadataRoutes, documentRoutes, segmentRoutes, childChunkRoutes, modelRoutes];
+const DATASET_ROUTES: readonly RouteRegistration[] = [
+  narrowed(datasetRoutes, ['config', 'datasets', 'documents', 'hits', 'metadata', 'retrieval', 'tags']),
+  narrowed(datasetTagRoutes, ['datasets', 'tags']),
+  narrowed(datasetMetadataRoutes, ['datasets', 'metadata']),
+  narrowed(documentRoutes, ['config', 'datasets', 'documentDownloads', 'documents', 'documentStatus', 'metadata', 'uploads']),
+  narrowed(segmentRoutes, ['config', 'datasets', 'documents', 'segments']),
+  narrowed(childChunkRoutes, ['config', 'datasets', 'documents', 'childChunks']),
+  narrowed(modelRoutes, ['apps', 'config', 'embedder', 'providers']),
+];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -165,20 +185,20 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     await app.ready();
     return app;
   }
-  await app.register(signedFileRoutes, { runtime });
+  await narrowed(signedFileRoutes, ['fileUrls'])(app, runtime);
   // People-facing: no API key (the form token is the credential), limited per client address.
-  await app.register(webFormRoutes, { runtime });
-  await app.register(formPageRoutes, { runtime });
+  await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
+  await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
 
   await app.register(
     async (v1) => {
       await v1.register(async (scope) => {
         scope.addHook('onRequest', appAuth(runtime));
-        for (const plugin of APP_ROUTES) await scope.register(plugin, { runtime });
+        for (const register of APP_ROUTES) await register(scope, runtime);
       });
       await v1.register(async (scope) => {
         scope.addHook('onRequest', datasetAuth(runtime));
-        for (const plugin of DATASET_ROUTES) await scope.register(plugin, { runtime });
+        for (const register of DATASET_ROUTES) await register(scope, runtime);
       });
     },
     { prefix: '/v1' },

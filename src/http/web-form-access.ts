@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime.js';
  * `WEB_FORM_SUBMIT_RATE_LIMIT_WINDOW_SECONDS`), counted in Redis when `REDIS_URL` is set so every
  * instance shares it. Throws `web_form_rate_limit_exceeded` (429) past the limit.
  */
-export async function checkWebFormRate(runtime: Runtime, request: FastifyRequest): Promise<void> {
+export async function checkWebFormRate(runtime: Pick<Runtime, 'config' | 'rateLimiter'>, request: FastifyRequest): Promise<void> {
   const { rateLimitMaxAttempts: max, rateLimitWindowSeconds: windowSeconds } = runtime.config.webForms;
   const ok = await runtime.rateLimiter.hit(`web-form:${request.ip}`, max, windowSeconds * 1000);
   if (!ok) throw webFormRateLimited(max, windowSeconds);

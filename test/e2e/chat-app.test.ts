@@ -141,6 +141,7 @@ describe('chat apps: POST /chat-messages', () => {
   it('bad input: missing user, a required input, a completion-only route', async () => {
     const noUser = await send({ inputs: { persona: 'x' }, query: 'Q' });
     expect(noUser.status).toBe(400);
+    expect((await noUser.json()).message).toBe('Arg user must be provided.');
     const noPersona = await send({ inputs: {}, query: 'Q', user: 'u' });
     expect(noPersona.status).toBe(400);
     expect((await noPersona.json()).message).toMatch(/persona/i);

@@ -126,7 +126,7 @@ describe('branching example (if-else, template-transform, variable-aggregator)',
   it('missing user and missing inputs are 400s naming the field', async () => {
     const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(key), body: JSON.stringify({ inputs: {} }) });
     expect(r.status).toBe(400);
-    expect((await r.json()).message).toMatch(/user/);
+    expect((await r.json()).message).toBe('Arg user must be provided.');
     const r2 = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(key), body: JSON.stringify({ user: 'u' }) });
     expect(r2.status).toBe(400);
     expect((await r2.json()).message).toBe('inputs is required');

@@ -6,6 +6,9 @@ import { requireApp } from '../auth.js';
 import { PAGE_MAX } from './knowledge-params.js';
 import { requireJson } from '../json-body.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type AnnotationRouteDeps = Pick<Runtime, 'annotations'>;
+
 const AnnotationItem = Type.Object({
   id: Type.String(),
   question: Type.Union([Type.String(), Type.Null()]),
@@ -33,7 +36,7 @@ const JobResponse = Type.Object({ job_id: Type.String(), job_status: Type.String
 const JobStatusResponse = Type.Object({ job_id: Type.String(), job_status: Type.String(), error_msg: Type.String() });
 
 /** `/apps/annotations[/{annotation_id}]` and `/apps/annotation-reply/{action}[/status/{job_id}]`. */
-export const annotationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const annotationRoutes: FastifyPluginAsync<{ runtime: AnnotationRouteDeps }> = async (app, { runtime }) => {
   app.get<{ Querystring: Static<typeof ListQuery> }>('/apps/annotations', { schema: { querystring: ListQuery, response: { 200: ListResponse } } }, async (request) => {
     const { page, limit, keyword } = request.query;
     const r = await runtime.annotations.list(requireApp(request), { page, limit, keyword });

@@ -5,8 +5,11 @@ import { requireApp } from '../auth.js';
 import { DEFAULT_USER } from '../../apps/end-users.js';
 import { notFound } from '../../infra/errors.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type AppInfoRouteDeps = Pick<Runtime, 'config' | 'endUsers'>;
+
 /** `GET /info`, `/parameters`, `/meta`, `/site` and `/end-users/{id}` for app keys. */
-export const appInfoRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const appInfoRoutes: FastifyPluginAsync<{ runtime: AppInfoRouteDeps }> = async (app, { runtime }) => {
   const paramsCache = new WeakMap<object, string>();
 
   app.get('/info', async (request) => appInfo(requireApp(request)));

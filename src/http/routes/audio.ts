@@ -9,6 +9,9 @@ import { requireJson } from '../json-body.js';
 import { multipartRoutes, readFileForm } from '../multipart-upload.js';
 import { UploadForm } from '../knowledge-schemas.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type AudioRouteDeps = Pick<Runtime, 'audio'>;
+
 const AudioToTextResponse = Type.Object({ text: Type.String() });
 const TextToAudioBody = Type.Object({
   message_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
@@ -23,7 +26,7 @@ const TextToAudioBody = Type.Object({
  * `POST /audio-to-text` (multipart `file` + optional `user`; Dify's checks in Dify's order) and
  * `POST /text-to-audio` (JSON; the upstream's audio is streamed through, not buffered).
  */
-export const audioRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const audioRoutes: FastifyPluginAsync<{ runtime: AudioRouteDeps }> = async (app, { runtime }) => {
   await multipartRoutes(app, (mp) =>
     mp.post('/audio-to-text', { schema: { consumes: ['multipart/form-data'], body: UploadForm, response: { 200: AudioToTextResponse } } }, async (request) => {
       const a = requireApp(request);

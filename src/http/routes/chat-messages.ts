@@ -17,6 +17,9 @@ import { pauseReasons, usageOf } from '../../runs/frames.js';
 import type { RunEnd } from '../../runs/run-types.js';
 import { invalidParam } from '../../infra/errors.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type ChatMessageRouteDeps = Pick<Runtime, 'chatflow' | 'completions' | 'config' | 'endUsers' | 'runs'>;
+
 const ChatBody = Type.Object({
   query: Type.String(),
   inputs: Type.Object({}, { additionalProperties: true }),
@@ -34,7 +37,7 @@ const TaskParams = Type.Object({ task_id: Type.String() });
  * A chatflow answered by an annotation, as Dify: no workflow events; streaming sends the answer in
  * one `message` event and then `message_end` with `metadata.annotation_reply`.
  */
-function replyWithAnnotation(reply: FastifyReply, runtime: Runtime, streaming: boolean, a: AnnotationAnswer): FastifyReply {
+function replyWithAnnotation(reply: FastifyReply, runtime: Pick<Runtime, 'config'>, streaming: boolean, a: AnnotationAnswer): FastifyReply {
   const metadata = { usage: a.usage, retriever_resources: [], annotation_reply: a.annotationReply };
   const created_at = toSeconds(a.createdAt);
   if (!streaming) {
@@ -58,7 +61,7 @@ function replyWithAnnotation(reply: FastifyReply, runtime: Runtime, streaming: b
 }
 
 /** `POST /chat-messages` and `POST /chat-messages/{task_id}/stop` for chat, agent-chat and chatflow (advanced-chat) apps. */
-export const chatMessageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const chatMessageRoutes: FastifyPluginAsync<{ runtime: ChatMessageRouteDeps }> = async (app, { runtime }) => {
   app.post<{ Body: Static<typeof ChatBody> }>('/chat-messages', { preValidation: requireJson, schema: { body: ChatBody } }, async (request, reply) => {
     const a = requireApp(request);
     const user = requireUser(request.body.user);

@@ -7,6 +7,9 @@ import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { openSse, type SseStream } from '../sse.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type CompletionRouteDeps = Pick<Runtime, 'completions' | 'config'>;
+
 const FileRef = Type.Object({
   type: Type.Optional(Type.String()),
   transfer_method: Type.String({ enum: ['remote_url', 'local_file'] }),
@@ -64,7 +67,7 @@ export function chatMetadata(outcome: CompletionOutcome): Record<string, unknown
  */
 export async function replyWithGeneration<R extends CompletionRun & { conversationId?: string }>(
   reply: FastifyReply,
-  runtime: Runtime,
+  runtime: Pick<Runtime, 'config'>,
   streaming: boolean,
   start: (sink?: CompletionSink) => Promise<R>,
   blockingBody: (run: R, outcome: CompletionOutcome) => Record<string, unknown>,
@@ -96,7 +99,7 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
 }
 
 /** `POST /completion-messages` (blocking or streaming) and `POST /completion-messages/{task_id}/stop`. */
-export const completionRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const completionRoutes: FastifyPluginAsync<{ runtime: CompletionRouteDeps }> = async (app, { runtime }) => {
   app.post<{ Body: CompletionBody }>('/completion-messages', { preValidation: requireJson, schema: { body: CompletionBody } }, async (request, reply) => {
     const body = request.body;
     const input = { app: requireApp(request), user: body.user, inputs: body.inputs, query: body.query ?? '', files: body.files ?? null };

@@ -8,6 +8,9 @@ import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { invalidParam } from '../../infra/errors.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type ConversationRouteDeps = Pick<Runtime, 'chatflow' | 'endUsers' | 'runs'>;
+
 /** App modes the chat routes serve. */
 export const CHAT_MODES: ReadonlySet<string> = new Set(['chat', 'agent-chat', 'advanced-chat']);
 
@@ -41,7 +44,7 @@ const VariableParams = Type.Object({ conversation_id: Type.String(), variable_id
 const VariableBody = Type.Object({ value: Type.Unknown(), user: Type.Optional(Type.String()) });
 
 /** `GET /messages`, `GET /conversations`, renaming and deleting, over the shared conversation tables. */
-export const conversationRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRouteDeps }> = async (app, { runtime }) => {
   /** The app (a chat-family app, else 400 `not_chat_app`) and the caller's end user (`DEFAULT-USER` when unnamed). */
   const chatCaller = async (request: FastifyRequest, user: string | undefined) => {
     const a = requireApp(request);

@@ -8,6 +8,9 @@ import { requireJson } from '../json-body.js';
 import { jsonBody } from './knowledge-params.js';
 import { DocumentMetadataBody, MetadataCreateBody, MetadataRenameBody } from '../knowledge-schemas.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type DatasetMetadataRouteDeps = Pick<Runtime, 'datasets' | 'metadata'>;
+
 type P = { dataset_id: string };
 type PM = { dataset_id: string; metadata_id: string };
 type PA = { dataset_id: string; action: string };
@@ -15,7 +18,7 @@ type PA = { dataset_id: string; action: string };
 const toWire = (m: DatasetMetadataTable) => ({ id: m.id, name: m.name, type: m.type });
 
 /** Metadata fields of a dataset, the built-in fields, and document values (knowledge keys). */
-export const datasetMetadataRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const datasetMetadataRoutes: FastifyPluginAsync<{ runtime: DatasetMetadataRouteDeps }> = async (app, { runtime }) => {
   const { datasets, metadata } = runtime;
   const dataset = (request: FastifyRequest<{ Params: P }>) => datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
 

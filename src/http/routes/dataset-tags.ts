@@ -5,10 +5,13 @@ import { requireJson } from '../json-body.js';
 import { jsonBody } from './knowledge-params.js';
 import { TagBindingBody, TagCreateBody, TagDeleteBody, TagRenameBody, TagUnbindingBody } from '../knowledge-schemas.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type DatasetTagRouteDeps = Pick<Runtime, 'datasets' | 'tags'>;
+
 type P = { dataset_id: string };
 
 /** Knowledge tags (`/datasets/tags…`) and the tags of one dataset (knowledge keys). */
-export const datasetTagRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const datasetTagRoutes: FastifyPluginAsync<{ runtime: DatasetTagRouteDeps }> = async (app, { runtime }) => {
   const { tags, datasets } = runtime;
 
   app.get('/datasets/tags', async (request) => tags.list(requireKey(request).workspaceId));

@@ -10,10 +10,13 @@ import { jsonBody, pageParams, queryList } from './knowledge-params.js';
 import type { DatasetTable } from '../../store/schema.js';
 import { DatasetCreateBody, DatasetListQuery, DatasetUpdateBody, RetrieveBody } from '../knowledge-schemas.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type DatasetRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'hits' | 'metadata' | 'retrieval' | 'tags'>;
+
 type P = { dataset_id: string };
 
 /** `/datasets` CRUD and `POST /datasets/{id}/retrieve` (knowledge keys). */
-export const datasetRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const datasetRoutes: FastifyPluginAsync<{ runtime: DatasetRouteDeps }> = async (app, { runtime }) => {
   const { datasets, documents, retrieval, tags, metadata } = runtime;
   const max = runtime.config.knowledge.pageLimitMax;
 

@@ -17,6 +17,9 @@ import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
 import { CreateByTextBody, DocumentFileForm, DocumentIdsBody, DocumentListQuery, DocumentQuery, UpdateByTextBody } from '../knowledge-schemas.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type DocumentRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documentDownloads' | 'documents' | 'documentStatus' | 'metadata' | 'uploads'>;
+
 type P = { dataset_id: string };
 type PD = { dataset_id: string; document_id: string };
 
@@ -45,7 +48,7 @@ function options(d: Record<string, unknown>): DocumentOptions {
  * Reads a multipart document form (`file` + `data` JSON string, in any order). The file streams to
  * the blob store under the upload limits; the caller commits or abandons it.
  */
-async function readForm(runtime: Runtime, request: FastifyRequest): Promise<DocumentForm> {
+async function readForm(runtime: Pick<Runtime, 'uploads'>, request: FastifyRequest): Promise<DocumentForm> {
   const form = await readUploadForm(request, runtime.uploads, (filename) => {
     if (!SUPPORTED_EXTENSIONS.includes(extensionOf(filename))) {
       throw unsupportedFileType(`Knowledge documents must be one of: ${SUPPORTED_EXTENSIONS.join(', ')}.`);
@@ -60,7 +63,7 @@ async function readForm(runtime: Runtime, request: FastifyRequest): Promise<Docu
 }
 
 /** Documents of a knowledge base (knowledge keys): create, update, list, get, delete, progress. */
-export const documentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> = async (app, { runtime }) => {
   const { datasets, documents } = runtime;
 
   const dataset = (request: FastifyRequest<{ Params: P }>) => datasets.get(requireKey(request).workspaceId, request.params.dataset_id);

@@ -7,6 +7,9 @@ import { requireApp, requireKey } from '../auth.js';
 import { PAGE_MAX } from './knowledge-params.js';
 import { requireJson } from '../json-body.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type FeedbackRouteDeps = Pick<Runtime, 'config' | 'feedback'>;
+
 const FeedbackBody = Type.Object({
   rating: Type.Optional(Type.Unsafe<Rating | null>({ type: ['string', 'null'], enum: ['like', 'dislike', null] })),
   // `type: [string, null]`, not a union: with Ajv's coerceTypes the union's string branch would
@@ -31,7 +34,7 @@ const FeedbackItem = Type.Object({
 });
 
 /** `POST /messages/{message_id}/feedbacks` and `GET /app/feedbacks`. */
-export const feedbackRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const feedbackRoutes: FastifyPluginAsync<{ runtime: FeedbackRouteDeps }> = async (app, { runtime }) => {
   app.post<{ Params: { message_id: string }; Body: { rating?: Rating | null; content?: string | null; user?: string } }>(
     '/messages/:message_id/feedbacks',
     { preValidation: requireJson, schema: { body: FeedbackBody, response: { 200: Type.Object({ result: Type.String() }) } } },

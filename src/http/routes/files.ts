@@ -10,6 +10,9 @@ import { requestOrigin, sendFile } from '../file-reply.js';
 import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 import { UploadForm } from '../knowledge-schemas.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type FileRouteDeps = Pick<Runtime, 'config' | 'endUsers' | 'filePreviews' | 'fileUrls' | 'uploads'>;
+
 const PreviewParams = Type.Object({ file_id: Type.String() });
 const PreviewQuery = Type.Object({
   as_attachment: Type.Optional(Type.String()),
@@ -30,7 +33,7 @@ function queryBoolean(name: string, raw: string | undefined): boolean {
  * `POST /files/upload` (multipart `file` + optional `user`), Dify's checks in Dify's order, and
  * `GET /files/{file_id}/preview` (the raw bytes of an upload a message of this app was sent with).
  */
-export const fileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const fileRoutes: FastifyPluginAsync<{ runtime: FileRouteDeps }> = async (app, { runtime }) => {
   await multipartRoutes(app, (mp) => mp.post('/files/upload', { schema: { consumes: ['multipart/form-data'], body: UploadForm } }, async (request, reply) => {
     const a = requireApp(request);
     // `user` may come before or after the file (curl and the SDKs send it after), so the file is

@@ -10,6 +10,9 @@ import { FIELD_PREFIX, formPage, messagePage, type MessagePage } from '../../web
 import { malformedMultipart, multipartRoutes } from '../multipart-upload.js';
 import { checkWebFormRate, pageSecurityHeaders } from '../web-form-access.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type FormPageRouteDeps = Pick<Runtime, 'apps' | 'config' | 'endUsers' | 'forms' | 'rateLimiter' | 'uploads'>;
+
 interface TokenParams {
   token: string;
 }
@@ -30,7 +33,7 @@ interface PostedForm {
   readonly files: Map<string, PendingUpload[]>;
 }
 
-async function readPostedForm(request: FastifyRequest, runtime: Runtime): Promise<PostedForm> {
+async function readPostedForm(request: FastifyRequest, runtime: Pick<Runtime, 'uploads'>): Promise<PostedForm> {
   const fields = new Map<string, string>();
   const files = new Map<string, PendingUpload[]>();
   if (!request.isMultipart()) return { fields, files };
@@ -58,7 +61,7 @@ async function readPostedForm(request: FastifyRequest, runtime: Runtime): Promis
 }
 
 /** The submission the page's post stands for, in the API's shape (files recorded as the form's web user's uploads). */
-async function toSubmission(runtime: Runtime, form: WebFormView, posted: PostedForm): Promise<Record<string, unknown>> {
+async function toSubmission(runtime: Pick<Runtime, 'apps' | 'endUsers' | 'uploads'>, form: WebFormView, posted: PostedForm): Promise<Record<string, unknown>> {
   const a = await runtime.apps.find(form.appId);
   // the app was deleted while its form waited (its data kept): as the web form API, the form is gone
   if (!a) throw notFound('Form not found');
@@ -92,7 +95,7 @@ async function toSubmission(runtime: Runtime, form: WebFormView, posted: PostedF
  * form post, so it works without JavaScript; it answers with a result page, or the form again
  * with the API's error text). Same checks, texts and resume as the Service API submit.
  */
-export const formPageRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const formPageRoutes: FastifyPluginAsync<{ runtime: FormPageRouteDeps }> = async (app, { runtime }) => {
   app.get('/form/-/form.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(FORM_CSS));
   app.get('/form/-/form.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(FORM_JS));
 

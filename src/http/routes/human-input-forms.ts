@@ -3,15 +3,18 @@ import type { Runtime } from '../../runtime.js';
 import { invalidParam } from '../../infra/errors.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
-import { requireUserArg } from '../user-arg.js';
+import { requireUser } from '../user-arg.js';
 import { FormSubmitBody } from '../knowledge-schemas.js';
+
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type HumanInputFormRouteDeps = Pick<Runtime, 'forms'>;
 
 interface TokenParams {
   form_token: string;
 }
 
 /** `GET|POST /form/human_input/{form_token}` — fetch and submit a paused run's form. */
-export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: HumanInputFormRouteDeps }> = async (app, { runtime }) => {
   app.get<{ Params: TokenParams }>('/form/human_input/:form_token', async (request) => {
     const a = requireApp(request);
     return runtime.forms.getForm(a.id, request.params.form_token);
@@ -24,7 +27,7 @@ export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: Runtime }> = as
       const a = requireApp(request);
       const body = (request.body ?? {}) as Record<string, unknown>;
       if (typeof body !== 'object' || Array.isArray(body)) throw invalidParam('body must be a JSON object');
-      const user = requireUserArg(body.user);
+      const user = requireUser(body.user);
       if (body.inputs === undefined || body.inputs === null) throw invalidParam('inputs is required');
       if (typeof body.inputs !== 'object' || Array.isArray(body.inputs)) throw invalidParam('inputs must be an object');
       if (body.action === undefined || body.action === null) throw invalidParam('action is required');

@@ -5,6 +5,9 @@ import { splitModelRef, type ModelProvider } from '../../llm/model-provider.js';
 import type { Runtime } from '../../runtime.js';
 import { requireKey } from '../auth.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type ModelRouteDeps = Pick<Runtime, 'apps' | 'config' | 'embedder' | 'providers'>;
+
 /**
  * `GET /workspaces/current/models/model-types/{model_type}` (knowledge keys): the models this
  * server can use, in Dify's shape. Dovetail has no model catalogue: `text-embedding` is the
@@ -12,7 +15,7 @@ import { requireKey } from '../auth.js';
  * whose provider is configured; `tts` / `speech2text` the audio models (`TEXT_TO_SPEECH_MODEL`,
  * `SPEECH_TO_TEXT_MODEL`) when their provider is configured; the other types none.
  */
-export const modelRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const modelRoutes: FastifyPluginAsync<{ runtime: ModelRouteDeps }> = async (app, { runtime }) => {
   app.get<{ Params: { model_type: string } }>('/workspaces/current/models/model-types/:model_type', async (request) => {
     const type = request.params.model_type;
     if (!(MODEL_TYPES as readonly string[]).includes(type)) throw invalidParam(`model_type must be one of ${MODEL_TYPES.join(', ')}.`);

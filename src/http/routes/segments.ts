@@ -7,6 +7,10 @@ import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
 import { ChildChunkBody, ChildChunkListQuery, SegmentListQuery, SegmentUpdateBody, SegmentsCreateBody } from '../knowledge-schemas.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type SegmentRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'segments'>;
+export type ChildChunkRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'childChunks'>;
+
 type PD = { dataset_id: string; document_id: string };
 type PS = PD & { segment_id: string };
 
@@ -18,7 +22,7 @@ function statusList(request: FastifyRequest): string[] {
 }
 
 /** Segments of a document (knowledge keys): list, create, get, update, delete. */
-export const segmentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const segmentRoutes: FastifyPluginAsync<{ runtime: SegmentRouteDeps }> = async (app, { runtime }) => {
   const { datasets, documents, segments } = runtime;
   const k = runtime.config.knowledge;
 
@@ -67,7 +71,7 @@ export const segmentRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (ap
 type PC = PS & { child_chunk_id: string };
 
 /** Child chunks of a parent chunk (knowledge keys): list, create, update (PATCH), delete. */
-export const childChunkRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const childChunkRoutes: FastifyPluginAsync<{ runtime: ChildChunkRouteDeps }> = async (app, { runtime }) => {
   const { datasets, documents, childChunks } = runtime;
   const k = runtime.config.knowledge;
   const base = '/datasets/:dataset_id/documents/:document_id/segments/:segment_id/child_chunks';

@@ -3,6 +3,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import { sendFile } from '../file-reply.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type SignedFileRouteDeps = Pick<Runtime, 'fileUrls'>;
+
 const Params = Type.Object({ file_id: Type.String() });
 const Query = Type.Object({
   timestamp: Type.Optional(Type.String()),
@@ -15,7 +18,7 @@ const Query = Type.Object({
  * `GET /files/{file_id}/file-preview?timestamp&nonce&sign[&as_attachment=true]`: the file behind a
  * signed URL (document downloads hand them out), without an API key, as Dify's files route.
  */
-export const signedFileRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const signedFileRoutes: FastifyPluginAsync<{ runtime: SignedFileRouteDeps }> = async (app, { runtime }) => {
   app.get<{ Params: Static<typeof Params>; Querystring: Static<typeof Query> }>(
     '/files/:file_id/file-preview',
     { schema: { params: Params, querystring: Query } },

@@ -3,12 +3,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type SuggestedQuestionRouteDeps = Pick<Runtime, 'suggestedQuestions'>;
+
 const SuggestedParams = Type.Object({ message_id: Type.String() });
 const SuggestedQuery = Type.Object({ user: Type.Optional(Type.String()) });
 const SuggestedResponse = Type.Object({ result: Type.String(), data: Type.Array(Type.String()) });
 
 /** `GET /messages/{message_id}/suggested`: follow-up questions after a chat answer. */
-export const suggestedQuestionRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const suggestedQuestionRoutes: FastifyPluginAsync<{ runtime: SuggestedQuestionRouteDeps }> = async (app, { runtime }) => {
   app.get<{ Params: Static<typeof SuggestedParams>; Querystring: Static<typeof SuggestedQuery> }>(
     '/messages/:message_id/suggested',
     { schema: { params: SuggestedParams, querystring: SuggestedQuery, response: { 200: SuggestedResponse } } },

@@ -10,6 +10,9 @@ import { requireJson } from '../json-body.js';
 import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 import { checkWebFormRate, pageSecurityHeaders } from '../web-form-access.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type WebFormRouteDeps = Pick<Runtime, 'apps' | 'config' | 'endUsers' | 'forms' | 'rateLimiter' | 'uploads'>;
+
 interface TokenParams {
   token: string;
 }
@@ -19,7 +22,7 @@ interface TokenParams {
  * client address: `GET|POST /api/form/human_input/{token}` take web-app tokens and email
  * recipients' personal tokens. Plus `POST /api/form/human_input/{token}/files/upload` for file inputs.
  */
-export const webFormRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const webFormRoutes: FastifyPluginAsync<{ runtime: WebFormRouteDeps }> = async (app, { runtime }) => {
   app.addHook('onRequest', async (request, reply) => {
     pageSecurityHeaders(reply);
     await checkWebFormRate(runtime, request);

@@ -9,6 +9,9 @@ import { streamRun } from '../run-stream.js';
 import { requireApp } from '../auth.js';
 import { requireUser } from '../user-arg.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type WorkflowEventRouteDeps = Pick<Runtime, 'endUsers' | 'runs'>;
+
 const Params = Type.Object({ workflow_run_id: Type.String() });
 const Query = Type.Object({
   user: Type.Optional(Type.String()),
@@ -20,7 +23,7 @@ const Query = Type.Object({
 const flag = (v: string | undefined) => (v ?? '').toLowerCase() === 'true';
 
 /** `GET /workflow/{workflow_run_id}/events`: reopen a run's stream (reference 2.9). */
-export const workflowEventRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const workflowEventRoutes: FastifyPluginAsync<{ runtime: WorkflowEventRouteDeps }> = async (app, { runtime }) => {
   app.get<{ Params: Static<typeof Params>; Querystring: Static<typeof Query> }>(
     '/workflow/:workflow_run_id/events',
     { schema: { params: Params, querystring: Query } },

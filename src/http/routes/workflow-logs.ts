@@ -2,8 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { notWorkflowApp } from '../../apps/errors.js';
 import type { Runtime } from '../../runtime.js';
-import { WORKFLOW_LOG_STATUSES, WorkflowLogs } from '../../runs/workflow-logs.js';
+import { WORKFLOW_LOG_STATUSES } from '../../runs/workflow-logs.js';
 import { requireApp } from '../auth.js';
+
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type WorkflowLogRouteDeps = Pick<Runtime, 'workflowLogs'>;
 
 const LogsQuery = Type.Object({
   keyword: Type.Optional(Type.String()),
@@ -17,8 +20,8 @@ const LogsQuery = Type.Object({
 });
 
 /** `GET /workflows/logs` for workflow apps. */
-export const workflowLogRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
-  const logs = new WorkflowLogs(runtime.store.db);
+export const workflowLogRoutes: FastifyPluginAsync<{ runtime: WorkflowLogRouteDeps }> = async (app, { runtime }) => {
+  const logs = runtime.workflowLogs;
   app.get<{ Querystring: Static<typeof LogsQuery> }>('/workflows/logs', { schema: { querystring: LogsQuery } }, async (request) => {
     const a = requireApp(request);
     if (a.mode !== 'workflow') throw notWorkflowApp();

@@ -13,6 +13,9 @@ import { streamRun } from '../run-stream.js';
 import { requireUser } from '../user-arg.js';
 import { isUuid } from '../../infra/ids.js';
 
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type WorkflowRouteDeps = Pick<Runtime, 'endUsers' | 'runs'>;
+
 const RunBody = Type.Object({
   inputs: Type.Object({}, { additionalProperties: true }),
   response_mode: Type.Optional(Type.Union([Type.Literal('blocking'), Type.Literal('streaming'), Type.Null()])),
@@ -46,7 +49,7 @@ function blockingData(run: RunRow): Record<string, unknown> {
  * `POST /workflows/run` (and `/workflows/{workflow_id}/run`, where the id is the app's one published
  * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`.
  */
-export const workflowRoutes: FastifyPluginAsync<{ runtime: Runtime }> = async (app, { runtime }) => {
+export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> = async (app, { runtime }) => {
   const run = async (request: FastifyRequest<{ Body: Static<typeof RunBody>; Params: { workflow_id?: string } }>, reply: FastifyReply) => {
     const a = requireApp(request);
     const user = requireUser(request.body.user);
