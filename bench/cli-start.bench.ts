@@ -5,11 +5,11 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePort } from '../test/helpers/free-port.js';
 import { fmt, median } from './lib.js';
 
 const exec = promisify(execFile);
@@ -20,14 +20,6 @@ const VARIANTS = {
   tsx: [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(ROOT, 'src', 'cli.ts')],
   compiled: [path.join(ROOT, 'bin', 'dovetail.js')],
 } as const;
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 async function appList(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   const t0 = performance.now();

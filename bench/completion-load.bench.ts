@@ -12,11 +12,11 @@
  */
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePort } from '../test/helpers/free-port.js';
 import { fmt, median, percentile } from './lib.js';
 import { completionApp } from '../test/helpers/apps.js';
 
@@ -28,14 +28,6 @@ const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 5);
 interface Batch {
   readonly firstMs: number[];
   readonly errors: string[];
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 function rssMb(pid: number): { rss: number; hwm: number } {

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
 import { dropSchema, openStore, type Store } from '../src/store/db.js';
 import { systemClock } from '../src/infra/clock.js';
 import { createLogger } from '../src/infra/logger.js';
@@ -10,6 +9,7 @@ import { DbQueue } from '../src/infra/queue/db-queue.js';
 import { BullmqQueue } from '../src/infra/queue/bullmq-queue.js';
 import type { Queue, QueueConfig } from '../src/infra/queue/queue.js';
 import { fmt, median, percentile } from './lib.js';
+import { dropRedisKeys } from '../test/helpers/redis-keys.js';
 
 const N = 300;
 const WARMUP = 20;
@@ -37,14 +37,7 @@ export async function run(): Promise<void> {
   if (redisUrl) {
     const bull = new BullmqQueue(store.db, systemClock, log, cfg, { redisUrl, keyPrefix: prefix });
     rows.push(...(await measure('bullmq', bull, store)));
-    const r = new Redis(redisUrl);
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await r.del(...keys);
-    } while (cursor !== '0');
-    r.disconnect();
+    await dropRedisKeys(redisUrl, prefix);
   } else {
     process.stdout.write('BullMQ skipped: set BENCH_REDIS_URL (or TEST_REDIS_URL)\n');
   }

@@ -9,14 +9,14 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import pg from 'pg';
-import { Redis } from 'ioredis';
 import { stringify } from 'yaml';
+import { dropSchema } from '../src/store/db.js';
+import { freePort } from '../test/helpers/free-port.js';
+import { dropRedisKeys } from '../test/helpers/redis-keys.js';
 import { fmt, median } from './lib.js';
 
 const exec = promisify(execFile);
@@ -39,14 +39,6 @@ function dsl(): string {
   nodes.push({ id: 'end', data: { type: 'end', title: 'End', outputs: [{ variable: 'out', value_selector: [prev, 'output'] }] } });
   edges.push({ source: prev, target: 'end' });
   return stringify({ app: { name: 'ten', mode: 'workflow' }, kind: 'app', version: '0.3.1', workflow: { graph: { nodes, edges } } });
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 interface Shape {
@@ -164,18 +156,8 @@ export async function run(): Promise<void> {
       }
     } finally {
       await s.close();
-      const c = new pg.Client({ connectionString: pgUrl });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await c.end();
-      const r = new Redis(redisUrl);
-      let cursor = '0';
-      do {
-        const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await r.del(...keys);
-      } while (cursor !== '0');
-      r.disconnect();
+      await dropSchema(pgUrl, schema);
+      await dropRedisKeys(redisUrl, prefix);
     }
   }
   out(`time to workflow_started, ${HOPS} runs one at a time, p50: inline on SQLite (a) ${fmt(median(inline))} ms; inline on PostgreSQL ${fmt(median(pgInline))} ms; through the BullMQ queue (b) ${fmt(median(queued))} ms`);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
 import { cliOn, sharedData, startCluster, type Cluster, type RoleProcess, type SharedData } from '../helpers/cluster.js';
 import { startS3, type S3TestServer } from '../helpers/s3-server.js';
+import { imageChatApp } from '../helpers/apps.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js';
 import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
@@ -20,24 +21,7 @@ const redisUrl = process.env.TEST_REDIS_URL;
 const ready = Boolean(pgUrl && redisUrl);
 if (!ready) process.stdout.write('[cluster] NOTICE: the multi-process tests need TEST_DATABASE_URL and TEST_REDIS_URL (PostgreSQL project); skipped.\n');
 
-const IMAGE_CHAT = `app:
-  mode: chat
-  name: Viewer
-kind: app
-version: 0.3.1
-model_config:
-  model:
-    provider: mock
-    name: mock-echo
-    mode: chat
-  pre_prompt: ''
-  file_upload:
-    image:
-      enabled: true
-      number_limits: 3
-      detail: high
-      transfer_methods: [local_file]
-`;
+const IMAGE_CHAT = imageChatApp('Viewer');
 const SLOW = workflowDsl(
   [startNode(), llmNode('llm', 'go'), templateNode('after', 'after {{ t }}', { t: ['llm', 'text'] }), endNode({ a: ['after', 'output'] })],
   [['start', 'llm'], ['llm', 'after'], ['after', 'end']],

@@ -2,26 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Readable } from 'node:stream';
 import { ChatClient } from 'dify-client';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { imageChatApp } from '../helpers/apps.js';
 
 /** `GET /files/{file_id}/preview`: the bytes of an upload a message of the app was sent with. */
-const viewerApp = (name: string) => `app:
-  mode: chat
-  name: ${name}
-kind: app
-version: 0.3.1
-model_config:
-  model:
-    provider: mock
-    name: mock-echo
-    mode: chat
-  pre_prompt: ''
-  file_upload:
-    image:
-      enabled: true
-      number_limits: 3
-      detail: high
-      transfer_methods: [local_file]
-`;
 
 let s: TestServer;
 let key: string;
@@ -29,8 +12,8 @@ let otherKey: string;
 
 beforeAll(async () => {
   s = await startServer();
-  ({ apiKey: key } = await s.importApp(viewerApp('Viewer')));
-  ({ apiKey: otherKey } = await s.importApp(viewerApp('Other viewer')));
+  ({ apiKey: key } = await s.importApp(imageChatApp('Viewer')));
+  ({ apiKey: otherKey } = await s.importApp(imageChatApp('Other viewer')));
 });
 afterAll(async () => s?.close());
 

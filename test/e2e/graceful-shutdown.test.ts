@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { freePort, startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
 import { readSse } from '../helpers/sse.js';
@@ -30,14 +29,6 @@ afterAll(async () => {
   if (pgUrl && schema) await dropSchema(pgUrl, schema);
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 /** Whether any process of this process group is still alive. */
 function groupAlive(pgid: number): boolean {

@@ -5,27 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kbClient } from '../helpers/kb-client.js';
 import { S3_TEST_BUCKET, S3_TEST_KEY, startS3, type S3TestServer } from '../helpers/s3-server.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { imageChatApp } from '../helpers/apps.js';
 
 /** A server with STORAGE_TYPE=s3 keeps uploads in the bucket and reads them back from it. */
 
-const chatApp = `app:
-  mode: chat
-  name: S3 viewer
-kind: app
-version: 0.3.1
-model_config:
-  model:
-    provider: mock
-    name: mock-echo
-    mode: chat
-  pre_prompt: ''
-  file_upload:
-    image:
-      enabled: true
-      number_limits: 3
-      detail: high
-      transfer_methods: [local_file]
-`;
+const chatApp = imageChatApp('S3 viewer');
 
 let s3: S3TestServer;
 let s: TestServer;

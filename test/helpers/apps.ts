@@ -60,6 +60,26 @@ model_config:
 `;
 }
 
+/** A chat app of the mock echo model that takes uploaded images (local files). */
+export const imageChatApp = (name: string) => `app:
+  mode: chat
+  name: ${name}
+kind: app
+version: 0.3.1
+model_config:
+  model:
+    provider: mock
+    name: mock-echo
+    mode: chat
+  pre_prompt: ''
+  file_upload:
+    image:
+      enabled: true
+      number_limits: 3
+      detail: high
+      transfer_methods: [local_file]
+`;
+
 /** A chat app (for wrong-mode checks). */
 export const CHAT_APP = `app:
   mode: chat

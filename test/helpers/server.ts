@@ -8,6 +8,10 @@ import { buildServer } from '../../src/http/server.js';
 import { dropSchema } from '../../src/store/db.js';
 import { createLogger, type Logger } from '../../src/infra/logger.js';
 import type { Clock } from '../../src/infra/clock.js';
+import { dropRedisKeys } from './redis-keys.js';
+
+export { freePort } from './free-port.js';
+export { dropRedisKeys };
 
 export interface TestServer {
   readonly url: string;
@@ -45,18 +49,6 @@ export interface StartOptions {
   readonly port?: number;
 }
 
-/** A port that was free a moment ago (for `StartOptions.port`). */
-export async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the real server on a free port with its own SQLite file or PostgreSQL schema. */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
@@ -117,21 +109,6 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   };
 }
 
-/** Deletes every Redis key under `prefix`. */
-export async function dropRedisKeys(url: string, prefix: string): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const r = new Redis(url);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await r.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
-}
 
 /** Restarts a stopped server on the same data. */
 export async function restartServer(prev: TestServer, opts: Omit<StartOptions, 'reuse'> = {}): Promise<TestServer> {
