@@ -30,6 +30,12 @@ interface Batch {
   readonly errors: string[];
 }
 
+/** CPU time (user + system, ms) the process has used so far, all threads. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 function rssMb(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
@@ -93,28 +99,35 @@ export async function run(): Promise<void> {
     body: { inputs: { topic: 'bench' }, user: 'bench', response_mode: 'streaming' },
     kind: 'dify',
   };
-  type Row = { direct: Batch; through: Batch; rss: number };
+  type Row = { direct: Batch; through: Batch; rss: number; cpu: number };
+  /** A batch through Dovetail, with the server's CPU per request (ms) while it ran. */
+  const through = async () => {
+    const before = cpuMs(dovetail.child.pid!);
+    const b = await batch(throughJob);
+    return { b, cpu: (cpuMs(dovetail.child.pid!) - before) / CONCURRENCY };
+  };
   const rows: Row[] = [];
   const out = (s: string) => process.stdout.write(`${s}\n`);
   try {
     // Cold start: the first 200 at once after the server started, reported on its own.
-    const coldThrough = await batch(throughJob);
+    const { b: coldThrough, cpu: coldCpu } = await through();
     await spread();
     const coldDirect = await batch(directJob);
     await spread();
     out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart); load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
-    const line = (name: string, d: Batch, t: Batch, rss: number) =>
-      `${name.padEnd(8)} direct p50 ${fmt(median(d.firstMs), 0).padStart(5)} p99 ${fmt(percentile(d.firstMs, 99), 0).padStart(5)} | through p50 ${fmt(median(t.firstMs), 0).padStart(5)} p99 ${fmt(percentile(t.firstMs, 99), 0).padStart(5)} | overhead p50 ${fmt(median(t.firstMs) - median(d.firstMs), 0).padStart(4)} p99 ${fmt(percentile(t.firstMs, 99) - percentile(d.firstMs, 99), 0).padStart(4)} ms | errors ${d.errors.length}/${t.errors.length} | RSS ${fmt(rss, 0)} MB`;
-    out(line('cold', coldDirect, coldThrough, rssMb(dovetail.child.pid!).rss));
+    const line = (name: string, d: Batch, t: Batch, rss: number, cpu: number) =>
+      `${name.padEnd(8)} direct p50 ${fmt(median(d.firstMs), 0).padStart(5)} p99 ${fmt(percentile(d.firstMs, 99), 0).padStart(5)} | through p50 ${fmt(median(t.firstMs), 0).padStart(5)} p99 ${fmt(percentile(t.firstMs, 99), 0).padStart(5)} | overhead p50 ${fmt(median(t.firstMs) - median(d.firstMs), 0).padStart(4)} p99 ${fmt(percentile(t.firstMs, 99) - percentile(d.firstMs, 99), 0).padStart(4)} ms | errors ${d.errors.length}/${t.errors.length} | RSS ${fmt(rss, 0)} MB | CPU ${fmt(cpu, 2)} ms/request`;
+    out(line('cold', coldDirect, coldThrough, rssMb(dovetail.child.pid!).rss, coldCpu));
     for (let i = 0; i < ROUNDS; i++) {
       const first = i % 2 === 0;
-      const a = await batch(first ? directJob : throughJob);
+      const a = first ? await batch(directJob) : await through();
       const sa = await spread();
-      const b = await batch(first ? throughJob : directJob);
+      const b = first ? await through() : await batch(directJob);
       const sb = await spread();
-      const row = { direct: first ? a : b, through: first ? b : a, rss: rssMb(dovetail.child.pid!).rss };
+      const t = 'cpu' in a ? a : (b as { b: Batch; cpu: number });
+      const row = { direct: (first ? a : b) as Batch, through: t.b, rss: rssMb(dovetail.child.pid!).rss, cpu: t.cpu };
       rows.push(row);
-      out(line(`round ${i + 1}`, row.direct, row.through, row.rss));
+      out(line(`round ${i + 1}`, row.direct, row.through, row.rss, row.cpu));
       out(`         direct: ${first ? sa : sb}; through Dovetail: ${first ? sb : sa}`);
       for (const e of new Set([...row.direct.errors, ...row.through.errors])) out(`  error: ${e}`);
     }
@@ -124,6 +137,7 @@ export async function run(): Promise<void> {
     const errors = rows.reduce((n, r) => n + r.direct.errors.length + r.through.errors.length, 0) + coldDirect.errors.length + coldThrough.errors.length;
     out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => median(r.direct.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.direct.firstMs, 99)), 0)} ms; through Dovetail p50 ${fmt(m((r) => median(r.through.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.through.firstMs, 99)), 0)} ms`);
     out(`first-token overhead  p50 ${fmt(p50o, 0)} ms (target ≤ 30)   p99 ${fmt(p99o, 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
+    out(`Dovetail CPU per streamed completion (all threads, whole answer): ${fmt(m((r) => r.cpu), 2)} ms`);
     const mem = rssMb(dovetail.child.pid!);
     out(`Dovetail RSS ${fmt(mem.rss, 0)} MB now, peak ${fmt(mem.hwm, 0)} MB; load avg after ${os.loadavg().map((l) => fmt(l)).join(' ')}`);
   } finally {

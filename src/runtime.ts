@@ -71,7 +71,7 @@ import { AnnotationService } from './annotations/annotation-service.js';
 import { AnnotationIndex } from './annotations/annotation-index.js';
 import { EmbeddingModels } from './annotations/embedding-models.js';
 import { registerAnnotationJobs } from './annotations/jobs.js';
-import { importWarnings } from './apps/import-check.js';
+import { importWarnings, pythonCodeNodes } from './apps/import-check.js';
 import { missingPythonModules, processModuleAdvice } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
 import type { App } from './apps/app-service.js';
@@ -204,7 +204,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   offload.warm();
   closers.push(() => offload.close());
   const tracing = config.otelEndpoint ? await otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
-  const metrics = new Metrics({ runsByStatus: () => runsByStatus(store.db), jobsByStatus: () => queue.counts() });
+  const metrics = new Metrics({
+    runsByStatus: () => runsByStatus(store.db),
+    jobsByStatus: () => queue.counts(),
+    // read at scrape time, once the sandboxes below exist
+    codeSandboxWorkers: () => ({ javascript: quickjs.workers, python3: pyodide?.workers ?? 0 }),
+  });
   const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
   const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
   const messages = new MessageStore(store.db);
@@ -305,9 +310,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const codeSandboxReady = async () => {
     await Promise.all([quickjs.ready(), pyodide?.ready()]);
   };
+  // Python's workers (seconds of CPU to start) are started once an app that has python3 code is
+  // read or imported; until then the first python3 run starts them.
+  if (pyodide) apps.addLoadListener((app) => pythonCodeNodes(app.dsl).length > 0 && pyodide.warm());
   const warmCodeSandbox = () => {
     quickjs.warm();
-    pyodide?.warm();
+    if (pyodide) void apps.list().catch((err: unknown) => logger.warn({ err }, 'apps could not be read to warm the python3 sandbox'));
     if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
   };
   const runs = new RunService({

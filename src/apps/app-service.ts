@@ -58,6 +58,7 @@ export class AppService {
   readonly #store: AppStore;
   readonly #clock: Clock;
   readonly #validators: GraphValidator[] = [];
+  readonly #loadListeners: ((app: App) => void)[] = [];
   readonly #cache = new Map<string, App>();
   readonly #box: SecretBox;
   /** Earlier versions runs still use, by `id@version` (up to VERSION_CACHE_MAX). */
@@ -71,12 +72,22 @@ export class AppService {
   }
 
   async #toApp(record: AppRecord): Promise<App> {
-    return toApp(record, await mapSecrets(record.dsl, (v) => this.#box.open(v)));
+    return this.#loaded(toApp(record, await mapSecrets(record.dsl, (v) => this.#box.open(v))));
+  }
+
+  #loaded(app: App): App {
+    for (const listener of this.#loadListeners) listener(app);
+    return app;
   }
 
   /** Adds a semantic check run on every imported workflow / chatflow graph. */
   addGraphValidator(v: GraphValidator): void {
     this.#validators.push(v);
+  }
+
+  /** Calls `listener` with every app this service reads from the store or imports (not with cache hits). */
+  addLoadListener(listener: (app: App) => void): void {
+    this.#loadListeners.push(listener);
   }
 
   /** The single workspace of this instance, created on first use. */
@@ -121,7 +132,7 @@ export class AppService {
       version: 1,
     };
     await this.#store.insert(record);
-    return toApp(record, doc);
+    return this.#loaded(toApp(record, doc));
   }
 
   /**
@@ -142,7 +153,7 @@ export class AppService {
       if ((await this.#store.versionOf(id)) === undefined) return undefined;
       throw new DslError(`app ${id} was updated by someone else at the same time; try again`);
     }
-    return toApp(next, doc);
+    return this.#loaded(toApp(next, doc));
   }
 
   /**

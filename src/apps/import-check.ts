@@ -97,6 +97,11 @@ function warning(node: DslNode, part: string, setting: string, message: string):
  * modules code nodes import that are not installed, and what each node type's own
  * `importWarnings` reports. The graph itself was validated at import; this never throws for it.
  */
+/** The app's python3 code nodes (with their code). */
+export function pythonCodeNodes(doc: DslDocument): DslNode[] {
+  return (doc.workflow?.graph.nodes ?? []).filter((n) => n.data.type === 'code' && n.data.code_language === 'python3' && typeof n.data.code === 'string');
+}
+
 export async function importWarnings(doc: DslDocument, workspaceId: string, deps: ImportCheckDeps): Promise<ImportWarning[]> {
   const out: ImportWarning[] = [];
   if (!doc.workflow) {
@@ -122,7 +127,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
   const ctx: ImportCheckContext = { providerProblem: (provider) => problemOf(deps, provider) };
   const datasetIds = [...new Set(nodes.flatMap((n) => datasetIdsOf(n.data)))];
   const missingDatasets = new Set(datasetIds.length > 0 ? await deps.missingDatasets(datasetIds, workspaceId) : []);
-  const pythonNodes = nodes.filter((n) => n.data.type === 'code' && n.data.code_language === 'python3' && typeof n.data.code === 'string');
+  const pythonNodes = pythonCodeNodes(doc);
   const modules = [...new Set(pythonNodes.flatMap((n) => pythonImports(n.data.code as string)))];
   // one check for the whole app, bounded by the code executor's CODE_EXECUTION_TIMEOUT and CODE_MAX_OUTPUT_BYTES
   let missingModules = new Set<string>();

@@ -8,6 +8,8 @@ export interface MetricsSource {
   runsByStatus(): Promise<Record<string, number>>;
   /** Background jobs by status (`queued` is the queue depth, `failed` the jobs that failed for good). */
   jobsByStatus(): Promise<Record<string, number>>;
+  /** Code sandbox worker threads started, by language. */
+  codeSandboxWorkers(): Record<string, number>;
 }
 
 /**
@@ -65,6 +67,15 @@ export class Metrics {
     one('dovetail_runs_paused', 'Runs paused at a Human Input form (from the database).', async () => (await source.runsByStatus()).paused ?? 0);
     byStatus('dovetail_jobs', 'Background jobs by status (from the job queue).', () => source.jobsByStatus());
     one('dovetail_queue_depth', 'Background jobs waiting to run (from the job queue).', async () => (await source.jobsByStatus()).queued ?? 0);
+    new Gauge({
+      name: 'dovetail_code_sandbox_workers',
+      help: 'Code sandbox worker threads started, by language (python3 starts once an app with python3 code is read).',
+      labelNames: ['language'],
+      registers: [this.registry],
+      collect() {
+        for (const [language, n] of Object.entries(source.codeSandboxWorkers())) this.set({ language }, n);
+      },
+    });
     one('dovetail_job_failures', 'Background jobs that failed for good (from the job queue).', async () => (await source.jobsByStatus()).failed ?? 0);
   }
 

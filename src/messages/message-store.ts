@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { GroupCommit } from '../store/group-commit.js';
 import type { Database, MessageTable } from '../store/schema.js';
 
 export const MESSAGE_STATUSES = ['running', 'normal', 'error', 'stopped'] as const;
@@ -108,16 +109,18 @@ function toMessage(r: MessageTable): Message {
  */
 export class MessageStore {
   readonly #db: Kysely<Database>;
+  /** Inserts and finishes of concurrent generations share transactions (see `GroupCommit`). */
+  readonly #group: GroupCommit<Database>;
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#group = new GroupCommit(db);
   }
 
   /**
-   * Inserts a running message in one transaction with its new conversation, when given, or with
-   * the `updated_at` of the conversation it continues.
+   * Inserts a running message with its new conversation, when given, or with the `updated_at` of
+   * the conversation it continues, in one transaction: `tx` when given, else the next group commit's.
    */
-  /** Inserts the message (and its new conversation) in one transaction: `tx` when given, else its own. */
   async insert(m: NewMessage, conversation?: NewConversation, tx?: Transaction<Database>): Promise<void> {
     const row: MessageTable = {
       id: m.id,
@@ -168,27 +171,29 @@ export class MessageStore {
       await tx.insertInto('messages').values(row).execute();
     };
     if (tx) await write(tx);
-    else await this.#db.transaction().execute(write);
+    else await this.#group.run(write);
   }
 
-  /** Writes the final answer, usage and status. */
+  /** Writes the final answer, usage and status (in the next group commit). */
   async finish(id: string, r: MessageResult): Promise<void> {
-    await this.#db
-      .updateTable('messages')
-      .set({
-        answer: r.answer,
-        status: r.status,
-        error: r.error,
-        prompt_tokens: r.promptTokens,
-        completion_tokens: r.completionTokens,
-        usage: JSON.stringify(r.usage),
-        total_price: r.totalPrice,
-        currency: r.currency,
-        latency: r.latency,
-        updated_at: r.updatedAt,
-      })
-      .where('id', '=', id)
-      .execute();
+    await this.#group.run(async (tx) => {
+      await tx
+        .updateTable('messages')
+        .set({
+          answer: r.answer,
+          status: r.status,
+          error: r.error,
+          prompt_tokens: r.promptTokens,
+          completion_tokens: r.completionTokens,
+          usage: JSON.stringify(r.usage),
+          total_price: r.totalPrice,
+          currency: r.currency,
+          latency: r.latency,
+          updated_at: r.updatedAt,
+        })
+        .where('id', '=', id)
+        .execute();
+    });
   }
 
   async find(id: string): Promise<Message | undefined> {

@@ -122,4 +122,12 @@ describe('GET /metrics', () => {
     expect(after).toMatch(/^dovetail_job_failures \d+$/m);
     expect(sample(after, 'dovetail_jobs{status="done"}')).toBeGreaterThanOrEqual(1);
   });
+
+  it('python3 sandbox workers start only once an app with python3 code is imported', async () => {
+    // the apps of this file have no code node: no Pyodide interpreter was started for them
+    expect(sample(await scrape(), 'dovetail_code_sandbox_workers{language="python3"}')).toBe(0);
+    const code = { id: 'code', type: 'code', code_language: 'python3', code: 'def main():\n    return {"n": 1}', variables: [], outputs: { n: { type: 'number' } } };
+    await s.importApp(workflowDsl([startNode(), code, endNode({ n: ['code', 'n'] })], [['start', 'code'], ['code', 'end']]));
+    expect(sample(await scrape(), 'dovetail_code_sandbox_workers{language="python3"}')).toBeGreaterThanOrEqual(1);
+  });
 });

@@ -70,6 +70,11 @@ export class PyodideSandbox implements CodeExecutor {
     return this.#modules.missing(names);
   }
 
+  /** Workers started so far (`dovetail_code_sandbox_workers`). */
+  get workers(): number {
+    return this.#pool.workers;
+  }
+
   /** Starts the warm workers (otherwise the first run starts them). */
   warm(): void {
     this.#pool.start();

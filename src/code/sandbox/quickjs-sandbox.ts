@@ -54,6 +54,11 @@ export class QuickJsSandbox implements TemplateRenderer {
     });
   }
 
+  /** Workers started so far (`dovetail_code_sandbox_workers`). */
+  get workers(): number {
+    return this.#pool.workers;
+  }
+
   /** Starts the warm workers (otherwise the first run starts them). */
   warm(): void {
     this.#pool.start();

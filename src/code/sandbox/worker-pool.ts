@@ -94,6 +94,11 @@ export class WorkerPool {
     for (let i = 0; i < this.#opts.size; i++) this.#slots.push(this.#spawn());
   }
 
+  /** Workers started (running, starting or idle); 0 until `start()` or the first job. */
+  get workers(): number {
+    return this.#slots.length;
+  }
+
   /** Resolves when every worker has started (benchmarks, tests). */
   async ready(): Promise<void> {
     await Promise.all(this.#slots.map((s) => s.ready));

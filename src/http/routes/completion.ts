@@ -78,8 +78,9 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
     if (outcome.status === 'error' && outcome.error) throw outcome.error;
     return reply.type('application/json').send(blockingBody(run, outcome));
   }
-  // The stream opens once the model request is on its way (headers sent at once), or with the first
-  // frame: nothing but the upstream request is on the path to the first token. Events that arrive
+  // The stream opens once the model request is on its way (headers sent in the next turn of the
+  // event loop), or with the first frame: nothing but the upstream request is on the path to the
+  // first token. Events that arrive
   // before `start` has returned (none in practice) wait here.
   let sse: SseStream | undefined;
   let run: R | undefined;
@@ -87,7 +88,8 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
   const open = (flush: boolean) => (sse ??= openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: !flush, flushEachFrame: true }));
   const deliver = (ev: CompletionEvent) => {
     if (!run) return void early.push(ev);
-    if (ev.type === 'sent') return void open(true);
+    // The headers go out after this turn's other arrivals have sent their model requests.
+    if (ev.type === 'sent') return void setImmediate(() => open(true));
     const stream = open(false);
     if (ev.type === 'end') stream.end(frame(run, ev));
     else stream.send(frame(run, ev));
