@@ -195,7 +195,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const serverKeys = new ServerKeys({ db: store.db, clock, secretKey: config.fileUrls.secretKey });
   const secretBox = new SecretBox(serverKeys);
   const appStore = new AppStore(store.db);
-  const apps = new AppService(appStore, clock, secretBox);
+  const apps = new AppService(appStore, clock, secretBox, { changeStamp: store.caps.changeStamp });
   const endUsers = new EndUserService(store.db, clock);
   const uploads = new UploadService(store.db, blobs, config.upload, clock);
   const fileUrls = new FileUrls({ keys: serverKeys, config: config.fileUrls, clock, uploads, blobs });
@@ -216,7 +216,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl, config.redisKeyPrefix) : new MemoryBus());
   closers.push(() => bus.close());
   // Found keys are cached only where every instance hears a revocation (see KeyService).
-  const keys = new KeyService(appStore, clock, { cacheFound: bus.shared });
+  const keys = new KeyService(appStore, clock, { cacheFound: bus.shared, changeStamp: store.caps.changeStamp });
   closers.push(await keys.listen(bus));
   const tasks = new TaskRegistry(bus);
   await tasks.listen();

@@ -59,16 +59,23 @@ export class AppService {
   readonly #clock: Clock;
   readonly #validators: GraphValidator[] = [];
   readonly #loadListeners: ((app: App) => void)[] = [];
-  readonly #cache = new Map<string, App>();
+  /** Apps read, with the store's change stamp when they were read (see `find`). */
+  readonly #cache = new Map<string, { app: App; stamp: number | undefined }>();
+  readonly #changeStamp: (() => number) | undefined;
   readonly #box: SecretBox;
   /** Earlier versions runs still use, by `id@version` (up to VERSION_CACHE_MAX). */
   readonly #versions = new Map<string, App>();
 
-  /** Secret environment variables are stored sealed by `box` and opened when an app is read. */
-  constructor(store: AppStore, clock: Clock, box: SecretBox) {
+  /**
+   * Secret environment variables are stored sealed by `box` and opened when an app is read.
+   * `changeStamp` (SQLite's, see `StoreCaps`) lets a cached app be used without reading its row
+   * while no other process has committed anything.
+   */
+  constructor(store: AppStore, clock: Clock, box: SecretBox, opts: { changeStamp?: () => number } = {}) {
     this.#store = store;
     this.#clock = clock;
     this.#box = box;
+    this.#changeStamp = opts.changeStamp;
   }
 
   async #toApp(record: AppRecord): Promise<App> {
@@ -168,20 +175,26 @@ export class AppService {
 
   /**
    * The app, from a cache checked against the row's version (one small read), so an update made
-   * by another process (the CLI, another instance) is seen at once.
+   * by another process (the CLI, another instance) is seen at once. With a change stamp the read
+   * is skipped while no other connection has committed since the app was cached.
    */
   async find(id: string): Promise<App | undefined> {
+    const stamp = this.#changeStamp?.();
     const cached = this.#cache.get(id);
     if (cached) {
+      if (stamp !== undefined && stamp === cached.stamp) return cached.app;
       const version = await this.#store.versionOf(id);
-      if (version === cached.version) return cached;
+      if (version === cached.app.version) {
+        cached.stamp = stamp;
+        return cached.app;
+      }
       this.#cache.delete(id);
       if (version === undefined) return undefined;
     }
     const record = await this.#store.find(id);
     if (!record) return undefined;
     const app = await this.#toApp(record);
-    this.#cache.set(id, app);
+    this.#cache.set(id, { app, stamp });
     return app;
   }
 

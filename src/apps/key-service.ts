@@ -20,23 +20,27 @@ const TOKEN_SHAPE = /^(?:app|dataset)-[A-Za-z0-9_-]{32}$/;
  * shown once. A revoked key must stop working at once on every instance, so a found key is cached
  * (for a minute, by token, up to CACHE_MAX_ENTRIES) only when `cacheFound` is set, which the
  * runtime does when the bus is shared: a revocation (from any instance or the CLI) is announced on
- * KEYS_REVOKED_CHANNEL and every instance clears its cache. Without a shared bus every lookup reads
- * the database. Tokens that match no key are cached either way (a new key is a new token).
+ * KEYS_REVOKED_CHANNEL and every instance clears its cache. Without a shared bus a found key is
+ * used from the cache only while the store's `changeStamp` (SQLite's: another process such as the
+ * CLI committed nothing) is what it was when the key was read; otherwise every lookup reads the
+ * database. Tokens that match no key are cached either way (a new key is a new token).
  */
 export class KeyService {
   readonly #store: AppStore;
   readonly #clock: Clock;
-  readonly #cache = new Map<string, { key: ResolvedKey | undefined; at: number }>();
+  readonly #cache = new Map<string, { key: ResolvedKey | undefined; at: number; stamp: number | undefined }>();
   /** Bumped by every revocation: a lookup that read the row before it must not cache what it read. */
   #generation = 0;
   readonly #cacheFound: boolean;
+  readonly #changeStamp: (() => number) | undefined;
   /** Key id → when `last_used_at` was last written (uncached lookups write it at most every LAST_USED_EVERY_MS). */
   readonly #lastUsedWritten = new Map<string, number>();
 
-  constructor(store: AppStore, clock: Clock, opts: { cacheFound?: boolean } = {}) {
+  constructor(store: AppStore, clock: Clock, opts: { cacheFound?: boolean; changeStamp?: () => number } = {}) {
     this.#store = store;
     this.#clock = clock;
     this.#cacheFound = opts.cacheFound ?? false;
+    this.#changeStamp = opts.changeStamp;
   }
 
   /** Drops cached lookups whenever a revocation is announced on the bus; returns the unsubscribe function. */
@@ -65,13 +69,14 @@ export class KeyService {
     if (!TOKEN_SHAPE.test(token)) return undefined;
     const now = this.#clock.now();
     const generation = this.#generation;
+    const stamp = this.#changeStamp?.();
     const cacheKey = `${scope}:${token}`;
     const hit = this.#cache.get(cacheKey);
-    if (hit && now - hit.at < CACHE_TTL_MS) return hit.key;
+    if (hit && now - hit.at < CACHE_TTL_MS && (!hit.key || this.#cacheFound || (stamp !== undefined && stamp === hit.stamp))) return hit.key;
     this.#cache.delete(cacheKey);
     const key = await this.#store.findKey(sha256(token), scope);
-    if (generation === this.#generation && (!key || this.#cacheFound)) {
-      this.#cache.set(cacheKey, { key, at: now });
+    if (generation === this.#generation && (!key || this.#cacheFound || stamp !== undefined)) {
+      this.#cache.set(cacheKey, { key, at: now, stamp });
       if (this.#cache.size > CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
     }
     if (key && now - (this.#lastUsedWritten.get(key.id) ?? -Infinity) >= LAST_USED_EVERY_MS) {

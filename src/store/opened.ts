@@ -6,6 +6,12 @@ import type { SearchDialect } from '../knowledge/index/search-dialect.js';
 export interface StoreCaps {
   /** Row locks (`SELECT … FOR UPDATE`) exist; SQLite serializes writers instead. */
   readonly rowLocks: boolean;
+  /**
+   * A number that changes whenever another connection (another process: the CLI, another
+   * instance) commits, read without a query; absent where the database has no such counter
+   * (PostgreSQL). Caches of rows that change rarely (keys, apps) check it instead of the row.
+   */
+  readonly changeStamp?: () => number;
 }
 
 /** A database as its dialect module opened it (`sqlite/open.ts`, `postgres/open.ts`), before migrations. */

@@ -88,7 +88,7 @@ describe('authentication', () => {
 
   it('made-up tokens cannot grow the key cache: past 10,000 lookups the oldest are forgotten', async () => {
     const a = await s.runtime.apps.find(appId);
-    // A token nobody has yet: its miss is remembered (found keys are cached only with a shared bus).
+    // A token nobody has yet: its miss is remembered.
     const token = `app-${'q'.repeat(32)}`;
     expect((await fetch(`${s.api}/info`, { headers: auth(token) })).status).toBe(401);
     // Added behind the cache's back: the remembered miss still keeps it out.

@@ -34,9 +34,11 @@ export function openSqlite(dataDir: string): OpenedDatabase {
     throw new ConfigError('this SQLite build lacks FTS5, which keyword search needs; use the better-sqlite3 build Dovetail ships with, or PostgreSQL (DATABASE_URL)');
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
+  const dataVersion = handle.prepare('PRAGMA data_version').pluck();
   return {
     db,
-    caps: { rowLocks: false },
+    // SQLite's data_version: bumped by every commit of another connection (this process has one)
+    caps: { rowLocks: false, changeStamp: () => dataVersion.get() as number },
     dialect: sqliteSearch(db, handle),
     migrationTableExists: async () => {
       const { rows } = await sql`select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(db);
