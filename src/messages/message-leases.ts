@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { inBatches } from '../store/statement-batches.js';
 import type { Database } from '../store/schema.js';
 import type { ActiveRequestLimiter } from '../infra/active-requests.js';
 import type { Clock } from '../infra/clock.js';
@@ -21,6 +22,9 @@ export interface LiveMessage {
   /** Stops saving it (the generation is about to store its final answer). */
   end(): void;
 }
+
+/** Answers written per UPDATE (three parameters each: SQLite binds at most 32,766). */
+const SAVES_PER_STATEMENT = 200;
 
 /** The modes whose messages a generation of this service writes (chatflow messages belong to their run). */
 const MODES = ['completion', 'chat', 'agent-chat'];
@@ -82,16 +86,21 @@ export class MessageLeases {
     const now = this.#clock.now();
     try {
       const unchanged: string[] = [];
+      const grown: { id: string; answer: string; entry: { saved: string } }[] = [];
       for (const [id, entry] of this.#live) {
         const answer = entry.msg.answer;
-        if (answer === entry.saved) {
-          unchanged.push(id);
-          continue;
-        }
-        await this.#db.updateTable('messages').set({ answer, heartbeat_at: now }).where('id', '=', id).where('status', '=', 'running').execute();
-        entry.saved = answer;
+        if (answer === entry.saved) unchanged.push(id);
+        else grown.push({ id, answer, entry });
       }
-      if (unchanged.length > 0) await this.#db.updateTable('messages').set({ heartbeat_at: now }).where('id', 'in', unchanged).where('status', '=', 'running').execute();
+      // One transaction, one statement per slice: a save of 200 live answers is one commit.
+      await this.#db.transaction().execute(async (tx) => {
+        for (const slice of inBatches(grown, SAVES_PER_STATEMENT)) {
+          const answer = sql<string>`case id ${sql.join(slice.map((g) => sql`when ${g.id} then ${g.answer}`), sql` `)} end`;
+          await tx.updateTable('messages').set({ answer, heartbeat_at: now }).where('id', 'in', slice.map((g) => g.id)).where('status', '=', 'running').execute();
+        }
+        for (const ids of inBatches(unchanged)) await tx.updateTable('messages').set({ heartbeat_at: now }).where('id', 'in', ids).where('status', '=', 'running').execute();
+      });
+      for (const g of grown) g.entry.saved = g.answer;
     } catch (err) {
       this.#log.warn({ err }, 'messages in progress could not be saved');
     } finally {
