@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { CompiledOnce } from '../store/compiled-once.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { Database, MessageTable } from '../store/schema.js';
 
@@ -111,6 +112,8 @@ export class MessageStore {
   readonly #db: Kysely<Database>;
   /** Inserts and finishes of concurrent generations share transactions (see `GroupCommit`). */
   readonly #group: GroupCommit<Database>;
+  /** The SQL of the statements every generation makes, compiled once. */
+  readonly #compiled = new CompiledOnce();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
@@ -148,27 +151,26 @@ export class MessageStore {
       annotation_id: m.annotationId ?? null,
       heartbeat_at: m.createdAt,
     };
+    const insertMessage = (tx: Transaction<Database>) => this.#compiled.run(tx, 'insert message', () => tx.insertInto('messages').values(row), Object.values(row));
     const write = async (tx: Transaction<Database>) => {
       if (!conversation) {
-        await tx.insertInto('messages').values(row).execute();
+        await insertMessage(tx);
         // A new message makes its conversation the most recently updated (as Dify).
         if (m.conversationId) await tx.updateTable('conversations').set({ updated_at: m.createdAt }).where('id', '=', m.conversationId).execute();
         return;
       }
-      await tx
-        .insertInto('conversations')
-        .values({
-          id: conversation.id,
-          app_id: conversation.appId,
-          end_user_id: conversation.endUserId,
-          name: conversation.name,
-          inputs: JSON.stringify(conversation.inputs),
-          status: 'normal',
-          created_at: m.createdAt,
-          updated_at: m.createdAt,
-        })
-        .execute();
-      await tx.insertInto('messages').values(row).execute();
+      const conv = {
+        id: conversation.id,
+        app_id: conversation.appId,
+        end_user_id: conversation.endUserId,
+        name: conversation.name,
+        inputs: JSON.stringify(conversation.inputs),
+        status: 'normal',
+        created_at: m.createdAt,
+        updated_at: m.createdAt,
+      };
+      await this.#compiled.run(tx, 'insert conversation', () => tx.insertInto('conversations').values(conv), Object.values(conv));
+      await insertMessage(tx);
     };
     if (tx) await write(tx);
     else await this.#group.run(write);
@@ -176,23 +178,20 @@ export class MessageStore {
 
   /** Writes the final answer, usage and status (in the next group commit). */
   async finish(id: string, r: MessageResult): Promise<void> {
+    const set = {
+      answer: r.answer,
+      status: r.status,
+      error: r.error,
+      prompt_tokens: r.promptTokens,
+      completion_tokens: r.completionTokens,
+      usage: JSON.stringify(r.usage),
+      total_price: r.totalPrice,
+      currency: r.currency,
+      latency: r.latency,
+      updated_at: r.updatedAt,
+    };
     await this.#group.run(async (tx) => {
-      await tx
-        .updateTable('messages')
-        .set({
-          answer: r.answer,
-          status: r.status,
-          error: r.error,
-          prompt_tokens: r.promptTokens,
-          completion_tokens: r.completionTokens,
-          usage: JSON.stringify(r.usage),
-          total_price: r.totalPrice,
-          currency: r.currency,
-          latency: r.latency,
-          updated_at: r.updatedAt,
-        })
-        .where('id', '=', id)
-        .execute();
+      await this.#compiled.run(tx, 'finish message', () => tx.updateTable('messages').set(set).where('id', '=', id), [...Object.values(set), id]);
     });
   }
 
