@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CompiledOnce } from '../../src/store/compiled-once.js';
 
 interface Db {
-  t: { id: string; a: string | null; b: number };
+  t: { id: string; a: string | null; b: number | undefined };
 }
 
 let db: Kysely<Db>;

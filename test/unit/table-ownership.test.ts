@@ -1,0 +1,104 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
+
+/**
+ * Which modules may touch each table (paths under src/). `writers` insert, update and delete;
+ * `readers` (besides the writers) select or join. A store owns its tables: one writer per table is
+ * the aim (#17), and the entries marked TODO are where services still write another's table.
+ * The test is a ratchet both ways: a module that starts touching a table fails it, and so does an
+ * entry left behind after its SQL moved (shrink the entry).
+ */
+const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
+  accounts: { writers: ['accounts/account-service.ts', 'feedback/feedback-store.ts'], readers: ['forms/form-recipients.ts', 'runs/workflow-logs.ts'] },  // TODO(#17): one store writes it
+  annotation_embeddings: { writers: ['annotations/annotation-index.ts', 'annotations/annotation-service.ts'] },  // TODO(#17): one store writes it
+  annotation_hit_histories: { writers: ['annotations/annotation-service.ts'] },
+  annotation_jobs: { writers: ['annotations/annotation-service.ts'] },
+  api_keys: { writers: ['apps/app-store.ts'] },
+  app_annotation_settings: { writers: ['annotations/annotation-index.ts'] },
+  app_annotations: { writers: ['annotations/annotation-service.ts'], readers: ['annotations/annotation-index.ts'] },
+  app_versions: { writers: ['apps/app-store.ts'] },
+  apps: { writers: ['apps/app-store.ts'] },
+  conversation_variables: { writers: ['runs/chatflow-service.ts', 'runs/conversation-variables.ts'] },  // TODO(#17): one store writes it
+  conversations: { writers: ['messages/message-store.ts', 'runs/chatflow-service.ts', 'runs/run-service.ts'] },  // TODO(#17): one store writes it
+  dataset_metadata: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts'] },  // TODO(#17): one store writes it
+  datasets: { writers: ['knowledge/datasets.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/documents/tags.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
+  document_metadata_values: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts'] },  // TODO(#17): one store writes it
+  documents: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/datasets.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
+  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-service.ts', 'runs/workflow-logs.ts'] },
+  feedback_page_snapshots: { writers: ['feedback/feedback-store.ts'] },
+  human_input_deliveries: { writers: ['apps/app-data.ts', 'forms/form-recipients.ts', 'forms/form-service.ts'] },  // TODO(#17): one store writes it
+  human_input_form_recipients: { writers: ['forms/form-recipients.ts'] },
+  human_input_forms: { writers: ['forms/form-service.ts'], readers: ['apps/app-data.ts', 'forms/form-recipients.ts'] },
+  indexing_runs: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/ingest/indexer.ts', 'knowledge/ingest/run-ownership.ts'] },  // TODO(#17): one store writes it
+  job_outbox: { writers: ['infra/queue/outbox-relay.ts'], readers: ['infra/queue/bullmq-queue.ts'] },
+  jobs: { writers: ['infra/queue/db-queue.ts'], readers: ['infra/queue/job-counts.ts'] },
+  message_agent_thoughts: { writers: ['messages/agent-thoughts.ts', 'runs/chatflow-service.ts'] },  // TODO(#17): one store writes it
+  message_feedbacks: { writers: ['feedback/feedback-store.ts', 'runs/chatflow-service.ts'] },  // TODO(#17): one store writes it
+  messages: { writers: ['messages/message-leases.ts', 'messages/message-store.ts', 'runs/chatflow-service.ts', 'runs/run-service.ts'], readers: ['runs/conversation-memory.ts', 'runs/run-queries.ts'] },  // TODO(#17): one store writes it
+  parent_chunks: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/retrieval/retrieval.ts'] },  // TODO(#17): one store writes it
+  segment_embeddings: { writers: ['knowledge/index/vector-index.ts'], readers: ['store/postgres/pgvector-index.ts'] },
+  segments: { writers: ['knowledge/documents/child-chunks.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts', 'store/postgres/segment-writer.ts'], readers: ['knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },  // TODO(#17): one store writes it
+  server_secrets: { writers: ['infra/server-keys.ts'] },
+  tag_bindings: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/tags.ts'], readers: ['knowledge/datasets.ts'] },  // TODO(#17): one store writes it
+  tags: { writers: ['knowledge/documents/tags.ts'], readers: ['knowledge/datasets.ts'] },
+  upload_files: { writers: ['files/upload-service.ts'] },
+  workflow_run_events: { writers: ['apps/app-data.ts', 'runs/journal.ts', 'runs/run-service.ts'], readers: ['runs/event-reader.ts', 'runs/run-queries.ts'] },  // TODO(#17): one store writes it
+  workflow_run_snapshots: { writers: ['apps/app-data.ts', 'runs/journal.ts', 'runs/run-service.ts'] },  // TODO(#17): one store writes it
+  workflow_runs: { writers: ['runs/journal.ts', 'runs/run-service.ts'], readers: ['apps/app-data.ts', 'cli/app-commands.ts', 'runs/run-counts.ts', 'runs/run-queries.ts', 'runs/workflow-logs.ts'] },  // TODO(#17): one store writes it
+  workspaces: { writers: ['apps/app-store.ts'] },
+};
+
+const SRC = path.join(PROJECT_ROOT, 'src');
+const CALL = /\b(insertInto|updateTable|deleteFrom|selectFrom|innerJoin|leftJoin|rightJoin|fullJoin)\(\s*'([a-z_]+)(?: as [a-z_]+)?'/g;
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) return p === path.join(SRC, 'store', 'migrations') ? [] : sources(p);
+    return name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** What the code does today: table → files that write it, files that read it. */
+function usage(): Map<string, { writers: Set<string>; readers: Set<string> }> {
+  const out = new Map<string, { writers: Set<string>; readers: Set<string> }>();
+  for (const file of sources(SRC)) {
+    const rel = path.relative(SRC, file).split(path.sep).join('/');
+    for (const m of readFileSync(file, 'utf8').matchAll(CALL)) {
+      const entry = out.get(m[2]!) ?? { writers: new Set<string>(), readers: new Set<string>() };
+      out.set(m[2]!, entry);
+      (['insertInto', 'updateTable', 'deleteFrom'].includes(m[1]!) ? entry.writers : entry.readers).add(rel);
+    }
+  }
+  return out;
+}
+
+describe('table ownership', () => {
+  const used = usage();
+
+  it('every table the code touches has owners, and only they touch it', () => {
+    const problems: string[] = [];
+    for (const [table, { writers, readers }] of used) {
+      const owners = OWNERS[table];
+      if (!owners) {
+        problems.push(`${table}: not in OWNERS (give it a store)`);
+        continue;
+      }
+      for (const f of writers) if (!owners.writers.includes(f)) problems.push(`${table}: written by ${f}, which does not own it (call its store)`);
+      for (const f of readers) if (!owners.writers.includes(f) && !(owners.readers ?? []).includes(f)) problems.push(`${table}: read by ${f}, which is neither its store nor a listed reader`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('no entry is left behind after the SQL moved', () => {
+    const stale: string[] = [];
+    for (const [table, owners] of Object.entries(OWNERS)) {
+      const u = used.get(table);
+      for (const f of owners.writers) if (!u?.writers.has(f)) stale.push(`${table}: ${f} no longer writes it`);
+      for (const f of owners.readers ?? []) if (!u?.readers.has(f) || u.writers.has(f)) stale.push(`${table}: ${f} no longer only reads it`);
+    }
+    expect(stale).toEqual([]);
+  });
+});
