@@ -27,6 +27,7 @@ import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
 import { MessageLeases } from './messages/message-leases.js';
+import { ConversationStore } from './messages/conversation-store.js';
 import { AgentThoughtStore } from './messages/agent-thoughts.js';
 import { AudioService } from './audio/audio-service.js';
 import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
@@ -212,7 +213,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
   const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
-  const messages = new MessageStore(store.db);
+  const conversationStore = new ConversationStore(store.db);
+  const messages = new MessageStore(store.db, conversationStore);
+  const feedbackStore = new FeedbackStore(store.db);
   const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl, config.redisKeyPrefix) : new MemoryBus());
   closers.push(() => bus.close());
   // Found keys are cached only where every instance hears a revocation (see KeyService).
@@ -239,7 +242,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   closers.push(() => toolRuntime.close());
   const agentThoughts = new AgentThoughtStore(store.db);
-  const leases = new MessageLeases({ db: store.db, clock, logger, config: config.messages, activeRequests });
+  const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests });
   closers.push(async () => leases.close());
   const completions = new CompletionService({
     leases,
@@ -258,7 +261,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tools: toolRuntime,
     thoughts: agentThoughts,
   });
-  const feedback = new FeedbackService(new FeedbackStore(store.db), messages, endUsers, clock);
+  const feedback = new FeedbackService(feedbackStore, messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
   // Made here because forms enqueue their mail jobs; closed where it always was (after the run side, below).
@@ -320,6 +323,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   };
   const runs = new RunService({
     db: store.db,
+    messages,
+    conversations: conversationStore,
+    endUsers,
     bus,
     clock,
     logger,
@@ -350,7 +356,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   await runs.startBackground();
   closers.push(() => runs.close());
-  const chatflow = new ChatflowService(store.db, clock, runs, messages, annotationReplier, agentThoughts);
+  const chatflow = new ChatflowService(
+    { db: store.db, messages, conversations: conversationStore, feedback: feedbackStore, variables: runs.conversationVariables, thoughts: agentThoughts },
+    clock,
+    runs,
+    annotationReplier,
+  );
   resumer.current = runs;
   closers.push(() => queue.close());
   const embedder = createEmbedder(config.knowledge);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
@@ -67,8 +67,9 @@ export class EndUserService {
     return row ? { id: row.id, appId: row.app_id, sessionId: row.session_id, createdAt: Number(row.created_at) } : undefined;
   }
 
-  async byId(id: string): Promise<EndUser | undefined> {
-    const row = await this.#db.selectFrom('end_users').selectAll().where('id', '=', id).executeTakeFirst();
+  /** The end user `id` (read in `tx` when given). */
+  async byId(id: string, tx?: Transaction<Database>): Promise<EndUser | undefined> {
+    const row = await (tx ?? this.#db).selectFrom('end_users').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? { id: row.id, appId: row.app_id, sessionId: row.session_id } : undefined;
   }
 }

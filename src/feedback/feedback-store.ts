@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, MessageFeedbackTable } from '../store/schema.js';
 
 export const RATINGS = ['like', 'dislike'] as const;
@@ -92,6 +92,11 @@ export class FeedbackStore {
   async delete(messageId: string, source: FeedbackSource): Promise<boolean> {
     const r = await this.#db.deleteFrom('message_feedbacks').where('message_id', '=', messageId).where('from_source', '=', source).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
+  }
+
+  /** Deletes the feedback on a conversation's messages (in `tx`, with the conversation). */
+  async deleteByConversation(conversationId: string, tx: Transaction<Database>): Promise<void> {
+    await tx.deleteFrom('message_feedbacks').where('conversation_id', '=', conversationId).execute();
   }
 
   /** Highest `seq` so far (0 when empty). */

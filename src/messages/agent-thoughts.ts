@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { inBatches } from '../store/statement-batches.js';
 import type { AgentCall, AgentObservation, AgentObserver } from '../engine/agent/agent-run.js';
 import type { Database, MessageAgentThoughtTable } from '../store/schema.js';
 
@@ -163,5 +164,10 @@ export class AgentThoughtStore {
       out.set(r.message_id, list);
     }
     return out;
+  }
+
+  /** Deletes the thoughts of `messageIds` (in `tx`, with their conversation). */
+  async deleteFor(messageIds: readonly string[], tx: Transaction<Database>): Promise<void> {
+    for (const ids of inBatches(messageIds)) await tx.deleteFrom('message_agent_thoughts').where('message_id', 'in', ids).execute();
   }
 }

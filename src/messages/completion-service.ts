@@ -85,7 +85,7 @@ export interface ChatRun extends CompletionRun {
 
 /** The caller's conversation or 404 (the chatflow service answers it for every chat app). */
 export interface ConversationLookup {
-  conversation(appId: string, endUserId: string, id: string): Promise<{ readonly id: string; readonly inputs: string }>;
+  conversation(appId: string, endUserId: string, id: string): Promise<{ readonly id: string; readonly inputs: Record<string, unknown> }>;
 }
 
 /** Dify's `TokenBufferMemory` reads at most this many messages of a conversation. */
@@ -203,7 +203,7 @@ export class CompletionService {
     if (requested) {
       const conv = await d.conversations.conversation(input.app.id, p.endUserId, requested);
       conversationId = conv.id;
-      inputs = JSON.parse(conv.inputs) as Record<string, unknown>;
+      inputs = conv.inputs;
       history = await this.#history(conv.id);
     } else {
       conversationId = newId();

@@ -1,6 +1,4 @@
-import { sql, type Kysely } from 'kysely';
-import { inBatches } from '../store/statement-batches.js';
-import type { Database } from '../store/schema.js';
+import type { MessageStore } from './message-store.js';
 import type { ActiveRequestLimiter } from '../infra/active-requests.js';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
@@ -23,9 +21,6 @@ export interface LiveMessage {
   end(): void;
 }
 
-/** Answers written per UPDATE (three parameters each: SQLite binds at most 32,766). */
-const SAVES_PER_STATEMENT = 200;
-
 /** The modes whose messages a generation of this service writes (chatflow messages belong to their run). */
 const MODES = ['completion', 'chat', 'agent-chat'];
 
@@ -39,7 +34,7 @@ const MODES = ['completion', 'chat', 'agent-chat'];
  *   concurrency slot it held (which a shared limiter would otherwise keep until it went stale).
  */
 export class MessageLeases {
-  readonly #db: Kysely<Database>;
+  readonly #messages: MessageStore;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #cfg: MessageLeaseConfig;
@@ -48,8 +43,8 @@ export class MessageLeases {
   #saver: NodeJS.Timeout | undefined;
   #saving = false;
 
-  constructor(deps: { db: Kysely<Database>; clock: Clock; logger: Logger; config: MessageLeaseConfig; activeRequests: ActiveRequestLimiter }) {
-    this.#db = deps.db;
+  constructor(deps: { messages: MessageStore; clock: Clock; logger: Logger; config: MessageLeaseConfig; activeRequests: ActiveRequestLimiter }) {
+    this.#messages = deps.messages;
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#cfg = deps.config;
@@ -92,14 +87,7 @@ export class MessageLeases {
         if (answer === entry.saved) unchanged.push(id);
         else grown.push({ id, answer, entry });
       }
-      // One transaction, one statement per slice: a save of 200 live answers is one commit.
-      await this.#db.transaction().execute(async (tx) => {
-        for (const slice of inBatches(grown, SAVES_PER_STATEMENT)) {
-          const answer = sql<string>`case id ${sql.join(slice.map((g) => sql`when ${g.id} then ${g.answer}`), sql` `)} end`;
-          await tx.updateTable('messages').set({ answer, heartbeat_at: now }).where('id', 'in', slice.map((g) => g.id)).where('status', '=', 'running').execute();
-        }
-        for (const ids of inBatches(unchanged)) await tx.updateTable('messages').set({ heartbeat_at: now }).where('id', 'in', ids).where('status', '=', 'running').execute();
-      });
+      await this.#messages.saveLive(grown, unchanged, now);
       for (const g of grown) g.entry.saved = g.answer;
     } catch (err) {
       this.#log.warn({ err }, 'messages in progress could not be saved');
@@ -121,29 +109,15 @@ export class MessageLeases {
   async sweep(): Promise<number> {
     const now = this.#clock.now();
     const cutoff = now - this.#cfg.leaseMs;
-    const rows = await this.#db
-      .selectFrom('messages')
-      .select(['id', 'app_id'])
-      .where('status', '=', 'running')
-      .where('heartbeat_at', '<', cutoff)
-      .where('workflow_run_id', 'is', null)
-      .where('mode', 'in', MODES)
-      .limit(500)
-      .execute();
+    const rows = await this.#messages.silentSince(cutoff, MODES, 500);
     let ended = 0;
     const seconds = this.#cfg.leaseMs / 1000;
     for (const r of rows) {
       if (this.#live.has(r.id)) continue; // ours and alive (a save is late): never end it here
-      const res = await this.#db
-        .updateTable('messages')
-        .set({ status: 'error', error: `The server generating this answer stopped before it finished (no sign of life for MESSAGE_LEASE_SECONDS=${seconds} s); the answer so far is kept.`, updated_at: now })
-        .where('id', '=', r.id)
-        .where('status', '=', 'running')
-        .where('heartbeat_at', '<', cutoff)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) continue;
+      const error = `The server generating this answer stopped before it finished (no sign of life for MESSAGE_LEASE_SECONDS=${seconds} s); the answer so far is kept.`;
+      if (!(await this.#messages.endSilent(r.id, cutoff, error, now))) continue;
       ended++;
-      await this.#slots.releaseOrphan(r.app_id, r.id).catch((err: unknown) => this.#log.warn({ err, messageId: r.id }, 'slot of an orphaned message not freed (it expires)'));
+      await this.#slots.releaseOrphan(r.appId, r.id).catch((err: unknown) => this.#log.warn({ err, messageId: r.id }, 'slot of an orphaned message not freed (it expires)'));
     }
     if (ended > 0) this.#log.warn({ ended }, 'ended messages whose generating process stopped');
     return ended;

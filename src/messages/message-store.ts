@@ -1,7 +1,12 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { CompiledOnce } from '../store/compiled-once.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { Database, MessageTable } from '../store/schema.js';
+import { inBatches } from '../store/statement-batches.js';
+import { ConversationStore, type NewConversation } from './conversation-store.js';
+
+/** Answers written per UPDATE by `saveLive` (three parameters each: SQLite binds at most 32,766). */
+const SAVES_PER_STATEMENT = 200;
 
 export const MESSAGE_STATUSES = ['running', 'normal', 'error', 'stopped'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
@@ -53,14 +58,7 @@ export interface NewMessage {
   readonly annotationId?: string | null;
 }
 
-/** A conversation row created together with its first message. */
-export interface NewConversation {
-  readonly id: string;
-  readonly appId: string;
-  readonly endUserId: string;
-  readonly name: string;
-  readonly inputs: Record<string, unknown>;
-}
+export type { NewConversation } from './conversation-store.js';
 
 /** The outcome written when a generation ends. */
 export interface MessageResult {
@@ -115,9 +113,13 @@ export class MessageStore {
   /** The SQL of the statements every generation makes, compiled once. */
   readonly #compiled = new CompiledOnce();
 
-  constructor(db: Kysely<Database>) {
+  readonly #conversations: ConversationStore;
+
+  /** `conversations`: the store of the conversations new messages start (one is made when not given). */
+  constructor(db: Kysely<Database>, conversations?: ConversationStore) {
     this.#db = db;
     this.#group = new GroupCommit(db);
+    this.#conversations = conversations ?? new ConversationStore(db);
   }
 
   /**
@@ -156,20 +158,10 @@ export class MessageStore {
       if (!conversation) {
         await insertMessage(tx);
         // A new message makes its conversation the most recently updated (as Dify).
-        if (m.conversationId) await tx.updateTable('conversations').set({ updated_at: m.createdAt }).where('id', '=', m.conversationId).execute();
+        if (m.conversationId) await this.#conversations.touch(m.conversationId, m.createdAt, tx);
         return;
       }
-      const conv = {
-        id: conversation.id,
-        app_id: conversation.appId,
-        end_user_id: conversation.endUserId,
-        name: conversation.name,
-        inputs: JSON.stringify(conversation.inputs),
-        status: 'normal',
-        created_at: m.createdAt,
-        updated_at: m.createdAt,
-      };
-      await this.#compiled.run(tx, 'insert conversation', () => tx.insertInto('conversations').values(conv), Object.values(conv));
+      await this.#conversations.insert(conversation, m.createdAt, tx);
       await insertMessage(tx);
     };
     if (tx) await write(tx);
@@ -239,5 +231,100 @@ export class MessageStore {
     if (b) q = q.where((eb) => eb.or([eb('created_at', '<', b.createdAt), eb.and([eb('created_at', '=', b.createdAt), eb('id', '<', b.id)])]));
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
     return rows.map(toMessage);
+  }
+
+  /** How many messages the conversation has. */
+  async countInConversation(conversationId: string): Promise<number> {
+    const n = await this.#db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).where('conversation_id', '=', conversationId).executeTakeFirstOrThrow();
+    return Number(n.n);
+  }
+
+  /** The query of the conversation's first message, or undefined. */
+  async firstQuery(conversationId: string): Promise<string | undefined> {
+    const row = await this.#db.selectFrom('messages').select('query').where('conversation_id', '=', conversationId).orderBy('created_at').orderBy('id').executeTakeFirst();
+    return row?.query;
+  }
+
+  /** The message `id` when it belongs to the conversation. */
+  async findInConversation(id: string, conversationId: string): Promise<Message | undefined> {
+    const row = await this.#db.selectFrom('messages').selectAll().where('id', '=', id).where('conversation_id', '=', conversationId).executeTakeFirst();
+    return row ? toMessage(row) : undefined;
+  }
+
+  /** The last `window` finished (`normal`) exchanges of a conversation, oldest first. */
+  async recentExchanges(conversationId: string, window: number): Promise<{ query: string; answer: string }[]> {
+    const rows = await this.#db
+      .selectFrom('messages')
+      .select(['query', 'answer'])
+      .where('conversation_id', '=', conversationId)
+      .where('status', '=', 'normal')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(window)
+      .execute();
+    return rows.reverse();
+  }
+
+  /** Ends a message that will get no answer (its run stopped or failed). */
+  async end(id: string, status: 'stopped' | 'error', error: string, at: number): Promise<void> {
+    await this.#db.updateTable('messages').set({ status, error, updated_at: at }).where('id', '=', id).execute();
+  }
+
+  /** The ids of the conversation's messages (in `tx`). */
+  async idsInConversation(conversationId: string, tx: Transaction<Database>): Promise<string[]> {
+    return (await tx.selectFrom('messages').select('id').where('conversation_id', '=', conversationId).execute()).map((r) => r.id);
+  }
+
+  /** Deletes the conversation's messages (in `tx`, after what refers to them). */
+  async deleteByConversation(conversationId: string, tx: Transaction<Database>): Promise<void> {
+    await tx.deleteFrom('messages').where('conversation_id', '=', conversationId).execute();
+  }
+
+  /**
+   * Saves generations in progress (`MessageLeases`): each of `grown` gets its answer so far, every
+   * message a heartbeat `at`; `running` rows only. One transaction, one UPDATE per slice of answers.
+   */
+  async saveLive(grown: readonly { id: string; answer: string }[], unchanged: readonly string[], at: number): Promise<void> {
+    await this.#db.transaction().execute(async (tx) => {
+      for (const slice of inBatches(grown, SAVES_PER_STATEMENT)) {
+        const answer = sql<string>`case id ${sql.join(slice.map((g) => sql`when ${g.id} then ${g.answer}`), sql` `)} end`;
+        await tx.updateTable('messages').set({ answer, heartbeat_at: at }).where('id', 'in', slice.map((g) => g.id)).where('status', '=', 'running').execute();
+      }
+      for (const ids of inBatches(unchanged)) await tx.updateTable('messages').set({ heartbeat_at: at }).where('id', 'in', ids).where('status', '=', 'running').execute();
+    });
+  }
+
+  /** Up to `limit` running messages of `modes` without a heartbeat since `cutoff` (and not of a run). */
+  async silentSince(cutoff: number, modes: readonly string[], limit: number): Promise<{ id: string; appId: string }[]> {
+    const rows = await this.#db
+      .selectFrom('messages')
+      .select(['id', 'app_id'])
+      .where('status', '=', 'running')
+      .where('heartbeat_at', '<', cutoff)
+      .where('workflow_run_id', 'is', null)
+      .where('mode', 'in', [...modes])
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.id, appId: r.app_id }));
+  }
+
+  /** Ends a message whose process died as `error`, if it is still running and silent since `cutoff`; whether it did. */
+  async endSilent(id: string, cutoff: number, error: string, at: number): Promise<boolean> {
+    const res = await this.#db
+      .updateTable('messages')
+      .set({ status: 'error', error, updated_at: at })
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .where('heartbeat_at', '<', cutoff)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /** The newest messages that belong to no run (completion and chat apps), of an app and status when given. */
+  async newestWithoutRun(f: { appId?: string; status?: string; limit: number }): Promise<Message[]> {
+    let q = this.#db.selectFrom('messages').selectAll().where('workflow_run_id', 'is', null).orderBy('created_at', 'desc').limit(f.limit);
+    if (f.appId) q = q.where('app_id', '=', f.appId);
+    if (f.status) q = q.where('status', '=', f.status);
+    return (await q.execute()).map(toMessage);
   }
 }

@@ -1,13 +1,16 @@
 import type { AgentThoughtStore } from '../messages/agent-thoughts.js';
 import type { Kysely } from 'kysely';
-import type { Database, ConversationTable, MessageTable } from '../store/schema.js';
+import type { Database } from '../store/schema.js';
+import type { Conversation, ConversationSort, ConversationStore } from '../messages/conversation-store.js';
+import type { FeedbackStore } from '../feedback/feedback-store.js';
+import type { ConversationVariables } from './conversation-variables.js';
 import type { App } from '../apps/app-service.js';
 import type { Clock } from '../infra/clock.js';
 import { newId, isUuid } from '../infra/ids.js';
 import { invalidParam } from '../infra/errors.js';
 import { conversationNotExists, firstMessageNotExists, lastConversationNotExists } from './errors.js';
 import type { RunService, StartedRun } from './run-service.js';
-import type { MessageStore, NewConversation } from '../messages/message-store.js';
+import type { Message, MessageStore, NewConversation } from '../messages/message-store.js';
 import { conversationName } from '../messages/conversation-name.js';
 import type { AnnotationReplier, AnnotationReplyInfo } from '../messages/completion-service.js';
 import type { UsageBody } from '../llm/usage.js';
@@ -37,45 +40,44 @@ export interface Page<T> {
   readonly data: T[];
 }
 
-export const CONVERSATION_SORTS = ['created_at', '-created_at', 'updated_at', '-updated_at'] as const;
-export type ConversationSort = (typeof CONVERSATION_SORTS)[number];
+export { CONVERSATION_SORTS, type ConversationSort } from '../messages/conversation-store.js';
+
+/** The stores a conversation's parts live in (deleting one removes them all, in one transaction). */
+export interface ChatflowStores {
+  readonly db: Kysely<Database>;
+  readonly messages: MessageStore;
+  readonly conversations: ConversationStore;
+  readonly feedback: FeedbackStore;
+  readonly variables: ConversationVariables;
+  /** Agent-chat messages' agent thoughts (`agent_thoughts` of `GET /messages`). */
+  readonly thoughts: AgentThoughtStore;
+}
 
 /**
- * Chatflow (advanced-chat) messages over the shared conversations / messages tables: starting a
- * message runs the graph; listing reads the tables.
+ * Conversations of every chat app (list, rename, delete, their messages) and chatflow
+ * (advanced-chat) messages: starting one runs the graph.
  */
 export class ChatflowService {
-  readonly #db: Kysely<Database>;
+  readonly #s: ChatflowStores;
   readonly #clock: Clock;
   readonly #runs: RunService;
   readonly #messages: MessageStore;
-
   readonly #annotations: AnnotationReplier | undefined;
-  /** Agent-chat messages' agent thoughts (`agent_thoughts` of `GET /messages`). */
-  readonly #thoughts: AgentThoughtStore | undefined;
 
-  constructor(db: Kysely<Database>, clock: Clock, runs: RunService, messages: MessageStore, annotations?: AnnotationReplier, thoughts?: AgentThoughtStore) {
+  constructor(stores: ChatflowStores, clock: Clock, runs: RunService, annotations?: AnnotationReplier) {
+    this.#s = stores;
     this.#annotations = annotations;
-    this.#thoughts = thoughts;
-    this.#db = db;
-    this.#messages = messages;
+    this.#messages = stores.messages;
     this.#clock = clock;
     this.#runs = runs;
   }
 
   /** The caller's conversation, or 404 "Conversation Not Exists.". */
-  async conversation(appId: string, endUserId: string, id: string): Promise<ConversationTable> {
+  async conversation(appId: string, endUserId: string, id: string): Promise<Conversation> {
     if (!isUuid(id)) throw invalidParam(`conversation_id must be a valid UUID, got "${id}"`);
-    const row = await this.#db
-      .selectFrom('conversations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('app_id', '=', appId)
-      .where('end_user_id', '=', endUserId)
-      .where('status', '=', 'normal')
-      .executeTakeFirst();
-    if (!row) throw conversationNotExists();
-    return row;
+    const conv = await this.#s.conversations.findOwned(appId, endUserId, id);
+    if (!conv) throw conversationNotExists();
+    return conv;
   }
 
   /** Creates or continues a conversation and starts the chatflow run for one query. */
@@ -96,13 +98,8 @@ export class ChatflowService {
     if (input.conversationId && input.conversationId.trim() !== '') {
       const conv = await this.conversation(input.app.id, input.endUserId, input.conversationId.trim());
       conversationId = conv.id;
-      inputs = JSON.parse(conv.inputs) as Record<string, unknown>;
-      const n = await this.#db
-        .selectFrom('messages')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('conversation_id', '=', conv.id)
-        .executeTakeFirstOrThrow();
-      dialogueCount = Number(n.n) + 1;
+      inputs = conv.inputs;
+      dialogueCount = (await this.#messages.countInConversation(conv.id)) + 1;
     } else {
       conversationId = newId();
       const name = conversationName(input.query);
@@ -151,7 +148,7 @@ export class ChatflowService {
     if (input.conversationId && input.conversationId.trim() !== '') {
       const conv = await this.conversation(input.app.id, input.endUserId, input.conversationId.trim());
       conversationId = conv.id;
-      inputs = JSON.parse(conv.inputs) as Record<string, unknown>;
+      inputs = conv.inputs;
     } else {
       conversationId = newId();
       newConversation = { id: conversationId, appId: input.app.id, endUserId: input.endUserId, name: conversationName(input.query), inputs };
@@ -170,36 +167,35 @@ export class ChatflowService {
     return { taskId, messageId, conversationId, createdAt: now, answer: hit.content, usage, annotationReply: annotationReplyInfo(hit) };
   }
 
-  async message(id: string): Promise<MessageTable | undefined> {
-    return this.#db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+  async message(id: string): Promise<Message | undefined> {
+    return this.#messages.find(id);
   }
 
   /** A page of a conversation's messages, oldest first, before `firstId` (Dify's pagination). */
   async messages(appId: string, endUserId: string, conversationId: string, firstId: string | undefined, limit: number): Promise<Page<Record<string, unknown>>> {
     const conv = await this.conversation(appId, endUserId, conversationId);
-    let q = this.#db.selectFrom('messages').selectAll().where('conversation_id', '=', conv.id);
+    let before: Message | undefined;
     if (firstId) {
-      const first = await this.#db.selectFrom('messages').select(['created_at', 'id']).where('id', '=', firstId).where('conversation_id', '=', conv.id).executeTakeFirst();
-      if (!first) throw firstMessageNotExists();
-      q = q.where((eb) => eb.or([eb('created_at', '<', first.created_at), eb.and([eb('created_at', '=', first.created_at), eb('id', '<', first.id)])]));
+      before = await this.#messages.findInConversation(firstId, conv.id);
+      if (!before) throw firstMessageNotExists();
     }
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const rows = await this.#messages.listByConversation(conv.id, { limit: limit + 1, before });
     const has_more = rows.length > limit;
     const page = rows.slice(0, limit).reverse();
     const agentIds = page.filter((m) => m.mode === 'agent-chat').map((m) => m.id);
-    const thoughts = this.#thoughts && agentIds.length > 0 ? await this.#thoughts.listFor(agentIds) : new Map<string, Record<string, unknown>[]>();
+    const thoughts = agentIds.length > 0 ? await this.#s.thoughts.listFor(agentIds) : new Map<string, Record<string, unknown>[]>();
     const data = page.map((m) => ({
       id: m.id,
-      conversation_id: m.conversation_id,
+      conversation_id: m.conversationId,
       parent_message_id: null,
-      inputs: JSON.parse(m.inputs) as unknown,
+      inputs: m.inputs,
       query: m.query,
       answer: m.answer,
       message_files: [],
       feedback: null,
       retriever_resources: [],
       agent_thoughts: thoughts.get(m.id) ?? [],
-      created_at: Math.floor(Number(m.created_at) / 1000),
+      created_at: Math.floor(m.createdAt / 1000),
       status: m.status,
       error: m.error,
       extra_contents: [],
@@ -209,23 +205,9 @@ export class ChatflowService {
 
   /** A page of the caller's conversations after `lastId` in `sort` order. */
   async conversations(appId: string, endUserId: string, lastId: string | undefined, limit: number, sort: ConversationSort): Promise<Page<Record<string, unknown>>> {
-    const field = sort.replace('-', '') as 'created_at' | 'updated_at';
-    const desc = sort.startsWith('-');
-    let q = this.#db.selectFrom('conversations').selectAll().where('app_id', '=', appId).where('end_user_id', '=', endUserId).where('status', '=', 'normal');
-    if (lastId) {
-      const last = await this.#db.selectFrom('conversations').selectAll().where('id', '=', lastId).where('app_id', '=', appId).where('end_user_id', '=', endUserId).executeTakeFirst();
-      if (!last) throw lastConversationNotExists();
-      const v = last[field];
-      q = q.where((eb) =>
-        eb.or([eb(field, desc ? '<' : '>', v), eb.and([eb(field, '=', v), eb('id', desc ? '<' : '>', last.id)])]),
-      );
-    }
-    const rows = await q.orderBy(field, desc ? 'desc' : 'asc').orderBy('id', desc ? 'desc' : 'asc').limit(limit + 1).execute();
-    return {
-      limit,
-      has_more: rows.length > limit,
-      data: rows.slice(0, limit).map(conversationItem),
-    };
+    const rows = await this.#s.conversations.page(appId, endUserId, { lastId, limit: limit + 1, sort });
+    if (!rows) throw lastConversationNotExists();
+    return { limit, has_more: rows.length > limit, data: rows.slice(0, limit).map(conversationItem) };
   }
 
   /**
@@ -236,38 +218,39 @@ export class ChatflowService {
     const conv = await this.conversation(appId, endUserId, id);
     let name = opts.name?.trim() ?? '';
     if (opts.autoGenerate) {
-      const first = await this.#db.selectFrom('messages').select('query').where('conversation_id', '=', conv.id).orderBy('created_at').orderBy('id').executeTakeFirst();
-      if (!first) throw invalidParam('auto_generate needs a conversation with at least one message');
-      name = conversationName(first.query);
+      const first = await this.#messages.firstQuery(conv.id);
+      if (first === undefined) throw invalidParam('auto_generate needs a conversation with at least one message');
+      name = conversationName(first);
     } else if (name === '') {
       throw invalidParam('name is required when auto_generate is false');
     }
     const updatedAt = this.#clock.now();
-    await this.#db.updateTable('conversations').set({ name, updated_at: updatedAt }).where('id', '=', conv.id).execute();
-    return conversationItem({ ...conv, name, updated_at: updatedAt });
+    await this.#s.conversations.rename(conv.id, name, updatedAt);
+    return conversationItem({ ...conv, name, updatedAt });
   }
 
-  /** Deletes the caller's conversation with its messages and their feedback (as Dify). */
+  /** Deletes the caller's conversation with its messages, their feedback and thoughts, and its variables (as Dify). */
   async delete(appId: string, endUserId: string, id: string): Promise<void> {
     const conv = await this.conversation(appId, endUserId, id);
-    await this.#db.transaction().execute(async (tx) => {
-      await tx.deleteFrom('message_feedbacks').where('conversation_id', '=', conv.id).execute();
-      await tx.deleteFrom('message_agent_thoughts').where('message_id', 'in', (eb) => eb.selectFrom('messages').select('id').where('conversation_id', '=', conv.id)).execute();
-      await tx.deleteFrom('messages').where('conversation_id', '=', conv.id).execute();
-      await tx.deleteFrom('conversation_variables').where('conversation_id', '=', conv.id).execute();
-      await tx.deleteFrom('conversations').where('id', '=', conv.id).execute();
+    const s = this.#s;
+    await s.db.transaction().execute(async (tx) => {
+      await s.feedback.deleteByConversation(conv.id, tx);
+      await s.thoughts.deleteFor(await s.messages.idsInConversation(conv.id, tx), tx);
+      await s.messages.deleteByConversation(conv.id, tx);
+      await s.variables.deleteByConversation(conv.id, tx);
+      await s.conversations.delete(conv.id, tx);
     });
   }
 }
 
-function conversationItem(c: ConversationTable): Record<string, unknown> {
+function conversationItem(c: Conversation): Record<string, unknown> {
   return {
     id: c.id,
     name: c.name,
-    inputs: JSON.parse(c.inputs) as unknown,
+    inputs: c.inputs,
     status: c.status,
     introduction: '',
-    created_at: Math.floor(Number(c.created_at) / 1000),
-    updated_at: Math.floor(Number(c.updated_at) / 1000),
+    created_at: Math.floor(c.createdAt / 1000),
+    updated_at: Math.floor(c.updatedAt / 1000),
   };
 }

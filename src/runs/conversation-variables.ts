@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { App } from '../apps/app-service.js';
 import type { Clock } from '../infra/clock.js';
 import { badRequest, invalidParam, notFound } from '../infra/errors.js';
@@ -89,6 +89,11 @@ export class ConversationVariables {
   }
 
   /** The values a run of this conversation starts from, by name; stores the defaults on first use. */
+  /** Deletes a conversation's variables (in `tx`, with the conversation). */
+  async deleteByConversation(conversationId: string, tx: Transaction<Database>): Promise<void> {
+    await tx.deleteFrom('conversation_variables').where('conversation_id', '=', conversationId).execute();
+  }
+
   async load(app: App, conversationId: string): Promise<Record<string, unknown>> {
     const declared = declaredVariables(app);
     if (declared.length === 0) return {};

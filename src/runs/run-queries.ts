@@ -1,3 +1,4 @@
+import { MessageStore } from '../messages/message-store.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 
@@ -30,27 +31,24 @@ const sec = (ms: number) => Math.floor(ms / 1000);
  * Read side of runs for operators (the CLI): runs of every app mode, newest first. Completion and
  * chat apps have no workflow runs; their messages stand in (status `normal` | `error` | `stopped`).
  */
-export async function listRuns(db: Kysely<Database>, f: RunFilter): Promise<RunSummary[]> {
+export async function listRuns(db: Kysely<Database>, f: RunFilter, messageStore: Pick<MessageStore, 'newestWithoutRun'> = new MessageStore(db)): Promise<RunSummary[]> {
   let runs = db.selectFrom('workflow_runs').selectAll().orderBy('created_at', 'desc').limit(f.limit);
   if (f.appId) runs = runs.where('app_id', '=', f.appId);
   if (f.status) runs = runs.where('status', '=', f.status);
-  let messages = db.selectFrom('messages').selectAll().where('workflow_run_id', 'is', null).orderBy('created_at', 'desc').limit(f.limit);
-  if (f.appId) messages = messages.where('app_id', '=', f.appId);
-  if (f.status) messages = messages.where('status', '=', f.status);
-  const [r, m] = await Promise.all([runs.execute(), messages.execute()]);
+  const [r, m] = await Promise.all([runs.execute(), messageStore.newestWithoutRun(f)]);
   const out: RunSummary[] = [
     ...r.map((x) => runSummary(x)),
     ...m.map((x) => ({
       id: x.id,
       kind: 'message' as const,
-      app_id: x.app_id,
+      app_id: x.appId,
       mode: x.mode,
       status: x.status,
       error: x.error,
       total_steps: null,
       total_tokens: null,
       elapsed_time: null,
-      created_at: sec(x.created_at),
+      created_at: sec(x.createdAt),
       finished_at: null,
     })),
   ];
@@ -74,26 +72,26 @@ function runSummary(x: Database['workflow_runs']): RunSummary {
 }
 
 /** A run (or a message of a completion / chat app) with its inputs and outputs; undefined when there is none. */
-export async function showRun(db: Kysely<Database>, id: string): Promise<(RunSummary & Record<string, unknown>) | undefined> {
+export async function showRun(db: Kysely<Database>, id: string, messages: Pick<MessageStore, 'find'> = new MessageStore(db)): Promise<(RunSummary & Record<string, unknown>) | undefined> {
   const run = await db.selectFrom('workflow_runs').selectAll().where('id', '=', id).executeTakeFirst();
   if (run) {
     return { ...runSummary(run), task_id: run.task_id, app_version: run.app_version, inputs: JSON.parse(run.inputs) as unknown, outputs: run.outputs === null ? null : (JSON.parse(run.outputs) as unknown), events: run.last_seq };
   }
-  const m = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+  const m = await messages.find(id);
   if (!m) return undefined;
   return {
     id: m.id,
     kind: 'message',
-    app_id: m.app_id,
+    app_id: m.appId,
     mode: m.mode,
     status: m.status,
     error: m.error,
     total_steps: null,
     total_tokens: null,
     elapsed_time: null,
-    created_at: sec(m.created_at),
+    created_at: sec(m.createdAt),
     finished_at: null,
-    conversation_id: m.conversation_id,
+    conversation_id: m.conversationId,
     query: m.query,
     answer: m.answer,
   };

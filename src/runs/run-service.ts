@@ -1,3 +1,6 @@
+import { MessageStore } from '../messages/message-store.js';
+import { ConversationStore } from '../messages/conversation-store.js';
+import { EndUserService } from '../apps/end-users.js';
 import { withCaller, type ToolRuntime } from '../tools/tool.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Queue } from '../infra/queue/queue.js';
@@ -98,6 +101,9 @@ export class RunService implements RunResumer {
   readonly #active = new Map<string, { loop: RunLoop; done: Promise<RunEnd | undefined> }>();
 
   readonly #memory: DbConversationMemory;
+  readonly #messages: MessageStore;
+  readonly #conversations: ConversationStore;
+  readonly #endUsers: EndUserService;
   /** Chatflow conversation variables, carried from turn to turn. */
   readonly conversationVariables: ConversationVariables;
   readonly #findApp: (id: string) => Promise<App | undefined>;
@@ -120,6 +126,10 @@ export class RunService implements RunResumer {
 
   constructor(deps: {
     db: Kysely<Database>;
+    /** The messages, conversations and end users chatflow runs answer for (made from `db` when not given). */
+    messages?: MessageStore;
+    conversations?: ConversationStore;
+    endUsers?: EndUserService;
     bus: Bus;
     clock: Clock;
     logger: Logger;
@@ -185,7 +195,10 @@ export class RunService implements RunResumer {
     this.#priceOf = deps.priceOf;
     this.#files = deps.files;
     this.#tools = deps.tools;
-    this.#memory = new DbConversationMemory(deps.db);
+    this.#messages = deps.messages ?? new MessageStore(deps.db);
+    this.#conversations = deps.conversations ?? new ConversationStore(deps.db);
+    this.#endUsers = deps.endUsers ?? new EndUserService(deps.db, deps.clock);
+    this.#memory = new DbConversationMemory(this.#messages);
     this.conversationVariables = new ConversationVariables(deps.db, deps.clock);
   }
 
@@ -471,24 +484,20 @@ export class RunService implements RunResumer {
   async #finishMessage(meta: RunMeta, end: RunEnd): Promise<void> {
     const status = end.status === 'succeeded' || end.status === 'partial-succeeded' ? 'normal' : end.status === 'stopped' ? 'stopped' : 'error';
     const usage = usageOf(end.state);
-    await this.#db
-      .updateTable('messages')
-      .set({
-        answer: end.state.answer,
-        status,
-        error: end.error,
-        prompt_tokens: usage.prompt_tokens,
-        completion_tokens: usage.completion_tokens,
-        usage: JSON.stringify(usage),
-        total_price: usage.total_price,
-        currency: usage.currency,
-        latency: end.elapsedMs / 1000,
-        updated_at: this.#clock.now(),
-      })
-      .where('id', '=', meta.messageId!)
-      .execute();
+    await this.#messages.finish(meta.messageId!, {
+      answer: end.state.answer,
+      status,
+      error: end.error ?? null,
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      usage: { ...usage },
+      totalPrice: usage.total_price,
+      currency: usage.currency,
+      latency: end.elapsedMs / 1000,
+      updatedAt: this.#clock.now(),
+    });
     if (meta.conversationId) {
-      await this.#db.updateTable('conversations').set({ updated_at: this.#clock.now() }).where('id', '=', meta.conversationId).execute();
+      await this.#conversations.touch(meta.conversationId, this.#clock.now());
       const app = await this.#findApp(meta.appId);
       if (app) await this.conversationVariables.save(app, meta.conversationId, end.state.pool.conversation ?? {});
     }
@@ -566,7 +575,7 @@ export class RunService implements RunResumer {
   async stop(runId: string, reason: string): Promise<void> {
     const run = await this.#endWithFrame(runId, ['paused'], 'stopped', reason);
     if (!run) return;
-    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'stopped', error: reason, updated_at: this.#clock.now() }).where('id', '=', run.message_id).execute();
+    if (run.message_id) await this.#messages.end(run.message_id, 'stopped', reason, this.#clock.now());
     await this.#humanInput?.closeForms(runId).catch(() => undefined);
   }
 
@@ -587,8 +596,8 @@ export class RunService implements RunResumer {
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) return undefined;
       const run = await trx.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
-      const user = await trx.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
-      const frame = finishedFrame(run, user?.session_id ?? '', run.app_id);
+      const user = await this.#endUsers.byId(run.end_user_id, trx);
+      const frame = finishedFrame(run, user?.sessionId ?? '', run.app_id);
       await trx
         .insertInto('workflow_run_events')
         .values({ run_id: runId, seq: Number(run.last_seq), event: 'workflow_finished', payload: JSON.stringify(frame), created_at: now })
@@ -657,7 +666,7 @@ export class RunService implements RunResumer {
       const graph = this.#graph(app);
       const state = readState(JSON.parse(snap.state, new SecretMask(graph.secrets).reviver));
       state.paused = [];
-      const user = await this.#db.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
+      const user = await this.#endUsers.byId(run.end_user_id);
       const meta: RunMeta = {
         id: run.id,
         taskId: run.task_id,
@@ -665,7 +674,7 @@ export class RunService implements RunResumer {
         workflowId: run.app_id,
         mode: run.mode === 'advanced-chat' ? 'advanced-chat' : 'workflow',
         endUserId: run.end_user_id,
-        user: user?.session_id ?? '',
+        user: user?.sessionId ?? '',
         conversationId: run.conversation_id,
         messageId: run.message_id,
         createdAt: Number(run.created_at),
@@ -717,7 +726,7 @@ export class RunService implements RunResumer {
   async #failRun(runId: string, error: string): Promise<boolean> {
     const run = await this.#endWithFrame(runId, ['running', 'paused'], 'failed', error);
     if (!run) return false;
-    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'error', error, updated_at: this.#clock.now() }).where('id', '=', run.message_id).execute();
+    if (run.message_id) await this.#messages.end(run.message_id, 'error', error, this.#clock.now());
     this.#logger.warn({ runId, error }, 'run failed by recovery');
     return true;
   }

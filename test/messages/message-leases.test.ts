@@ -22,7 +22,7 @@ function suite(label: string, open: () => Promise<{ store: Store; close: () => P
 
     it('writes every grown answer to its own row and a heartbeat to every live one', async () => {
       const messages = new MessageStore(opened.store.db);
-      const leases = new MessageLeases({ db: opened.store.db, clock, logger: pino({ level: 'silent' }), config: { saveIntervalMs: 60_000, leaseMs: 10_000 }, activeRequests: new ActiveRequests() });
+      const leases = new MessageLeases({ messages, clock, logger: pino({ level: 'silent' }), config: { saveIntervalMs: 60_000, leaseMs: 10_000 }, activeRequests: new ActiveRequests() });
       const ids = Array.from({ length: 450 }, (_, i) => `lease-msg-${i}`);
       for (const id of ids) {
         await messages.insert({ id, appId: 'app-1', conversationId: null, endUserId: 'eu-1', taskId: `t-${id}`, mode: 'completion', inputs: {}, query: 'q', files: [], createdAt: now });

@@ -20,13 +20,13 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   app_annotations: { writers: ['annotations/annotation-service.ts'], readers: ['annotations/annotation-index.ts'] },
   app_versions: { writers: ['apps/app-store.ts'] },
   apps: { writers: ['apps/app-store.ts'] },
-  conversation_variables: { writers: ['runs/chatflow-service.ts', 'runs/conversation-variables.ts'] },  // TODO(#17): one store writes it
-  conversations: { writers: ['messages/message-store.ts', 'runs/chatflow-service.ts', 'runs/run-service.ts'] },  // TODO(#17): one store writes it
+  conversation_variables: { writers: ['runs/conversation-variables.ts'] },
+  conversations: { writers: ['messages/conversation-store.ts'] },
   dataset_metadata: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts'] },  // TODO(#17): one store writes it
   datasets: { writers: ['knowledge/datasets.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/documents/tags.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
   document_metadata_values: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts'] },  // TODO(#17): one store writes it
   documents: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/datasets.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
-  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-service.ts', 'runs/workflow-logs.ts'] },
+  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/workflow-logs.ts'] },
   feedback_page_snapshots: { writers: ['feedback/feedback-store.ts'] },
   human_input_deliveries: { writers: ['apps/app-data.ts', 'forms/form-recipients.ts', 'forms/form-service.ts'] },  // TODO(#17): one store writes it
   human_input_form_recipients: { writers: ['forms/form-recipients.ts'] },
@@ -34,9 +34,9 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   indexing_runs: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/ingest/indexer.ts', 'knowledge/ingest/run-ownership.ts'] },  // TODO(#17): one store writes it
   job_outbox: { writers: ['infra/queue/outbox-relay.ts'], readers: ['infra/queue/bullmq-queue.ts'] },
   jobs: { writers: ['infra/queue/db-queue.ts'], readers: ['infra/queue/job-counts.ts'] },
-  message_agent_thoughts: { writers: ['messages/agent-thoughts.ts', 'runs/chatflow-service.ts'] },  // TODO(#17): one store writes it
-  message_feedbacks: { writers: ['feedback/feedback-store.ts', 'runs/chatflow-service.ts'] },  // TODO(#17): one store writes it
-  messages: { writers: ['messages/message-leases.ts', 'messages/message-store.ts', 'runs/chatflow-service.ts', 'runs/run-service.ts'], readers: ['runs/conversation-memory.ts', 'runs/run-queries.ts'] },  // TODO(#17): one store writes it
+  message_agent_thoughts: { writers: ['messages/agent-thoughts.ts'] },
+  message_feedbacks: { writers: ['feedback/feedback-store.ts'] },
+  messages: { writers: ['messages/message-store.ts'] },
   parent_chunks: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/retrieval/retrieval.ts'] },  // TODO(#17): one store writes it
   segment_embeddings: { writers: ['knowledge/index/vector-index.ts'], readers: ['store/postgres/pgvector-index.ts'] },
   segments: { writers: ['knowledge/documents/child-chunks.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts', 'store/postgres/segment-writer.ts'], readers: ['knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },  // TODO(#17): one store writes it

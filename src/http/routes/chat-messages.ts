@@ -126,7 +126,7 @@ export const chatMessageRoutes: FastifyPluginAsync<{ runtime: ChatMessageRouteDe
       mode: 'advanced-chat',
       answer: msg.answer,
       metadata: {
-        usage: JSON.parse(msg.usage) as unknown,
+        usage: msg.usage,
         retriever_resources: [],
       },
       created_at: Math.floor(m.createdAt / 1000),
