@@ -8,6 +8,7 @@ import { newId } from '../infra/ids.js';
 import { methodNotAllowed, notFound } from '../infra/errors.js';
 import type { Metrics } from '../infra/metrics.js';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
+import { declareDatasetDecoration } from './request-dataset.js';
 import { errorHandler } from './errors.js';
 import { listenerErrors } from './listener-errors.js';
 import { redactUrl } from '../infra/logger.js';
@@ -106,6 +107,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: handlerValidatedCompiler(AjvCompiler()) } },
   });
   declareAuthDecorations(app);
+  declareDatasetDecoration(app);
   app.setErrorHandler(errorHandler);
 
   // A second router that only knows paths, to answer 405 instead of 404 for a known path.
