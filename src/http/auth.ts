@@ -30,7 +30,12 @@ export function bearerToken(request: FastifyRequest): string {
   return rest.join(' ');
 }
 
-async function resolveKey(runtime: Runtime, request: FastifyRequest, scope: KeyType): Promise<ResolvedKey> {
+/** The runtime members the knowledge-key hook uses. */
+export type DatasetAuthDeps = Pick<Runtime, 'keys'>;
+/** The runtime members the app-key hook uses. */
+export type AppAuthDeps = Pick<Runtime, 'apps' | 'keys'>;
+
+async function resolveKey(runtime: DatasetAuthDeps, request: FastifyRequest, scope: KeyType): Promise<ResolvedKey> {
   const token = bearerToken(request);
   const key = await runtime.keys.resolve(token, scope);
   if (!key) throw unauthorized('Access token is invalid');
@@ -39,7 +44,7 @@ async function resolveKey(runtime: Runtime, request: FastifyRequest, scope: KeyT
 }
 
 /** onRequest hook for app-key routes: token → app exists → status normal → API enabled. */
-export function appAuth(runtime: Runtime) {
+export function appAuth(runtime: AppAuthDeps) {
   return async (request: FastifyRequest): Promise<void> => {
     const key = await resolveKey(runtime, request, 'app');
     const app = key.appId ? await runtime.apps.find(key.appId) : undefined;
@@ -51,7 +56,7 @@ export function appAuth(runtime: Runtime) {
 }
 
 /** onRequest hook for knowledge-key routes. */
-export function datasetAuth(runtime: Runtime) {
+export function datasetAuth(runtime: DatasetAuthDeps) {
   return async (request: FastifyRequest): Promise<void> => {
     await resolveKey(runtime, request, 'dataset');
   };

@@ -5,10 +5,10 @@ import { modelRoutes } from './routes/models.js';
 import { signedFileRoutes } from './routes/signed-files.js';
 import type { Runtime } from '../runtime.js';
 import { newId } from '../infra/ids.js';
-import { methodNotAllowed, notFound, notReady, unauthorized } from '../infra/errors.js';
+import { methodNotAllowed, notFound } from '../infra/errors.js';
 import type { Metrics } from '../infra/metrics.js';
-import { Type } from '@sinclair/typebox';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
+import { declareDatasetDecoration } from './request-dataset.js';
 import { errorHandler } from './errors.js';
 import { listenerErrors } from './listener-errors.js';
 import { redactUrl } from '../infra/logger.js';
@@ -35,6 +35,7 @@ import { handlerValidatedCompiler } from './described.js';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
+import { registerProbes } from './probes.js';
 
 /** Registers one route plugin in a scope, handing it only the runtime members it declares. */
 type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -106,6 +107,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: handlerValidatedCompiler(AjvCompiler()) } },
   });
   declareAuthDecorations(app);
+  declareDatasetDecoration(app);
   app.setErrorHandler(errorHandler);
 
   // A second router that only knows paths, to answer 405 instead of 404 for a known path.
@@ -170,17 +172,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // A worker process serves only its probes and metrics; every other path is a 404 (Dify's shape).
   const servesApi = runtime.config.role !== 'worker';
   if (servesApi) await registerApiDescription(app);
-  app.get('/metrics', { schema: { description: 'Prometheus metrics (text exposition format); `Authorization: Bearer METRICS_TOKEN` when that is set.' } }, async (request, reply) => {
-    const token = runtime.config.metricsToken;
-    if (token && request.headers.authorization !== `Bearer ${token}`) throw unauthorized('A valid METRICS_TOKEN bearer token is required.');
-    return reply.type(runtime.metrics.registry.contentType).send(await runtime.metrics.registry.metrics());
-  });
-  app.get('/health', { schema: { description: 'Liveness: the process answers.', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
-  app.get('/ready', { schema: { description: 'Readiness: the database answers and every migration is applied; 503 `not_ready` otherwise.', response: { 200: Type.Object({ status: Type.Literal('ready') }) } } }, async () => {
-    const reason = await runtime.store.notReady();
-    if (reason) throw notReady(reason);
-    return { status: 'ready' as const };
-  });
+  registerProbes(app, { config: runtime.config, metrics: runtime.metrics, store: runtime.store });
   if (!servesApi) {
     await app.ready();
     return app;
@@ -193,11 +185,11 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   await app.register(
     async (v1) => {
       await v1.register(async (scope) => {
-        scope.addHook('onRequest', appAuth(runtime));
+        scope.addHook('onRequest', appAuth({ apps: runtime.apps, keys: runtime.keys }));
         for (const register of APP_ROUTES) await register(scope, runtime);
       });
       await v1.register(async (scope) => {
-        scope.addHook('onRequest', datasetAuth(runtime));
+        scope.addHook('onRequest', datasetAuth({ keys: runtime.keys }));
         for (const register of DATASET_ROUTES) await register(scope, runtime);
       });
     },

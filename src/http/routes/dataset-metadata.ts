@@ -1,9 +1,10 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import type { DatasetMetadataTable } from '../../store/schema.js';
 import { BUILT_IN_FIELDS } from '../../knowledge/documents/metadata.js';
 import { invalidAction } from '../../knowledge/errors.js';
 import { requireKey } from '../auth.js';
+import { loadDataset, requireDataset } from '../request-dataset.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody } from './knowledge-params.js';
 import { DocumentMetadataBody, MetadataCreateBody, MetadataRenameBody } from '../knowledge-schemas.js';
@@ -19,25 +20,26 @@ const toWire = (m: DatasetMetadataTable) => ({ id: m.id, name: m.name, type: m.t
 
 /** Metadata fields of a dataset, the built-in fields, and document values (knowledge keys). */
 export const datasetMetadataRoutes: FastifyPluginAsync<{ runtime: DatasetMetadataRouteDeps }> = async (app, { runtime }) => {
-  const { datasets, metadata } = runtime;
-  const dataset = (request: FastifyRequest<{ Params: P }>) => datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+  const { metadata } = runtime;
+  // every route here is under /datasets/:dataset_id
+  app.addHook('preHandler', loadDataset(runtime));
 
-  app.get<{ Params: P }>('/datasets/:dataset_id/metadata', async (request) => metadata.list(await dataset(request)));
+  app.get<{ Params: P }>('/datasets/:dataset_id/metadata', async (request) => metadata.list(requireDataset(request)));
 
   app.post<{ Params: P }>('/datasets/:dataset_id/metadata', { preValidation: requireJson, schema: { body: MetadataCreateBody } }, async (request, reply) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const b = jsonBody(request);
     const row = await metadata.create(ds, { type: b.type, name: b.name, createdBy: requireKey(request).id });
     return reply.code(201).send(toWire(row));
   });
 
   app.get<{ Params: P }>('/datasets/:dataset_id/metadata/built-in', async (request) => {
-    await dataset(request);
+    requireDataset(request);
     return { fields: BUILT_IN_FIELDS.map((f) => ({ name: f.name, type: f.type })) };
   });
 
   app.post<{ Params: PA }>('/datasets/:dataset_id/metadata/built-in/:action', async (request) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const { action } = request.params;
     if (action !== 'enable' && action !== 'disable') throw invalidAction('Invalid action.');
     await metadata.setBuiltIn(ds, action === 'enable');
@@ -45,17 +47,17 @@ export const datasetMetadataRoutes: FastifyPluginAsync<{ runtime: DatasetMetadat
   });
 
   app.patch<{ Params: PM }>('/datasets/:dataset_id/metadata/:metadata_id', { preValidation: requireJson, schema: { body: MetadataRenameBody } }, async (request) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     return toWire(await metadata.rename(ds, request.params.metadata_id, jsonBody(request).name, requireKey(request).id));
   });
 
   app.delete<{ Params: PM }>('/datasets/:dataset_id/metadata/:metadata_id', async (request, reply) => {
-    await metadata.delete(await dataset(request), request.params.metadata_id);
+    await metadata.delete(requireDataset(request), request.params.metadata_id);
     return reply.code(204).send();
   });
 
   app.post<{ Params: P }>('/datasets/:dataset_id/documents/metadata', { preValidation: requireJson, schema: { body: DocumentMetadataBody } }, async (request) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     await metadata.updateDocuments(ds, jsonBody(request), requireKey(request).id);
     return { result: 'success' };
   });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import { requireKey } from '../auth.js';
+import { loadDataset, requireDataset } from '../request-dataset.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody } from './knowledge-params.js';
 import { TagBindingBody, TagCreateBody, TagDeleteBody, TagRenameBody, TagUnbindingBody } from '../knowledge-schemas.js';
@@ -12,7 +13,7 @@ type P = { dataset_id: string };
 
 /** Knowledge tags (`/datasets/tags…`) and the tags of one dataset (knowledge keys). */
 export const datasetTagRoutes: FastifyPluginAsync<{ runtime: DatasetTagRouteDeps }> = async (app, { runtime }) => {
-  const { tags, datasets } = runtime;
+  const { tags } = runtime;
 
   app.get('/datasets/tags', async (request) => tags.list(requireKey(request).workspaceId));
 
@@ -44,8 +45,8 @@ export const datasetTagRoutes: FastifyPluginAsync<{ runtime: DatasetTagRouteDeps
     return reply.code(204).send();
   });
 
-  app.get<{ Params: P }>('/datasets/:dataset_id/tags', async (request) => {
-    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+  app.get<{ Params: P }>('/datasets/:dataset_id/tags', { preHandler: loadDataset(runtime) }, async (request) => {
+    const ds = requireDataset(request);
     const bound = (await tags.forDatasets([ds.id])).get(ds.id) ?? [];
     return { data: bound.map((t) => ({ id: t.id, name: t.name })), total: bound.length };
   });

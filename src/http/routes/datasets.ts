@@ -5,6 +5,7 @@ import { parseRetrievalModel } from '../../knowledge/retrieval/retrieval-model.j
 import { toSeconds } from '../../infra/clock.js';
 import { countHits } from '../../knowledge/retrieval/hit-counter.js';
 import { requireKey } from '../auth.js';
+import { loadDataset, requireDataset } from '../request-dataset.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams, queryList } from './knowledge-params.js';
 import type { DatasetTable } from '../../store/schema.js';
@@ -27,6 +28,7 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: DatasetRouteDeps }> = 
     return rows.map((r) => datasetToWire(r, stats.get(r.id), { tags: tagMap.get(r.id) ?? [], docMetadata: fields.get(r.id) ?? [] }));
   }
   const oneToWire = async (ds: DatasetTable) => (await toWire([ds]))[0];
+  const withDataset = loadDataset(runtime);
 
   app.post('/datasets', { preValidation: requireJson, schema: { body: DatasetCreateBody } }, async (request) => {
     const key = requireKey(request);
@@ -49,8 +51,8 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: DatasetRouteDeps }> = 
     return { data: await toWire(rows), has_more: page * limit < total, limit, total, page };
   });
 
-  app.get<{ Params: P }>('/datasets/:dataset_id', async (request) => {
-    return oneToWire(await datasets.get(requireKey(request).workspaceId, request.params.dataset_id));
+  app.get<{ Params: P }>('/datasets/:dataset_id', { preHandler: withDataset }, async (request) => {
+    return oneToWire(requireDataset(request));
   });
 
   app.patch<{ Params: P }>('/datasets/:dataset_id', { preValidation: requireJson, schema: { body: DatasetUpdateBody } }, async (request) => {
@@ -62,8 +64,8 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: DatasetRouteDeps }> = 
     return reply.code(204).send();
   });
 
-  app.post<{ Params: P }>('/datasets/:dataset_id/retrieve', { preValidation: requireJson, schema: { body: RetrieveBody } }, async (request) => {
-    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+  app.post<{ Params: P }>('/datasets/:dataset_id/retrieve', { preValidation: requireJson, preHandler: withDataset, schema: { body: RetrieveBody } }, async (request) => {
+    const ds = requireDataset(request);
     const b = jsonBody(request);
     const model = b.retrieval_model === undefined || b.retrieval_model === null ? datasets.retrievalModel(ds) : parseRetrievalModel(b.retrieval_model, runtime.config.knowledge.retrievalTopKMax, ds.indexing_technique === 'high_quality' ? 'semantic_search' : 'keyword_search');
     const query = typeof b.query === 'string' ? b.query : '';

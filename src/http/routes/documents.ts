@@ -13,6 +13,7 @@ import type { Accepted, DocumentOptions } from '../../knowledge/documents/docume
 import { documentToWire, runToWire } from '../../knowledge/documents/document-wire.js';
 import { notFound } from '../../infra/errors.js';
 import { requireKey } from '../auth.js';
+import { loadDataset, requireDataset } from '../request-dataset.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
 import { CreateByTextBody, DocumentFileForm, DocumentIdsBody, DocumentListQuery, DocumentQuery, UpdateByTextBody } from '../knowledge-schemas.js';
@@ -64,9 +65,9 @@ async function readForm(runtime: Pick<Runtime, 'uploads'>, request: FastifyReque
 
 /** Documents of a knowledge base (knowledge keys): create, update, list, get, delete, progress. */
 export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> = async (app, { runtime }) => {
-  const { datasets, documents } = runtime;
-
-  const dataset = (request: FastifyRequest<{ Params: P }>) => datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+  const { documents } = runtime;
+  // every route here is under /datasets/:dataset_id
+  app.addHook('preHandler', loadDataset(runtime));
 
   /** Document objects with their file, hit count and `doc_metadata`. */
   async function toWire(ds: DatasetTable, rows: readonly DocumentTable[]): Promise<Record<string, unknown>[]> {
@@ -92,7 +93,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> 
 
   async function createByText(request: FastifyRequest<{ Params: P }>) {
     const key = requireKey(request);
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const b = jsonBody(request);
     if (typeof b.name !== 'string' || b.name.trim() === '') throw invalidParam('name is required.');
     if (typeof b.text !== 'string' || b.text.trim() === '') throw invalidParam('text is required.');
@@ -104,7 +105,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> 
 
   async function createByFile(request: FastifyRequest<{ Params: P }>) {
     const key = requireKey(request);
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const form = await readForm(runtime, request);
     try {
       const opts = options(form.data);
@@ -119,7 +120,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> 
 
   async function updateByFile(request: FastifyRequest<{ Params: PD }>) {
     const key = requireKey(request);
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const current = await documents.checkUpdatable(ds, request.params.document_id);
     const form = await readForm(runtime, request);
     try {
@@ -133,7 +134,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> 
 
   async function updateByText(request: FastifyRequest<{ Params: PD }>) {
     const key = requireKey(request);
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const b = jsonBody(request);
     const hasText = b.text !== undefined && b.text !== null;
     if (hasText && (typeof b.name !== 'string' || b.name.trim() === '')) throw invalidParam('name is required when text is provided.');
@@ -154,56 +155,56 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> 
   for (const path of ['update-by-text', 'update_by_text']) app.post<{ Params: PD }>(`/datasets/:dataset_id/documents/:document_id/${path}`, { preValidation: requireJson, schema: { body: UpdateByTextBody } }, updateByText);
 
   app.get<{ Params: P }>('/datasets/:dataset_id/documents', { schema: { querystring: DocumentListQuery } }, async (request) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const { page, limit, keyword } = pageParams(request, runtime.config.knowledge.pageLimitMax);
     const { rows, total } = await documents.list(ds.id, page, limit, keyword);
     return { data: await toWire(ds, rows), has_more: page * limit < total, limit, total, page };
   });
 
   app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/download', async (request) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     return { url: await runtime.documentDownloads.url(ds, request.params.document_id, requestOrigin(request, runtime.config.httpServer.trustProxy)) };
   });
 
   app.post<{ Params: P; Body: { document_ids?: unknown } | null }>('/datasets/:dataset_id/documents/download-zip', { preValidation: requireJson, schema: { body: DocumentIdsBody } }, async (request, reply) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const zip = await runtime.documentDownloads.zip(ds, request.body?.document_ids);
     return reply.type('application/zip').header('content-disposition', `attachment; filename*=UTF-8''${pyQuote(zip.name)}`).send(zip.body);
   });
 
   app.get<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', { schema: { querystring: DocumentQuery } }, async (request) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const doc = await documents.get(ds.id, request.params.document_id);
     return (await toWire(ds, [doc]))[0];
   });
 
   app.delete<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id', async (request, reply) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     await documents.delete(ds.id, request.params.document_id);
     return reply.code(204).send();
   });
 
   app.patch<{ Params: P & { action: string } }>('/datasets/:dataset_id/documents/status/:action', { preValidation: requireJson, schema: { body: DocumentIdsBody } }, async (request) => {
     const key = requireKey(request);
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     await runtime.documentStatus.changeStatus(ds.id, request.params.action, jsonBody(request).document_ids, key.id);
     return { result: 'success' };
   });
 
   // Dify has these on its console API only; Dovetail serves them to knowledge keys (docs/compatibility.md).
   app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/processing/pause', async (request, reply) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     await runtime.documentStatus.pause(ds.id, request.params.document_id);
     return reply.code(204).send();
   });
   app.patch<{ Params: PD }>('/datasets/:dataset_id/documents/:document_id/processing/resume', async (request, reply) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     await runtime.documentStatus.resume(ds.id, request.params.document_id);
     return reply.code(204).send();
   });
 
   app.get<{ Params: P & { batch: string } }>('/datasets/:dataset_id/documents/:batch/indexing-status', async (request) => {
-    const ds = await dataset(request);
+    const ds = requireDataset(request);
     const runs = await documents.batchStatus(ds.id, request.params.batch);
     if (runs.length === 0) throw notFound('Documents not found.');
     return { data: runs.map(runToWire) };

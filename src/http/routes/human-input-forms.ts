@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Runtime } from '../../runtime.js';
-import { invalidParam } from '../../infra/errors.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { requireUser } from '../user-arg.js';
+import { submissionFields, submissionObject } from '../form-submission.js';
 import { FormSubmitBody } from '../knowledge-schemas.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
@@ -25,19 +25,15 @@ export const humanInputFormRoutes: FastifyPluginAsync<{ runtime: HumanInputFormR
     { preValidation: requireJson, schema: { body: FormSubmitBody } },
     async (request) => {
       const a = requireApp(request);
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      if (typeof body !== 'object' || Array.isArray(body)) throw invalidParam('body must be a JSON object');
+      const body = submissionObject(request.body);
       const user = requireUser(body.user);
-      if (body.inputs === undefined || body.inputs === null) throw invalidParam('inputs is required');
-      if (typeof body.inputs !== 'object' || Array.isArray(body.inputs)) throw invalidParam('inputs must be an object');
-      if (body.action === undefined || body.action === null) throw invalidParam('action is required');
-      if (typeof body.action !== 'string') throw invalidParam('action must be a string');
+      const { inputs, action } = submissionFields(body);
       await runtime.forms.submit({
         appId: a.id,
         workspaceId: a.workspaceId,
         token: request.params.form_token,
-        action: body.action,
-        inputs: body.inputs as Record<string, unknown>,
+        action,
+        inputs,
         user,
       });
       return {};

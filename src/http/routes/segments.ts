@@ -3,6 +3,7 @@ import type { Runtime } from '../../runtime.js';
 import { parseChildContent, parseNewSegments, parseSegmentPatch } from '../../knowledge/documents/segment-input.js';
 import { childChunkToWire, segmentToWire } from '../../knowledge/documents/segment-wire.js';
 import { requireKey } from '../auth.js';
+import { loadDataset, requireDataset } from '../request-dataset.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
 import { ChildChunkBody, ChildChunkListQuery, SegmentListQuery, SegmentUpdateBody, SegmentsCreateBody } from '../knowledge-schemas.js';
@@ -23,12 +24,14 @@ function statusList(request: FastifyRequest): string[] {
 
 /** Segments of a document (knowledge keys): list, create, get, update, delete. */
 export const segmentRoutes: FastifyPluginAsync<{ runtime: SegmentRouteDeps }> = async (app, { runtime }) => {
-  const { datasets, documents, segments } = runtime;
+  const { documents, segments } = runtime;
+  // every route here is under /datasets/:dataset_id
+  app.addHook('preHandler', loadDataset(runtime));
   const k = runtime.config.knowledge;
 
   /** Dataset, then document, as Dify checks them (404 "Dataset not found." / "Document not found."). */
   async function target(request: FastifyRequest<{ Params: PD }>) {
-    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+    const ds = requireDataset(request);
     const doc = await documents.get(ds.id, request.params.document_id);
     return { ds, doc };
   }
@@ -72,12 +75,13 @@ type PC = PS & { child_chunk_id: string };
 
 /** Child chunks of a parent chunk (knowledge keys): list, create, update (PATCH), delete. */
 export const childChunkRoutes: FastifyPluginAsync<{ runtime: ChildChunkRouteDeps }> = async (app, { runtime }) => {
-  const { datasets, documents, childChunks } = runtime;
+  const { documents, childChunks } = runtime;
+  app.addHook('preHandler', loadDataset(runtime));
   const k = runtime.config.knowledge;
   const base = '/datasets/:dataset_id/documents/:document_id/segments/:segment_id/child_chunks';
 
   async function target(request: FastifyRequest<{ Params: PS }>) {
-    const ds = await datasets.get(requireKey(request).workspaceId, request.params.dataset_id);
+    const ds = requireDataset(request);
     const doc = await documents.get(ds.id, request.params.document_id);
     return { ds, doc };
   }

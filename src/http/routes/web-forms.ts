@@ -4,9 +4,9 @@ import { noFileUploaded } from '../../files/errors.js';
 import { fileResponse } from '../../files/upload-service.js';
 import { FormService } from '../../forms/form-service.js';
 import { formNotFound } from '../../forms/errors.js';
-import { invalidParam } from '../../infra/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { requireJson } from '../json-body.js';
+import { submissionFields, submissionObject } from '../form-submission.js';
 import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 import { checkWebFormRate, pageSecurityHeaders } from '../web-form-access.js';
 
@@ -43,13 +43,8 @@ export const webFormRoutes: FastifyPluginAsync<{ runtime: WebFormRouteDeps }> = 
   });
 
   app.post<{ Params: TokenParams; Body: unknown }>('/api/form/human_input/:token', { preValidation: requireJson }, async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) throw invalidParam('body must be a JSON object');
-    if (body.inputs === undefined || body.inputs === null) throw invalidParam('inputs is required');
-    if (typeof body.inputs !== 'object' || Array.isArray(body.inputs)) throw invalidParam('inputs must be an object');
-    if (body.action === undefined || body.action === null) throw invalidParam('action is required');
-    if (typeof body.action !== 'string') throw invalidParam('action must be a string');
-    await runtime.forms.submitWeb({ token: request.params.token, action: body.action, inputs: body.inputs as Record<string, unknown> });
+    const { inputs, action } = submissionFields(submissionObject(request.body));
+    await runtime.forms.submitWeb({ token: request.params.token, action, inputs });
     return {};
   });
 

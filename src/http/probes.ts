@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { Runtime } from '../runtime.js';
+import { notReady, unauthorized } from '../infra/errors.js';
+
+/** The runtime members the probes and the metrics endpoint use (server.ts hands them nothing else). */
+export type ProbeDeps = Pick<Runtime, 'config' | 'metrics' | 'store'>;
+
+/** `GET /metrics`, `/health` and `/ready`: served by every role, the worker included. */
+export function registerProbes(app: FastifyInstance, runtime: ProbeDeps): void {
+  app.get('/metrics', { schema: { description: 'Prometheus metrics (text exposition format); `Authorization: Bearer METRICS_TOKEN` when that is set.' } }, async (request, reply) => {
+    const token = runtime.config.metricsToken;
+    if (token && request.headers.authorization !== `Bearer ${token}`) throw unauthorized('A valid METRICS_TOKEN bearer token is required.');
+    return reply.type(runtime.metrics.registry.contentType).send(await runtime.metrics.registry.metrics());
+  });
+  app.get('/health', { schema: { description: 'Liveness: the process answers.', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+  app.get('/ready', { schema: { description: 'Readiness: the database answers and every migration is applied; 503 `not_ready` otherwise.', response: { 200: Type.Object({ status: Type.Literal('ready') }) } } }, async () => {
+    const reason = await runtime.store.notReady();
+    if (reason) throw notReady(reason);
+    return { status: 'ready' as const };
+  });
+}
