@@ -1,13 +1,11 @@
-import type { HumanInputRequired } from '../forms/human-input-port.js';
 import { executeNode, type NodeResult } from '../engine/execute-node.js';
-import { completeNode, type RunState } from '../engine/run-state.js';
-import { VariablePool } from '../engine/variable-pool.js';
-import { NodeFailure, type EnginePorts, type Graph, type NodeStreamEvent } from '../engine/types.js';
+import type { RunState } from '../engine/run-state.js';
+import { Scheduler, type NodeDecision, type StartNode } from '../engine/scheduler.js';
+import type { EnginePorts, Graph, NodeStreamEvent } from '../engine/types.js';
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
 import type { RunJournal } from './journal.js';
-import { pauseReasons, usageOf } from './frames.js';
+import { nodeFinishedData, pauseReasons, usageOf } from './frames.js';
 import { NO_TRACING, type SpanHandle, type Tracing } from '../infra/tracing.js';
-import { plusUsage } from '../lib/usage.js';
 import { STOPPED_BY_USER, type Flight, type NodeStarted, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
 
 export { STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta };
@@ -15,28 +13,22 @@ export { STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta };
 const sec = (ms: number) => Math.floor(ms / 1000);
 
 /**
- * Runs a graph from a state: starts ready nodes (parallel branches run concurrently), and between
- * nodes appends events to the journal, saves the snapshot and checks the stop flag. Pausing
- * drains in-flight nodes, defers ready ones and persists the state; nothing is kept in memory.
+ * Runs a graph from a state, carrying out what its Scheduler (src/engine/scheduler.ts) decides:
+ * starts ready nodes (parallel branches run concurrently), and between nodes appends events to
+ * the journal, saves the snapshot and traces. Pausing drains in-flight nodes, defers ready ones
+ * and persists the state; nothing is kept in memory.
  */
 export class RunLoop {
   readonly #meta: RunMeta;
   readonly #graph: Graph;
   readonly #state: RunState;
-  readonly #pool: VariablePool;
+  readonly #sched: Scheduler;
   readonly #ports: EnginePorts;
   readonly #journal: RunJournal;
-  readonly #limits: RunLimits;
   readonly #abort = new AbortController();
   readonly #beforeFinish: ((end: RunEnd) => Promise<void>) | undefined;
-  #stopReason: string | undefined;
-  #failure: string | undefined;
-  #handBack = false;
   /** The journal failed (fenced out, or a write error): stop at once, write nothing more. */
   #dead: unknown;
-  /** Nodes started and not yet applied: a snapshot lists them as pending (they run again after a crash). */
-  readonly #flying = new Map<string, Flight>();
-  #startedAt = 0;
   readonly #streams: ReadonlyMap<string, AnswerStream>;
   readonly #tracing: Tracing;
   /** The span of the current `run()` and of each node in flight (by execution id). */
@@ -57,10 +49,9 @@ export class RunLoop {
     this.#meta = opts.meta;
     this.#graph = opts.graph;
     this.#state = opts.state;
-    this.#pool = new VariablePool(opts.state.pool);
+    this.#sched = new Scheduler(opts.graph, opts.state, opts.limits);
     this.#ports = opts.ports;
     this.#journal = opts.journal;
-    this.#limits = opts.limits;
     this.#beforeFinish = opts.beforeFinish;
     this.#streams = opts.meta.mode === 'advanced-chat' ? answerStreams(opts.graph) : new Map();
     this.#journal.onError = (err) => this.#halt(err);
@@ -70,26 +61,18 @@ export class RunLoop {
   #halt(err: unknown): void {
     if (this.#dead !== undefined) return;
     this.#dead = err;
+    this.#sched.halt();
     this.#abort.abort();
   }
 
-  /**
-   * What a snapshot holds: the state as a crash should find it. Nodes in flight go back to the
-   * front of the queue (they run again from their start, uncounted) and the elapsed time includes
-   * this execution so far, so a run taken over keeps its counters.
-   */
+  /** What a snapshot holds: the state as a crash should find it (Scheduler.snapshot). */
   #snapshotView(): RunState {
-    const elapsedMs = this.#startedAt ? this.#state.elapsedMs + (this.#ports.now() - this.#startedAt) : this.#state.elapsedMs;
-    if (this.#flying.size === 0) return { ...this.#state, elapsedMs };
-    const again = [...this.#flying.values()].sort((a, b) => a.index - b.index).map((f) => ({ node: f.nodeId, from: f.from }));
-    return { ...this.#state, elapsedMs, pending: [...again, ...this.#state.pending], steps: this.#state.steps - this.#flying.size };
+    return this.#sched.snapshot(this.#ports.now());
   }
 
   /** Stops before the next node and aborts in-flight model calls (idempotent). */
   requestStop(reason = STOPPED_BY_USER): void {
-    if (this.#stopReason !== undefined) return;
-    this.#stopReason = reason;
-    this.#abort.abort();
+    if (this.#sched.requestStop(reason)) this.#abort.abort();
   }
 
   /**
@@ -98,9 +81,7 @@ export class RunLoop {
    * `running` and `heartbeat_at` 0, which recovery on any instance continues (RunService).
    */
   requestHandBack(): void {
-    if (this.#stopReason !== undefined || this.#handBack) return;
-    this.#handBack = true;
-    this.#abort.abort();
+    if (this.#sched.requestHandBack()) this.#abort.abort();
   }
 
   #frame(event: string, data: Record<string, unknown>): { event: string; [k: string]: unknown } {
@@ -175,42 +156,27 @@ export class RunLoop {
   }
 
   async #run(reason: 'initial' | 'resumption' | 'takeover'): Promise<RunEnd> {
-    const startedAt = this.#ports.now();
-    this.#startedAt = startedAt;
-    const elapsed = () => this.#state.elapsedMs + (this.#ports.now() - startedAt);
+    const sched = this.#sched;
+    sched.begin(this.#ports.now());
+    const elapsed = () => sched.elapsed(this.#ports.now());
     const m = this.#meta;
     if (reason !== 'takeover') this.#emit('workflow_started', { id: m.id, workflow_id: m.workflowId, inputs: m.inputs, created_at: sec(m.createdAt), reason });
-    const remaining = this.#limits.maxTimeMs - this.#state.elapsedMs;
     const timer = setTimeout(() => {
-      this.#failure ??= `Max execution time ${Math.round(this.#limits.maxTimeMs / 1000)}s reached.`;
+      sched.timeUp();
       this.#abort.abort();
-    }, Math.max(0, remaining));
+    }, Math.max(0, sched.timeLeftMs()));
     timer.unref?.();
     const inflight = new Map<string, Promise<{ flight: Flight; result: NodeResult }>>();
-    const pausedNodes: string[] = [];
-    const reasons: HumanInputRequired[] = [];
-    const deferred: { node: string; from: string | null }[] = [];
     try {
       for (;;) {
-        const halted = this.#stopReason !== undefined || this.#failure !== undefined || this.#handBack || this.#dead !== undefined;
-        while (!halted && this.#state.pending.length > 0) {
-          const next = this.#state.pending.shift()!;
-          if (pausedNodes.length > 0) {
-            deferred.push(next);
-            continue;
-          }
-          if (this.#state.steps >= this.#limits.maxSteps) {
-            this.#failure = `Max steps ${this.#limits.maxSteps} reached.`;
-            this.#state.pending.unshift(next);
-            break;
-          }
-          const flight = this.#start(next.node, next.from);
+        for (const start of sched.ready()) {
+          const flight = this.#start(start);
           inflight.set(flight.execId, this.#exec(flight));
         }
         if (inflight.size === 0) break;
         const { flight, result } = await Promise.race(inflight.values());
         inflight.delete(flight.execId);
-        this.#apply(flight, result, pausedNodes, reasons);
+        this.#apply(flight, result);
         this.#journal.saveSnapshot(() => this.#snapshotView());
       }
     } finally {
@@ -218,12 +184,11 @@ export class RunLoop {
     }
     if (this.#dead !== undefined) throw this.#dead;
 
+    const decision = sched.end();
     let end: RunEnd;
-    if (this.#stopReason !== undefined) {
-      end = this.#end('stopped', this.#stopReason, elapsed());
-    } else if (this.#failure !== undefined) {
-      end = this.#end('failed', this.#failure, elapsed());
-    } else if (this.#handBack && pausedNodes.length === 0) {
+    if (decision.type === 'stopped' || decision.type === 'failed') {
+      end = this.#end(decision.type, decision.error, elapsed());
+    } else if (decision.type === 'handed-back') {
       this.#state.elapsedMs = elapsed();
       this.#journal.patchRun({
         elapsed_ms: this.#state.elapsedMs,
@@ -234,16 +199,14 @@ export class RunLoop {
       this.#journal.saveSnapshot(() => this.#state);
       await this.#journal.flush();
       return { status: 'handed-back', outputs: this.#state.outputs, error: null, state: this.#state, elapsedMs: this.#state.elapsedMs, finishedAt: null };
-    } else if (pausedNodes.length > 0) {
-      this.#state.pending = [...this.#state.pending, ...deferred];
-      this.#state.paused = reasons;
+    } else if (decision.type === 'paused') {
       this.#state.elapsedMs = elapsed();
-      for (const r of reasons) this.#emit('human_input_required', { ...r });
+      for (const r of decision.reasons) this.#emit('human_input_required', { ...r });
       this.#emit('workflow_paused', {
         workflow_run_id: m.id,
-        paused_nodes: pausedNodes,
+        paused_nodes: decision.pausedNodes,
         outputs: this.#state.outputs,
-        reasons: pauseReasons(reasons),
+        reasons: pauseReasons(decision.reasons),
         status: 'paused',
         created_at: sec(m.createdAt),
         elapsed_time: this.#state.elapsedMs / 1000,
@@ -263,7 +226,7 @@ export class RunLoop {
       await this.#journal.flush();
       return { status: 'paused', outputs: this.#state.outputs, error: null, state: this.#state, elapsedMs: this.#state.elapsedMs, finishedAt: null };
     } else {
-      end = this.#end(this.#state.exceptions > 0 ? 'partial-succeeded' : 'succeeded', null, elapsed());
+      end = this.#end(decision.type, null, elapsed());
     }
     return this.#finish(end);
   }
@@ -335,17 +298,16 @@ export class RunLoop {
     return end;
   }
 
-  #start(nodeId: string, from: string | null): Flight {
+  /** Starts a node the scheduler picked (it already took its step and index). */
+  #start({ node: nodeId, from, index }: StartNode): Flight {
     const node = this.#graph.nodes.get(nodeId)!;
-    this.#state.steps += 1;
-    this.#state.index += 1;
     const now = this.#ports.now();
     const started: NodeStarted = {
       id: this.#ports.newId(),
       node_id: node.id,
       node_type: node.type,
       title: node.title,
-      index: this.#state.index,
+      index,
       predecessor_node_id: from,
       inputs: null,
       inputs_truncated: false,
@@ -355,9 +317,9 @@ export class RunLoop {
       loop_id: null,
     };
     this.#emit('node_started', { ...started });
-    this.#flying.set(started.id, { nodeId, execId: started.id, from, index: this.#state.index, startedAt: now, started });
+    this.#sched.started(started.id, { node: nodeId, from, index });
     this.#nodeSpans.set(started.id, this.#tracing.start(`node ${node.type}`, { 'dovetail.node_id': node.id, 'dovetail.node_type': node.type, 'dovetail.node_index': started.index }, this.#runSpan));
-    return { nodeId, execId: started.id, from, index: this.#state.index, startedAt: now, started };
+    return { nodeId, execId: started.id, from, index, startedAt: now, started };
   }
 
   async #exec(flight: Flight): Promise<{ flight: Flight; result: NodeResult }> {
@@ -368,7 +330,7 @@ export class RunLoop {
         {
           node,
           graph: this.#graph,
-          pool: this.#pool,
+          pool: this.#sched.pool,
           kind: m.mode,
           runId: m.id,
           appId: m.appId,
@@ -379,9 +341,9 @@ export class RunLoop {
           streamedSegments: this.#state.streamed?.[node.id] ?? 0,
           emit: (e) => this.#onNodeEvent(e),
           executionId: flight.execId,
-          step: () => this.#childStep(),
+          step: () => this.#sched.childStep(),
         },
-        (retryIndex, error) => this.#emit('node_retry', this.#finished(flight, 'retry', error, null, null, null, null, { retry_index: retryIndex })),
+        (retryIndex, error) => this.#emit('node_retry', nodeFinishedData(flight, this.#ports.now(), 'retry', error, null, null, null, null, { retry_index: retryIndex })),
       );
       return { flight, result };
     } catch (err) {
@@ -389,56 +351,8 @@ export class RunLoop {
     }
   }
 
-  /** A loop / iteration child node starts: it counts as a step and takes the next execution index. */
-  #childStep(): number {
-    if (this.#state.steps >= this.#limits.maxSteps) throw new NodeFailure(`Max steps ${this.#limits.maxSteps} reached.`, 'NodeError', false);
-    this.#state.steps += 1;
-    this.#state.index += 1;
-    return this.#state.index;
-  }
-
-  #finished(
-    flight: Flight,
-    status: string,
-    error: string | null,
-    inputs: Record<string, unknown> | null,
-    outputs: Record<string, unknown> | null,
-    processData: Record<string, unknown> | null,
-    metadata: Record<string, unknown> | null,
-    extra: { retry_index?: number } = {},
-  ): Record<string, unknown> {
-    const now = this.#ports.now();
-    const st = flight.started;
-    return {
-      id: st.id,
-      node_id: st.node_id,
-      node_type: st.node_type,
-      title: st.title,
-      index: st.index,
-      predecessor_node_id: st.predecessor_node_id,
-      inputs,
-      inputs_truncated: false,
-      created_at: st.created_at,
-      extras: st.extras,
-      iteration_id: null,
-      loop_id: null,
-      process_data: processData,
-      process_data_truncated: false,
-      outputs,
-      outputs_truncated: false,
-      status,
-      error,
-      elapsed_time: (now - flight.startedAt) / 1000,
-      execution_metadata: metadata,
-      finished_at: sec(now),
-      files: [],
-      ...(extra.retry_index !== undefined ? { retry_index: extra.retry_index } : {}),
-    };
-  }
-
-  #apply(flight: Flight, result: NodeResult, pausedNodes: string[], reasons: HumanInputRequired[]): void {
-    const node = this.#graph.nodes.get(flight.nodeId)!;
-    this.#flying.delete(flight.execId);
+  /** A node ended: the scheduler applies its result; the span ends and node_finished is journaled as it decides. */
+  #apply(flight: Flight, result: NodeResult): void {
     const span = this.#nodeSpans.get(flight.execId);
     if (span) {
       this.#nodeSpans.delete(flight.execId);
@@ -446,47 +360,9 @@ export class RunLoop {
       if (result.type === 'failed') span.fail(result.error);
       span.end();
     }
-    switch (result.type) {
-      case 'succeeded':
-      case 'exception': {
-        this.#pool.setAll(node.id, result.outputs);
-        const tokens = result.usage?.total_tokens ?? 0;
-        this.#state.tokens += tokens;
-        if (result.usage) this.#state.usage = plusUsage(this.#state.usage, result.usage);
-        if (result.type === 'exception') this.#state.exceptions += 1;
-        const meta: Record<string, unknown> | null =
-          result.usage || result.errorStrategy
-            ? {
-                ...(result.usage ? { total_tokens: tokens, total_price: Number(result.usage.total_price), currency: result.usage.currency } : {}),
-                ...(result.errorStrategy ? { error_strategy: result.errorStrategy } : {}),
-              }
-            : null;
-        this.#emit('node_finished', this.#finished(flight, result.type, result.error, result.inputs, result.outputs, result.processData, meta));
-        if (node.type === 'end') Object.assign(this.#state.outputs, result.outputs);
-        for (const next of completeNode(this.#graph, this.#state, node.id, result.take)) this.#state.pending.push({ node: next, from: node.id });
-        return;
-      }
-      case 'pause':
-        pausedNodes.push(node.id);
-        reasons.push(result.required);
-        this.#state.pending.push({ node: node.id, from: flight.from });
-        return;
-      case 'stopped': {
-        if ((this.#handBack || this.#dead !== undefined) && this.#stopReason === undefined && this.#failure === undefined) {
-          // interrupted by the hand-back: it runs again, from its start, where the run continues
-          this.#state.steps -= 1;
-          this.#state.pending.unshift({ node: node.id, from: flight.from });
-          return;
-        }
-        const error = this.#stopReason ?? this.#failure ?? STOPPED_BY_USER;
-        this.#emit('node_finished', this.#finished(flight, this.#stopReason !== undefined ? 'stopped' : 'failed', error, null, null, null, null));
-        return;
-      }
-      case 'failed':
-        this.#failure ??= result.error;
-        this.#abort.abort();
-        this.#emit('node_finished', this.#finished(flight, 'failed', result.error, null, null, null, null));
-        return;
-    }
+    const d: NodeDecision = this.#sched.complete(flight.execId, result);
+    if (d.type !== 'finished') return;
+    if (d.abort) this.#abort.abort();
+    this.#emit('node_finished', nodeFinishedData(flight, this.#ports.now(), d.status, d.error, d.inputs, d.outputs, d.processData, d.metadata));
   }
 }

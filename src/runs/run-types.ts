@@ -39,7 +39,7 @@ export interface RunEnd {
   readonly finishedAt: number | null;
 }
 
-export const STOPPED_BY_USER = 'Stopped by user.';
+export { STOPPED_BY_USER } from '../engine/scheduler.js';
 
 
 export interface Flight {
