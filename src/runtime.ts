@@ -78,7 +78,7 @@ import type { App } from './apps/app-service.js';
 import type { ImportWarning } from './engine/types.js';
 import { Metrics } from './infra/metrics.js';
 import { NO_TRACING, otlpTracing, type Tracing } from './infra/tracing.js';
-import { runsByStatus } from './runs/run-counts.js';
+import { RunStore } from './runs/run-store.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -204,7 +204,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   offload.warm();
   closers.push(() => offload.close());
   const tracing = config.otelEndpoint ? await otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
-  const metrics = new Metrics({ runsByStatus: () => runsByStatus(store.db), jobsByStatus: () => queue.counts() });
+  const metrics = new Metrics({ runsByStatus: () => new RunStore(store.db).countByStatus(), jobsByStatus: () => queue.counts() });
   const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
   const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
   const messages = new MessageStore(store.db);

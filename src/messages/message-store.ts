@@ -236,4 +236,14 @@ export class MessageStore {
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
     return rows.map(toMessage);
   }
+
+  /** Ends a message with a status and error, its answer and usage left as they are (a run stopped or failed outside its loop). */
+  async setStatus(id: string, status: MessageStatus, error: string | null, updatedAt: number): Promise<void> {
+    await this.#db.updateTable('messages').set({ status, error, updated_at: updatedAt }).where('id', '=', id).execute();
+  }
+
+  /** Makes a conversation the most recently updated (a chatflow turn ended in it). */
+  async touchConversation(conversationId: string, updatedAt: number): Promise<void> {
+    await this.#db.updateTable('conversations').set({ updated_at: updatedAt }).where('id', '=', conversationId).execute();
+  }
 }

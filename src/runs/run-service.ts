@@ -1,7 +1,11 @@
 import { withCaller, type ToolRuntime } from '../tools/tool.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Queue } from '../infra/queue/queue.js';
-import type { Database, WorkflowRunTable } from '../store/schema.js';
+import type { Database } from '../store/schema.js';
+import { RunStore, type RunRecord } from './run-store.js';
+import { RunEventStore } from './run-event-store.js';
+import { MessageStore } from '../messages/message-store.js';
+import { EndUserService } from '../apps/end-users.js';
 import type { App } from '../apps/app-service.js';
 import type { Bus } from '../infra/bus/bus.js';
 import type { Clock } from '../infra/clock.js';
@@ -64,7 +68,7 @@ export interface StartedRun {
   readonly done: Promise<RunEnd | undefined>;
 }
 
-export type RunRow = WorkflowRunTable;
+export type RunRow = RunRecord;
 export { finishedFrame };
 
 const STOP_CHANNEL = (runId: string) => `stop:${runId}`;
@@ -88,6 +92,10 @@ const TERMINAL = new Set(['workflow_finished', 'workflow_paused']);
  */
 export class RunService implements RunResumer {
   readonly #db: Kysely<Database>;
+  readonly #runs: RunStore;
+  readonly #events: RunEventStore;
+  readonly #messages: MessageStore;
+  readonly #endUsers: EndUserService;
   readonly #bus: Bus;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -170,6 +178,10 @@ export class RunService implements RunResumer {
     );
     this.#tracing = deps.tracing ?? NO_TRACING;
     this.#db = deps.db;
+    this.#runs = new RunStore(deps.db);
+    this.#events = new RunEventStore(deps.db, this.#runs);
+    this.#messages = new MessageStore(deps.db);
+    this.#endUsers = new EndUserService(deps.db, deps.clock);
     this.#bus = deps.bus;
     this.#clock = deps.clock;
     this.#logger = deps.logger;
@@ -204,12 +216,11 @@ export class RunService implements RunResumer {
    * third of the lease (for stops whose bus message did not reach this instance).
    */
   async startBackground(): Promise<void> {
-    const legacy = await this.#db.selectFrom('workflow_runs').select('id').where('status', '=', 'running').where('owner_epoch', '=', -1).execute();
-    for (const r of legacy) {
+    const legacy = await this.#runs.legacyRunning();
+    for (const id of legacy) {
       if (!this.#queue) break;
       await this.#db.transaction().execute(async (tx) => {
-        const res = await tx.updateTable('workflow_runs').set({ owner_epoch: 0 }).where('id', '=', r.id).where('owner_epoch', '=', -1).executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 1) await this.#queue!.enqueue(RUN_JOB, { runId: r.id } satisfies RunJobPayload, { tx });
+        if (await this.#runs.adoptLegacy(id, tx)) await this.#queue!.enqueue(RUN_JOB, { runId: id } satisfies RunJobPayload, { tx });
       });
     }
     if (legacy.length > 0) this.#queue?.notify();
@@ -221,8 +232,8 @@ export class RunService implements RunResumer {
   async #tick(): Promise<void> {
     const ids = [...this.#active.keys()];
     if (ids.length === 0) return;
-    const stopped = await this.#db.selectFrom('workflow_runs').select('id').where('id', 'in', ids).where('stop_requested', '=', 1).execute();
-    for (const r of stopped) this.#active.get(r.id)?.loop.requestStop();
+    const stopped = await this.#runs.stopRequested(ids);
+    for (const id of stopped) this.#active.get(id)?.loop.requestStop();
   }
 
   #graph(app: App): Graph {
@@ -307,40 +318,26 @@ export class RunService implements RunResumer {
     const inline = !this.#queue || !this.#executesJobs || (input.callDepth ?? 0) > 0;
     const mask = new SecretMask(graph.secrets);
     await this.#db.transaction().execute(async (tx) => {
-      await tx
-      .insertInto('workflow_runs')
-      .values({
-        id: meta.id,
-        app_id: app.id,
-        app_version: app.version,
-        task_id: meta.taskId,
-        mode,
-        end_user_id: meta.endUserId,
-        conversation_id: meta.conversationId,
-        message_id: meta.messageId,
-        status: 'running',
-        inputs: JSON.stringify(input.inputs),
-        outputs: null,
-        error: null,
-        total_steps: 0,
-        total_tokens: 0,
-        exceptions_count: 0,
-        elapsed_ms: 0,
-        stop_requested: 0,
-        last_seq: 0,
-        heartbeat_at: now,
-        created_at: now,
-        finished_at: null,
-        // an inline run is owned by this process from the start (epoch 1); a queued one by the job that claims it
-        owner_epoch: inline ? 1 : 0,
-        owner_job: null,
-      })
-      .execute();
-      if (!inline) {
-        // the initial state is the first snapshot: whichever worker claims the job starts from it
-        const snap = JSON.stringify(state, mask.snapshotReplacer);
-        await tx.insertInto('workflow_run_snapshots').values({ run_id: meta.id, version: 1, state: snap, updated_at: now }).execute();
-      }
+      await this.#runs.insert(
+        {
+          id: meta.id,
+          app_id: app.id,
+          app_version: app.version,
+          task_id: meta.taskId,
+          mode,
+          end_user_id: meta.endUserId,
+          conversation_id: meta.conversationId,
+          message_id: meta.messageId,
+          inputs: JSON.stringify(input.inputs),
+          heartbeat_at: now,
+          created_at: now,
+          // an inline run is owned by this process from the start (epoch 1); a queued one by the job that claims it
+          owner_epoch: inline ? 1 : 0,
+        },
+        tx,
+      );
+      // the initial state is the first snapshot: whichever worker claims the job starts from it
+      if (!inline) await this.#events.insertSnapshot(meta.id, JSON.stringify(state, mask.snapshotReplacer), now, tx);
       if (input.beforeStart) await input.beforeStart({ runId: meta.id, taskId: meta.taskId }, tx);
       if (!inline) await this.#queue!.enqueue(RUN_JOB, { runId: meta.id } satisfies RunJobPayload, { tx });
     });
@@ -363,10 +360,10 @@ export class RunService implements RunResumer {
     this.#waiters.signal.addEventListener('abort', onClose, { once: true });
     if (this.#waiters.signal.aborted) return undefined;
     try {
-      for await (const e of readRunEvents(this.#db, this.#bus, runId, afterSeq, stop.signal)) {
+      for await (const e of readRunEvents(this.#events, this.#bus, runId, afterSeq, stop.signal)) {
         if (!TERMINAL.has(e.payload.event)) continue;
         const data = (e.payload.data ?? {}) as Record<string, unknown>;
-        const snap = await this.#db.selectFrom('workflow_run_snapshots').select('state').where('run_id', '=', runId).executeTakeFirst();
+        const snap = await this.#events.snapshot(runId);
         const state = readState(JSON.parse(snap!.state));
         const paused = e.payload.event === 'workflow_paused';
         const elapsedMs = Math.round(Number(data.elapsed_time ?? 0) * 1000);
@@ -404,14 +401,7 @@ export class RunService implements RunResumer {
       return;
     }
     const epoch = Number(row.owner_epoch) + 1;
-    const claimed = await this.#db
-      .updateTable('workflow_runs')
-      .set({ owner_epoch: epoch, owner_job: jobId, heartbeat_at: this.#clock.now() })
-      .where('id', '=', runId)
-      .where('status', '=', 'running')
-      .where('owner_epoch', '=', Number(row.owner_epoch))
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) !== 1) return;
+    if (!(await this.#runs.claim(runId, Number(row.owner_epoch), jobId, this.#clock.now()))) return;
     this.#logger.info({ runId, jobId, epoch }, 'executing run');
     const run = await this.#continue(runId, epoch);
     if (!run) return;
@@ -431,7 +421,7 @@ export class RunService implements RunResumer {
    * rejects when the journal failed (fenced out, a write error): the execution stopped at once.
    */
   #launch(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, lastSeq: number, epoch: number, reason: 'initial' | 'resumption' | 'takeover'): Promise<RunEnd> {
-    const journal = new RunJournal(this.#db, this.#bus, this.#clock, meta.id, lastSeq, epoch, new SecretMask(graph.secrets), this.#flushHoldLimitMs);
+    const journal = new RunJournal(this.#events, this.#bus, this.#clock, meta.id, lastSeq, epoch, new SecretMask(graph.secrets), this.#flushHoldLimitMs);
     const loop = new RunLoop({
       meta,
       graph,
@@ -471,24 +461,20 @@ export class RunService implements RunResumer {
   async #finishMessage(meta: RunMeta, end: RunEnd): Promise<void> {
     const status = end.status === 'succeeded' || end.status === 'partial-succeeded' ? 'normal' : end.status === 'stopped' ? 'stopped' : 'error';
     const usage = usageOf(end.state);
-    await this.#db
-      .updateTable('messages')
-      .set({
-        answer: end.state.answer,
-        status,
-        error: end.error,
-        prompt_tokens: usage.prompt_tokens,
-        completion_tokens: usage.completion_tokens,
-        usage: JSON.stringify(usage),
-        total_price: usage.total_price,
-        currency: usage.currency,
-        latency: end.elapsedMs / 1000,
-        updated_at: this.#clock.now(),
-      })
-      .where('id', '=', meta.messageId!)
-      .execute();
+    await this.#messages.finish(meta.messageId!, {
+      answer: end.state.answer,
+      status,
+      error: end.error,
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      usage: { ...usage },
+      totalPrice: usage.total_price,
+      currency: usage.currency,
+      latency: end.elapsedMs / 1000,
+      updatedAt: this.#clock.now(),
+    });
     if (meta.conversationId) {
-      await this.#db.updateTable('conversations').set({ updated_at: this.#clock.now() }).where('id', '=', meta.conversationId).execute();
+      await this.#messages.touchConversation(meta.conversationId, this.#clock.now());
       const app = await this.#findApp(meta.appId);
       if (app) await this.conversationVariables.save(app, meta.conversationId, end.state.pool.conversation ?? {});
     }
@@ -527,7 +513,7 @@ export class RunService implements RunResumer {
   }
 
   async find(runId: string): Promise<RunRow | undefined> {
-    return this.#db.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirst();
+    return this.#runs.find(runId);
   }
 
   /** A run of this app, or undefined. */
@@ -549,13 +535,11 @@ export class RunService implements RunResumer {
    */
   async stopTask(appId: string, taskId: string, opts: { reason?: string; endUserId?: string } = {}): Promise<void> {
     const reason = opts.reason ?? STOPPED_BY_USER;
-    let q = this.#db.selectFrom('workflow_runs').select(['id', 'status']).where('task_id', '=', taskId).where('app_id', '=', appId);
-    if (opts.endUserId) q = q.where('end_user_id', '=', opts.endUserId);
-    const runs = await q.execute();
+    const runs = await this.#runs.byTask(appId, taskId, opts.endUserId);
     for (const r of runs) {
       if (r.status === 'paused') await this.stop(r.id, reason);
       else if (r.status === 'running') {
-        await this.#db.updateTable('workflow_runs').set({ stop_requested: 1 }).where('id', '=', r.id).where('status', '=', 'running').execute();
+        await this.#runs.requestStop(r.id);
         this.#active.get(r.id)?.loop.requestStop(reason);
         await this.#bus.publish(STOP_CHANNEL(r.id), reason).catch(() => undefined);
       }
@@ -566,7 +550,7 @@ export class RunService implements RunResumer {
   async stop(runId: string, reason: string): Promise<void> {
     const run = await this.#endWithFrame(runId, ['paused'], 'stopped', reason);
     if (!run) return;
-    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'stopped', error: reason, updated_at: this.#clock.now() }).where('id', '=', run.message_id).execute();
+    if (run.message_id) await this.#messages.setStatus(run.message_id, 'stopped', reason, this.#clock.now());
     await this.#humanInput?.closeForms(runId).catch(() => undefined);
   }
 
@@ -575,24 +559,13 @@ export class RunService implements RunResumer {
    * compare-and-set of its status and the append of its `workflow_finished` frame, then the
    * doorbell. Returns the ended row, or undefined when the run was not in `from`.
    */
-  async #endWithFrame(runId: string, from: string[], status: 'stopped' | 'failed', error: string): Promise<RunRow | undefined> {
+  async #endWithFrame(runId: string, from: RunRow['status'][], status: 'stopped' | 'failed', error: string): Promise<RunRow | undefined> {
     const now = this.#clock.now();
     const ended = await this.#db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('workflow_runs')
-        // a new epoch: an owner still executing it (stalled) is fenced out
-        .set((eb) => ({ status, error, finished_at: now, stop_requested: status === 'stopped' ? 1 : eb.ref('stop_requested'), last_seq: eb('last_seq', '+', 1), owner_epoch: eb('owner_epoch', '+', 1), owner_job: null }))
-        .where('id', '=', runId)
-        .where('status', 'in', from)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) return undefined;
-      const run = await trx.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
-      const user = await trx.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
-      const frame = finishedFrame(run, user?.session_id ?? '', run.app_id);
-      await trx
-        .insertInto('workflow_run_events')
-        .values({ run_id: runId, seq: Number(run.last_seq), event: 'workflow_finished', payload: JSON.stringify(frame), created_at: now })
-        .execute();
+      const run = await this.#runs.end(runId, from, status, error, now, trx);
+      if (!run) return undefined;
+      const frame = finishedFrame(run, await this.#endUsers.sessionIdOf(run.end_user_id, trx), run.app_id);
+      await this.#events.append({ runId, seq: Number(run.last_seq), event: 'workflow_finished', payload: JSON.stringify(frame), createdAt: now }, trx);
       return run;
     });
     if (ended) await this.#bus.publish(runChannel(runId), String(ended.last_seq)).catch(() => undefined);
@@ -608,13 +581,7 @@ export class RunService implements RunResumer {
   async resume(runId: string, tx?: Transaction<Database>): Promise<void> {
     if (this.#closed && !tx) return;
     const go = async (t: Transaction<Database>) => {
-      const r = await t
-        .updateTable('workflow_runs')
-        .set({ status: 'running', stop_requested: 0, heartbeat_at: this.#clock.now(), owner_job: null })
-        .where('id', '=', runId)
-        .where('status', '=', 'paused')
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) return false;
+      if (!(await this.#runs.markResumed(runId, this.#clock.now(), t))) return false;
       if (this.#queue && (tx || this.#executesJobs)) await this.#queue.enqueue(RUN_JOB, { runId } satisfies RunJobPayload, { tx: t });
       return true;
     };
@@ -629,13 +596,8 @@ export class RunService implements RunResumer {
       return;
     }
     // no queue: continue here
-    const claimed = await this.#db
-      .updateTable('workflow_runs')
-      .set((eb) => ({ owner_epoch: eb('owner_epoch', '+', 1) }))
-      .where('id', '=', runId)
-      .returning('owner_epoch')
-      .executeTakeFirst();
-    const run = await this.#continue(runId, Number(claimed!.owner_epoch));
+    const epoch = await this.#runs.bumpEpoch(runId);
+    const run = await this.#continue(runId, epoch);
     void run?.done.catch(() => undefined);
   }
 
@@ -651,13 +613,13 @@ export class RunService implements RunResumer {
       // the graph the run started with, although the app may have been updated since
       const app = await this.#findAppVersion(run.app_id, run.app_version);
       if (!app) throw new Error(`app ${run.app_id} (version ${run.app_version}) no longer exists`);
-      const snap = await this.#db.selectFrom('workflow_run_snapshots').select(['state', 'version']).where('run_id', '=', runId).executeTakeFirst();
+      const snap = await this.#events.snapshot(runId);
       if (!snap) throw new Error('the run has no snapshot');
       if (Number(snap.version) !== 1) throw new Error(`its snapshot has format version ${snap.version}, which this server does not know (it reads version 1)`);
       const graph = this.#graph(app);
       const state = readState(JSON.parse(snap.state, new SecretMask(graph.secrets).reviver));
       state.paused = [];
-      const user = await this.#db.selectFrom('end_users').select('session_id').where('id', '=', run.end_user_id).executeTakeFirst();
+      const user = await this.#endUsers.sessionIdOf(run.end_user_id);
       const meta: RunMeta = {
         id: run.id,
         taskId: run.task_id,
@@ -665,7 +627,7 @@ export class RunService implements RunResumer {
         workflowId: run.app_id,
         mode: run.mode === 'advanced-chat' ? 'advanced-chat' : 'workflow',
         endUserId: run.end_user_id,
-        user: user?.session_id ?? '',
+        user,
         conversationId: run.conversation_id,
         messageId: run.message_id,
         createdAt: Number(run.created_at),
@@ -684,10 +646,7 @@ export class RunService implements RunResumer {
   /** How an execution of a run begins, from its log: see `#continue`. */
   async #reasonOf(runId: string, lastSeq: number): Promise<'initial' | 'resumption' | 'takeover'> {
     if (lastSeq === 0) return 'initial';
-    const last = async (event: string) => {
-      const r = await this.#db.selectFrom('workflow_run_events').select('seq').where('run_id', '=', runId).where('event', '=', event).orderBy('seq', 'desc').limit(1).executeTakeFirst();
-      return r ? Number(r.seq) : 0;
-    };
+    const last = (event: string) => this.#events.lastSeqOf(runId, event);
     const [started, paused] = await Promise.all([last('workflow_started'), last('workflow_paused')]);
     // a pause after the last start: the form was answered; anything else: an execution was cut short
     return paused > started ? 'resumption' : 'takeover';
@@ -698,26 +657,18 @@ export class RunService implements RunResumer {
    * (so a resumed run's events are never missed), or at the start when the run never paused.
    */
   async lastPauseSeq(runId: string): Promise<number> {
-    const row = await this.#db
-      .selectFrom('workflow_run_events')
-      .select('seq')
-      .where('run_id', '=', runId)
-      .where('event', '=', 'workflow_paused')
-      .orderBy('seq', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row ? Number(row.seq) : 0;
+    return this.#events.lastSeqOf(runId, 'workflow_paused');
   }
 
   /** Replays a run's log after `afterSeq`, then tails it. */
   events(runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<LoggedEvent> {
-    return readRunEvents(this.#db, this.#bus, runId, afterSeq, signal);
+    return readRunEvents(this.#events, this.#bus, runId, afterSeq, signal);
   }
 
   async #failRun(runId: string, error: string): Promise<boolean> {
     const run = await this.#endWithFrame(runId, ['running', 'paused'], 'failed', error);
     if (!run) return false;
-    if (run.message_id) await this.#db.updateTable('messages').set({ status: 'error', error, updated_at: this.#clock.now() }).where('id', '=', run.message_id).execute();
+    if (run.message_id) await this.#messages.setStatus(run.message_id, 'error', error, this.#clock.now());
     this.#logger.warn({ runId, error }, 'run failed by recovery');
     return true;
   }
