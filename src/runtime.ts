@@ -79,7 +79,7 @@ import type { App } from './apps/app-service.js';
 import type { ImportWarning } from './engine/types.js';
 import { Metrics } from './infra/metrics.js';
 import { NO_TRACING, otlpTracing, type Tracing } from './infra/tracing.js';
-import { runsByStatus } from './runs/run-counts.js';
+import { RunStore } from './runs/run-store.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
 export interface Runtime {
@@ -206,7 +206,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => offload.close());
   const tracing = config.otelEndpoint ? await otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
   const metrics = new Metrics({
-    runsByStatus: () => runsByStatus(store.db),
+    runsByStatus: () => new RunStore(store.db).countByStatus(),
     jobsByStatus: () => queue.counts(),
     // read at scrape time, once the sandboxes below exist
     codeSandboxWorkers: () => ({ javascript: quickjs.workers, python3: pyodide?.workers ?? 0 }),

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
+import { RunStore } from '../runs/run-store.js';
 
-/** Tables holding an app's data by `app_id`, cleared by `app delete --purge` (children first). */
+/** Tables holding an app's data by `app_id` (besides its runs, which the runs store purges), cleared by `app delete --purge` (children first). */
 const APP_TABLES = [
   'message_feedbacks',
   'messages',
   'conversation_variables',
   'conversations',
-  'workflow_runs',
   'human_input_forms',
   'annotation_hit_histories',
   'annotation_embeddings',
@@ -24,9 +24,7 @@ const APP_TABLES = [
  * Runs inside the transaction that deletes the app. Uploaded files' bytes stay in the blob store.
  */
 export async function purgeAppData(trx: Kysely<Database>, appId: string): Promise<void> {
-  const runs = trx.selectFrom('workflow_runs').select('id').where('app_id', '=', appId);
-  await trx.deleteFrom('workflow_run_events').where('run_id', 'in', runs).execute();
-  await trx.deleteFrom('workflow_run_snapshots').where('run_id', 'in', runs).execute();
+  await new RunStore(trx).purgeApp(appId, trx);
   const forms = trx.selectFrom('human_input_forms').select('id').where('app_id', '=', appId);
   await trx.deleteFrom('human_input_deliveries').where('form_id', 'in', forms).execute();
   for (const t of APP_TABLES) await trx.deleteFrom(t).where('app_id', '=', appId).execute();

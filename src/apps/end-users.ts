@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
@@ -67,9 +67,14 @@ export class EndUserService {
     return row ? { id: row.id, appId: row.app_id, sessionId: row.session_id, createdAt: Number(row.created_at) } : undefined;
   }
 
-  /** The end user `id` (read in `tx` when given). */
-  async byId(id: string, tx?: Transaction<Database>): Promise<EndUser | undefined> {
-    const row = await (tx ?? this.#db).selectFrom('end_users').selectAll().where('id', '=', id).executeTakeFirst();
+  async byId(id: string): Promise<EndUser | undefined> {
+    const row = await this.#db.selectFrom('end_users').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? { id: row.id, appId: row.app_id, sessionId: row.session_id } : undefined;
+  }
+
+  /** The `user` string of an end user ('' when there is none), read in `trx` when given. */
+  async sessionIdOf(id: string, trx: Kysely<Database> = this.#db): Promise<string> {
+    const row = await trx.selectFrom('end_users').select('session_id').where('id', '=', id).executeTakeFirst();
+    return row?.session_id ?? '';
   }
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { App, AppService } from '../apps/app-service.js';
 import { exportDsl } from '../apps/dsl-export.js';
 import { purgeAppData } from '../apps/app-data.js';
+import { RunStore } from '../runs/run-store.js';
 import { KEYS_REVOKED_CHANNEL } from '../apps/key-service.js';
 import { withCli, withRuntime, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
@@ -205,8 +206,8 @@ export function appCommands(program: Command): void {
           if (!(await confirm(`Delete ${what}?`))) throw new CliError('not deleted');
         }
         // runs still executing or waiting stop first (from any instance, through the durable stop flag)
-        const active = await rt.store.db.selectFrom('workflow_runs').select('task_id').where('app_id', '=', app.id).where('status', 'in', ['running', 'paused']).execute();
-        for (const r of active) await rt.runs.stopTask(app.id, r.task_id, { reason: 'The app was deleted.' });
+        const active = await new RunStore(rt.store.db).activeTaskIds(app.id);
+        for (const taskId of active) await rt.runs.stopTask(app.id, taskId, { reason: 'The app was deleted.' });
         if (!(await rt.apps.delete(app.id, opts.purge ? purgeAppData : undefined))) throw new CliError(`no app with id ${app.id}`);
         await rt.bus.publish(KEYS_REVOKED_CHANNEL, app.id);
         print(opts.json, { app_id: app.id, deleted: true, keys_deleted: keyCount, runs_stopped: active.length, data: opts.purge ? 'purged' : 'kept' }, `deleted ${what}${active.length ? `; stopped ${active.length} run(s)` : ''}`);

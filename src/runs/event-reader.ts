@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
 import type { Bus } from '../infra/bus/bus.js';
 import { runChannel } from './journal.js';
+import type { RunEventStore } from './run-event-store.js';
 
 export interface LoggedEvent {
   readonly seq: number;
@@ -17,7 +16,7 @@ const POLL_MS = 1000;
  * iterating at its own terminal event.
  */
 export async function* readRunEvents(
-  db: Kysely<Database>,
+  store: RunEventStore,
   bus: Bus,
   runId: string,
   afterSeq: number,
@@ -35,14 +34,7 @@ export async function* readRunEvents(
   try {
     while (!signal.aborted) {
       rang = false;
-      const rows = await db
-        .selectFrom('workflow_run_events')
-        .select(['seq', 'payload'])
-        .where('run_id', '=', runId)
-        .where('seq', '>', cursor)
-        .orderBy('seq')
-        .limit(500)
-        .execute();
+      const rows = await store.after(runId, cursor, 500);
       for (const r of rows) {
         cursor = Number(r.seq);
         yield { seq: cursor, payload: JSON.parse(r.payload) as LoggedEvent['payload'] };

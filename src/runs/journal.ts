@@ -1,13 +1,15 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database, WorkflowRunTable } from '../store/schema.js';
 import type { Bus } from '../infra/bus/bus.js';
 import type { Clock } from '../infra/clock.js';
 import type { SecretMask } from './secret-mask.js';
+import type { RunEventStore, StoredRunEvent } from './run-event-store.js';
+import type { RunPatch } from './run-store.js';
+import type { RunEnd } from './run-types.js';
+
+/** The run loop's change of the run row: its status is the end's (never `handed-back`: a handed-back run stays `running`). */
+type LoopPatch = Omit<RunPatch, 'status'> & { readonly status?: RunEnd['status'] };
 
 /** The bus channel that rings when a run's log grows. */
 export const runChannel = (runId: string) => `run:${runId}`;
-
-type RunPatch = Partial<Omit<WorkflowRunTable, 'id' | 'last_seq' | 'owner_epoch'>>;
 
 /** Another owner claimed the run (a higher epoch): this one must stop writing at once. */
 export class FencedOut extends Error {
@@ -29,12 +31,12 @@ export class FencedOut extends Error {
  * dropped, later flushes throw that error, and `onError` tells the loop to stop.
  */
 export class RunJournal {
-  readonly #db: Kysely<Database>;
+  readonly #store: RunEventStore;
   readonly #bus: Bus;
   readonly #clock: Clock;
   readonly #runId: string;
   #seq: number;
-  #events: { run_id: string; seq: number; event: string; payload: string; created_at: number }[] = [];
+  #queued: StoredRunEvent[] = [];
   #patch: RunPatch = {};
   #snapshot: (() => unknown) | undefined;
   readonly #mask: SecretMask | undefined;
@@ -55,11 +57,11 @@ export class RunJournal {
    * `epoch`: the owner epoch claimed for this execution (every write is conditional on it).
    * `mask` keeps secret environment values out of every event and snapshot written.
    */
-  constructor(db: Kysely<Database>, bus: Bus, clock: Clock, runId: string, lastSeq: number, epoch: number, mask?: SecretMask, holdLimitMs?: number) {
+  constructor(events: RunEventStore, bus: Bus, clock: Clock, runId: string, lastSeq: number, epoch: number, mask?: SecretMask, holdLimitMs?: number) {
     this.#epoch = epoch;
     this.#holdLimitMs = holdLimitMs && Number.isInteger(holdLimitMs) && holdLimitMs > 0 ? holdLimitMs : undefined;
     this.#mask = mask && !mask.empty ? mask : undefined;
-    this.#db = db;
+    this.#store = events;
     this.#bus = bus;
     this.#clock = clock;
     this.#runId = runId;
@@ -74,14 +76,16 @@ export class RunJournal {
   append(payload: { event: string; [k: string]: unknown }): number {
     if (this.#error !== undefined) return this.#seq;
     this.#seq += 1;
-    this.#events.push({ run_id: this.#runId, seq: this.#seq, event: payload.event, payload: JSON.stringify(payload, this.#mask?.eventReplacer), created_at: this.#clock.now() });
+    this.#queued.push({ runId: this.#runId, seq: this.#seq, event: payload.event, payload: JSON.stringify(payload, this.#mask?.eventReplacer), createdAt: this.#clock.now() });
     this.#schedule();
     return this.#seq;
   }
 
   /** Updates the run row with the next flush. */
-  patchRun(patch: RunPatch): void {
-    Object.assign(this.#patch, patch);
+  patchRun(patch: LoopPatch): void {
+    const { status, ...rest } = patch;
+    if (status === 'handed-back') throw new Error(`run ${this.#runId}: a handed-back run is not ended`);
+    Object.assign(this.#patch, rest, status !== undefined ? { status } : {});
     this.#schedule();
   }
 
@@ -110,7 +114,7 @@ export class RunJournal {
     this.#flushing = next.catch((err: unknown) => {
       if (this.#error !== undefined) return;
       this.#error = err;
-      this.#events = [];
+      this.#queued = [];
       this.#patch = {};
       this.#snapshot = undefined;
       this.onError?.(err);
@@ -119,35 +123,24 @@ export class RunJournal {
   }
 
   async #write(): Promise<void> {
-    const events = this.#events;
+    const events = this.#queued;
     const patch = this.#patch;
     const snapshot = this.#snapshot;
     if (events.length === 0 && Object.keys(patch).length === 0 && !snapshot) return;
-    this.#events = [];
+    this.#queued = [];
     this.#patch = {};
     this.#snapshot = undefined;
-    const now = this.#clock.now();
     const lastSeq = events.length ? events[events.length - 1]!.seq : undefined;
-    await this.#db.transaction().execute(async (trx) => {
-      if (this.#holdLimitMs) await sql.raw(`SET LOCAL idle_in_transaction_session_timeout = ${this.#holdLimitMs}`).execute(trx);
-      // the row first: it is the fence (and, on PostgreSQL, the row lock that orders two owners)
-      const res = await trx
-        .updateTable('workflow_runs')
-        .set({ heartbeat_at: now, ...patch, ...(lastSeq !== undefined ? { last_seq: lastSeq } : {}) })
-        .where('id', '=', this.#runId)
-        .where('owner_epoch', '=', this.#epoch)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) throw new FencedOut(this.#runId, this.#epoch);
-      for (let i = 0; i < events.length; i += 500) await trx.insertInto('workflow_run_events').values(events.slice(i, i + 500)).execute();
-      if (snapshot) {
-        const state = JSON.stringify(snapshot(), this.#mask?.snapshotReplacer);
-        await trx
-          .insertInto('workflow_run_snapshots')
-          .values({ run_id: this.#runId, version: 1, state, updated_at: now })
-          .onConflict((oc) => oc.column('run_id').doUpdateSet({ state, updated_at: now }))
-          .execute();
-      }
+    const written = await this.#store.flush({
+      runId: this.#runId,
+      epoch: this.#epoch,
+      now: this.#clock.now(),
+      patch,
+      events,
+      ...(snapshot ? { snapshot: () => JSON.stringify(snapshot(), this.#mask?.snapshotReplacer) } : {}),
+      ...(this.#holdLimitMs ? { holdLimitMs: this.#holdLimitMs } : {}),
     });
+    if (!written) throw new FencedOut(this.#runId, this.#epoch);
     if (lastSeq !== undefined) await this.#bus.publish(runChannel(this.#runId), String(lastSeq)).catch(() => undefined);
   }
 

@@ -1,6 +1,8 @@
 import { MessageStore } from '../messages/message-store.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
+import { RunStore, type RunRecord } from './run-store.js';
+import { RunEventStore } from './run-event-store.js';
 
 /** One line of `dovetail run list`: a workflow / chatflow run, or a completion / chat message (those keep no event log). */
 export interface RunSummary {
@@ -32,10 +34,7 @@ const sec = (ms: number) => Math.floor(ms / 1000);
  * chat apps have no workflow runs; their messages stand in (status `normal` | `error` | `stopped`).
  */
 export async function listRuns(db: Kysely<Database>, f: RunFilter, messageStore: Pick<MessageStore, 'newestWithoutRun'> = new MessageStore(db)): Promise<RunSummary[]> {
-  let runs = db.selectFrom('workflow_runs').selectAll().orderBy('created_at', 'desc').limit(f.limit);
-  if (f.appId) runs = runs.where('app_id', '=', f.appId);
-  if (f.status) runs = runs.where('status', '=', f.status);
-  const [r, m] = await Promise.all([runs.execute(), messageStore.newestWithoutRun(f)]);
+  const [r, m] = await Promise.all([new RunStore(db).list(f), messageStore.newestWithoutRun(f)]);
   const out: RunSummary[] = [
     ...r.map((x) => runSummary(x)),
     ...m.map((x) => ({
@@ -55,7 +54,7 @@ export async function listRuns(db: Kysely<Database>, f: RunFilter, messageStore:
   return out.sort((a, b) => b.created_at - a.created_at).slice(0, f.limit);
 }
 
-function runSummary(x: Database['workflow_runs']): RunSummary {
+function runSummary(x: RunRecord): RunSummary {
   return {
     id: x.id,
     kind: 'workflow_run',
@@ -73,7 +72,7 @@ function runSummary(x: Database['workflow_runs']): RunSummary {
 
 /** A run (or a message of a completion / chat app) with its inputs and outputs; undefined when there is none. */
 export async function showRun(db: Kysely<Database>, id: string, messages: Pick<MessageStore, 'find'> = new MessageStore(db)): Promise<(RunSummary & Record<string, unknown>) | undefined> {
-  const run = await db.selectFrom('workflow_runs').selectAll().where('id', '=', id).executeTakeFirst();
+  const run = await new RunStore(db).find(id);
   if (run) {
     return { ...runSummary(run), task_id: run.task_id, app_version: run.app_version, inputs: JSON.parse(run.inputs) as unknown, outputs: run.outputs === null ? null : (JSON.parse(run.outputs) as unknown), events: run.last_seq };
   }
@@ -105,6 +104,6 @@ export interface LoggedRunEvent {
 
 /** A run's logged events after `afterSeq`, in order (at most `limit`). */
 export async function runEvents(db: Kysely<Database>, runId: string, afterSeq: number, limit: number): Promise<LoggedRunEvent[]> {
-  const rows = await db.selectFrom('workflow_run_events').select(['seq', 'event', 'payload']).where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
-  return rows.map((r) => ({ seq: Number(r.seq), event: r.event, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+  const rows = await new RunEventStore(db).after(runId, afterSeq, limit);
+  return rows.map((r) => ({ seq: r.seq, event: r.event, payload: JSON.parse(r.payload) as Record<string, unknown> }));
 }

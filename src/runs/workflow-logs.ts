@@ -1,7 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import { DEFAULT_USER } from '../apps/end-users.js';
 import { invalidParam } from '../infra/errors.js';
+import { RunStore } from './run-store.js';
 
 /**
  * The `status` filter of `GET /workflows/logs`: Dify's `WorkflowExecutionStatus` values (its
@@ -35,9 +36,11 @@ function isoMs(field: string, v: string | undefined): number | undefined {
  */
 export class WorkflowLogs {
   readonly #db: Kysely<Database>;
+  readonly #runs: RunStore;
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#runs = new RunStore(db);
   }
 
   async page(appId: string, q: WorkflowLogQuery): Promise<Record<string, unknown>> {
@@ -48,31 +51,17 @@ export class WorkflowLogs {
       const acc = await this.#db.selectFrom('accounts').select('id').where('name', '=', q.account).executeTakeFirst();
       if (!acc) throw invalidParam(`created_by_account: no account named "${q.account}"`);
     }
-    let base = this.#db
-      .selectFrom('workflow_runs as r')
-      .innerJoin('end_users as u', 'u.id', 'r.end_user_id')
-      .where('r.app_id', '=', appId)
-      .where('r.mode', '=', 'workflow');
-    if (q.account) base = base.where(sql<boolean>`1 = 0`);
-    if (q.status) base = base.where('r.status', '=', q.status);
-    if (before !== undefined) base = base.where('r.created_at', '<', before);
-    if (after !== undefined) base = base.where('r.created_at', '>', after);
-    if (q.endUserSessionId) base = base.where('u.session_id', '=', q.endUserSessionId);
-    if (q.keyword) {
-      // Case-insensitive, with the keyword's own % and _ taken literally.
-      const like = `%${q.keyword.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      const match = (col: string) => sql<boolean>`lower(coalesce(${sql.ref(col)}, '')) like ${like} escape '\\'`;
-      base = base.where((eb) => eb.or([match('r.inputs'), match('r.outputs'), match('u.session_id')]));
-    }
-    const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const total = Number(n);
-    const rows = await base
-      .select(['r.id', 'r.status', 'r.error', 'r.elapsed_ms', 'r.total_tokens', 'r.total_steps', 'r.exceptions_count', 'r.created_at', 'r.finished_at', 'u.id as end_user_id', 'u.session_id'])
-      .orderBy('r.created_at', 'desc')
-      .orderBy('r.id', 'desc')
-      .limit(q.limit)
-      .offset((q.page - 1) * q.limit)
-      .execute();
+    const { total, rows } = await this.#runs.workflowLogs({
+      appId,
+      ...(q.account ? { none: true } : {}),
+      ...(q.status ? { status: q.status } : {}),
+      ...(before !== undefined ? { createdBefore: before } : {}),
+      ...(after !== undefined ? { createdAfter: after } : {}),
+      ...(q.endUserSessionId ? { endUserSessionId: q.endUserSessionId } : {}),
+      ...(q.keyword ? { keyword: q.keyword } : {}),
+      limit: q.limit,
+      offset: (q.page - 1) * q.limit,
+    });
     const sec = (ms: number | null) => (ms === null ? null : Math.floor(Number(ms) / 1000));
     return {
       page: q.page,

@@ -26,7 +26,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   datasets: { writers: ['knowledge/datasets.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/documents/tags.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
   document_metadata_values: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts'] },  // TODO(#17): one store writes it
   documents: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/datasets.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
-  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/workflow-logs.ts'] },
+  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-store.ts'] },
   feedback_page_snapshots: { writers: ['feedback/feedback-store.ts'] },
   human_input_deliveries: { writers: ['apps/app-data.ts', 'forms/form-recipients.ts', 'forms/form-service.ts'] },  // TODO(#17): one store writes it
   human_input_form_recipients: { writers: ['forms/form-recipients.ts'] },
@@ -44,9 +44,9 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   tag_bindings: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/tags.ts'], readers: ['knowledge/datasets.ts'] },  // TODO(#17): one store writes it
   tags: { writers: ['knowledge/documents/tags.ts'], readers: ['knowledge/datasets.ts'] },
   upload_files: { writers: ['files/upload-service.ts'] },
-  workflow_run_events: { writers: ['apps/app-data.ts', 'runs/journal.ts', 'runs/run-service.ts'], readers: ['runs/event-reader.ts', 'runs/run-queries.ts'] },  // TODO(#17): one store writes it
-  workflow_run_snapshots: { writers: ['apps/app-data.ts', 'runs/journal.ts', 'runs/run-service.ts'] },  // TODO(#17): one store writes it
-  workflow_runs: { writers: ['runs/journal.ts', 'runs/run-service.ts'], readers: ['apps/app-data.ts', 'cli/app-commands.ts', 'runs/run-counts.ts', 'runs/run-queries.ts', 'runs/workflow-logs.ts'] },  // TODO(#17): one store writes it
+  workflow_run_events: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store: the log, and the run row's transactions that append to it
+  workflow_run_snapshots: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store
+  workflow_runs: { writers: ['runs/run-store.ts'] },
   workspaces: { writers: ['apps/app-store.ts'] },
 };
 

@@ -1,0 +1,149 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { App } from '../apps/app-service.js';
+import { newId } from '../infra/ids.js';
+import { initialState, readState } from '../engine/run-state.js';
+import type { AppKind } from '../engine/types.js';
+import { SecretMask } from './secret-mask.js';
+import { readRunEvents } from './event-reader.js';
+import type { RunEnd, RunMeta } from './run-types.js';
+import { RUN_JOB, type RunContext, type RunJobPayload } from './run-context.js';
+import type { RunExecutions } from './run-execution.js';
+
+export interface StartRun {
+  readonly app: App;
+  readonly endUserId: string;
+  readonly user: string;
+  readonly inputs: Record<string, unknown>;
+  readonly files?: readonly unknown[];
+  /** Chatflow only. */
+  readonly query?: string;
+  readonly conversationId?: string | null;
+  readonly messageId?: string | null;
+  readonly dialogueCount?: number;
+  /** Workflow as tool: how many workflow tools deep this run is (0 when the API starts it). */
+  readonly callDepth?: number;
+  /** Runs in the transaction that creates the run row and its job (chatflow writes its message row). */
+  readonly beforeStart?: (ids: { runId: string; taskId: string }, tx: Transaction<Database>) => Promise<void>;
+}
+
+export interface StartedRun {
+  readonly runId: string;
+  readonly taskId: string;
+  /** Settles when the run ends or pauses, wherever it executes (never rejects; undefined when this process shuts down first). */
+  readonly done: Promise<RunEnd | undefined>;
+}
+
+/** The events that end an execution of a run (it ended, or it waits for a form). */
+const TERMINAL = new Set(['workflow_finished', 'workflow_paused']);
+
+/** Creates the run row and starts the run in the background. */
+export async function startRun(c: RunContext, executions: RunExecutions, input: StartRun): Promise<StartedRun> {
+  const app = input.app;
+  const mode: AppKind = app.mode === 'advanced-chat' ? 'advanced-chat' : 'workflow';
+  const graph = c.ports.graph(app);
+  const now = c.clock.now();
+  const meta: RunMeta = {
+    id: newId(),
+    taskId: newId(),
+    appId: app.id,
+    workflowId: app.id,
+    mode,
+    endUserId: input.endUserId,
+    user: input.user,
+    conversationId: input.conversationId ?? null,
+    messageId: input.messageId ?? null,
+    createdAt: now,
+    inputs: input.inputs,
+    ...(input.callDepth ? { callDepth: input.callDepth } : {}),
+  };
+  const sys: Record<string, unknown> = {
+    files: input.files ?? [],
+    user_id: input.user,
+    app_id: app.id,
+    workflow_id: app.id,
+    workflow_run_id: meta.id,
+    workflow_execution_id: meta.id,
+  };
+  if (mode === 'advanced-chat') {
+    Object.assign(sys, { query: input.query ?? '', conversation_id: meta.conversationId, dialogue_count: input.dialogueCount ?? 1 });
+  }
+  const state = initialState(graph, {
+    sys,
+    env: { ...graph.environment },
+    conversation: {
+      ...graph.conversationDefaults,
+      ...(mode === 'advanced-chat' && meta.conversationId ? await c.conversationVariables.load(app, meta.conversationId) : {}),
+    },
+    [graph.startId]: { ...input.inputs, ...(mode === 'advanced-chat' ? { 'sys.query': input.query ?? '' } : {}) },
+  });
+  const inline = !c.queue || !c.executesJobs || (input.callDepth ?? 0) > 0;
+  const mask = new SecretMask(graph.secrets);
+  await c.db.transaction().execute(async (tx) => {
+    await c.runs.insert(
+      {
+        id: meta.id,
+        app_id: app.id,
+        app_version: app.version,
+        task_id: meta.taskId,
+        mode,
+        end_user_id: meta.endUserId,
+        conversation_id: meta.conversationId,
+        message_id: meta.messageId,
+        inputs: JSON.stringify(input.inputs),
+        heartbeat_at: now,
+        created_at: now,
+        // an inline run is owned by this process from the start (epoch 1); a queued one by the job that claims it
+        owner_epoch: inline ? 1 : 0,
+      },
+      tx,
+    );
+    // the initial state is the first snapshot: whichever worker claims the job starts from it
+    if (!inline) await c.events.insertSnapshot(meta.id, JSON.stringify(state, mask.snapshotReplacer), now, tx);
+    if (input.beforeStart) await input.beforeStart({ runId: meta.id, taskId: meta.taskId }, tx);
+    if (!inline) await c.queue!.enqueue(RUN_JOB, { runId: meta.id } satisfies RunJobPayload, { tx });
+  });
+  if (inline) {
+    const done = executions.launch(meta, app.workspaceId, graph, state, 0, 1, 'initial');
+    return { runId: meta.id, taskId: meta.taskId, done: done.catch(() => undefined) };
+  }
+  c.queue!.notify();
+  return { runId: meta.id, taskId: meta.taskId, done: awaitRunEnd(c, meta.id, 0) };
+}
+
+/**
+ * Waits on the run's event log (wherever it executes) for the next `workflow_finished` or
+ * `workflow_paused` after `afterSeq`, then describes that end; undefined when this process
+ * shuts down first.
+ */
+export async function awaitRunEnd(c: RunContext, runId: string, afterSeq: number): Promise<RunEnd | undefined> {
+  const stop = new AbortController();
+  const onClose = () => stop.abort();
+  c.waiters.addEventListener('abort', onClose, { once: true });
+  if (c.waiters.aborted) return undefined;
+  try {
+    for await (const e of readRunEvents(c.events, c.bus, runId, afterSeq, stop.signal)) {
+      if (!TERMINAL.has(e.payload.event)) continue;
+      const data = (e.payload.data ?? {}) as Record<string, unknown>;
+      const snap = await c.events.snapshot(runId);
+      const state = readState(JSON.parse(snap!.state));
+      const paused = e.payload.event === 'workflow_paused';
+      const elapsedMs = Math.round(Number(data.elapsed_time ?? 0) * 1000);
+      return {
+        status: paused ? 'paused' : (data.status as RunEnd['status']),
+        outputs: (data.outputs as Record<string, unknown> | null) ?? {},
+        error: paused ? null : ((data.error as string | null) ?? null),
+        state,
+        elapsedMs,
+        finishedAt: paused ? null : Number(data.finished_at ?? 0) * 1000,
+      };
+    }
+    return undefined;
+  } catch (err) {
+    c.logger.error({ err, runId }, 'waiting for a run failed');
+    return undefined;
+  } finally {
+    stop.abort();
+    c.waiters.removeEventListener('abort', onClose);
+  }
+}
