@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
+import { FormStore } from '../forms/form-store.js';
 
 /** Tables holding an app's data by `app_id`, cleared by `app delete --purge` (children first). */
 const APP_TABLES = [
@@ -8,7 +9,6 @@ const APP_TABLES = [
   'conversation_variables',
   'conversations',
   'workflow_runs',
-  'human_input_forms',
   'annotation_hit_histories',
   'annotation_embeddings',
   'annotation_jobs',
@@ -27,7 +27,6 @@ export async function purgeAppData(trx: Kysely<Database>, appId: string): Promis
   const runs = trx.selectFrom('workflow_runs').select('id').where('app_id', '=', appId);
   await trx.deleteFrom('workflow_run_events').where('run_id', 'in', runs).execute();
   await trx.deleteFrom('workflow_run_snapshots').where('run_id', 'in', runs).execute();
-  const forms = trx.selectFrom('human_input_forms').select('id').where('app_id', '=', appId);
-  await trx.deleteFrom('human_input_deliveries').where('form_id', 'in', forms).execute();
+  await new FormStore(trx).purgeApp(appId);
   for (const t of APP_TABLES) await trx.deleteFrom(t).where('app_id', '=', appId).execute();
 }
