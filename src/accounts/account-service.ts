@@ -1,14 +1,11 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { invalidParam } from '../infra/errors.js';
 import type { Database } from '../store/schema.js';
+import { AccountStore, type Account } from './account-store.js';
 
-export interface Account {
-  readonly id: string;
-  readonly name: string;
-  readonly email: string | null;
-}
+export type { Account };
 
 const EMAIL = /^[^\s@<>"',;]+@[^\s@<>"',;]+\.[^\s@<>"',;]+$/;
 
@@ -17,11 +14,11 @@ const EMAIL = /^[^\s@<>"',;]+@[^\s@<>"',;]+\.[^\s@<>"',;]+$/;
  * left as, and the `member` recipients of Human Input email deliveries ("whole workspace" = all).
  */
 export class AccountService {
-  readonly #db: Kysely<Database>;
+  readonly #store: AccountStore;
   readonly #clock: Clock;
 
   constructor(db: Kysely<Database>, clock: Clock) {
-    this.#db = db;
+    this.#store = new AccountStore(db);
     this.#clock = clock;
   }
 
@@ -33,23 +30,21 @@ export class AccountService {
     if (email !== null && (email.length > 254 || !EMAIL.test(email))) throw invalidParam(`email must be an email address, got "${email}"`);
     await this.#checkEmailFree(name, email);
     try {
-      await this.#db
-        .insertInto('accounts')
-        .values({ id: newId(), name, email, created_at: this.#clock.now() })
-        .onConflict((oc) => (email === null ? oc.column('name').doNothing() : oc.column('name').doUpdateSet({ email })))
-        .execute();
+      await this.#store.upsert({ id: newId(), name, email }, this.#clock.now());
     } catch (err) {
       // another account took the address meanwhile (the unique index on email): say so as above
       await this.#checkEmailFree(name, email);
       throw err;
     }
-    return this.#db.selectFrom('accounts').select(['id', 'name', 'email']).where('name', '=', name).executeTakeFirstOrThrow();
+    const account = await this.#store.byName(name);
+    if (!account) throw new Error(`account "${name}" vanished after it was written`);
+    return account;
   }
 
   /** One address, one account (compared without case: it is one mailbox, and recipients are deduplicated so). */
   async #checkEmailFree(name: string, email: string | null): Promise<void> {
     if (email === null) return;
-    const owner = await this.#db.selectFrom('accounts').select('name').where(sql<string>`lower(email)`, '=', email.toLowerCase()).where('name', '!=', name).executeTakeFirst();
-    if (owner) throw invalidParam(`email "${email}" is already used by the account "${owner.name}"`);
+    const owner = await this.#store.emailOwner(email, name);
+    if (owner !== undefined) throw invalidParam(`email "${email}" is already used by the account "${owner}"`);
   }
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import { RunStore } from '../runs/run-store.js';
+import { FormStore } from '../forms/form-store.js';
 
 /** Tables holding an app's data by `app_id` (besides its runs, which the runs store purges), cleared by `app delete --purge` (children first). */
 const APP_TABLES = [
@@ -8,7 +9,6 @@ const APP_TABLES = [
   'messages',
   'conversation_variables',
   'conversations',
-  'human_input_forms',
   'annotation_hit_histories',
   'annotation_embeddings',
   'annotation_jobs',
@@ -25,7 +25,6 @@ const APP_TABLES = [
  */
 export async function purgeAppData(trx: Kysely<Database>, appId: string): Promise<void> {
   await new RunStore(trx).purgeApp(appId, trx);
-  const forms = trx.selectFrom('human_input_forms').select('id').where('app_id', '=', appId);
-  await trx.deleteFrom('human_input_deliveries').where('form_id', 'in', forms).execute();
+  await new FormStore(trx).purgeApp(appId);
   for (const t of APP_TABLES) await trx.deleteFrom(t).where('app_id', '=', appId).execute();
 }

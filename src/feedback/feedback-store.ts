@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, MessageFeedbackTable } from '../store/schema.js';
+import { AccountStore } from '../accounts/account-store.js';
 
 export const RATINGS = ['like', 'dislike'] as const;
 export type Rating = (typeof RATINGS)[number];
@@ -46,9 +47,11 @@ export type NewFeedback = Omit<Feedback, 'seq'>;
 /** Feedback rows: one slot per message and source (`user`, `admin`). */
 export class FeedbackStore {
   readonly #db: Kysely<Database>;
+  readonly #accounts: AccountStore;
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, accounts: AccountStore = new AccountStore(db)) {
     this.#db = db;
+    this.#accounts = accounts;
   }
 
   async findSlot(messageId: string, source: FeedbackSource): Promise<Feedback | undefined> {
@@ -140,9 +143,7 @@ export class FeedbackStore {
   }
 
   /** The account id for an admin name, created on first use. */
-  async accountId(name: string, id: string, at: number): Promise<string> {
-    await this.#db.insertInto('accounts').values({ id, name, email: null, created_at: at }).onConflict((oc) => oc.column('name').doNothing()).execute();
-    const r = await this.#db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirstOrThrow();
-    return r.id;
+  accountId(name: string, id: string, at: number): Promise<string> {
+    return this.#accounts.idOf(name, id, at);
   }
 }

@@ -2,6 +2,9 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { UploadLimits } from '../config.js';
 import type { Database, UploadFileTable } from '../store/schema.js';
+import { FileStore, type UploadedFile } from './file-store.js';
+
+export { toUploadedFile, type UploadedFile } from './file-store.js';
 import type { Clock } from '../infra/clock.js';
 import { toSeconds } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
@@ -34,35 +37,7 @@ export interface CommitInput {
   readonly createdByRole: 'end_user' | 'account';
 }
 
-export interface UploadedFile {
-  readonly id: string;
-  readonly workspaceId: string;
-  readonly appId: string | null;
-  readonly name: string;
-  readonly size: number;
-  readonly extension: string;
-  readonly mimeType: string;
-  readonly blobKey: string;
-  readonly createdBy: string;
-  readonly createdAt: number;
-}
-
 const MAX_NAME = 200;
-
-export function toUploadedFile(r: UploadFileTable): UploadedFile {
-  return {
-    id: r.id,
-    workspaceId: r.workspace_id,
-    appId: r.app_id,
-    name: r.name,
-    size: r.size,
-    extension: r.extension,
-    mimeType: r.mime_type,
-    blobKey: r.blob_key,
-    createdBy: r.created_by,
-    createdAt: r.created_at,
-  };
-}
 
 /** Dify's upload object (`FileResponse`). */
 export function fileResponse(f: UploadedFile): Record<string, unknown> {
@@ -99,13 +74,13 @@ function limitBytes(limit: number, onTooLarge: () => Error): Transform {
 
 /** Streams uploads to the blob store under per-category size limits; a failed upload leaves nothing. */
 export class UploadService {
-  readonly #db: Kysely<Database>;
+  readonly #store: FileStore;
   readonly #blobs: Blobs;
   readonly #limits: UploadLimits;
   readonly #clock: Clock;
 
   constructor(db: Kysely<Database>, blobs: Blobs, limits: UploadLimits, clock: Clock) {
-    this.#db = db;
+    this.#store = new FileStore(db);
     this.#blobs = blobs;
     this.#limits = limits;
     this.#clock = clock;
@@ -162,12 +137,11 @@ export class UploadService {
       created_at: this.#clock.now(),
     };
     try {
-      await this.#db.insertInto('upload_files').values(row).execute();
+      return await this.#store.insert(row);
     } catch (err) {
       await this.abandon(pending);
       throw err;
     }
-    return toUploadedFile(row);
   }
 
   /** Drops a received file that will not be committed. */
@@ -180,9 +154,8 @@ export class UploadService {
     return this.commit(await this.receive(input), input);
   }
 
-  async find(id: string): Promise<UploadedFile | undefined> {
-    const row = await this.#db.selectFrom('upload_files').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? toUploadedFile(row) : undefined;
+  find(id: string): Promise<UploadedFile | undefined> {
+    return this.#store.find(id);
   }
 
   async read(file: UploadedFile): Promise<Buffer | undefined> {

@@ -1,8 +1,12 @@
-import type { Kysely, Transaction } from 'kysely';
-import { newId, newSecret, sha256 } from '../infra/ids.js';
+import type { Kysely } from 'kysely';
+import { newSecret, sha256 } from '../infra/ids.js';
 import { objectOf } from '../infra/objects.js';
 import type { SecretBox } from '../infra/secret-box.js';
 import type { Database } from '../store/schema.js';
+import type { AccountStore } from '../accounts/account-store.js';
+import { FormStore, type AttemptOutcome, type RecipientState, type TokenedRecipient } from './form-store.js';
+
+export type { RecipientState, TokenedRecipient };
 
 /** Placeholder of the recipient's personal link in an email body (Dify's `{{#url#}}`). */
 export const URL_PLACEHOLDER = '{{#url#}}';
@@ -25,17 +29,6 @@ export interface OutgoingMail {
   readonly wanted: boolean;
 }
 
-/** A recipient's sending state, as `dovetail run show` prints it. */
-export interface RecipientState {
-  readonly form_id: string;
-  readonly node_id: string;
-  readonly email: string;
-  readonly type: string;
-  readonly status: string;
-  readonly attempts: number;
-  readonly last_error: string | null;
-}
-
 const MAX_RECIPIENTS = 100;
 
 function isEmail(s: string): boolean {
@@ -47,7 +40,7 @@ function isEmail(s: string): boolean {
  * items (`reference_id` or legacy `user_id`) by account id or name, whole workspace = every account
  * with an address plus the external items. Duplicates are dropped by address; at most 100.
  */
-export async function resolveRecipients(db: Kysely<Database> | Transaction<Database>, config: Readonly<Record<string, unknown>>): Promise<{ type: string; email: string }[]> {
+export async function resolveRecipients(accounts: Pick<AccountStore, 'withEmail' | 'byIdsOrNames'>, config: Readonly<Record<string, unknown>>): Promise<{ type: string; email: string }[]> {
   const rc = objectOf(config.recipients);
   const items = (Array.isArray(rc.items) ? rc.items : []).slice(0, MAX_RECIPIENTS).map(objectOf);
   const out = new Map<string, { type: string; email: string }>();
@@ -56,12 +49,12 @@ export async function resolveRecipients(db: Kysely<Database> | Transaction<Datab
     if (isEmail(e) && !out.has(e.toLowerCase()) && out.size < MAX_RECIPIENTS) out.set(e.toLowerCase(), { type, email: e });
   };
   if (rc.whole_workspace === true || rc.include_bound_group === true) {
-    const all = await db.selectFrom('accounts').select('email').where('email', 'is not', null).orderBy('created_at').limit(MAX_RECIPIENTS).execute();
+    const all = await accounts.withEmail(MAX_RECIPIENTS);
     for (const a of all) add('email_member', a.email!);
   } else {
     const refs = items.filter((i) => i.type === 'member').map((i) => String(i.reference_id ?? i.user_id ?? '')).filter(Boolean);
     if (refs.length > 0) {
-      const found = await db.selectFrom('accounts').select(['id', 'name', 'email']).where((eb) => eb.or([eb('id', 'in', refs), eb('name', 'in', refs)])).execute();
+      const found = await accounts.byIdsOrNames(refs);
       for (const ref of refs) {
         const a = found.find((f) => f.id === ref) ?? found.find((f) => f.name === ref);
         if (a?.email) add('email_member', a.email);
@@ -70,14 +63,6 @@ export async function resolveRecipients(db: Kysely<Database> | Transaction<Datab
   }
   for (const i of items) if (i.type === 'external' && typeof i.email === 'string') add('email_external', i.email);
   return [...out.values()];
-}
-
-/** A recipient with its personal token as it is stored: the look-up hash and a sealed copy for the mail. */
-export interface TokenedRecipient {
-  readonly type: string;
-  readonly email: string;
-  readonly tokenHash: string;
-  readonly sealedToken: string;
 }
 
 /**
@@ -93,36 +78,14 @@ export async function withTokens(box: SecretBox, recipients: readonly { type: st
   return out;
 }
 
-/** Writes the recipients of one email delivery; returns their ids. */
-export async function insertRecipients(trx: Transaction<Database>, formId: string, deliveryId: string, recipients: readonly TokenedRecipient[], now: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (const r of recipients) {
-    const id = newId();
-    ids.push(id);
-    await trx
-      .insertInto('human_input_form_recipients')
-      .values({ id, form_id: formId, delivery_id: deliveryId, type: r.type, email: r.email, token_hash: r.tokenHash, token: r.sealedToken, status: 'pending', attempts: 0, last_error: null, sent_at: null, created_at: now, updated_at: now })
-      .execute();
-  }
-  return ids;
-}
-
 /** The form id behind a recipient's personal token (looked up by its hash), if any. */
-export async function formIdOfRecipientToken(db: Kysely<Database>, token: string): Promise<string | undefined> {
-  const r = await db.selectFrom('human_input_form_recipients').select('form_id').where('token_hash', '=', sha256(token)).executeTakeFirst();
-  return r?.form_id;
+export function formIdOfRecipientToken(db: Kysely<Database>, token: string): Promise<string | undefined> {
+  return new FormStore(db).formIdOfRecipientTokenHash(sha256(token));
 }
 
 /** Every email recipient of a run's forms with its state (never its token). */
-export async function recipientsOfRun(db: Kysely<Database>, runId: string): Promise<RecipientState[]> {
-  return db
-    .selectFrom('human_input_form_recipients as r')
-    .innerJoin('human_input_forms as f', 'f.id', 'r.form_id')
-    .select(['r.form_id', 'f.node_id', 'r.email', 'r.type', 'r.status', 'r.attempts', 'r.last_error'])
-    .where('f.workflow_run_id', '=', runId)
-    .orderBy('r.created_at')
-    .orderBy('r.id')
-    .execute();
+export function recipientsOfRun(db: Kysely<Database>, runId: string): Promise<RecipientState[]> {
+  return new FormStore(db).recipientsOfRun(runId);
 }
 
 /**
@@ -131,28 +94,22 @@ export async function recipientsOfRun(db: Kysely<Database>, runId: string): Prom
  * form no longer waiting); its hash stays, so the link keeps leading to the form's state.
  */
 export class FormRecipients {
-  readonly #db: Kysely<Database>;
+  readonly #store: FormStore;
   readonly #box: SecretBox;
 
   constructor(db: Kysely<Database>, box: SecretBox) {
-    this.#db = db;
+    this.#store = new FormStore(db);
     this.#box = box;
   }
 
   async outgoing(recipientId: string): Promise<OutgoingMail | undefined> {
-    const r = await this.#db
-      .selectFrom('human_input_form_recipients as r')
-      .innerJoin('human_input_deliveries as d', 'd.id', 'r.delivery_id')
-      .innerJoin('human_input_forms as f', 'f.id', 'r.form_id')
-      .select(['r.id', 'r.delivery_id', 'r.email', 'r.token', 'r.status', 'd.config', 'f.status as form_status'])
-      .where('r.id', '=', recipientId)
-      .executeTakeFirst();
+    const r = await this.#store.recipientMail(recipientId);
     if (!r) return undefined;
-    const rendered = objectOf(objectOf(JSON.parse(r.config)).rendered);
-    const wanted = r.status === 'pending' && r.form_status === 'waiting' && r.token !== null;
+    const rendered = objectOf(objectOf(JSON.parse(r.deliveryConfig)).rendered);
+    const wanted = r.status === 'pending' && r.formStatus === 'waiting' && r.token !== null;
     return {
       recipientId: r.id,
-      deliveryId: r.delivery_id,
+      deliveryId: r.deliveryId,
       email: r.email,
       token: wanted ? await this.#box.open(r.token!) : '',
       subject: String(rendered.subject ?? ''),
@@ -163,44 +120,23 @@ export class FormRecipients {
 
   /** Drops the sealed token of a recipient whose mail will not be sent (its form is no longer waiting). */
   async forget(recipientId: string, now: number): Promise<void> {
-    await this.#db.updateTable('human_input_form_recipients').set({ token: null, updated_at: now }).where('id', '=', recipientId).where('token', 'is not', null).execute();
+    await this.#store.forgetRecipientToken(recipientId, now);
   }
 
   /** Seals the plain tokens that migration 020 kept for pending recipients (their hash is already set). */
   async sealLegacyTokens(): Promise<number> {
-    const rows = await this.#db.selectFrom('human_input_form_recipients').select(['id', 'token']).where('token', 'is not', null).where('token', 'not like', 'dovetail-sealed:%').execute();
-    for (const r of rows) {
-      await this.#db.updateTable('human_input_form_recipients').set({ token: await this.#box.seal(r.token!) }).where('id', '=', r.id).where('token', '=', r.token).execute();
-    }
+    const rows = await this.#store.plainRecipientTokens();
+    for (const r of rows) await this.#store.sealRecipientToken(r.id, r.token, await this.#box.seal(r.token));
     return rows.length;
   }
 
   /** Records one attempt's outcome; `final` failures mark the recipient and its delivery `failed`. */
-  async record(recipientId: string, now: number, outcome: { ok: true } | { ok: false; error: string; final: boolean }, countAttempt = true): Promise<void> {
-    await this.#db.transaction().execute(async (trx) => {
-      const r = await trx.selectFrom('human_input_form_recipients').select(['delivery_id', 'attempts']).where('id', '=', recipientId).executeTakeFirst();
-      if (!r) return;
-      const status = outcome.ok ? 'sent' : outcome.final ? 'failed' : 'pending';
-      // Once sent or finally failed, no mail needs the raw token again: only its hash is kept.
-      const done = status !== 'pending';
-      await trx
-        .updateTable('human_input_form_recipients')
-        .set({ status, attempts: r.attempts + (countAttempt ? 1 : 0), last_error: outcome.ok ? null : outcome.error, sent_at: outcome.ok ? now : null, updated_at: now, ...(done ? { token: null } : {}) })
-        .where('id', '=', recipientId)
-        .execute();
-      if (!outcome.ok && outcome.final) {
-        await trx.updateTable('human_input_deliveries').set({ status: 'failed', last_error: outcome.error }).where('id', '=', r.delivery_id).execute();
-      } else if (outcome.ok) {
-        const open = await trx.selectFrom('human_input_form_recipients').select('id').where('delivery_id', '=', r.delivery_id).where('status', '!=', 'sent').executeTakeFirst();
-        if (!open) await trx.updateTable('human_input_deliveries').set({ status: 'delivered', last_error: null }).where('id', '=', r.delivery_id).where('status', '=', 'pending').execute();
-      } else {
-        await trx.updateTable('human_input_deliveries').set({ last_error: outcome.error }).where('id', '=', r.delivery_id).execute();
-      }
-    });
+  async record(recipientId: string, now: number, outcome: AttemptOutcome, countAttempt = true): Promise<void> {
+    await this.#store.recordAttempt(recipientId, now, outcome, countAttempt);
   }
 
   /** Every email recipient of a run's forms with its state. */
   ofRun(runId: string): Promise<RecipientState[]> {
-    return recipientsOfRun(this.#db, runId);
+    return this.#store.recipientsOfRun(runId);
   }
 }

@@ -1,6 +1,8 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
-import type { Database, HumanInputFormTable } from '../store/schema.js';
+import type { Database } from '../store/schema.js';
+import { AccountStore } from '../accounts/account-store.js';
+import { FormStore, type FormStatus, type StoredForm } from './form-store.js';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
 import { newId, newSecret, sha256 } from '../infra/ids.js';
@@ -19,14 +21,13 @@ import {
 import { TIMEOUT_HANDLE, type HumanInputContext, type HumanInputDecision, type HumanInputGateway, type RunResumer } from './human-input-port.js';
 import { checkActionAndPresence, resolveValues } from './submission.js';
 import type { Queue } from '../infra/queue/queue.js';
-import { formIdOfRecipientToken, insertRecipients, resolveRecipients, withTokens, type TokenedRecipient } from './form-recipients.js';
+import { resolveRecipients, withTokens, type TokenedRecipient } from './form-recipients.js';
 import type { AppStore } from '../apps/app-store.js';
 
 /** Queue kind of one Human Input email (payload `{ recipientId }`); handled by src/mail. */
 export const HUMAN_INPUT_MAIL_JOB = 'human-input.mail';
 
-export const FORM_STATUSES = ['waiting', 'submitted', 'timeout', 'expired', 'closed'] as const;
-export type FormStatus = (typeof FORM_STATUSES)[number];
+export { FORM_STATUSES, type FormStatus } from './form-store.js';
 
 /** `GET /form/human_input/{token}` body. */
 export interface FormView {
@@ -89,19 +90,19 @@ export const FORM_TIMEOUT_SCAN_JOB = 'forms.timeout-scan';
  */
 export class FormService implements HumanInputGateway {
   readonly #d: FormServiceDeps;
+  readonly #store: FormStore;
   /** Scans run one after another; a caller waits for the scans before its own. */
   #scans: Promise<unknown> = Promise.resolve();
 
   constructor(deps: FormServiceDeps) {
     this.#d = deps;
+    this.#store = new FormStore(deps.db);
   }
 
   async decide(ctx: HumanInputContext): Promise<HumanInputDecision> {
-    const { db } = this.#d;
-    let row = await db.selectFrom('human_input_forms').selectAll().where('workflow_run_id', '=', ctx.runId).where('node_id', '=', ctx.nodeId).executeTakeFirst();
-    if (!row) row = await this.#create(ctx);
+    const row = (await this.#store.byRunNode(ctx.runId, ctx.nodeId)) ?? (await this.#create(ctx));
     const def = JSON.parse(row.definition) as FormDefinition;
-    const status = row.status as FormStatus;
+    const status = row.status;
     if (status === 'submitted') {
       const values = JSON.parse(row.submitted_data ?? '{}') as Record<string, unknown>;
       const action = def.actions.find((a) => a.id === row.selected_action_id)!;
@@ -123,7 +124,7 @@ export class FormService implements HumanInputGateway {
     throw new Error(`Human input form ${row.id} is ${status}; the run cannot continue at node ${ctx.nodeId}`);
   }
 
-  #timeoutDecision(nodeId: string, def: FormDefinition, row: HumanInputFormTable): HumanInputDecision {
+  #timeoutDecision(nodeId: string, def: FormDefinition, row: StoredForm): HumanInputDecision {
     const defaults: Record<string, unknown> = {};
     for (const input of def.inputs) defaults[input.output_variable_name] = def.resolvedDefaults[input.output_variable_name] ?? (input.type === 'file-list' ? [] : input.type === 'file' ? null : '');
     return {
@@ -134,13 +135,13 @@ export class FormService implements HumanInputGateway {
     };
   }
 
-  async #create(ctx: HumanInputContext): Promise<HumanInputFormTable> {
+  async #create(ctx: HumanInputContext): Promise<StoredForm> {
     const { db, config } = this.#d;
     const def = buildDefinition(ctx);
     const now = ctx.now;
     const globalMs = config.humanInputGlobalTimeoutSeconds * 1000;
     const token = hasWebappDelivery(def) ? newSecret(24) : null;
-    const row: HumanInputFormTable = {
+    const row: StoredForm = {
       id: newId(),
       app_id: ctx.appId,
       workflow_run_id: ctx.runId,
@@ -162,25 +163,21 @@ export class FormService implements HumanInputGateway {
     // Recipients and their tokens are made before the transaction (sealing may read the server key).
     const recipientsOf = new Map<number, TokenedRecipient[]>();
     for (const [i, m] of def.deliveryMethods.entries()) {
-      if (m.type === 'email') recipientsOf.set(i, await withTokens(this.#d.box, await resolveRecipients(db, m.config)));
+      if (m.type === 'email') recipientsOf.set(i, await withTokens(this.#d.box, await resolveRecipients(new AccountStore(db), m.config)));
     }
     let mails = 0;
     await db.transaction().execute(async (trx) => {
-      const ins = await trx.insertInto('human_input_forms').values(row).onConflict((oc) => oc.columns(['workflow_run_id', 'node_id']).doNothing()).executeTakeFirst();
-      if (Number(ins.numInsertedOrUpdatedRows ?? 1n) === 0) return;
+      if (!(await this.#store.insert(row, trx))) return;
       for (const [i, m] of def.deliveryMethods.entries()) {
         const deliveryId = newId();
         const config = m.type === 'email' ? { ...m.config, rendered: renderEmail(ctx, m.config) } : m.config;
-        await trx
-          .insertInto('human_input_deliveries')
-          .values({ id: deliveryId, form_id: row.id, type: m.type, config: JSON.stringify(config), status: m.type === 'webapp' ? 'delivered' : 'pending', last_error: null, created_at: now })
-          .execute();
+        await this.#store.insertDelivery({ id: deliveryId, formId: row.id, type: m.type, config: JSON.stringify(config), status: m.type === 'webapp' ? 'delivered' : 'pending', now }, trx);
         if (m.type !== 'email') continue;
         const recipients = recipientsOf.get(i) ?? [];
         if (recipients.length === 0) {
-          await trx.updateTable('human_input_deliveries').set({ status: 'failed', last_error: 'No recipients: no external address and no member account with an email address' }).where('id', '=', deliveryId).execute();
+          await this.#store.failDelivery(deliveryId, 'No recipients: no external address and no member account with an email address', trx);
         }
-        for (const recipientId of await insertRecipients(trx, row.id, deliveryId, recipients, now)) {
+        for (const recipientId of await this.#store.insertRecipients(row.id, deliveryId, recipients, now, trx)) {
           await this.#d.queue.enqueue(HUMAN_INPUT_MAIL_JOB, { recipientId }, { tx: trx });
           mails++;
         }
@@ -188,22 +185,18 @@ export class FormService implements HumanInputGateway {
     });
     if (mails > 0) this.#d.queue.notify();
     // A concurrent creator may have won the unique (run, node) key: use the stored row.
-    return db.selectFrom('human_input_forms').selectAll().where('workflow_run_id', '=', ctx.runId).where('node_id', '=', ctx.nodeId).executeTakeFirstOrThrow();
+    const stored = await this.#store.byRunNode(ctx.runId, ctx.nodeId);
+    if (!stored) throw new Error(`Human input form of run ${ctx.runId} at node ${ctx.nodeId} vanished after it was written`);
+    return stored;
   }
 
   /** Compare-and-set of a form's status; true when this caller made the change. */
-  async #transition(id: string, from: FormStatus, to: FormStatus, extra: Partial<HumanInputFormTable> = {}, tx?: Transaction<Database>): Promise<boolean> {
-    const res = await (tx ?? this.#d.db)
-      .updateTable('human_input_forms')
-      .set({ ...extra, status: to, updated_at: this.#d.clock.now() })
-      .where('id', '=', id)
-      .where('status', '=', from)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1;
+  #transition(id: string, from: FormStatus, to: FormStatus, extra: Partial<StoredForm> = {}, tx?: Kysely<Database>): Promise<boolean> {
+    return this.#store.transition(id, from, to, this.#d.clock.now(), extra, tx);
   }
 
   /** The form behind a token, checked like Dify: 404 unless it is this app's web-app form, then 412s. */
-  async #activeForm(appId: string, token: string): Promise<{ row: HumanInputFormTable; def: FormDefinition }> {
+  async #activeForm(appId: string, token: string): Promise<{ row: StoredForm; def: FormDefinition }> {
     const row = await this.#formByWebappToken(token);
     if (!row || row.app_id !== appId) throw formNotFound();
     const def = JSON.parse(row.definition) as FormDefinition;
@@ -212,24 +205,23 @@ export class FormService implements HumanInputGateway {
   }
 
   /** The form of a web-app token (the Service API's and the web surface's). */
-  async #formByWebappToken(token: string): Promise<HumanInputFormTable | undefined> {
+  async #formByWebappToken(token: string): Promise<StoredForm | undefined> {
     if (token === '' || token.length > 200) return undefined;
     // looked up by hash (the table keeps no plain web-app token), so the database compares digests, not secrets
-    return this.#d.db.selectFrom('human_input_forms').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
+    return this.#store.byTokenHash(sha256(token));
   }
 
   /** The form of any token the web surface accepts: a web-app token or an email recipient's personal token. */
-  async #formByWebToken(token: string): Promise<HumanInputFormTable | undefined> {
+  async #formByWebToken(token: string): Promise<StoredForm | undefined> {
     const byWebapp = await this.#formByWebappToken(token);
     if (byWebapp) return hasWebappDelivery(JSON.parse(byWebapp.definition) as FormDefinition) ? byWebapp : undefined;
     if (token === '' || token.length > 200) return undefined;
     // by hash too: the table keeps no plain recipient token (see #formByWebappToken)
-    const formId = await formIdOfRecipientToken(this.#d.db, token);
-    if (formId === undefined) return undefined;
-    return this.#d.db.selectFrom('human_input_forms').selectAll().where('id', '=', formId).executeTakeFirst();
+    const formId = await this.#store.formIdOfRecipientTokenHash(sha256(token));
+    return formId === undefined ? undefined : this.#store.byId(formId);
   }
 
-  #checkActive(row: HumanInputFormTable, def: FormDefinition): { row: HumanInputFormTable; def: FormDefinition } {
+  #checkActive(row: StoredForm, def: FormDefinition): { row: StoredForm; def: FormDefinition } {
     const now = this.#d.clock.now();
     if (row.status === 'submitted') throw formSubmitted(row.id);
     const pastDeadline = now >= row.expiration_time || (row.global_deadline !== null && now >= row.global_deadline);
@@ -245,7 +237,7 @@ export class FormService implements HumanInputGateway {
     return this.#view(row, def);
   }
 
-  #view(row: HumanInputFormTable, def: FormDefinition): FormView {
+  #view(row: StoredForm, def: FormDefinition): FormView {
     return {
       form_content: def.formContent,
       inputs: def.inputs,
@@ -261,7 +253,7 @@ export class FormService implements HumanInputGateway {
     await this.#submitRow(row, def, input);
   }
 
-  async #submitRow(found: HumanInputFormTable, foundDef: FormDefinition, input: SubmitInput): Promise<void> {
+  async #submitRow(found: StoredForm, foundDef: FormDefinition, input: SubmitInput): Promise<void> {
     const { row, def } = this.#checkActive(found, foundDef);
     checkActionAndPresence(def.actions, def.inputs, input.action, input.inputs);
     const endUser = await this.#d.endUsers.getOrCreate(input.appId, input.user);
@@ -285,8 +277,7 @@ export class FormService implements HumanInputGateway {
       return ok;
     });
     if (!won) {
-      const now = await this.#d.db.selectFrom('human_input_forms').select('status').where('id', '=', row.id).executeTakeFirstOrThrow();
-      throw now.status === 'submitted' ? formSubmitted(row.id) : formExpired(row.id);
+      throw (await this.#store.status(row.id)) === 'submitted' ? formSubmitted(row.id) : formExpired(row.id);
     }
     this.#d.queue.notify();
   }
@@ -337,25 +328,12 @@ export class FormService implements HumanInputGateway {
   }
 
   async closeForms(runId: string): Promise<void> {
-    await this.#d.db
-      .updateTable('human_input_forms')
-      .set({ status: 'closed', updated_at: this.#d.clock.now() })
-      .where('workflow_run_id', '=', runId)
-      .where('status', '=', 'waiting')
-      .execute();
+    await this.#store.closeWaiting(runId, this.#d.clock.now());
   }
 
   /** Forms of a run that were resolved (submitted or timed out); the run side uses it to re-check after pausing. */
   async hasResolvedForms(runId: string, nodeIds: readonly string[]): Promise<boolean> {
-    if (nodeIds.length === 0) return false;
-    const r = await this.#d.db
-      .selectFrom('human_input_forms')
-      .select('id')
-      .where('workflow_run_id', '=', runId)
-      .where('node_id', 'in', [...nodeIds])
-      .where('status', 'in', ['submitted', 'timeout'])
-      .executeTakeFirst();
-    return r !== undefined;
+    return this.#store.hasResolved(runId, nodeIds);
   }
 
   /**
@@ -369,16 +347,8 @@ export class FormService implements HumanInputGateway {
   }
 
   async #scanOnce(): Promise<number> {
-    const { db, clock } = this.#d;
-    const now = clock.now();
-    const due = await db
-      .selectFrom('human_input_forms')
-      .selectAll()
-      .where('status', '=', 'waiting')
-      .where((eb) => eb.or([eb('expiration_time', '<=', now), eb('global_deadline', '<=', now)]))
-      .orderBy('expiration_time')
-      .limit(100)
-      .execute();
+    const now = this.#d.clock.now();
+    const due = await this.#store.due(now, 100);
     let n = 0;
     for (const row of due) {
       try {
@@ -400,11 +370,8 @@ export class FormService implements HumanInputGateway {
 
   /** Seals the plain tokens of rows written before migration 016 (their hash is already set). */
   async sealLegacyTokens(): Promise<number> {
-    const { db, box } = this.#d;
-    const rows = await db.selectFrom('human_input_forms').select(['id', 'token']).where('token', 'is not', null).where('token', 'not like', 'dovetail-sealed:%').execute();
-    for (const r of rows) {
-      await db.updateTable('human_input_forms').set({ token: await box.seal(r.token!), token_hash: sha256(r.token!) }).where('id', '=', r.id).where('token', '=', r.token).execute();
-    }
+    const rows = await this.#store.plainFormTokens();
+    for (const r of rows) await this.#store.sealFormToken(r.id, r.token, await this.#d.box.seal(r.token), sha256(r.token));
     return rows.length;
   }
 

@@ -3,6 +3,7 @@ import type { Database } from '../store/schema.js';
 import { DEFAULT_USER } from '../apps/end-users.js';
 import { invalidParam } from '../infra/errors.js';
 import { RunStore } from './run-store.js';
+import { AccountStore } from '../accounts/account-store.js';
 
 /**
  * The `status` filter of `GET /workflows/logs`: Dify's `WorkflowExecutionStatus` values (its
@@ -48,7 +49,7 @@ export class WorkflowLogs {
     const after = isoMs('created_at__after', q.createdAfter);
     if (q.account) {
       // Runs are only ever started by end users through the API; an account that exists has none.
-      const acc = await this.#db.selectFrom('accounts').select('id').where('name', '=', q.account).executeTakeFirst();
+      const acc = await new AccountStore(this.#db).byName(q.account);
       if (!acc) throw invalidParam(`created_by_account: no account named "${q.account}"`);
     }
     const { total, rows } = await this.#runs.workflowLogs({

@@ -11,7 +11,7 @@ import { PROJECT_ROOT } from '../helpers/fixtures.js';
  * entry left behind after its SQL moved (shrink the entry).
  */
 const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
-  accounts: { writers: ['accounts/account-service.ts', 'feedback/feedback-store.ts'], readers: ['forms/form-recipients.ts', 'runs/workflow-logs.ts'] },  // TODO(#17): one store writes it
+  accounts: { writers: ['accounts/account-store.ts'] },
   annotation_embeddings: { writers: ['annotations/annotation-index.ts', 'annotations/annotation-service.ts'] },  // TODO(#17): one store writes it
   annotation_hit_histories: { writers: ['annotations/annotation-service.ts'] },
   annotation_jobs: { writers: ['annotations/annotation-service.ts'] },
@@ -28,9 +28,9 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   documents: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/datasets.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
   end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-store.ts'] },
   feedback_page_snapshots: { writers: ['feedback/feedback-store.ts'] },
-  human_input_deliveries: { writers: ['apps/app-data.ts', 'forms/form-recipients.ts', 'forms/form-service.ts'] },  // TODO(#17): one store writes it
-  human_input_form_recipients: { writers: ['forms/form-recipients.ts'] },
-  human_input_forms: { writers: ['forms/form-service.ts'], readers: ['apps/app-data.ts', 'forms/form-recipients.ts'] },
+  human_input_deliveries: { writers: ['forms/form-store.ts'] },
+  human_input_form_recipients: { writers: ['forms/form-store.ts'] },
+  human_input_forms: { writers: ['forms/form-store.ts'] },
   indexing_runs: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/ingest/indexer.ts', 'knowledge/ingest/run-ownership.ts'] },  // TODO(#17): one store writes it
   job_outbox: { writers: ['infra/queue/outbox-relay.ts'], readers: ['infra/queue/bullmq-queue.ts'] },
   jobs: { writers: ['infra/queue/db-queue.ts'], readers: ['infra/queue/job-counts.ts'] },
@@ -43,7 +43,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   server_secrets: { writers: ['infra/server-keys.ts'] },
   tag_bindings: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/tags.ts'], readers: ['knowledge/datasets.ts'] },  // TODO(#17): one store writes it
   tags: { writers: ['knowledge/documents/tags.ts'], readers: ['knowledge/datasets.ts'] },
-  upload_files: { writers: ['files/upload-service.ts'] },
+  upload_files: { writers: ['files/file-store.ts'] },
   workflow_run_events: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store: the log, and the run row's transactions that append to it
   workflow_run_snapshots: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store
   workflow_runs: { writers: ['runs/run-store.ts'] },
