@@ -14,6 +14,9 @@ import { INDEXING_TECHNIQUES } from '../datasets.js';
 import { defaultHierarchicalRule, parseProcessRule, processRuleToWire, type ProcessRule } from '../ingest/process-rule.js';
 import type { KeywordIndex } from '../index/keyword-index.js';
 import type { VectorIndex } from '../index/vector-index.js';
+import { DatasetStore } from '../dataset-store.js';
+import { MetadataStore } from './metadata-store.js';
+import { TagStore } from './tag-store.js';
 
 export const INDEX_JOB = 'knowledge.index';
 export interface IndexJobPayload {
@@ -57,6 +60,9 @@ export class DocumentService {
   readonly #clock: Clock;
   readonly #uploads: UploadService;
   readonly #datasets: DatasetService;
+  readonly #datasetRows: DatasetStore;
+  readonly #metadata: MetadataStore;
+  readonly #tags: TagStore;
   readonly #queue: Queue;
   readonly #keyword: KeywordIndex;
   readonly #vectors: VectorIndex;
@@ -81,6 +87,9 @@ export class DocumentService {
     this.#clock = deps.clock;
     this.#uploads = deps.uploads;
     this.#datasets = deps.datasets;
+    this.#datasetRows = new DatasetStore(deps.db);
+    this.#metadata = new MetadataStore(deps.db);
+    this.#tags = new TagStore(deps.db);
     this.#queue = deps.queue;
     this.#keyword = deps.keyword;
     this.#vectors = deps.vectors;
@@ -329,9 +338,9 @@ export class DocumentService {
       await trx.deleteFrom('segments').where('document_id', '=', doc.id).execute();
       await trx.deleteFrom('parent_chunks').where('document_id', '=', doc.id).execute();
       await trx.deleteFrom('indexing_runs').where('document_id', '=', doc.id).execute();
-      await trx.deleteFrom('document_metadata_values').where('document_id', '=', doc.id).execute();
+      await this.#metadata.deleteForDocument(trx, doc.id);
       await trx.deleteFrom('documents').where('id', '=', doc.id).execute();
-      await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', datasetId).execute();
+      await this.#datasetRows.bumpIndexVersion(datasetId, trx);
     });
   }
 
@@ -340,10 +349,9 @@ export class DocumentService {
     const docs = await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', datasetId).execute();
     for (const d of docs) await this.delete(datasetId, d.id);
     await this.#db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('tag_bindings').where('target_id', '=', datasetId).execute();
-      await trx.deleteFrom('document_metadata_values').where('dataset_id', '=', datasetId).execute();
-      await trx.deleteFrom('dataset_metadata').where('dataset_id', '=', datasetId).execute();
-      await trx.deleteFrom('datasets').where('id', '=', datasetId).execute();
+      await this.#tags.unbindDataset(datasetId, trx);
+      await this.#metadata.deleteForDataset(trx, datasetId);
+      await this.#datasetRows.delete(datasetId, trx);
     });
   }
 

@@ -14,6 +14,7 @@ import type { KeywordIndex } from '../index/keyword-index.js';
 import type { VectorIndex } from '../index/vector-index.js';
 import type { NewSegment, SegmentPatch, SegmentQuery } from './segment-input.js';
 import type { Chunk } from './segment-wire.js';
+import { DatasetStore } from '../dataset-store.js';
 
 type Trx = Transaction<Database>;
 
@@ -28,6 +29,7 @@ const INDEXING = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'pa
  */
 export class SegmentService {
   readonly #db: Kysely<Database>;
+  readonly #datasets: DatasetStore;
   readonly #clock: Clock;
   readonly #embedder: Embedder;
   readonly #keyword: KeywordIndex;
@@ -48,6 +50,7 @@ export class SegmentService {
     offload: TextOffload;
   }) {
     this.#db = deps.db;
+    this.#datasets = new DatasetStore(deps.db);
     this.#offload = deps.offload;
     this.#clock = deps.clock;
     this.#embedder = deps.embedder;
@@ -180,7 +183,7 @@ export class SegmentService {
       }
       const out = await fn(trx, now);
       await this.#totals(trx, doc);
-      await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', doc.dataset_id).execute();
+      await this.#datasets.bumpIndexVersion(doc.dataset_id, trx);
       return out;
     });
   }

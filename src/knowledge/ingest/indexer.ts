@@ -17,6 +17,7 @@ import type { KeywordIndex } from '../index/keyword-index.js';
 import type { SegmentWriter } from '../index/search-dialect.js';
 import type { VectorIndex } from '../index/vector-index.js';
 import { assertOwner, Fenced, turn } from './run-ownership.js';
+import { DatasetStore } from '../dataset-store.js';
 
 /**
  * Segments stored per transaction without embeddings. Each batch is written synchronously on
@@ -36,6 +37,7 @@ const ACTIVE = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'];
  */
 export class Indexer {
   readonly #db: Kysely<Database>;
+  readonly #datasets: DatasetStore;
   readonly #segments: SegmentWriter;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -79,6 +81,7 @@ export class Indexer {
   }) {
     this.#onIndexed = deps.onIndexed ?? (() => undefined);
     this.#db = deps.db;
+    this.#datasets = new DatasetStore(deps.db);
     this.#segments = deps.segments;
     this.#clock = deps.clock;
     this.#log = deps.logger;
@@ -376,7 +379,7 @@ export class Indexer {
       await this.#vectors.removeOtherGenerations(trx, run.document_id, run.generation);
       await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
       await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
-      await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', run.dataset_id).execute();
+      await this.#datasets.bumpIndexVersion(run.dataset_id, trx);
       const done = await trx
         .updateTable('indexing_runs')
         .set({ status: 'completed', completed_at: now, tokens, word_count: words, updated_at: now })

@@ -9,6 +9,7 @@ import { parseMetadataFilter, type MetadataFilter } from './metadata-filter.js';
 import type { RetrievalModel } from './retrieval-model.js';
 import type { RetrievalService, RetrievedSegment } from './retrieval.js';
 import { countHits, type HitCounter } from './hit-counter.js';
+import { DatasetStore } from '../dataset-store.js';
 
 /**
  * The engine's knowledge port over `RetrievalService`: resolves the app's datasets (same
@@ -16,6 +17,7 @@ import { countHits, type HitCounter } from './hit-counter.js';
  */
 export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
   readonly #db: Kysely<Database>;
+  readonly #datasetRows: DatasetStore;
   readonly #datasets: DatasetService;
   readonly #apps: Pick<AppStore, 'workspaceOf'>;
   readonly #retrieval: RetrievalService;
@@ -25,6 +27,7 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
 
   constructor(deps: { db: Kysely<Database>; apps: Pick<AppStore, 'workspaceOf'>; datasets: DatasetService; retrieval: RetrievalService; hits: HitCounter; metadata: MetadataService; topKMax: number }) {
     this.#db = deps.db;
+    this.#datasetRows = new DatasetStore(deps.db);
     this.#apps = deps.apps;
     this.#metadata = deps.metadata;
     this.#datasets = deps.datasets;
@@ -119,7 +122,7 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
     if (ids.length === 0) return [];
     const workspaceId = await this.#apps.workspaceOf(appId);
     if (workspaceId === undefined) return [];
-    return this.#db.selectFrom('datasets').selectAll('datasets').where('id', 'in', ids).where('workspace_id', '=', workspaceId).execute();
+    return this.#datasetRows.findMany(workspaceId, ids);
   }
 }
 
