@@ -2,8 +2,19 @@ import type { Kysely } from 'kysely';
 import type { Database, DocumentTable } from '../../store/schema.js';
 import { inBatches } from '../../store/statement-batches.js';
 
-/** A document as stored (the `documents` row; the services and the wire read it in this shape). */
-export type Document = DocumentTable;
+/** A document's (and an indexing run's) indexing status. */
+export const INDEXING_STATUSES = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'completed', 'error', 'paused'] as const;
+export type IndexingStatus = (typeof INDEXING_STATUSES)[number];
+/** Statuses in which a document is being indexed (or paused mid-way). */
+export const INDEXING_STATES: readonly IndexingStatus[] = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'paused'];
+
+/** A document as stored (the `documents` row, its status typed; the services and the wire read it in this shape). */
+export type Document = Omit<DocumentTable, 'indexing_status'> & { indexing_status: IndexingStatus };
+
+/** What an update of a document may change. */
+export type DocumentChange = Partial<Omit<Document, 'id' | 'dataset_id' | 'created_at'>>;
+
+const toDocument = (r: DocumentTable): Document => r as Document;
 
 /** What a dataset's documents add up to. */
 export interface DocumentTotals {
@@ -77,13 +88,13 @@ export class DocumentStore {
 
   async findMany(datasetId: string, ids: readonly string[]): Promise<Document[]> {
     if (ids.length === 0) return [];
-    return this.#db.selectFrom('documents').selectAll().where('dataset_id', '=', datasetId).where('id', 'in', [...new Set(ids)]).execute();
+    return (await this.#db.selectFrom('documents').selectAll().where('dataset_id', '=', datasetId).where('id', 'in', [...new Set(ids)]).execute()).map(toDocument);
   }
 
   /** The served documents (enabled, not archived, with an indexed version) of these datasets. */
   async served(datasetIds: readonly string[]): Promise<Document[]> {
     if (datasetIds.length === 0) return [];
-    return this.#db
+    const rows = await this.#db
       .selectFrom('documents')
       .selectAll()
       .where('dataset_id', 'in', [...datasetIds])
@@ -91,5 +102,116 @@ export class DocumentStore {
       .where('archived', '=', 0)
       .where('active_generation', '>', 0)
       .execute();
+    return rows.map(toDocument);
+  }
+
+  async find(datasetId: string, id: string): Promise<Document | undefined> {
+    const r = await this.#db.selectFrom('documents').selectAll().where('id', '=', id).where('dataset_id', '=', datasetId).executeTakeFirst();
+    return r ? toDocument(r) : undefined;
+  }
+
+  /** A document by id alone (the indexer's view). */
+  async byId(id: string): Promise<Document | undefined> {
+    const r = await this.#db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? toDocument(r) : undefined;
+  }
+
+  async status(db: Kysely<Database>, id: string): Promise<IndexingStatus | undefined> {
+    return (await db.selectFrom('documents').select('indexing_status').where('id', '=', id).executeTakeFirst())?.indexing_status as IndexingStatus | undefined;
+  }
+
+  /** A page of a dataset's documents, newest position first. */
+  async page(datasetId: string, page: number, limit: number, keyword?: string): Promise<{ rows: Document[]; total: number }> {
+    let q = this.#db.selectFrom('documents').where('dataset_id', '=', datasetId);
+    if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
+    const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const rows = await q.selectAll().orderBy('position', 'desc').limit(limit).offset((page - 1) * limit).execute();
+    return { rows: rows.map(toDocument), total };
+  }
+
+  async idsOf(datasetId: string): Promise<string[]> {
+    return (await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', datasetId).execute()).map((r) => r.id);
+  }
+
+  /** The `data_source_type` of each of these documents. */
+  async sourceTypes(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.#db.selectFrom('documents').select(['id', 'data_source_type']).where('id', 'in', [...new Set(ids)]).execute();
+    return new Map(rows.map((d) => [d.id, d.data_source_type]));
+  }
+
+  /** Inserts a document at the end of its dataset (inside the caller's transaction); answers its position. */
+  async insertLast(db: Kysely<Database>, doc: Omit<Document, 'position'>): Promise<Document> {
+    const max = await db.selectFrom('documents').select((eb) => eb.fn.max<number>('position').as('p')).where('dataset_id', '=', doc.dataset_id).executeTakeFirst();
+    const row: Document = { ...doc, position: Number(max?.p ?? 0) + 1 };
+    await db.insertInto('documents').values(row).execute();
+    return row;
+  }
+
+  /**
+   * Accepts a new version (inside the caller's transaction): a compare-and-set on
+   * `latest_generation` of a `completed` or `error` document; false when another won.
+   */
+  async acceptVersion(db: Kysely<Database>, id: string, expectedGeneration: number, set: DocumentChange): Promise<boolean> {
+    const res = await db
+      .updateTable('documents')
+      .set(set)
+      .where('id', '=', id)
+      .where('latest_generation', '=', expectedGeneration)
+      .where('indexing_status', 'in', ['completed', 'error'])
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /** Sets what a stage of the document's latest version reports (nothing when `generation` is no longer the latest). */
+  async setLatestStatus(db: Kysely<Database>, id: string, generation: number, set: { indexing_status: IndexingStatus; error?: string | null; updated_at: number }): Promise<void> {
+    await db.updateTable('documents').set(set).where('id', '=', id).where('latest_generation', '=', generation).execute();
+  }
+
+  /** Serves `generation` (still the latest) as completed (inside the caller's transaction); false when superseded. */
+  async activate(db: Kysely<Database>, id: string, generation: number, set: { tokens: number; word_count: number; updated_at: number }): Promise<boolean> {
+    const res = await db
+      .updateTable('documents')
+      .set({ ...set, active_generation: generation, indexing_status: 'completed', error: null })
+      .where('id', '=', id)
+      .where('latest_generation', '=', generation)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Takes the document row for a segment edit (inside the caller's transaction): true when it is
+   * still `completed`, serving `generation`, with no newer version accepted.
+   */
+  async takeForEdit(db: Kysely<Database>, id: string, generation: number, now: number): Promise<boolean> {
+    const res = await db
+      .updateTable('documents')
+      .set({ updated_at: now })
+      .where('id', '=', id)
+      .where('indexing_status', '=', 'completed')
+      .where('active_generation', '=', generation)
+      .whereRef('latest_generation', '=', 'active_generation')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  async setTotals(db: Kysely<Database>, id: string, totals: { word_count: number; tokens: number }): Promise<void> {
+    await db.updateTable('documents').set(totals).where('id', '=', id).execute();
+  }
+
+  /** Applies a status action to these documents unless they are in `column`'s target already or being indexed. */
+  async setFlags(ids: readonly string[], set: DocumentChange, column: 'enabled' | 'archived', target: number): Promise<void> {
+    await this.#db
+      .updateTable('documents')
+      .set(set)
+      .where('id', 'in', [...ids])
+      .where(column, '<>', target)
+      .where('indexing_status', 'not in', INDEXING_STATES)
+      .execute();
+  }
+
+  /** Deletes a document row (inside the caller's transaction). */
+  async delete(db: Kysely<Database>, id: string): Promise<void> {
+    await db.deleteFrom('documents').where('id', '=', id).execute();
   }
 }

@@ -15,10 +15,9 @@ import type { VectorIndex } from '../index/vector-index.js';
 import type { NewSegment, SegmentPatch, SegmentQuery } from './segment-input.js';
 import type { Chunk } from './segment-wire.js';
 import { DatasetStore } from '../dataset-store.js';
+import { DocumentStore, INDEXING_STATES } from './document-store.js';
 
 type Trx = Transaction<Database>;
-
-const INDEXING = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'paused'];
 
 /**
  * Segment editing for knowledge-base documents (Dify's SegmentService). Edits apply to the segments
@@ -30,6 +29,7 @@ const INDEXING = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'pa
 export class SegmentService {
   readonly #db: Kysely<Database>;
   readonly #datasets: DatasetStore;
+  readonly #documents: DocumentStore;
   readonly #clock: Clock;
   readonly #embedder: Embedder;
   readonly #keyword: KeywordIndex;
@@ -51,6 +51,7 @@ export class SegmentService {
   }) {
     this.#db = deps.db;
     this.#datasets = new DatasetStore(deps.db);
+    this.#documents = new DocumentStore(deps.db);
     this.#offload = deps.offload;
     this.#clock = deps.clock;
     this.#embedder = deps.embedder;
@@ -118,7 +119,7 @@ export class SegmentService {
 
   /** A document being (re)indexed or whose last version failed cannot have its segments edited. */
   #notEditable(doc: Pick<DocumentTable, 'indexing_status'>): Error {
-    if (INDEXING.includes(doc.indexing_status)) return documentIndexing();
+    if ((INDEXING_STATES as readonly string[]).includes(doc.indexing_status)) return documentIndexing();
     return invalidParam('Document is not available');
   }
 
@@ -168,18 +169,10 @@ export class SegmentService {
   async write<T>(doc: DocumentTable, fn: (trx: Trx, now: number) => Promise<T>): Promise<T> {
     return this.#db.transaction().execute(async (trx) => {
       const now = this.#clock.now();
-      const res = await trx
-        .updateTable('documents')
-        .set({ updated_at: now })
-        .where('id', '=', doc.id)
-        .where('indexing_status', '=', 'completed')
-        .where('active_generation', '=', doc.active_generation)
-        .whereRef('latest_generation', '=', 'active_generation')
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) {
-        const current = await trx.selectFrom('documents').select('indexing_status').where('id', '=', doc.id).executeTakeFirst();
+      if (!(await this.#documents.takeForEdit(trx, doc.id, doc.active_generation, now))) {
+        const current = await this.#documents.status(trx, doc.id);
         if (!current) throw notFound('Document not found.'); // deleted meanwhile
-        throw this.#notEditable(current);
+        throw this.#notEditable({ indexing_status: current });
       }
       const out = await fn(trx, now);
       await this.#totals(trx, doc);
@@ -205,11 +198,7 @@ export class SegmentService {
             .where('generation', '=', doc.active_generation)
             .where('parent_id', 'is', null)
             .executeTakeFirst();
-    await trx
-      .updateTable('documents')
-      .set({ word_count: Number(agg?.w ?? 0), tokens: Number(agg?.t ?? 0) })
-      .where('id', '=', doc.id)
-      .execute();
+    await this.#documents.setTotals(trx, doc.id, { word_count: Number(agg?.w ?? 0), tokens: Number(agg?.t ?? 0) });
   }
 
   /** Inserts segment rows and indexes them (keyword always, vectors when given). @internal Shared with ChildChunkService. */
