@@ -1,4 +1,3 @@
-import { inBatches } from '../store/statement-batches.js';
 import type { Kysely } from 'kysely';
 import type { Database, DatasetTable } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
@@ -8,6 +7,9 @@ import { invalidParam, notFound } from '../infra/errors.js';
 import { datasetNameDuplicate } from './errors.js';
 import type { Embedder } from './ingest/embedder.js';
 import type { DatasetTag } from './documents/tags.js';
+import { DatasetStore } from './dataset-store.js';
+import { DocumentStore, type DocumentTotals } from './documents/document-store.js';
+import { TagStore } from './documents/tag-store.js';
 import { parseRetrievalModel, retrievalModelToWire, type RetrievalModel } from './retrieval/retrieval-model.js';
 
 export const INDEXING_TECHNIQUES = ['economy', 'high_quality'] as const;
@@ -44,24 +46,21 @@ function checkPermission(v: unknown): string {
   return v;
 }
 
-export interface DatasetStats {
-  readonly documents: number;
-  readonly words: number;
-  /** Documents with indexed content being served. */
-  readonly available: number;
-  /** The `doc_form` its documents share. */
-  readonly docForm: string | null;
-}
+export type DatasetStats = DocumentTotals;
 
 /** Knowledge bases of a workspace. */
 export class DatasetService {
-  readonly #db: Kysely<Database>;
+  readonly #store: DatasetStore;
+  readonly #documents: DocumentStore;
+  readonly #tags: TagStore;
   readonly #clock: Clock;
   readonly #embedder: Embedder;
   readonly #topKMax: number;
 
   constructor(db: Kysely<Database>, clock: Clock, embedder: Embedder, topKMax: number) {
-    this.#db = db;
+    this.#store = new DatasetStore(db);
+    this.#documents = new DocumentStore(db);
+    this.#tags = new TagStore(db);
     this.#clock = clock;
     this.#embedder = embedder;
     this.#topKMax = topKMax;
@@ -75,8 +74,7 @@ export class DatasetService {
     const technique = checkTechnique(input.indexingTechnique);
     const permission = checkPermission(input.permission);
     const retrieval = parseRetrievalModel(input.retrievalModel, this.#topKMax, technique === 'high_quality' ? 'semantic_search' : 'keyword_search');
-    const dup = await this.#db.selectFrom('datasets').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
-    if (dup) throw datasetNameDuplicate();
+    if (await this.#store.nameTaken(workspaceId, name)) throw datasetNameDuplicate();
     const now = this.#clock.now();
     const row: DatasetTable = {
       id: newId(),
@@ -94,23 +92,19 @@ export class DatasetService {
       created_at: now,
       updated_at: now,
     };
-    await this.#db.insertInto('datasets').values(row).execute();
+    await this.#store.insert(row);
     return row;
   }
 
   async get(workspaceId: string, id: string): Promise<DatasetTable> {
-    const row = await this.#db.selectFrom('datasets').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const row = await this.#store.find(workspaceId, id);
     if (!row) throw datasetNotFound();
     return row;
   }
 
   /** The ids among `ids` that name no dataset of the workspace (import warnings). */
   async missing(workspaceId: string, ids: readonly string[]): Promise<string[]> {
-    const found = new Set<string>();
-    for (const batch of inBatches([...new Set(ids)])) {
-      const rows = await this.#db.selectFrom('datasets').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', batch).execute();
-      for (const r of rows) found.add(r.id);
-    }
+    const found = await this.#store.existing(workspaceId, ids);
     return ids.filter((id) => !found.has(id));
   }
 
@@ -119,23 +113,7 @@ export class DatasetService {
    * those knowledge tags (Dify's `get_target_ids_by_tag_ids`): none when no dataset is.
    */
   async list(workspaceId: string, page: number, limit: number, keyword?: string, tagIds?: readonly string[]): Promise<{ rows: DatasetTable[]; total: number }> {
-    let q = this.#db.selectFrom('datasets').where('workspace_id', '=', workspaceId);
-    if (tagIds !== undefined && tagIds.length > 0) {
-      q = q.where('id', 'in', (eb) =>
-        eb
-          .selectFrom('tag_bindings as b')
-          .innerJoin('tags as t', 't.id', 'b.tag_id')
-          .select('b.target_id')
-          .where('b.workspace_id', '=', workspaceId)
-          .where('t.workspace_id', '=', workspaceId)
-          .where('t.type', '=', 'knowledge')
-          .where('b.tag_id', 'in', [...new Set(tagIds)]),
-      );
-    }
-    if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
-    const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const rows = await q.selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).offset((page - 1) * limit).execute();
-    return { rows, total };
+    return this.#store.page(workspaceId, page, limit, keyword, tagIds === undefined ? undefined : { tags: this.#tags, tagIds });
   }
 
   async update(workspaceId: string, id: string, patch: Record<string, unknown>): Promise<DatasetTable> {
@@ -143,8 +121,7 @@ export class DatasetService {
     const set: Partial<DatasetTable> = {};
     if (patch.name !== undefined) {
       set.name = checkName(patch.name);
-      const dup = await this.#db.selectFrom('datasets').select('id').where('workspace_id', '=', workspaceId).where('name', '=', set.name).where('id', '<>', id).executeTakeFirst();
-      if (dup) throw datasetNameDuplicate();
+      if (await this.#store.nameTaken(workspaceId, set.name, id)) throw datasetNameDuplicate();
     }
     if (patch.description !== undefined) {
       if (typeof patch.description !== 'string' || patch.description.length > 400) throw invalidParam('Description cannot exceed 400 characters.');
@@ -154,8 +131,7 @@ export class DatasetService {
     if (patch.indexing_technique !== undefined) {
       const t = checkTechnique(patch.indexing_technique);
       if (t !== ds.indexing_technique) {
-        const docs = await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', id).executeTakeFirst();
-        if (docs) throw invalidParam('indexing_technique cannot be changed once the dataset has documents.');
+        if (await this.#documents.hasAny(id)) throw invalidParam('indexing_technique cannot be changed once the dataset has documents.');
         set.indexing_technique = t;
         set.embedding_model = t === 'high_quality' ? this.#embedder.model : null;
         set.embedding_model_provider = t === 'high_quality' ? this.#embedder.provider : null;
@@ -166,23 +142,18 @@ export class DatasetService {
     }
     if (Object.keys(set).length === 0) return ds;
     set.updated_at = this.#clock.now();
-    await this.#db.updateTable('datasets').set(set).where('id', '=', id).execute();
+    await this.#store.update(id, set);
     return { ...ds, ...set };
   }
 
   /** Sets the technique chosen by the first document of a dataset that had none. */
   async setTechnique(id: string, t: IndexingTechnique): Promise<void> {
-    await this.#db
-      .updateTable('datasets')
-      .set({
-        indexing_technique: t,
-        embedding_model: t === 'high_quality' ? this.#embedder.model : null,
-        embedding_model_provider: t === 'high_quality' ? this.#embedder.provider : null,
-        updated_at: this.#clock.now(),
-      })
-      .where('id', '=', id)
-      .where('indexing_technique', 'is', null)
-      .execute();
+    await this.#store.setTechniqueIfUnset(id, {
+      indexing_technique: t,
+      embedding_model: t === 'high_quality' ? this.#embedder.model : null,
+      embedding_model_provider: t === 'high_quality' ? this.#embedder.provider : null,
+      updated_at: this.#clock.now(),
+    });
   }
 
   retrievalModel(ds: DatasetTable): RetrievalModel {
@@ -190,22 +161,7 @@ export class DatasetService {
   }
 
   async stats(ids: readonly string[]): Promise<Map<string, DatasetStats>> {
-    const out = new Map<string, DatasetStats>();
-    if (ids.length === 0) return out;
-    const rows = await this.#db
-      .selectFrom('documents')
-      .select((eb) => [
-        'dataset_id',
-        eb.fn.countAll<number>().as('n'),
-        eb.fn.sum<number>('word_count').as('w'),
-        eb.fn.sum<number>(eb.case().when('active_generation', '>', 0).then(1).else(0).end()).as('a'),
-        eb.fn.max<string>('doc_form').as('f'),
-      ])
-      .where('dataset_id', 'in', ids)
-      .groupBy('dataset_id')
-      .execute();
-    for (const r of rows) out.set(r.dataset_id, { documents: Number(r.n), words: Number(r.w ?? 0), available: Number(r.a ?? 0), docForm: r.f ?? null });
-    return out;
+    return this.#documents.totals(ids);
   }
 }
 

@@ -1,18 +1,20 @@
 import type { Kysely } from 'kysely';
-import type { Database, DocumentTable } from '../../store/schema.js';
+import type { Database } from '../../store/schema.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Queue } from '../../infra/queue/queue.js';
 import { invalidParam } from '../../infra/errors.js';
 import { documentIndexing, invalidAction } from '../errors.js';
 import { INDEX_JOB, type DocumentService, type IndexJobPayload } from './documents.js';
+import { DocumentStore, INDEXING_STATES, type DocumentChange } from './document-store.js';
+import { IndexingRunStore } from '../ingest/indexing-run-store.js';
 
 const STATUS_ACTIONS = ['enable', 'disable', 'archive', 'un_archive'];
-/** States in which a document is being indexed (or paused mid-way). */
-const INDEXING_STATES = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'paused'];
 
 /** Document state changes: enable / disable / archive / un-archive in batch, pause and resume of indexing. */
 export class DocumentStatusService {
   readonly #db: Kysely<Database>;
+  readonly #store: DocumentStore;
+  readonly #runs: IndexingRunStore;
   readonly #clock: Clock;
   readonly #queue: Queue;
   readonly #documents: DocumentService;
@@ -27,6 +29,8 @@ export class DocumentStatusService {
     statusBatchMax: number;
   }) {
     this.#db = deps.db;
+    this.#store = new DocumentStore(deps.db);
+    this.#runs = new IndexingRunStore(deps.db);
     this.#clock = deps.clock;
     this.#queue = deps.queue;
     this.#documents = deps.documents;
@@ -45,13 +49,13 @@ export class DocumentStatusService {
     if (rawIds.length > this.#statusBatchMax) throw invalidParam(`document_ids must have at most ${this.#statusBatchMax} items.`);
     const ids = [...new Set(rawIds as string[])];
     if (ids.length === 0) return;
-    const docs = await this.#db.selectFrom('documents').selectAll().where('dataset_id', '=', datasetId).where('id', 'in', ids).execute();
+    const docs = await this.#store.findMany(datasetId, ids);
     for (const d of docs) {
       if (INDEXING_STATES.includes(d.indexing_status)) throw invalidAction(`Document:${d.name} is being indexed, please try again later`);
       if (action === 'disable' && d.indexing_status !== 'completed') throw invalidAction(`Document: ${d.name} is not completed.`);
     }
     const now = this.#clock.now();
-    const set: Partial<DocumentTable> =
+    const set: DocumentChange =
       action === 'enable'
         ? { enabled: 1, disabled_at: null, disabled_by: null }
         : action === 'disable'
@@ -60,13 +64,7 @@ export class DocumentStatusService {
     const [column, target] = action === 'enable' || action === 'disable' ? (['enabled', action === 'enable' ? 1 : 0] as const) : (['archived', action === 'archive' ? 1 : 0] as const);
     const change = docs.filter((d) => d[column] !== target).map((d) => d.id);
     if (change.length === 0) return;
-    await this.#db
-      .updateTable('documents')
-      .set({ ...set, updated_at: now })
-      .where('id', 'in', change)
-      .where(column, '<>', target)
-      .where('indexing_status', 'not in', INDEXING_STATES)
-      .execute();
+    await this.#store.setFlags(change, { ...set, updated_at: now }, column, target);
   }
 
   /**
@@ -79,14 +77,10 @@ export class DocumentStatusService {
     const doc = await this.#documents.get(datasetId, documentId);
     const now = this.#clock.now();
     const paused = await this.#db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('indexing_runs')
-        .set({ status: 'paused', paused_at: now, owner: null, updated_at: now })
-        .where('id', '=', `${doc.id}:${doc.latest_generation}`)
-        .where('status', 'in', ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'])
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) return false;
-      await trx.updateTable('documents').set({ indexing_status: 'paused', updated_at: now }).where('id', '=', doc.id).where('latest_generation', '=', doc.latest_generation).execute();
+      const runId = `${doc.id}:${doc.latest_generation}`;
+      const from = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'] as const;
+      if (!(await this.#runs.transition(trx, runId, from, { status: 'paused', paused_at: now, updated_at: now }))) return false;
+      await this.#store.setLatestStatus(trx, doc.id, doc.latest_generation, { indexing_status: 'paused', updated_at: now });
       return true;
     });
     if (!paused) throw documentIndexing('Cannot pause completed document.');
@@ -98,14 +92,8 @@ export class DocumentStatusService {
     const now = this.#clock.now();
     const runId = `${doc.id}:${doc.latest_generation}`;
     const resumed = await this.#db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('indexing_runs')
-        .set({ status: 'waiting', paused_at: null, owner: null, updated_at: now })
-        .where('id', '=', runId)
-        .where('status', '=', 'paused')
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) return false;
-      await trx.updateTable('documents').set({ indexing_status: 'waiting', updated_at: now }).where('id', '=', doc.id).where('latest_generation', '=', doc.latest_generation).execute();
+      if (!(await this.#runs.transition(trx, runId, ['paused'], { status: 'waiting', paused_at: null, updated_at: now }))) return false;
+      await this.#store.setLatestStatus(trx, doc.id, doc.latest_generation, { indexing_status: 'waiting', updated_at: now });
       await this.#queue.enqueue(INDEX_JOB, { runId } satisfies IndexJobPayload, { tx: trx });
       return true;
     });

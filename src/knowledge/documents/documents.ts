@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { displayStatus } from './document-wire.js';
 import type { Kysely } from 'kysely';
-import type { Database, DatasetTable, DocumentTable, IndexingRunTable } from '../../store/schema.js';
+import type { Database, DatasetTable } from '../../store/schema.js';
 import type { Clock } from '../../infra/clock.js';
 import { newId } from '../../infra/ids.js';
 import { invalidParam, notFound } from '../../infra/errors.js';
@@ -14,6 +14,11 @@ import { INDEXING_TECHNIQUES } from '../datasets.js';
 import { defaultHierarchicalRule, parseProcessRule, processRuleToWire, type ProcessRule } from '../ingest/process-rule.js';
 import type { KeywordIndex } from '../index/keyword-index.js';
 import type { VectorIndex } from '../index/vector-index.js';
+import { DatasetStore } from '../dataset-store.js';
+import { MetadataStore } from './metadata-store.js';
+import { TagStore } from './tag-store.js';
+import { DocumentStore, type Document, type DocumentChange } from './document-store.js';
+import { IndexingRunStore, type IndexingRun } from '../ingest/indexing-run-store.js';
 
 export const INDEX_JOB = 'knowledge.index';
 export interface IndexJobPayload {
@@ -32,7 +37,7 @@ export interface DocumentOptions {
 }
 
 export interface Accepted {
-  readonly document: DocumentTable;
+  readonly document: Document;
   readonly batch: string;
 }
 
@@ -57,6 +62,11 @@ export class DocumentService {
   readonly #clock: Clock;
   readonly #uploads: UploadService;
   readonly #datasets: DatasetService;
+  readonly #datasetRows: DatasetStore;
+  readonly #metadata: MetadataStore;
+  readonly #tags: TagStore;
+  readonly #store: DocumentStore;
+  readonly #runs: IndexingRunStore;
   readonly #queue: Queue;
   readonly #keyword: KeywordIndex;
   readonly #vectors: VectorIndex;
@@ -81,6 +91,11 @@ export class DocumentService {
     this.#clock = deps.clock;
     this.#uploads = deps.uploads;
     this.#datasets = deps.datasets;
+    this.#datasetRows = new DatasetStore(deps.db);
+    this.#metadata = new MetadataStore(deps.db);
+    this.#tags = new TagStore(deps.db);
+    this.#store = new DocumentStore(deps.db);
+    this.#runs = new IndexingRunStore(deps.db);
     this.#queue = deps.queue;
     this.#keyword = deps.keyword;
     this.#vectors = deps.vectors;
@@ -96,7 +111,7 @@ export class DocumentService {
   async checkOptions(
     ds: DatasetTable,
     opts: DocumentOptions,
-    current?: DocumentTable,
+    current?: Document,
   ): Promise<{ rule: ProcessRule; docForm: string; docLanguage: string; technique: IndexingTechnique }> {
     if (opts.docForm !== undefined && opts.docForm !== null && !DOC_FORMS.includes(opts.docForm as string)) throw invalidParam('Invalid doc_form.');
     if (opts.docForm === 'qa_model') this.#checkQaModel();
@@ -143,8 +158,7 @@ export class DocumentService {
 
   /** A dataset's `doc_form`: that of its documents (all share it), null while it has none. */
   async datasetDocForm(datasetId: string): Promise<string | null> {
-    const row = await this.#db.selectFrom('documents').select('doc_form').where('dataset_id', '=', datasetId).orderBy('position').limit(1).executeTakeFirst();
-    return row?.doc_form ?? null;
+    return this.#store.firstDocForm(datasetId);
   }
 
   /** Stores text as a `.txt` upload, as Dify does for create-by-text. */
@@ -168,11 +182,9 @@ export class DocumentService {
     const batch = newBatch(now);
     const name = typeof opts.name === 'string' && opts.name.trim() ? opts.name.trim() : file.name;
     const doc = await this.#db.transaction().execute(async (trx) => {
-      const max = await trx.selectFrom('documents').select((eb) => eb.fn.max<number>('position').as('p')).where('dataset_id', '=', ds.id).executeTakeFirst();
-      const row: DocumentTable = {
+      const row = await this.#store.insertLast(trx, {
         id: newId(),
         dataset_id: ds.id,
-        position: Number(max?.p ?? 0) + 1,
         data_source_type: 'upload_file',
         upload_file_id: file.id,
         name,
@@ -196,9 +208,8 @@ export class DocumentService {
         latest_generation: 1,
         created_at: now,
         updated_at: now,
-      };
-      await trx.insertInto('documents').values(row).execute();
-      await trx.insertInto('indexing_runs').values(this.#run(row, 1, file.id, row.process_rule, ds.indexing_technique ?? checked.technique, batch, now)).execute();
+      });
+      await this.#runs.insert(trx, this.#run(row, 1, file.id, row.process_rule, ds.indexing_technique ?? checked.technique, batch, now));
       await this.#queue.enqueue(INDEX_JOB, { runId: `${row.id}:1` } satisfies IndexJobPayload, { tx: trx });
       return row;
     });
@@ -206,7 +217,7 @@ export class DocumentService {
     return { document: doc, batch };
   }
 
-  #run(doc: DocumentTable, generation: number, fileId: string, rule: string, technique: string, batch: string, now: number): IndexingRunTable {
+  #run(doc: Document, generation: number, fileId: string, rule: string, technique: string, batch: string, now: number): IndexingRun {
     return {
       id: `${doc.id}:${generation}`,
       batch,
@@ -236,7 +247,7 @@ export class DocumentService {
   }
 
   /** Fails with Dify's messages when the document cannot be updated now. */
-  async checkUpdatable(ds: DatasetTable, documentId: string): Promise<DocumentTable> {
+  async checkUpdatable(ds: DatasetTable, documentId: string): Promise<Document> {
     const doc = await this.find(ds.id, documentId);
     if (!doc) throw documentNotFound();
     const status = displayStatus(doc);
@@ -258,7 +269,7 @@ export class DocumentService {
     const generation = doc.latest_generation + 1;
     const fileId = file?.id ?? doc.upload_file_id;
     const rule = opts.processRule === undefined || opts.processRule === null ? doc.process_rule : JSON.stringify(processRuleToWire(checked.rule));
-    const set: Partial<DocumentTable> = {
+    const set: DocumentChange = {
       latest_generation: generation,
       batch,
       upload_file_id: fileId,
@@ -271,50 +282,39 @@ export class DocumentService {
       name: await this.#nameAfterUpdate(doc, file, opts.name),
     };
     const accepted = await this.#db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('documents')
-        .set(set)
-        .where('id', '=', doc.id)
-        .where('latest_generation', '=', doc.latest_generation)
-        .where('indexing_status', 'in', ['completed', 'error'])
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) return false;
-      await trx.insertInto('indexing_runs').values(this.#run(doc, generation, fileId, rule, ds.indexing_technique ?? checked.technique, batch, now)).execute();
+      if (!(await this.#store.acceptVersion(trx, doc.id, doc.latest_generation, set))) return false;
+      await this.#runs.insert(trx, this.#run(doc, generation, fileId, rule, ds.indexing_technique ?? checked.technique, batch, now));
       await this.#queue.enqueue(INDEX_JOB, { runId: `${doc.id}:${generation}` } satisfies IndexJobPayload, { tx: trx });
       return true;
     });
     if (!accepted) throw invalidParam('Document is not available');
     this.#queue.notify();
-    return { document: { ...doc, ...set } as DocumentTable, batch };
+    return { document: { ...doc, ...set }, batch };
   }
 
   /**
    * An explicit `name` in the request wins. Without one, a name that was set explicitly earlier
    * (differs from its file's name) is kept; a name that was just the file's name follows the new file.
    */
-  async #nameAfterUpdate(doc: DocumentTable, file: UploadedFile | undefined, name: unknown): Promise<string> {
+  async #nameAfterUpdate(doc: Document, file: UploadedFile | undefined, name: unknown): Promise<string> {
     if (typeof name === 'string' && name.trim()) return name.trim();
     if (!file) return doc.name;
     const old = await this.#uploads.find(doc.upload_file_id);
     return old && old.name === doc.name ? file.name : doc.name;
   }
 
-  async find(datasetId: string, documentId: string): Promise<DocumentTable | undefined> {
-    return this.#db.selectFrom('documents').selectAll().where('id', '=', documentId).where('dataset_id', '=', datasetId).executeTakeFirst();
+  async find(datasetId: string, documentId: string): Promise<Document | undefined> {
+    return this.#store.find(datasetId, documentId);
   }
 
-  async get(datasetId: string, documentId: string): Promise<DocumentTable> {
+  async get(datasetId: string, documentId: string): Promise<Document> {
     const doc = await this.find(datasetId, documentId);
     if (!doc) throw documentNotFound();
     return doc;
   }
 
-  async list(datasetId: string, page: number, limit: number, keyword?: string): Promise<{ rows: DocumentTable[]; total: number }> {
-    let q = this.#db.selectFrom('documents').where('dataset_id', '=', datasetId);
-    if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
-    const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const rows = await q.selectAll().orderBy('position', 'desc').limit(limit).offset((page - 1) * limit).execute();
-    return { rows, total };
+  async list(datasetId: string, page: number, limit: number, keyword?: string): Promise<{ rows: Document[]; total: number }> {
+    return this.#store.page(datasetId, page, limit, keyword);
   }
 
   async delete(datasetId: string, documentId: string): Promise<void> {
@@ -323,33 +323,31 @@ export class DocumentService {
       // The document row first, as every segment write takes it (a compare-and-set): a write
       // running now finishes before the delete reads the rows to remove, one starting later finds
       // no document; taken last, PostgreSQL could deadlock the two or leave the write's rows behind.
-      await trx.updateTable('documents').set((eb) => ({ enabled: eb.ref('enabled') })).where('id', '=', doc.id).execute();
+      await this.#store.lock(trx, datasetId, [doc.id]);
       await this.#keyword.removeDocument(trx, doc.id);
       await this.#vectors.removeDocument(trx, doc.id);
       await trx.deleteFrom('segments').where('document_id', '=', doc.id).execute();
       await trx.deleteFrom('parent_chunks').where('document_id', '=', doc.id).execute();
-      await trx.deleteFrom('indexing_runs').where('document_id', '=', doc.id).execute();
-      await trx.deleteFrom('document_metadata_values').where('document_id', '=', doc.id).execute();
-      await trx.deleteFrom('documents').where('id', '=', doc.id).execute();
-      await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', datasetId).execute();
+      await this.#runs.deleteForDocument(trx, doc.id);
+      await this.#metadata.deleteForDocument(trx, doc.id);
+      await this.#store.delete(trx, doc.id);
+      await this.#datasetRows.bumpIndexVersion(datasetId, trx);
     });
   }
 
   async deleteDataset(workspaceId: string, datasetId: string): Promise<void> {
     await this.#datasets.get(workspaceId, datasetId);
-    const docs = await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', datasetId).execute();
-    for (const d of docs) await this.delete(datasetId, d.id);
+    for (const id of await this.#store.idsOf(datasetId)) await this.delete(datasetId, id);
     await this.#db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('tag_bindings').where('target_id', '=', datasetId).execute();
-      await trx.deleteFrom('document_metadata_values').where('dataset_id', '=', datasetId).execute();
-      await trx.deleteFrom('dataset_metadata').where('dataset_id', '=', datasetId).execute();
-      await trx.deleteFrom('datasets').where('id', '=', datasetId).execute();
+      await this.#tags.unbindDataset(datasetId, trx);
+      await this.#metadata.deleteForDataset(trx, datasetId);
+      await this.#datasetRows.delete(datasetId, trx);
     });
   }
 
   /** The runs of a batch (one per document accepted with it). */
-  async batchStatus(datasetId: string, batch: string): Promise<IndexingRunTable[]> {
-    return this.#db.selectFrom('indexing_runs').selectAll().where('dataset_id', '=', datasetId).where('batch', '=', batch).orderBy('created_at').execute();
+  async batchStatus(datasetId: string, batch: string): Promise<IndexingRun[]> {
+    return this.#runs.ofBatch(datasetId, batch);
   }
 
   /** Dify's document `hit_count`: the sum over the segments (or parent chunks) being served. */

@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Database, DatasetMetadataTable, DatasetTable, DocumentTable } from '../../store/schema.js';
+import { DatasetStore } from '../dataset-store.js';
+import { DocumentStore } from './document-store.js';
+import { MetadataStore } from './metadata-store.js';
 import type { Clock } from '../../infra/clock.js';
 import { toSeconds } from '../../infra/clock.js';
 import { newId } from '../../infra/ids.js';
 import { invalidParam, notFound } from '../../infra/errors.js';
 import { matchesFilter, type MetadataFilter, type MetadataValue } from '../retrieval/metadata-filter.js';
-import { inBatches } from '../../store/statement-batches.js';
 
 export const METADATA_TYPES = ['string', 'number', 'time'] as const;
 export type MetadataType = (typeof METADATA_TYPES)[number];
@@ -66,11 +68,17 @@ interface Operation {
  */
 export class MetadataService {
   readonly #db: Kysely<Database>;
+  readonly #store: MetadataStore;
+  readonly #documents: DocumentStore;
+  readonly #datasets: DatasetStore;
   readonly #clock: Clock;
   readonly #nameMax: number;
 
   constructor(db: Kysely<Database>, clock: Clock, nameMax: number) {
     this.#db = db;
+    this.#store = new MetadataStore(db);
+    this.#documents = new DocumentStore(db);
+    this.#datasets = new DatasetStore(db);
     this.#clock = clock;
     this.#nameMax = nameMax;
   }
@@ -78,38 +86,25 @@ export class MetadataService {
   async #checkName(datasetId: string, v: unknown): Promise<string> {
     if (typeof v !== 'string' || v.trim() === '') throw invalidParam('name is required.');
     if (v.length > this.#nameMax) throw invalidParam(`Metadata name cannot exceed ${this.#nameMax} characters.`);
-    if (await this.#nameTaken(datasetId, v)) throw invalidParam('Metadata name already exists.');
+    if (await this.#store.nameTaken(datasetId, v)) throw invalidParam('Metadata name already exists.');
     if (BUILT_IN_FIELDS.some((f) => f.name === v)) throw invalidParam('Metadata name already exists in Built-in fields.');
     return v;
   }
 
-  async #nameTaken(datasetId: string, name: string): Promise<boolean> {
-    return (await this.#db.selectFrom('dataset_metadata').select('id').where('dataset_id', '=', datasetId).where('name', '=', name).executeTakeFirst()) !== undefined;
-  }
-
   async #find(datasetId: string, id: string): Promise<DatasetMetadataTable> {
-    const row = await this.#db.selectFrom('dataset_metadata').selectAll().where('id', '=', id).where('dataset_id', '=', datasetId).executeTakeFirst();
+    const row = await this.#store.find(datasetId, id);
     if (!row) throw metadataNotFound();
     return row;
   }
 
   /** The dataset's custom fields, oldest first. */
   async fields(datasetId: string): Promise<DatasetMetadataTable[]> {
-    return this.#db.selectFrom('dataset_metadata').selectAll().where('dataset_id', '=', datasetId).orderBy('created_at').orderBy('id').execute();
+    return this.#store.fields([datasetId]);
   }
 
   /** `GET /datasets/{id}/metadata`: custom fields with the number of documents that have a value. */
   async list(ds: DatasetTable): Promise<{ doc_metadata: { id: string; name: string; type: string; count: number }[]; built_in_field_enabled: boolean }> {
-    const [fields, counts] = await Promise.all([
-      this.fields(ds.id),
-      this.#db
-        .selectFrom('document_metadata_values')
-        .select((eb) => ['metadata_id', eb.fn.countAll<number>().as('n')])
-        .where('dataset_id', '=', ds.id)
-        .groupBy('metadata_id')
-        .execute(),
-    ]);
-    const byId = new Map(counts.map((c) => [c.metadata_id, Number(c.n)]));
+    const [fields, byId] = await Promise.all([this.fields(ds.id), this.#store.valueCounts(ds.id)]);
     return {
       doc_metadata: fields.map((f) => ({ id: f.id, name: f.name, type: f.type, count: byId.get(f.id) ?? 0 })),
       built_in_field_enabled: ds.built_in_field_enabled === 1,
@@ -132,10 +127,10 @@ export class MetadataService {
       updated_at: now,
     };
     try {
-      await this.#db.insertInto('dataset_metadata').values(row).execute();
+      await this.#store.insert(row);
     } catch (err) {
       // The unique index settles a concurrent create of the same name.
-      if (await this.#nameTaken(ds.id, name)) throw invalidParam('Metadata name already exists.');
+      if (await this.#store.nameTaken(ds.id, name)) throw invalidParam('Metadata name already exists.');
       throw err;
     }
     return row;
@@ -147,9 +142,9 @@ export class MetadataService {
     const name = await this.#checkName(ds.id, rawName);
     const set = { name, updated_by: updatedBy, updated_at: this.#clock.now() };
     try {
-      await this.#db.updateTable('dataset_metadata').set(set).where('id', '=', row.id).execute();
+      await this.#store.rename(row.id, set);
     } catch (err) {
-      if (await this.#nameTaken(ds.id, name)) throw invalidParam('Metadata name already exists.');
+      if (await this.#store.nameTaken(ds.id, name)) throw invalidParam('Metadata name already exists.');
       throw err;
     }
     return { ...row, ...set };
@@ -158,15 +153,12 @@ export class MetadataService {
   /** Deletes a field and every document's value of it. */
   async delete(ds: DatasetTable, id: string): Promise<void> {
     const row = await this.#find(ds.id, id);
-    await this.#db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('document_metadata_values').where('metadata_id', '=', row.id).execute();
-      await trx.deleteFrom('dataset_metadata').where('id', '=', row.id).execute();
-    });
+    await this.#store.delete(row.id);
   }
 
   /** Enables or disables the built-in fields (their values are computed when read). */
   async setBuiltIn(ds: DatasetTable, enabled: boolean): Promise<void> {
-    await this.#db.updateTable('datasets').set({ built_in_field_enabled: enabled ? 1 : 0 }).where('id', '=', ds.id).execute();
+    await this.#datasets.update(ds.id, { built_in_field_enabled: enabled ? 1 : 0 });
   }
 
   /**
@@ -200,33 +192,16 @@ export class MetadataService {
       return { documentId: o.document_id, values, partial: o.partial_update === true };
     });
     const ids = [...new Set(ops.map((o) => o.documentId))];
-    const found = new Set<string>();
-    for (const part of inBatches(ids)) {
-      for (const r of await this.#db.selectFrom('documents').select('id').where('dataset_id', '=', ds.id).where('id', 'in', part).execute()) found.add(r.id);
-    }
+    const found = await this.#documents.existing(ds.id, ids);
     if (ids.some((id) => !found.has(id))) throw invalidParam('Document not found.');
     const now = this.#clock.now();
     await this.#db.transaction().execute(async (trx) => {
       // The document rows first, as a document delete takes its row first: a delete that committed
       // since the check above leaves a document missing here (and no values are written for it);
       // one that comes later waits for this transaction and then removes these values too.
-      let locked = 0;
-      for (const part of inBatches(ids)) {
-        const r = await trx.updateTable('documents').set((eb) => ({ enabled: eb.ref('enabled') })).where('dataset_id', '=', ds.id).where('id', 'in', part).executeTakeFirst();
-        locked += Number(r.numUpdatedRows);
-      }
-      if (locked !== ids.length) throw invalidParam('Document not found.');
+      if ((await this.#documents.lock(trx, ds.id, ids)) !== ids.length) throw invalidParam('Document not found.');
       for (const op of ops) {
-        const del = trx.deleteFrom('document_metadata_values').where('document_id', '=', op.documentId);
-        if (!op.partial) await del.execute();
-        else for (const part of inBatches([...op.values.keys()])) await del.where('metadata_id', 'in', part).execute();
-        // Six parameters a row.
-        for (const part of inBatches([...op.values], 100)) {
-          await trx
-            .insertInto('document_metadata_values')
-            .values(part.map(([metadataId, value]) => ({ document_id: op.documentId, metadata_id: metadataId, dataset_id: ds.id, value: JSON.stringify(value), created_by: createdBy, created_at: now })))
-            .execute();
-        }
+        await this.#store.setValues(trx, { datasetId: ds.id, documentId: op.documentId, values: op.values, partial: op.partial, createdBy, now });
       }
     });
   }
@@ -235,18 +210,10 @@ export class MetadataService {
   async forDocuments(ds: DatasetTable, docs: readonly DocumentTable[]): Promise<Map<string, DocumentMetadataItem[]>> {
     const out = new Map<string, DocumentMetadataItem[]>();
     if (docs.length === 0) return out;
-    const rows = await this.#db
-      .selectFrom('document_metadata_values as v')
-      .innerJoin('dataset_metadata as m', 'm.id', 'v.metadata_id')
-      .select(['v.document_id', 'v.value', 'm.id', 'm.name', 'm.type'])
-      .where('v.document_id', 'in', [...new Set(docs.map((d) => d.id))])
-      .orderBy('m.created_at')
-      .orderBy('m.id')
-      .execute();
-    for (const r of rows) {
-      const list = out.get(r.document_id) ?? [];
-      list.push({ id: r.id, name: r.name, type: r.type, value: JSON.parse(r.value) as MetadataValue });
-      out.set(r.document_id, list);
+    for (const r of await this.#store.valuesOfDocuments(docs.map((d) => d.id))) {
+      const list = out.get(r.documentId) ?? [];
+      list.push({ id: r.fieldId, name: r.name, type: r.type, value: r.value });
+      out.set(r.documentId, list);
     }
     if (ds.built_in_field_enabled === 1) {
       for (const d of docs) out.set(d.id, [...(out.get(d.id) ?? []), ...builtInValues(d)]);
@@ -262,32 +229,18 @@ export class MetadataService {
   async matchingDocuments(datasetIds: readonly string[], filter: MetadataFilter): Promise<Set<string>> {
     const out = new Set<string>();
     if (datasetIds.length === 0) return out;
-    const docs = await this.#db
-      .selectFrom('documents as d')
-      .innerJoin('datasets as ds', 'ds.id', 'd.dataset_id')
-      .selectAll('d')
-      .select('ds.built_in_field_enabled as built_in')
-      .where('d.dataset_id', 'in', [...datasetIds])
-      .where('d.enabled', '=', 1)
-      .where('d.archived', '=', 0)
-      .where('d.active_generation', '>', 0)
-      .execute();
+    const docs = await this.#documents.served(datasetIds);
     if (docs.length === 0) return out;
-    const values = await this.#db
-      .selectFrom('document_metadata_values as v')
-      .innerJoin('dataset_metadata as m', 'm.id', 'v.metadata_id')
-      .select(['v.document_id', 'v.value', 'm.name'])
-      .where('v.dataset_id', 'in', [...datasetIds])
-      .execute();
+    const builtIn = await this.#datasets.builtInEnabled(datasetIds);
     const byDoc = new Map<string, Map<string, MetadataValue>>();
-    for (const v of values) {
-      const m = byDoc.get(v.document_id) ?? new Map<string, MetadataValue>();
-      m.set(v.name, JSON.parse(v.value) as MetadataValue);
-      byDoc.set(v.document_id, m);
+    for (const v of await this.#store.valuesOfDatasets(datasetIds)) {
+      const m = byDoc.get(v.documentId) ?? new Map<string, MetadataValue>();
+      m.set(v.name, v.value);
+      byDoc.set(v.documentId, m);
     }
     for (const d of docs) {
       const m = new Map(byDoc.get(d.id) ?? []);
-      if (d.built_in === 1) for (const b of builtInValues(d)) m.set(b.name, b.value);
+      if (builtIn.has(d.dataset_id)) for (const b of builtInValues(d)) m.set(b.name, b.value);
       if (matchesFilter(filter, m)) out.add(d.id);
     }
     return out;
@@ -300,7 +253,7 @@ export class MetadataService {
   async docMetadataColumns(ds: DatasetTable, documentIds: readonly string[]): Promise<Map<string, Record<string, MetadataValue>>> {
     const out = new Map<string, Record<string, MetadataValue>>();
     if (documentIds.length === 0) return out;
-    const docs = await this.#db.selectFrom('documents').selectAll().where('dataset_id', '=', ds.id).where('id', 'in', [...new Set(documentIds)]).execute();
+    const docs = await this.#documents.findMany(ds.id, documentIds);
     for (const [id, items] of await this.forDocuments(ds, docs)) {
       if (items.length > 0) out.set(id, Object.fromEntries(items.map((m) => [m.name, m.value])));
     }
@@ -311,13 +264,7 @@ export class MetadataService {
   async forDatasets(datasets: readonly DatasetTable[]): Promise<Map<string, { id: string; name: string; type: string }[]>> {
     const out = new Map<string, { id: string; name: string; type: string }[]>();
     if (datasets.length === 0) return out;
-    const rows = await this.#db
-      .selectFrom('dataset_metadata')
-      .select(['id', 'dataset_id', 'name', 'type'])
-      .where('dataset_id', 'in', datasets.map((d) => d.id))
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
+    const rows = await this.#store.fields(datasets.map((d) => d.id));
     for (const ds of datasets) {
       const own = rows.filter((r) => r.dataset_id === ds.id).map((r) => ({ id: r.id, name: r.name, type: r.type }));
       out.set(ds.id, ds.built_in_field_enabled === 1 ? [...own, ...BUILT_IN_FIELDS.map((f) => ({ id: 'built-in', name: f.name, type: f.type }))] : own);

@@ -14,10 +14,10 @@ import type { KeywordIndex } from '../index/keyword-index.js';
 import type { VectorIndex } from '../index/vector-index.js';
 import type { NewSegment, SegmentPatch, SegmentQuery } from './segment-input.js';
 import type { Chunk } from './segment-wire.js';
+import { DatasetStore } from '../dataset-store.js';
+import { DocumentStore, INDEXING_STATES } from './document-store.js';
 
 type Trx = Transaction<Database>;
-
-const INDEXING = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'paused'];
 
 /**
  * Segment editing for knowledge-base documents (Dify's SegmentService). Edits apply to the segments
@@ -28,6 +28,8 @@ const INDEXING = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'pa
  */
 export class SegmentService {
   readonly #db: Kysely<Database>;
+  readonly #datasets: DatasetStore;
+  readonly #documents: DocumentStore;
   readonly #clock: Clock;
   readonly #embedder: Embedder;
   readonly #keyword: KeywordIndex;
@@ -48,6 +50,8 @@ export class SegmentService {
     offload: TextOffload;
   }) {
     this.#db = deps.db;
+    this.#datasets = new DatasetStore(deps.db);
+    this.#documents = new DocumentStore(deps.db);
     this.#offload = deps.offload;
     this.#clock = deps.clock;
     this.#embedder = deps.embedder;
@@ -115,7 +119,7 @@ export class SegmentService {
 
   /** A document being (re)indexed or whose last version failed cannot have its segments edited. */
   #notEditable(doc: Pick<DocumentTable, 'indexing_status'>): Error {
-    if (INDEXING.includes(doc.indexing_status)) return documentIndexing();
+    if ((INDEXING_STATES as readonly string[]).includes(doc.indexing_status)) return documentIndexing();
     return invalidParam('Document is not available');
   }
 
@@ -165,22 +169,14 @@ export class SegmentService {
   async write<T>(doc: DocumentTable, fn: (trx: Trx, now: number) => Promise<T>): Promise<T> {
     return this.#db.transaction().execute(async (trx) => {
       const now = this.#clock.now();
-      const res = await trx
-        .updateTable('documents')
-        .set({ updated_at: now })
-        .where('id', '=', doc.id)
-        .where('indexing_status', '=', 'completed')
-        .where('active_generation', '=', doc.active_generation)
-        .whereRef('latest_generation', '=', 'active_generation')
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) {
-        const current = await trx.selectFrom('documents').select('indexing_status').where('id', '=', doc.id).executeTakeFirst();
+      if (!(await this.#documents.takeForEdit(trx, doc.id, doc.active_generation, now))) {
+        const current = await this.#documents.status(trx, doc.id);
         if (!current) throw notFound('Document not found.'); // deleted meanwhile
-        throw this.#notEditable(current);
+        throw this.#notEditable({ indexing_status: current });
       }
       const out = await fn(trx, now);
       await this.#totals(trx, doc);
-      await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', doc.dataset_id).execute();
+      await this.#datasets.bumpIndexVersion(doc.dataset_id, trx);
       return out;
     });
   }
@@ -202,11 +198,7 @@ export class SegmentService {
             .where('generation', '=', doc.active_generation)
             .where('parent_id', 'is', null)
             .executeTakeFirst();
-    await trx
-      .updateTable('documents')
-      .set({ word_count: Number(agg?.w ?? 0), tokens: Number(agg?.t ?? 0) })
-      .where('id', '=', doc.id)
-      .execute();
+    await this.#documents.setTotals(trx, doc.id, { word_count: Number(agg?.w ?? 0), tokens: Number(agg?.t ?? 0) });
   }
 
   /** Inserts segment rows and indexes them (keyword always, vectors when given). @internal Shared with ChildChunkService. */

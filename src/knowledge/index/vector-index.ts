@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import { vectorFromBase64, vectorToBase64 } from '../ingest/embedder.js';
 import type { Hit } from './keyword-index.js';
+import { DatasetStore } from '../dataset-store.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -125,10 +126,12 @@ export function keepBest(best: Hit[], k: number, segmentId: string, score: numbe
 export class ExactVectorIndex implements VectorIndex {
   readonly kind: string = 'exact';
   readonly #db: Kysely<Database>;
+  readonly #datasets: DatasetStore;
   readonly #cache = new Map<string, { version: number; ids: string[]; dims: number; matrix: Float32Array }>();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#datasets = new DatasetStore(db);
   }
 
   async init(): Promise<void> {}
@@ -150,10 +153,10 @@ export class ExactVectorIndex implements VectorIndex {
   }
 
   async #load(datasetId: string): Promise<{ ids: string[]; dims: number; matrix: Float32Array } | undefined> {
-    const ds = await this.#db.selectFrom('datasets').select('index_version').where('id', '=', datasetId).executeTakeFirst();
-    if (!ds) return undefined;
+    const version = await this.#datasets.indexVersion(datasetId);
+    if (version === undefined) return undefined;
     const hit = this.#cache.get(datasetId);
-    if (hit && hit.version === ds.index_version) return hit;
+    if (hit && hit.version === version) return hit;
     const rows = await this.#db
       .selectFrom('segment_embeddings as e')
       .innerJoin('segments as s', 's.id', 'e.segment_id')
@@ -165,7 +168,7 @@ export class ExactVectorIndex implements VectorIndex {
     const dims = rows[0]?.dims ?? 0;
     const matrix = new Float32Array(rows.length * dims);
     rows.forEach((r, i) => matrix.set(vectorFromBase64(r.embedding), i * dims));
-    const entry = { version: ds.index_version, ids: rows.map((r) => r.segment_id), dims, matrix };
+    const entry = { version, ids: rows.map((r) => r.segment_id), dims, matrix };
     this.#cache.set(datasetId, entry);
     return entry;
   }

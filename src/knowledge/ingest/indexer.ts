@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, IndexingRunTable, ParentChunkTable, SegmentTable } from '../../store/schema.js';
+import type { Database, ParentChunkTable, SegmentTable } from '../../store/schema.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/logger.js';
 import { newId, sha256 } from '../../infra/ids.js';
@@ -17,6 +17,9 @@ import type { KeywordIndex } from '../index/keyword-index.js';
 import type { SegmentWriter } from '../index/search-dialect.js';
 import type { VectorIndex } from '../index/vector-index.js';
 import { assertOwner, Fenced, turn } from './run-ownership.js';
+import { DatasetStore } from '../dataset-store.js';
+import { DocumentStore, type IndexingStatus } from '../documents/document-store.js';
+import { IndexingRunStore, type IndexingRun, type RunChange } from './indexing-run-store.js';
 
 /**
  * Segments stored per transaction without embeddings. Each batch is written synchronously on
@@ -25,9 +28,8 @@ import { assertOwner, Fenced, turn } from './run-ownership.js';
 const INSERT_BATCH = 100;
 
 /** Where a chunk of this run's document version goes. */
-const place = (run: IndexingRunTable, position: number, now: number): ChunkPlace => ({ datasetId: run.dataset_id, documentId: run.document_id, generation: run.generation, position, now });
+const place = (run: IndexingRun, position: number, now: number): ChunkPlace => ({ datasetId: run.dataset_id, documentId: run.document_id, generation: run.generation, position, now });
 
-const ACTIVE = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'];
 
 /**
  * Runs one indexing run: parse → clean → split → index the new segment generation → swap it in.
@@ -36,6 +38,9 @@ const ACTIVE = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing'];
  */
 export class Indexer {
   readonly #db: Kysely<Database>;
+  readonly #datasets: DatasetStore;
+  readonly #documents: DocumentStore;
+  readonly #runs: IndexingRunStore;
   readonly #segments: SegmentWriter;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -79,6 +84,9 @@ export class Indexer {
   }) {
     this.#onIndexed = deps.onIndexed ?? (() => undefined);
     this.#db = deps.db;
+    this.#datasets = new DatasetStore(deps.db);
+    this.#documents = new DocumentStore(deps.db);
+    this.#runs = new IndexingRunStore(deps.db);
     this.#segments = deps.segments;
     this.#clock = deps.clock;
     this.#log = deps.logger;
@@ -96,24 +104,13 @@ export class Indexer {
   }
 
   /** Moves the run (and its document, while it is the latest version) to a stage. */
-  async #stage(run: IndexingRunTable, status: string, set: Partial<IndexingRunTable> = {}): Promise<void> {
+  async #stage(run: IndexingRun, status: IndexingStatus, set: RunChange = {}): Promise<void> {
     const now = this.#clock.now();
-    const res = await this.#db
-      .updateTable('indexing_runs')
-      .set({ status, ...set, updated_at: now })
-      .where('id', '=', run.id)
-      .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
-    await this.#db
-      .updateTable('documents')
-      .set({ indexing_status: status, ...(set.error !== undefined ? { error: set.error } : {}), updated_at: now })
-      .where('id', '=', run.document_id)
-      .where('latest_generation', '=', run.generation)
-      .execute();
+    if (!(await this.#runs.updateOwned(run, { status, ...set, updated_at: now }))) throw new Fenced();
+    await this.#documents.setLatestStatus(this.#db, run.document_id, run.generation, { indexing_status: status, ...(set.error !== undefined ? { error: set.error } : {}), updated_at: now });
   }
 
-  async #discard(run: IndexingRunTable): Promise<void> {
+  async #discard(run: IndexingRun): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       await assertOwner(trx, run, this.#clock.now());
       await this.#keyword.removeDocument(trx, run.document_id, run.generation);
@@ -125,7 +122,7 @@ export class Indexer {
 
   /** Ends a run in `error` with a message (a parse failure, or the job's last attempt failed). */
   async fail(runId: string, message: string): Promise<void> {
-    const run = await this.#db.selectFrom('indexing_runs').selectAll().where('id', '=', runId).executeTakeFirst();
+    const run = await this.#runs.find(runId);
     if (!run || run.status === 'completed' || run.status === 'paused') return;
     try {
       await this.#discard(run);
@@ -136,7 +133,7 @@ export class Indexer {
   }
 
   /** Ends this execution's run in `error` (the document's own fault); a run it no longer owns is left alone. */
-  async #refuse(run: IndexingRunTable, message: string): Promise<void> {
+  async #refuse(run: IndexingRun, message: string): Promise<void> {
     try {
       await this.#discard(run);
       await this.#stage(run, 'error', { error: message, stopped_at: this.#clock.now() });
@@ -153,9 +150,8 @@ export class Indexer {
    */
   async run(runId: string, signal: AbortSignal): Promise<void> {
     const owner = newId();
-    const claimed = await this.#db.updateTable('indexing_runs').set({ owner }).where('id', '=', runId).where('status', 'in', ACTIVE).executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) !== 1) return; // finished, failed, paused or gone
-    const run = await this.#db.selectFrom('indexing_runs').selectAll().where('id', '=', runId).executeTakeFirst();
+    if (!(await this.#runs.claim(runId, owner))) return; // finished, failed, paused or gone
+    const run = await this.#runs.find(runId);
     if (!run || run.owner !== owner) return;
     this.#log.info({ run: run.id, document: run.document_id }, 'indexing document');
     try {
@@ -166,15 +162,14 @@ export class Indexer {
       if (!(err instanceof Fenced)) {
         // A failure of an execution that has lost the run (paused, then resumed by another) is not
         // the run's failure: reporting it would let the job's last attempt fail the new owner's run.
-        const current = await this.#db.selectFrom('indexing_runs').select('owner').where('id', '=', runId).executeTakeFirst();
-        if (current?.owner === owner) throw err;
+        if ((await this.#runs.owner(runId)) === owner) throw err;
       }
       this.#log.info({ run: run.id }, 'indexing run paused or taken over; this execution stops');
     }
   }
 
-  async #run(run: IndexingRunTable, signal: AbortSignal): Promise<void> {
-    const doc = await this.#db.selectFrom('documents').selectAll().where('id', '=', run.document_id).executeTakeFirst();
+  async #run(run: IndexingRun, signal: AbortSignal): Promise<void> {
+    const doc = await this.#documents.byId(run.document_id);
     if (!doc) return;
     if (doc.latest_generation !== run.generation) {
       await this.#discard(run);
@@ -254,14 +249,8 @@ export class Indexer {
   }
 
   /** Records a committed batch, inside its transaction; a lost claim rolls the batch back. */
-  async #progress(trx: Transaction<Database>, run: IndexingRunTable, completed: number, now: number): Promise<void> {
-    const res = await trx
-      .updateTable('indexing_runs')
-      .set({ completed_segments: completed, updated_at: now })
-      .where('id', '=', run.id)
-      .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
+  async #progress(trx: Transaction<Database>, run: IndexingRun, completed: number, now: number): Promise<void> {
+    if (!(await this.#runs.updateOwned(run, { completed_segments: completed, updated_at: now }, trx))) throw new Fenced();
   }
 
   /**
@@ -269,7 +258,7 @@ export class Indexer {
    * committed, if they are exactly the first ones of this split (count, last position and the last
    * one's hash agree); otherwise 0, after removing them.
    */
-  async #resumePoint(run: IndexingRunTable, table: 'segments' | 'parent_chunks', contents: readonly string[]): Promise<number> {
+  async #resumePoint(run: IndexingRun, table: 'segments' | 'parent_chunks', contents: readonly string[]): Promise<number> {
     const n = run.completed_segments;
     if (n > 0 && n <= contents.length) {
       const agg = await this.#stored(run, table).select((eb) => [eb.fn.countAll<number>().as('c'), eb.fn.max<number>('position').as('m')]).executeTakeFirst();
@@ -286,7 +275,7 @@ export class Indexer {
    * size (`#batchSize` units when they get embeddings, `INSERT_BATCH` otherwise) and the tokens and
    * characters of the units already stored.
    */
-  async #beginIndexing(run: IndexingRunTable, table: 'segments' | 'parent_chunks', contents: readonly string[], resumable: boolean) {
+  async #beginIndexing(run: IndexingRun, table: 'segments' | 'parent_chunks', contents: readonly string[], resumable: boolean) {
     const from = resumable ? await this.#resumePoint(run, table, contents) : 0;
     await this.#stage(run, 'indexing', { splitting_completed_at: this.#clock.now(), total_segments: contents.length, completed_segments: from });
     const highQuality = run.indexing_technique === 'high_quality';
@@ -294,13 +283,13 @@ export class Indexer {
   }
 
   /** The units of `table` this run has stored: parent chunks, or top-level segments (not children). */
-  #stored(run: IndexingRunTable, table: 'segments' | 'parent_chunks') {
+  #stored(run: IndexingRun, table: 'segments' | 'parent_chunks') {
     const q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
     return table === 'segments' ? q.where('parent_id', 'is', null) : q;
   }
 
   /** Tokens and characters of the first `count` units already stored (0 when starting over). */
-  async #indexedTotals(run: IndexingRunTable, table: 'segments' | 'parent_chunks', count: number): Promise<{ tokens: number; words: number }> {
+  async #indexedTotals(run: IndexingRun, table: 'segments' | 'parent_chunks', count: number): Promise<{ tokens: number; words: number }> {
     if (count === 0) return { tokens: 0, words: 0 };
     const r = await this.#stored(run, table).select((eb) => [eb.fn.sum<number>('tokens').as('t'), eb.fn.sum<number>('word_count').as('w')]).executeTakeFirst();
     return { tokens: Number(r?.t ?? 0), words: Number(r?.w ?? 0) };
@@ -312,7 +301,7 @@ export class Indexer {
    * `parent_chunks`; children are segments pointing at their parent, indexed like any segment.
    * Batches hold whole parents; the progress counts parents (Dify's segments).
    */
-  async #runHierarchical(run: IndexingRunTable, groups: Extract<DocumentChunks, { kind: 'hierarchical' }>['groups'], signal: AbortSignal, resumable: boolean): Promise<void> {
+  async #runHierarchical(run: IndexingRun, groups: Extract<DocumentChunks, { kind: 'hierarchical' }>['groups'], signal: AbortSignal, resumable: boolean): Promise<void> {
     if (groups.length === 0) throw new DocumentRefused('The document contains no text after cleaning.');
     const start = await this.#beginIndexing(run, 'parent_chunks', groups.map((g) => g.content), resumable);
     const { from, highQuality, step } = start;
@@ -362,28 +351,17 @@ export class Indexer {
     }
   }
 
-  async #swap(run: IndexingRunTable, tokens: number, words: number): Promise<void> {
+  async #swap(run: IndexingRun, tokens: number, words: number): Promise<void> {
     const now = this.#clock.now();
     const swapped = await this.#db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('documents')
-        .set({ active_generation: run.generation, indexing_status: 'completed', error: null, tokens, word_count: words, updated_at: now })
-        .where('id', '=', run.document_id)
-        .where('latest_generation', '=', run.generation)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) return false;
+      if (!(await this.#documents.activate(trx, run.document_id, run.generation, { tokens, word_count: words, updated_at: now }))) return false;
       await this.#keyword.removeOtherGenerations(trx, run.document_id, run.generation);
       await this.#vectors.removeOtherGenerations(trx, run.document_id, run.generation);
       await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
       await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
-      await trx.updateTable('datasets').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', run.dataset_id).execute();
-      const done = await trx
-        .updateTable('indexing_runs')
-        .set({ status: 'completed', completed_at: now, tokens, word_count: words, updated_at: now })
-        .where('id', '=', run.id)
-        .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
-        .executeTakeFirst();
-      if (Number(done.numUpdatedRows) !== 1) throw new Fenced(); // paused at the last moment: nothing swapped
+      await this.#datasets.bumpIndexVersion(run.dataset_id, trx);
+      const done = await this.#runs.updateOwned(run, { status: 'completed', completed_at: now, tokens, word_count: words, updated_at: now }, trx);
+      if (!done) throw new Fenced(); // paused at the last moment: nothing swapped
       return true;
     });
     if (!swapped) {

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, IndexingRunTable } from '../../store/schema.js';
+import type { Database } from '../../store/schema.js';
+import { IndexingRunStore, type IndexingRun } from './indexing-run-store.js';
 
 /**
  * Thrown when this execution no longer owns its run: the document was paused (or resumed by a
@@ -18,12 +19,6 @@ type Db = Kysely<Database> | Transaction<Database>;
 export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Asserts (inside `db`'s transaction) that `run.owner` still owns the run, touching its row so concurrent owners serialize. */
-export async function assertOwner(db: Db, run: IndexingRunTable, now: number): Promise<void> {
-  const res = await db
-    .updateTable('indexing_runs')
-    .set({ updated_at: now })
-    .where('id', '=', run.id)
-    .where((eb) => (run.owner === null ? eb('owner', 'is', null) : eb('owner', '=', run.owner)))
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) throw new Fenced();
+export async function assertOwner(db: Db, run: IndexingRun, now: number): Promise<void> {
+  if (!(await new IndexingRunStore(db).updateOwned(run, { updated_at: now }))) throw new Fenced();
 }

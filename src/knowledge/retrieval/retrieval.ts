@@ -7,6 +7,7 @@ import { searchAmongDocuments, type VectorIndex } from '../index/vector-index.js
 import type { MetadataService } from '../documents/metadata.js';
 import type { RetrievalModel } from './retrieval-model.js';
 import type { HitTable } from './hit-counter.js';
+import { DatasetStore } from '../dataset-store.js';
 
 /** A matched child chunk of a parent-child document. */
 export interface RetrievedChild {
@@ -48,6 +49,7 @@ export interface RetrievedSegment {
  */
 export class RetrievalService {
   readonly #db: Kysely<Database>;
+  readonly #datasets: DatasetStore;
   readonly #embedder: Embedder;
   readonly #keyword: KeywordIndex;
   readonly #vectors: VectorIndex;
@@ -56,6 +58,7 @@ export class RetrievalService {
 
   constructor(db: Kysely<Database>, embedder: Embedder, keyword: KeywordIndex, vectors: VectorIndex, maxQueryChars: number, metadata: MetadataService) {
     this.#db = db;
+    this.#datasets = new DatasetStore(db);
     this.#metadata = metadata;
     this.#maxQuery = maxQueryChars;
     this.#embedder = embedder;
@@ -67,9 +70,9 @@ export class RetrievalService {
     if (typeof query !== 'string' || query.trim() === '') throw invalidParam('query is required.');
     if (query.length > this.#maxQuery) throw invalidParam(`query must be at most ${this.#maxQuery} characters.`);
     if (datasetIds.length === 0) return [];
-    const datasets = await this.#db.selectFrom('datasets').select(['id', 'indexing_technique']).where('id', 'in', datasetIds).execute();
-    const semanticIds = datasets.filter((d) => d.indexing_technique === 'high_quality').map((d) => d.id);
-    const economyIds = datasets.filter((d) => d.indexing_technique !== 'high_quality').map((d) => d.id);
+    const datasets = await this.#datasets.techniques(datasetIds);
+    const semanticIds = datasets.filter((d) => d.indexingTechnique === 'high_quality').map((d) => d.id);
+    const economyIds = datasets.filter((d) => d.indexingTechnique !== 'high_quality').map((d) => d.id);
     const k = model.topK;
     const method = model.searchMethod;
     // A metadata filter narrows every search to the documents that pass it (none: nothing found, as Dify).

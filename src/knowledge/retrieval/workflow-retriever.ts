@@ -9,13 +9,16 @@ import { parseMetadataFilter, type MetadataFilter } from './metadata-filter.js';
 import type { RetrievalModel } from './retrieval-model.js';
 import type { RetrievalService, RetrievedSegment } from './retrieval.js';
 import { countHits, type HitCounter } from './hit-counter.js';
+import { DatasetStore } from '../dataset-store.js';
+import { DocumentStore } from '../documents/document-store.js';
 
 /**
  * The engine's knowledge port over `RetrievalService`: resolves the app's datasets (same
  * workspace only), searches each group of datasets that share retrieval settings, merges by score.
  */
 export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
-  readonly #db: Kysely<Database>;
+  readonly #datasetRows: DatasetStore;
+  readonly #documents: DocumentStore;
   readonly #datasets: DatasetService;
   readonly #apps: Pick<AppStore, 'workspaceOf'>;
   readonly #retrieval: RetrievalService;
@@ -24,7 +27,8 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
   readonly #topKMax: number;
 
   constructor(deps: { db: Kysely<Database>; apps: Pick<AppStore, 'workspaceOf'>; datasets: DatasetService; retrieval: RetrievalService; hits: HitCounter; metadata: MetadataService; topKMax: number }) {
-    this.#db = deps.db;
+    this.#datasetRows = new DatasetStore(deps.db);
+    this.#documents = new DocumentStore(deps.db);
     this.#apps = deps.apps;
     this.#metadata = deps.metadata;
     this.#datasets = deps.datasets;
@@ -69,15 +73,7 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
     const topK = opts.topK ?? Math.max(...[...groups.values()].map((g) => g.model.topK));
     // As Dify: every segment the node returns gets one hit; the results report the count including it.
     const best = countHits(this.#hits, found.sort((a, b) => b.score - a.score).slice(0, topK));
-    const sourceTypes = new Map<string, string>();
-    if (best.length > 0) {
-      const docs = await this.#db
-        .selectFrom('documents')
-        .select(['id', 'data_source_type'])
-        .where('id', 'in', [...new Set(best.map((s) => s.documentId))])
-        .execute();
-      for (const d of docs) sourceTypes.set(d.id, d.data_source_type);
-    }
+    const sourceTypes = await this.#documents.sourceTypes(best.map((s) => s.documentId));
     const docMetadata = new Map<string, Readonly<Record<string, unknown>>>();
     for (const ds of rows) {
       const docIds = best.filter((s) => s.datasetId === ds.id).map((s) => s.documentId);
@@ -119,7 +115,7 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
     if (ids.length === 0) return [];
     const workspaceId = await this.#apps.workspaceOf(appId);
     if (workspaceId === undefined) return [];
-    return this.#db.selectFrom('datasets').selectAll('datasets').where('id', 'in', ids).where('workspace_id', '=', workspaceId).execute();
+    return this.#datasetRows.findMany(workspaceId, ids);
   }
 }
 
