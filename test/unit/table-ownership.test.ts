@@ -22,16 +22,16 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   apps: { writers: ['apps/app-store.ts'] },
   conversation_variables: { writers: ['runs/conversation-variables.ts'] },
   conversations: { writers: ['messages/conversation-store.ts'] },
-  dataset_metadata: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts'] },  // TODO(#17): one store writes it
-  datasets: { writers: ['knowledge/datasets.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/documents/tags.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
-  document_metadata_values: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts'] },  // TODO(#17): one store writes it
-  documents: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/metadata.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/datasets.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts', 'knowledge/retrieval/workflow-retriever.ts'] },  // TODO(#17): one store writes it
+  dataset_metadata: { writers: ['knowledge/documents/metadata-store.ts'] },
+  datasets: { writers: ['knowledge/dataset-store.ts'] },
+  document_metadata_values: { writers: ['knowledge/documents/metadata-store.ts'] },
+  documents: { writers: ['knowledge/documents/document-store.ts'], readers: ['knowledge/documents/documents.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },
   end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-store.ts'] },
   feedback_page_snapshots: { writers: ['feedback/feedback-store.ts'] },
   human_input_deliveries: { writers: ['forms/form-store.ts'] },
   human_input_form_recipients: { writers: ['forms/form-store.ts'] },
   human_input_forms: { writers: ['forms/form-store.ts'] },
-  indexing_runs: { writers: ['knowledge/documents/document-status.ts', 'knowledge/documents/documents.ts', 'knowledge/ingest/indexer.ts', 'knowledge/ingest/run-ownership.ts'] },  // TODO(#17): one store writes it
+  indexing_runs: { writers: ['knowledge/ingest/indexing-run-store.ts'] },
   job_outbox: { writers: ['infra/queue/outbox-relay.ts'], readers: ['infra/queue/bullmq-queue.ts'] },
   jobs: { writers: ['infra/queue/db-queue.ts'], readers: ['infra/queue/job-counts.ts'] },
   message_agent_thoughts: { writers: ['messages/agent-thoughts.ts'] },
@@ -41,8 +41,8 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   segment_embeddings: { writers: ['knowledge/index/vector-index.ts'], readers: ['store/postgres/pgvector-index.ts'] },
   segments: { writers: ['knowledge/documents/child-chunks.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts', 'store/postgres/segment-writer.ts'], readers: ['knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },  // TODO(#17): one store writes it
   server_secrets: { writers: ['infra/server-keys.ts'] },
-  tag_bindings: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/tags.ts'], readers: ['knowledge/datasets.ts'] },  // TODO(#17): one store writes it
-  tags: { writers: ['knowledge/documents/tags.ts'], readers: ['knowledge/datasets.ts'] },
+  tag_bindings: { writers: ['knowledge/documents/tag-store.ts'] },
+  tags: { writers: ['knowledge/documents/tag-store.ts'] },
   upload_files: { writers: ['files/file-store.ts'] },
   workflow_run_events: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store: the log, and the run row's transactions that append to it
   workflow_run_snapshots: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store
