@@ -13,7 +13,7 @@ import { NO_TRACING, type Tracing } from '../infra/tracing.js';
 import type { HumanInputGateway, RunResumer } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
 import { initialState, readState, type RunState } from '../engine/run-state.js';
-import { DEFAULT_ENGINE_LIMITS, type AppKind, type CodeExecutor, type TemplateRenderer, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
+import { type AppKind, type CodeExecutor, type TemplateRenderer, type CodeOutputLimits, type HttpRequester, type RunFiles, type EnginePorts, type Graph, type KnowledgeRetriever } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { FencedOut, RunJournal, runChannel } from './journal.js';
 import { SecretMask } from './secret-mask.js';
@@ -28,16 +28,16 @@ export interface RunServiceConfig extends RunLimits {
   readonly concurrency: number;
   /** The lease of a run's job: a dead or stalled worker's run is taken over after it (`RUN_LEASE_SECONDS`). */
   readonly leaseMs: number;
-  /** `LOOP_NODE_MAX_COUNT`; Dify's default when absent. */
-  readonly loopMaxCount?: number;
-  /** `MAX_ITERATIONS_NUM`; Dify's default when absent. */
-  readonly iterationMaxItems?: number;
-  /** `ITERATION_MAX_PARALLEL`; the engine default when absent. */
-  readonly iterationMaxParallel?: number;
-  /** Code node output checks; Dify's defaults when absent. */
-  readonly codeOutputs?: CodeOutputLimits;
-  /** `AGENT_MAX_ITERATIONS`; the engine default when absent. */
-  readonly agentMaxIterations?: number;
+  /** `LOOP_NODE_MAX_COUNT`. */
+  readonly loopMaxCount: number;
+  /** `MAX_ITERATIONS_NUM`. */
+  readonly iterationMaxItems: number;
+  /** `ITERATION_MAX_PARALLEL`. */
+  readonly iterationMaxParallel: number;
+  /** Code node output checks (`CODE_MAX_*`). */
+  readonly codeOutputs: CodeOutputLimits;
+  /** `AGENT_MAX_ITERATIONS`. */
+  readonly agentMaxIterations: number;
 }
 
 export interface StartRun {
@@ -242,11 +242,11 @@ export class RunService implements RunResumer {
       memory: this.#memory,
       knowledge: this.#knowledge(),
       limits: {
-        loopMaxCount: this.#config.loopMaxCount ?? DEFAULT_ENGINE_LIMITS.loopMaxCount,
-        iterationMaxItems: this.#config.iterationMaxItems ?? DEFAULT_ENGINE_LIMITS.iterationMaxItems,
-        iterationMaxParallel: this.#config.iterationMaxParallel ?? DEFAULT_ENGINE_LIMITS.iterationMaxParallel,
-        code: this.#config.codeOutputs ?? DEFAULT_ENGINE_LIMITS.code,
-        agentMaxIterations: this.#config.agentMaxIterations ?? DEFAULT_ENGINE_LIMITS.agentMaxIterations,
+        loopMaxCount: this.#config.loopMaxCount,
+        iterationMaxItems: this.#config.iterationMaxItems,
+        iterationMaxParallel: this.#config.iterationMaxParallel,
+        code: this.#config.codeOutputs,
+        agentMaxIterations: this.#config.agentMaxIterations,
       },
       code: this.#code,
       templates: this.#templates,
