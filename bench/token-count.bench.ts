@@ -10,7 +10,8 @@
  */
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
-import { countTokens, DEFAULT_MAX_PIECE_CHARS } from '../src/text/tokenizer.js';
+import { countTokens } from '../src/text/tokenizer.js';
+import { DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from '../src/config/defaults.js';
 import { fmt } from './lib.js';
 
 const MB = 1024 * 1024;
@@ -79,7 +80,7 @@ export async function run(): Promise<void> {
     { name: '1 MB of English text', text: english(MB, 2) },
     { name: '1 MB (characters) of CJK text', text: cjk(MB, 3) },
   ];
-  console.log(`piece cap TOKENIZER_MAX_PIECE_CHARS = ${DEFAULT_MAX_PIECE_CHARS}`);
+  console.log(`piece cap TOKENIZER_MAX_PIECE_CHARS = ${DEFAULT_TOKENIZER_MAX_PIECE_CHARS}`);
   console.log('| text | old: js-tiktoken | new: cold | new: warm (piece cache) | speed-up (cold) | tokens old → new |');
   console.log('|---|---|---|---|---|---|');
   for (const c of corpora) {

@@ -205,7 +205,7 @@ export interface RunFiles {
   extractText(ref: unknown, appId: string, signal: AbortSignal): Promise<string>;
 }
 
-/** Node limits from config (Dify's names). */
+/** Node limits from config (Dify's names); their defaults are config's (the engine has none). */
 export interface EngineLimits {
   /** `LOOP_NODE_MAX_COUNT`: the largest `loop_count` of a loop node. */
   readonly loopMaxCount: number;
@@ -215,8 +215,8 @@ export interface EngineLimits {
   readonly iterationMaxParallel: number;
   /** Code node output checks (`CODE_MAX_STRING_LENGTH`, `CODE_MAX_*_ARRAY_LENGTH`, `CODE_MAX_DEPTH`, `CODE_MAX_PRECISION`). */
   readonly code: CodeOutputLimits;
-  /** `AGENT_MAX_ITERATIONS`: the largest `maximum_iterations` of an agent node (default 50). */
-  readonly agentMaxIterations?: number;
+  /** `AGENT_MAX_ITERATIONS`: the largest `maximum_iterations` of an agent node. */
+  readonly agentMaxIterations: number;
 }
 
 export interface CodeOutputLimits {
@@ -227,14 +227,6 @@ export interface CodeOutputLimits {
   readonly maxDepth: number;
   readonly maxPrecision: number;
 }
-
-export const DEFAULT_ENGINE_LIMITS: EngineLimits = {
-  loopMaxCount: 100,
-  iterationMaxItems: 99,
-  iterationMaxParallel: 10,
-  agentMaxIterations: 50,
-  code: { maxStringLength: 400_000, maxStringArrayLength: 30, maxObjectArrayLength: 30, maxNumberArrayLength: 1000, maxDepth: 5, maxPrecision: 20 },
-};
 
 /** Everything a node may touch outside the pool; injected by the run loop. */
 export interface EnginePorts {
@@ -249,7 +241,8 @@ export interface EnginePorts {
   readonly files?: RunFiles | undefined;
   /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */
   readonly tools?: ToolRuntime | undefined;
-  readonly limits?: EngineLimits;
+  /** Node limits (from config). */
+  readonly limits: EngineLimits;
   /** The price table row of a model name (`prices` in dovetail.yaml); unset or `undefined`: free. */
   readonly priceOf?: (model: string) => ModelPrice | undefined;
   now(): number;

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import { DEFAULT_SSE_PING_INTERVAL_MS } from '../config/defaults.js';
 import type { Metrics } from '../infra/metrics.js';
 
 /** Open streams per HTTP server (every encapsulated context of one app shares its `server`), for shutdown. */
@@ -13,9 +14,6 @@ export function endOpenStreams(server: Server, payload: object): number {
   for (const s of streams) s.end({ ...payload, ...s.shutdownFields });
   return streams.length;
 }
-
-/** Keep-alive interval for every stream (Dify: 10 s). */
-export const PING_INTERVAL_MS = 10_000;
 
 export interface SseStream {
   /** Writes `data: <compact json>\n\n`. Returns false once the client has gone. */
@@ -87,7 +85,7 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     res.write(frame);
     return true;
   };
-  const timer = setInterval(() => write('event: ping\n\n'), opts.pingIntervalMs ?? PING_INTERVAL_MS);
+  const timer = setInterval(() => write('event: ping\n\n'), opts.pingIntervalMs ?? DEFAULT_SSE_PING_INTERVAL_MS);
   timer.unref();
   if (opts.leadingPing) write('event: ping\n\n');
   else if (!opts.headersWithFirstFrame) res.flushHeaders();

@@ -21,16 +21,16 @@ export interface RunServiceConfig extends RunLimits {
   readonly concurrency: number;
   /** The lease of a run's job: a dead or stalled worker's run is taken over after it (`RUN_LEASE_SECONDS`). */
   readonly leaseMs: number;
-  /** `LOOP_NODE_MAX_COUNT`; Dify's default when absent. */
-  readonly loopMaxCount?: number;
-  /** `MAX_ITERATIONS_NUM`; Dify's default when absent. */
-  readonly iterationMaxItems?: number;
-  /** `ITERATION_MAX_PARALLEL`; the engine default when absent. */
-  readonly iterationMaxParallel?: number;
-  /** Code node output checks; Dify's defaults when absent. */
-  readonly codeOutputs?: CodeOutputLimits;
-  /** `AGENT_MAX_ITERATIONS`; the engine default when absent. */
-  readonly agentMaxIterations?: number;
+  /** `LOOP_NODE_MAX_COUNT`. */
+  readonly loopMaxCount: number;
+  /** `MAX_ITERATIONS_NUM`. */
+  readonly iterationMaxItems: number;
+  /** `ITERATION_MAX_PARALLEL`. */
+  readonly iterationMaxParallel: number;
+  /** Code node output checks (`CODE_MAX_*`). */
+  readonly codeOutputs: CodeOutputLimits;
+  /** `AGENT_MAX_ITERATIONS`. */
+  readonly agentMaxIterations: number;
 }
 
 /** What the run service is built from. */

@@ -4,7 +4,7 @@ import type { App } from '../apps/app-service.js';
 import { newId } from '../infra/ids.js';
 import type { HumanInputGateway } from '../forms/human-input-port.js';
 import { compileGraph } from '../engine/graph.js';
-import { DEFAULT_ENGINE_LIMITS, type EnginePorts, type Graph } from '../engine/types.js';
+import type { EnginePorts, Graph } from '../engine/types.js';
 import type { RunServiceDeps } from './run-config.js';
 import type { RunMeta } from './run-types.js';
 import { DbConversationMemory } from './conversation-memory.js';
@@ -41,11 +41,11 @@ export class RunPorts {
       memory: this.#memory,
       knowledge: d.knowledge?.(),
       limits: {
-        loopMaxCount: config.loopMaxCount ?? DEFAULT_ENGINE_LIMITS.loopMaxCount,
-        iterationMaxItems: config.iterationMaxItems ?? DEFAULT_ENGINE_LIMITS.iterationMaxItems,
-        iterationMaxParallel: config.iterationMaxParallel ?? DEFAULT_ENGINE_LIMITS.iterationMaxParallel,
-        code: config.codeOutputs ?? DEFAULT_ENGINE_LIMITS.code,
-        agentMaxIterations: config.agentMaxIterations ?? DEFAULT_ENGINE_LIMITS.agentMaxIterations,
+        loopMaxCount: config.loopMaxCount,
+        iterationMaxItems: config.iterationMaxItems,
+        iterationMaxParallel: config.iterationMaxParallel,
+        code: config.codeOutputs,
+        agentMaxIterations: config.agentMaxIterations,
       },
       code: d.code,
       templates: d.templates,

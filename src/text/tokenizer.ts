@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
+import { DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from '../config/defaults.js';
 
 type CountTokens = (text: string, options: { disallowedSpecial: Set<string> }) => number;
 /**
@@ -29,14 +30,13 @@ const pieceCounts = new Map<string, number>();
 const MAX_CACHED_PIECES = 100_000;
 const MAX_CACHED_PIECE_LENGTH = 64;
 
-/**
- * Default of `TOKENIZER_MAX_PIECE_CHARS`: a pre-tokenizer piece longer than this (a run of
- * letters, digits' neighbours or punctuation with no break) is counted in slices of at most this
- * many characters. Byte-pair merging is quadratic in a piece's length, so this bounds the work per
- * character; real words are far shorter, so only such runs are counted approximately (a slice
- * boundary can cost a merge: at most one token more per slice).
+/*
+ * `TOKENIZER_MAX_PIECE_CHARS` (default in src/config/defaults.ts): a pre-tokenizer piece longer
+ * than this (a run of letters, digits' neighbours or punctuation with no break) is counted in
+ * slices of at most this many characters. Byte-pair merging is quadratic in a piece's length, so
+ * this bounds the work per character; real words are far shorter, so only such runs are counted
+ * approximately (a slice boundary can cost a merge: at most one token more per slice).
  */
-export const DEFAULT_MAX_PIECE_CHARS = 128;
 
 function cached(piece: string): number {
   const hit = pieceCounts.get(piece);
@@ -91,7 +91,7 @@ function pieceCount(piece: string): number | undefined {
   return cached(piece);
 }
 
-let defaultMaxPieceChars = DEFAULT_MAX_PIECE_CHARS;
+let defaultMaxPieceChars = DEFAULT_TOKENIZER_MAX_PIECE_CHARS;
 
 /** Sets the piece cap `countTokens` uses when none is given (`TOKENIZER_MAX_PIECE_CHARS`); per thread. */
 export function setMaxPieceChars(n: number): void {
@@ -107,7 +107,7 @@ export function maxPieceChars(): number {
  * Token count with the cl100k_base tokenizer (gpt-tokenizer: pure JS, ranks bundled, no network),
  * in time linear in the text's length: the text is cut into cl100k pre-tokenizer pieces, each
  * distinct short piece is byte-pair encoded once per process, and a piece longer than
- * `maxPieceChars` is counted in slices of that length (see `DEFAULT_MAX_PIECE_CHARS`), as
+ * `maxPieceChars` is counted in slices of that length (see `TOKENIZER_MAX_PIECE_CHARS`), as
  * tiktoken-based tokenizers cap runs without whitespace (Meta's Llama 3 tokenizer,
  * openai/tiktoken#195). Exactly gpt-tokenizer's count for every text without such a run.
  * Special-token markers count as the text they are.

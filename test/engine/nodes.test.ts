@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import { compileGraph } from '../../src/engine/graph.js';
 import { applyOperation } from '../../src/engine/nodes/assigner.js';
 import { checkOutputs } from '../../src/engine/nodes/code.js';
-import { DEFAULT_ENGINE_LIMITS } from '../../src/engine/types.js';
+import { loadConfig } from '../../src/config.js';
 import type { DslDocument } from '../../src/apps/dsl.js';
 import { endNode, startNode, workflowDsl, type NodeSpec } from '../helpers/workflow-dsl.js';
 
@@ -32,7 +32,7 @@ describe('assigner (version 2) operations', () => {
 });
 
 describe('code node output checks (as Dify)', () => {
-  const L = DEFAULT_ENGINE_LIMITS.code;
+  const L = loadConfig({}).code;
   it('keeps declared outputs of the declared types', () => {
     const decl = { s: { type: 'string', children: null }, n: { type: 'array[number]', children: null }, o: { type: 'object', children: null } };
     expect(checkOutputs({ s: 'x', n: [1, 2], o: { a: 1 } }, decl, L)).toEqual({ s: 'x', n: [1, 2], o: { a: 1 } });

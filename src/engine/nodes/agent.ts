@@ -4,7 +4,7 @@ import { AGENT_STRATEGIES, AGENT_STRATEGY_PROVIDER, DEFAULT_MAX_ITERATIONS, agen
 import { AgentToolbox } from '../agent/agent-toolbox.js';
 import { runFunctionCalling } from '../agent/function-calling.js';
 import { runReact } from '../agent/react.js';
-import { DEFAULT_ENGINE_LIMITS, NodeFailure, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
+import { NodeFailure, type GraphNode, type NodeContext, type NodeHandler } from '../types.js';
 import { providerOf } from './model-call.js';
 import { pricedUsage } from '../../lib/usage.js';
 import { isObject } from './shared.js';
@@ -20,7 +20,7 @@ function strategyOf(node: GraphNode): AgentStrategy | { error: string } {
 function maxIterations(ctx: NodeContext): number {
   const raw = agentParam(ctx, ctx.node, 'maximum_iterations') ?? agentParam(ctx, ctx.node, 'max_iterations') ?? ctx.node.data.max_iteration;
   const n = raw === undefined || raw === null || raw === '' ? DEFAULT_MAX_ITERATIONS : Number(raw);
-  const limit = ctx.ports.limits?.agentMaxIterations ?? DEFAULT_ENGINE_LIMITS.agentMaxIterations!;
+  const limit = ctx.ports.limits.agentMaxIterations;
   if (!Number.isInteger(n) || n < 1) throw new NodeFailure(`agent_parameters.maximum_iterations must be a whole number of at least 1, got ${JSON.stringify(raw)}`, 'AgentNodeError', false);
   if (n > limit) throw new NodeFailure(`agent_parameters.maximum_iterations is ${n}, over the limit of ${limit} (AGENT_MAX_ITERATIONS)`, 'AgentNodeError', false);
   return n;

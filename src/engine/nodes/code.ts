@@ -1,4 +1,4 @@
-import { DEFAULT_ENGINE_LIMITS, NodeFailure, type CodeOutputLimits, type GraphNode, type NodeHandler } from '../types.js';
+import { NodeFailure, type CodeOutputLimits, type GraphNode, type NodeHandler } from '../types.js';
 import { isObject, variableList } from './shared.js';
 
 const LANGUAGES = ['python3', 'javascript'] as const;
@@ -146,7 +146,7 @@ export const codeNode: NodeHandler = {
     }
     let outputs: Record<string, unknown>;
     try {
-      outputs = checkOutputs(result, spec.outputs, (ctx.ports.limits ?? DEFAULT_ENGINE_LIMITS).code);
+      outputs = checkOutputs(result, spec.outputs, ctx.ports.limits.code);
     } catch (err) {
       throw new NodeFailure((err as Error).message, 'OutputValidationError', false);
     }

@@ -2,7 +2,7 @@ import { runBounded } from '../bounded-items.js';
 import { ScopedPool } from '../scoped-pool.js';
 import { containerEvents, runRound } from '../subgraph.js';
 import { plusUsage } from '../../lib/usage.js';
-import { DEFAULT_ENGINE_LIMITS, NodeFailure, StopSignal, isStop, type Graph, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
+import { NodeFailure, StopSignal, isStop, type Graph, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
 import { selectorOf } from './shared.js';
 
 const ERROR_MODES = ['terminated', 'continue-on-error', 'remove-abnormal-output'] as const;
@@ -109,7 +109,7 @@ export const iterationNode: NodeHandler = {
       throw new NodeFailure(`Invalid iterator value: ${JSON.stringify(value)}, please provide a list.`, 'InvalidIteratorValueError', false);
     }
     const items = value ?? [];
-    const limits = ctx.ports.limits ?? DEFAULT_ENGINE_LIMITS;
+    const limits = ctx.ports.limits;
     const max = limits.iterationMaxItems;
     if (items.length > max) throw new NodeFailure(`Iterator length ${items.length} exceeds the limit of ${max} (MAX_ITERATIONS_NUM).`, 'IterationNodeError', false);
     const events = containerEvents(ctx, 'iteration', inputs, { iterator_length: items.length });

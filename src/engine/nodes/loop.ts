@@ -1,7 +1,7 @@
 import { conditionsHold, parseConditions, type Condition } from '../conditions.js';
 import { containerEvents, runRound } from '../subgraph.js';
 import { plusUsage } from '../../lib/usage.js';
-import { DEFAULT_ENGINE_LIMITS, NodeFailure, type GraphNode, type NodeHandler, type NodeUsage } from '../types.js';
+import { NodeFailure, type GraphNode, type NodeHandler, type NodeUsage } from '../types.js';
 import { isObject, selectorOf } from './shared.js';
 import { constantOf } from './value-types.js';
 
@@ -49,7 +49,7 @@ export const loopNode: NodeHandler = {
   },
   async run(ctx) {
     const spec = specOf(ctx.node);
-    const max = (ctx.ports.limits ?? DEFAULT_ENGINE_LIMITS).loopMaxCount;
+    const max = ctx.ports.limits.loopMaxCount;
     if (spec.count > max) throw new NodeFailure(`Loop count ${spec.count} exceeds the limit of ${max} (LOOP_NODE_MAX_COUNT).`, 'LoopNodeError', false);
     const sub = ctx.graph.children.get(ctx.node.id);
     if (!sub) throw new NodeFailure('the loop has no child graph', 'LoopNodeError', false);

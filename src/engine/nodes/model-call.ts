@@ -25,7 +25,7 @@ export function modelSpecOf(raw: unknown, field: string): ModelSpec {
 }
 
 /** The model's provider through the engine port; a missing or unconfigured one fails the node. */
-export function providerOf(ctx: Pick<NodeContext, 'ports'>, spec: ModelSpec): ModelProvider {
+export function providerOf(ctx: { readonly ports: Pick<NodeContext['ports'], 'providers'> }, spec: ModelSpec): ModelProvider {
   const providers = ctx.ports.providers;
   if (!providers) throw new NodeFailure('no model provider is configured on this server', 'ProviderNotInitialize', false);
   try {
@@ -53,7 +53,7 @@ export interface ModelAnswer {
  * `LLMInvokeError` (retryable).
  */
 export async function callModel(
-  ctx: Pick<NodeContext, 'ports' | 'signal'>,
+  ctx: { readonly ports: Omit<NodeContext['ports'], 'limits'>; readonly signal: AbortSignal },
   spec: ModelSpec,
   messages: ChatMessage[],
   onText?: (text: string) => void,

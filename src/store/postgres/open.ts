@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { ConfigError } from '../../config-error.js';
+import { DEFAULT_DATABASE_POOL_SIZE } from '../../config/defaults.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Database } from '../schema.js';
 import type { SearchDialect } from '../../knowledge/index/search-dialect.js';
@@ -37,7 +38,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<OpenedDatabas
   }
   const pool = new pg.Pool({
     connectionString: opts.databaseUrl,
-    max: opts.databasePoolSize ?? 10,
+    max: opts.databasePoolSize ?? DEFAULT_DATABASE_POOL_SIZE,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // A connection the server ends (e.g. a run owner that stalled inside a transaction past its

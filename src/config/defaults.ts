@@ -1,0 +1,18 @@
+/**
+ * Defaults of the settings that a module outside the config loader also needs before (or without)
+ * a loaded config: tests and tools open a store or count tokens without one. The loader reads these
+ * same constants, so each default is written once. Every other default lives only in its loader
+ * (src/config/*-config.ts); the engine receives its values through its ports.
+ */
+
+/** `DATABASE_POOL_SIZE`: PostgreSQL connections at most. */
+export const DEFAULT_DATABASE_POOL_SIZE = 10;
+
+/** `TOKENIZER_MAX_PIECE_CHARS`: the longest run of characters the tokenizer counts as one piece. */
+export const DEFAULT_TOKENIZER_MAX_PIECE_CHARS = 128;
+
+/**
+ * `SSE_PING_INTERVAL_MS`: keep-alive interval of generation streams (Dify: 10 s). Workflow event
+ * streams, which the setting does not cover, ping at this same interval.
+ */
+export const DEFAULT_SSE_PING_INTERVAL_MS = 10_000;

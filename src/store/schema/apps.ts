@@ -1,0 +1,73 @@
+/** Row types of the workspace, apps, their versions and keys, end users, accounts and server secrets (see src/store/schema.ts). */
+
+export interface WorkspaceTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface AppTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** completion | chat | advanced-chat | workflow */
+  mode: string;
+  description: string;
+  icon: string;
+  /** Parsed DSL document as JSON text. */
+  dsl: string;
+  enable_api: number;
+  status: string;
+  /** Per-app concurrent request limit; null = the instance default. */
+  max_active_requests: number | null;
+  created_at: number;
+  updated_at: number;
+  /** The graph version `dsl` is (1 at import; `app update` adds one). */
+  version: number;
+}
+
+/** Every version of an app's DSL; runs resume on the version they started with. */
+export interface AppVersionTable {
+  app_id: string;
+  version: number;
+  /** Parsed DSL document as JSON text. */
+  dsl: string;
+  created_at: number;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  /** app | dataset */
+  type: string;
+  app_id: string | null;
+  workspace_id: string;
+  /** SHA-256 hex of the whole key; the key itself is never stored. */
+  token_hash: string;
+  /** First characters of the key, for `key list`. */
+  hint: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface EndUserTable {
+  id: string;
+  app_id: string;
+  /** The caller's `user` string. */
+  session_id: string;
+  created_at: number;
+}
+
+/** Console/CLI identities that leave admin feedback. */
+export interface AccountTable {
+  id: string;
+  name: string;
+  /** Where Human Input mail to this member goes (`dovetail account create --email`); null when unset. */
+  email: string | null;
+  created_at: number;
+}
+
+export interface ServerSecretTable {
+  name: string;
+  value: string;
+  created_at: number;
+}
