@@ -1,9 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchema, openStore, type Store } from '../../src/store/db.js';
+import { onEachStore, type OpenedStore } from '../helpers/store-suites.js';
 import { AppStore } from '../../src/apps/app-store.js';
 import { AppService } from '../../src/apps/app-service.js';
 import { KeyService } from '../../src/apps/key-service.js';
@@ -36,9 +33,9 @@ function secretOf(dsl: { workflow?: { environment_variables?: readonly Record<st
   return dsl.workflow?.environment_variables?.[0]?.value;
 }
 
-function suite(label: string, open: () => Promise<{ store: Store; close: () => Promise<void> }>): void {
+function suite(label: string, open: () => Promise<OpenedStore>): void {
   describe(`AppStore (${label})`, () => {
-    let opened: { store: Store; close: () => Promise<void> };
+    let opened: OpenedStore;
     let appStore: AppStore;
     let apps: AppService;
     let keys: KeyService;
@@ -97,17 +94,4 @@ function suite(label: string, open: () => Promise<{ store: Store; close: () => P
   });
 }
 
-suite('SQLite', async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-appstore-'));
-  const store = await openStore({ databaseUrl: undefined, databaseSchema: undefined, dataDir: dir });
-  return { store, close: async () => { await store.destroy(); rmSync(dir, { recursive: true, force: true }); } };
-});
-
-const pgUrl = process.env.TEST_DATABASE_URL;
-if (pgUrl) {
-  suite('PostgreSQL', async () => {
-    const schema = `t_${Math.random().toString(36).slice(2, 12)}`;
-    const store = await openStore({ databaseUrl: pgUrl, databaseSchema: schema, dataDir: '.' });
-    return { store, close: async () => { await store.destroy(); await dropSchema(pgUrl, schema); } };
-  });
-} else process.stdout.write('[app-store] NOTICE: TEST_DATABASE_URL is not set; the PostgreSQL suite is skipped.\n');
+onEachStore('app-store', suite);

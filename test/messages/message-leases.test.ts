@@ -1,18 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchema, openStore, type Store } from '../../src/store/db.js';
+import { onEachStore, type OpenedStore } from '../helpers/store-suites.js';
 import { MessageStore } from '../../src/messages/message-store.js';
 import { MessageLeases } from '../../src/messages/message-leases.js';
 import { ActiveRequests } from '../../src/infra/active-requests.js';
 import type { Clock } from '../../src/infra/clock.js';
 
 /** The saver writes each live message's own answer so far, in one transaction per save. */
-function suite(label: string, open: () => Promise<{ store: Store; close: () => Promise<void> }>): void {
+function suite(label: string, open: () => Promise<OpenedStore>): void {
   describe(`MessageLeases.save (${label})`, () => {
-    let opened: { store: Store; close: () => Promise<void> };
+    let opened: OpenedStore;
     let now = 1_000;
     const clock: Clock = { now: () => now } as Clock;
     beforeAll(async () => {
@@ -44,17 +41,4 @@ function suite(label: string, open: () => Promise<{ store: Store; close: () => P
   });
 }
 
-suite('SQLite', async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-leases-'));
-  const store = await openStore({ databaseUrl: undefined, databaseSchema: undefined, dataDir: dir });
-  return { store, close: async () => { await store.destroy(); rmSync(dir, { recursive: true, force: true }); } };
-});
-
-const pgUrl = process.env.TEST_DATABASE_URL;
-if (pgUrl) {
-  suite('PostgreSQL', async () => {
-    const schema = `t_${Math.random().toString(36).slice(2, 12)}`;
-    const store = await openStore({ databaseUrl: pgUrl, databaseSchema: schema, dataDir: '.' });
-    return { store, close: async () => { await store.destroy(); await dropSchema(pgUrl, schema); } };
-  });
-} else process.stdout.write('[message-leases] NOTICE: TEST_DATABASE_URL is not set; the PostgreSQL suite is skipped.\n');
+onEachStore('message-leases', suite);
