@@ -1,139 +1,31 @@
 import type { App } from '../apps/app-service.js';
-import type { EndUserService } from '../apps/end-users.js';
 import { appUnavailable } from '../apps/errors.js';
 import { validateInputs } from '../apps/input-form.js';
-import type { Config } from '../config.js';
-import type { UploadService } from '../files/upload-service.js';
-import { effectiveLimit, type ActiveRequestLimiter } from '../infra/active-requests.js';
-import type { Clock } from '../infra/clock.js';
+import { effectiveLimit } from '../infra/active-requests.js';
 import { internalServerError, invalidParam, ServiceError } from '../infra/errors.js';
 import { newId } from '../infra/ids.js';
-import type { Logger } from '../infra/logger.js';
-import { completionRequestError } from '../llm/errors.js';
-import type { ContentPart, ModelProvider, ModelProviders, ProviderUsage } from '../llm/model-provider.js';
-import { buildUsage, type UsageBody } from '../llm/usage.js';
-import type { TextOffload } from '../text/offload.js';
+import type { ProviderUsage } from '../llm/model-provider.js';
+import type { UsageBody } from '../llm/usage.js';
 import { buildChatPrompt, type Exchange } from './chat-prompt.js';
 import { buildCompletionPrompt, fileInputs, type CompletionPrompt } from './completion-prompt.js';
 import { imageParts } from './file-parts.js';
-import type { MessageStatus, MessageStore, NewConversation, NewMessage } from './message-store.js';
-import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage, type AnnotationHit, type AnnotationReplier, type AnnotationReplyInfo } from './annotation-answer.js';
+import type { NewConversation, NewMessage } from './message-store.js';
+import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage, type AnnotationHit } from './annotation-answer.js';
 import { conversationName } from './conversation-name.js';
-import { StopRequested, type TaskRegistry } from './task-registry.js';
 import { isObject } from '../infra/objects.js';
-import { withCaller, type ToolRuntime } from '../tools/tool.js';
+import { withCaller } from '../tools/tool.js';
 import { agentModeOf } from './agent-mode.js';
-import { AgentThoughtRecorder, agentThoughtEvent, type AgentThoughtStore } from './agent-thoughts.js';
+import { AgentThoughtRecorder, agentThoughtEvent } from './agent-thoughts.js';
 import { runAgentTurn } from './agent-turn.js';
-import { NodeFailure } from '../engine/types.js';
 import { renderTemplate } from './completion-prompt.js';
-import type { MessageLeases } from './message-leases.js';
+import type { ChatInput, ChatRun, CompletionDeps, CompletionInput, CompletionOutcome, CompletionRun, CompletionSink, ModelSettings, Prepared } from './completion-types.js';
+import { conclude, emitter, ExecutionTimeout, failure, generate } from './model-generation.js';
 
-export interface CompletionInput {
-  readonly app: App;
-  /** The caller's `user`; required. */
-  readonly user: string | undefined;
-  readonly inputs: unknown;
-  readonly query: string;
-  readonly files: readonly unknown[] | null;
-}
-
-/**
- * What a generation emits as it goes; the HTTP layer shapes these into Dify's events. `sent` (no
- * wire event) says the model request is on its way: a stream opens then.
- */
-export type CompletionEvent =
-  | { readonly type: 'sent' }
-  /** `agent`: text of an agent-chat app's agent loop (Dify's `agent_message`). */
-  | { readonly type: 'message'; readonly text: string; readonly agent?: boolean }
-  /** Agent-chat apps: a round of the agent loop started or changed (Dify's `agent_thought`). */
-  | { readonly type: 'thought'; readonly thought: Readonly<Record<string, unknown>> }
-  | { readonly type: 'end'; readonly outcome: CompletionOutcome };
-
-export interface CompletionOutcome {
-  readonly status: Exclude<MessageStatus, 'running'>;
-  readonly answer: string;
-  readonly usage: UsageBody;
-  /** Set when `status` is `error`. */
-  readonly error: ServiceError | undefined;
-  /** Dify's `metadata.annotation_reply`, set when an annotation answered instead of the model. */
-  readonly annotationReply?: AnnotationReplyInfo;
-}
-
+export type { ChatInput, ChatRun, CompletionDeps, CompletionEvent, CompletionInput, CompletionOutcome, CompletionRun, CompletionSink, ConversationLookup } from './completion-types.js';
 export type { AnnotationHit, AnnotationReplier, AnnotationReplyInfo } from './annotation-answer.js';
-
-/** A started generation. It runs to its end whether or not anyone is listening. */
-export interface CompletionRun {
-  readonly taskId: string;
-  readonly messageId: string;
-  /** Epoch ms. */
-  readonly createdAt: number;
-  /** Resolves once the message is stored with its final answer; never rejects. */
-  readonly done: Promise<CompletionOutcome>;
-}
-
-export type CompletionSink = (event: CompletionEvent) => void;
-
-export interface ChatInput extends CompletionInput {
-  /** Blank or absent: a new conversation. */
-  readonly conversationId: string | undefined;
-}
-
-export interface ChatRun extends CompletionRun {
-  readonly conversationId: string;
-}
-
-/** The caller's conversation or 404 (the chatflow service answers it for every chat app). */
-export interface ConversationLookup {
-  conversation(appId: string, endUserId: string, id: string): Promise<{ readonly id: string; readonly inputs: Record<string, unknown> }>;
-}
 
 /** Dify's `TokenBufferMemory` reads at most this many messages of a conversation. */
 const CHAT_MEMORY_MAX_MESSAGES = 500;
-
-interface Prepared {
-  readonly app: App;
-  readonly startedAt: number;
-  readonly inputs: Record<string, unknown>;
-  readonly model: ModelSettings;
-  readonly provider: ModelProvider;
-  readonly images: ContentPart[];
-  readonly endUserId: string;
-  /** The caller's `user` string. */
-  readonly user: string;
-  readonly prePrompt: string;
-  readonly query: string;
-  readonly files: readonly unknown[];
-}
-
-export interface CompletionDeps {
-  readonly config: Config;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly providers: ModelProviders;
-  readonly messages: MessageStore;
-  readonly endUsers: EndUserService;
-  readonly uploads: UploadService;
-  readonly tasks: TaskRegistry;
-  readonly activeRequests: ActiveRequestLimiter;
-  readonly conversations: ConversationLookup;
-  readonly annotations: AnnotationReplier;
-  /** Token counting (usage when the provider reports none, history) off the event loop for large texts. */
-  readonly offload: TextOffload;
-  /** The tools agent-chat apps call; unset: an agent-chat app with tools fails naming them. */
-  readonly tools?: ToolRuntime;
-  /** Where agent-chat answers keep their agent thoughts. */
-  readonly thoughts: AgentThoughtStore;
-  /** Saves the answers in progress and keeps their messages' heartbeats. */
-  readonly leases: MessageLeases;
-}
-
-interface ModelSettings {
-  readonly provider: string;
-  readonly name: string;
-  readonly mode: 'chat' | 'completion';
-  readonly params: Record<string, unknown>;
-}
 
 function modelSettings(app: App): ModelSettings {
   const model = app.dsl.model_config?.model;
@@ -152,11 +44,6 @@ function imageUpload(app: App): { enabled: boolean; detail: 'low' | 'high' } {
   const image = isObject(fu) && isObject(fu.image) ? fu.image : undefined;
   const enabled = image?.enabled === true || (isObject(fu) && fu.enabled === true);
   return { enabled, detail: image?.detail === 'low' ? 'low' : 'high' };
-}
-
-/** Raised into the abort signal when a generation runs past `APP_MAX_EXECUTION_TIME`. */
-class ExecutionTimeout extends Error {
-  override name = 'ExecutionTimeout';
 }
 
 /**
@@ -272,17 +159,6 @@ export class CompletionService {
     return { id: ids.messageId, appId: app.id, conversationId: ids.conversationId, endUserId: p.endUserId, taskId, mode: app.mode, inputs: p.inputs, query: p.query, files: p.files, createdAt: p.startedAt };
   }
 
-  /** `sink`, guarded: a listener that throws (a broken socket, say) must not change the outcome or lose the message. */
-  #emitter(sink: CompletionSink | undefined, messageId: string): CompletionSink {
-    return (ev) => {
-      try {
-        sink?.(ev);
-      } catch (err) {
-        this.#d.logger.warn({ err, messageId }, 'stream listener failed');
-      }
-    };
-  }
-
   /** Takes a concurrency slot, registers the task, stores the message and starts generating. */
   #launch(
     p: Prepared,
@@ -301,7 +177,7 @@ export class CompletionService {
         inserted.catch(() => undefined);
         return inserted;
       };
-      return this.#generate({ provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink });
+      return generate(this.#d, { provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink });
     });
   }
 
@@ -319,7 +195,7 @@ export class CompletionService {
   ): Promise<CompletionRun> {
     const d = this.#d;
     const { messageId } = ids;
-    const emit = this.#emitter(sink, messageId);
+    const emit = emitter(this.#d, sink, messageId);
     return this.#start(p, messageId, async ({ taskId }) => {
       let usage: UsageBody;
       try {
@@ -363,128 +239,6 @@ export class CompletionService {
     if (endUser) await this.#d.tasks.stop(taskId, app.id, endUser.id);
   }
 
-  async #generate(g: {
-    provider: ModelProvider;
-    model: ModelSettings;
-    prompt: ReturnType<typeof buildCompletionPrompt>;
-    controller: AbortController;
-    startedAt: number;
-    messageId: string;
-    /** Stores the message row (once; later calls return the same promise). */
-    insert: () => Promise<void>;
-    sink: CompletionSink | undefined;
-  }): Promise<CompletionOutcome> {
-    const d = this.#d;
-    const { signal } = g.controller;
-    const emit = this.#emitter(g.sink, g.messageId);
-    const limitS = d.config.appMaxExecutionSeconds;
-    const timer = setTimeout(() => g.controller.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
-    timer.unref();
-    let answer = '';
-    let reported: ProviderUsage | undefined;
-    let status: CompletionOutcome['status'] = 'normal';
-    let error: ServiceError | undefined;
-    const live = d.leases.track(g.messageId);
-    try {
-      let sent = false;
-      const onSent = () => {
-        sent = true;
-        void g.insert();
-        emit({ type: 'sent' });
-      };
-      const chunks = g.provider.stream({ model: g.model.name, mode: g.model.mode, messages: g.prompt.messages, prompt: g.prompt.text, params: g.model.params, signal, onSent });
-      for await (const chunk of chunks) {
-        if (chunk.type === 'text') {
-          if (!sent) {
-            // A provider without an upstream request: the row is stored before the first frame
-            // names it (a failure surfaces when the message is finished).
-            onSent();
-            await g.insert().catch(() => undefined);
-          }
-          answer += chunk.text;
-          live.answer = answer;
-          emit({ type: 'message', text: chunk.text });
-        } else if (chunk.type === 'usage') {
-          reported = { ...reported, ...chunk.usage };
-        }
-        if (signal.aborted) break;
-      }
-      if (signal.aborted) throw signal.reason;
-    } catch (err) {
-      ({ status, error } = this.#failure(err, signal));
-    } finally {
-      clearTimeout(timer);
-      live.end();
-    }
-    return this.#conclude({ ...g, emit, answer, reported: status === 'normal' ? reported : undefined, promptText: g.prompt.text, status, error });
-  }
-
-  /**
-   * Ends a generation: usage (counted when the provider reported none), the message row finished
-   * (with `before`, more rows of the same answer), the `end` event.
-   */
-  async #conclude(g: {
-    model: ModelSettings;
-    startedAt: number;
-    messageId: string;
-    insert: () => Promise<void>;
-    emit: CompletionSink;
-    answer: string;
-    reported: ProviderUsage | undefined;
-    promptText: string;
-    status: CompletionOutcome['status'];
-    error: ServiceError | undefined;
-    before?: () => Promise<void>;
-  }): Promise<CompletionOutcome> {
-    const d = this.#d;
-    const { answer } = g;
-    let { status, error } = g;
-    const usage = await buildUsage(
-      {
-        reported: g.reported,
-        promptText: g.promptText,
-        answer,
-        price: d.config.prices[g.model.name],
-        latencySeconds: (d.clock.now() - g.startedAt) / 1000,
-      },
-      (texts) => d.offload.countTokens(texts),
-    );
-    try {
-      await g.insert();
-      await g.before?.();
-      await d.messages.finish(g.messageId, {
-        answer,
-        status,
-        error: error?.message ?? null,
-        promptTokens: usage.prompt_tokens,
-        completionTokens: usage.completion_tokens,
-        usage: { ...usage },
-        totalPrice: usage.total_price,
-        currency: usage.currency,
-        latency: usage.latency,
-        updatedAt: d.clock.now(),
-      });
-    } catch (err) {
-      d.logger.error({ err, messageId: g.messageId }, 'message could not be stored');
-      status = 'error';
-      error = internalServerError();
-    }
-    const outcome: CompletionOutcome = { status, answer, usage, error };
-    g.emit({ type: 'end', outcome });
-    return outcome;
-  }
-
-  /** The outcome of a generation that threw: stopped by its owner, timed out, or failed. */
-  #failure(err: unknown, signal: AbortSignal): { status: CompletionOutcome['status']; error: ServiceError | undefined } {
-    if (signal.aborted && signal.reason instanceof StopRequested) return { status: 'stopped', error: undefined };
-    if (signal.aborted && signal.reason instanceof ExecutionTimeout) return { status: 'error', error: completionRequestError(signal.reason.message) };
-    if (err instanceof ServiceError) return { status: 'error', error: err };
-    // the agent loop's failures (a tool that cannot run here, a model error) carry their message
-    if (err instanceof NodeFailure) return { status: 'error', error: completionRequestError(err.message) };
-    this.#d.logger.error({ err }, 'completion failed');
-    return { status: 'error', error: internalServerError() };
-  }
-
   /**
    * Takes a concurrency slot, registers the task, stores the message and runs an agent-chat
    * answer: the agent loop of the agent node with the app's tools, streaming its text and its
@@ -499,7 +253,7 @@ export class CompletionService {
   ): Promise<CompletionRun> {
     const d = this.#d;
     const { messageId } = ids;
-    const emit = this.#emitter(sink, messageId);
+    const emit = emitter(this.#d, sink, messageId);
     return this.#start(p, messageId, async ({ taskId, controller }) => {
       const { signal } = controller;
       const limitS = d.config.appMaxExecutionSeconds;
@@ -547,12 +301,12 @@ export class CompletionService {
         reported = { promptTokens: result.promptTokens, completionTokens: result.completionTokens };
         answer = result.text;
       } catch (err) {
-        ({ status, error } = this.#failure(err, signal));
+        ({ status, error } = failure(this.#d, err, signal));
       } finally {
         clearTimeout(timer);
         live.end();
       }
-      return this.#conclude({
+      return conclude(this.#d, {
         model: p.model,
         startedAt: p.startedAt,
         messageId,

@@ -1,0 +1,146 @@
+import { internalServerError, ServiceError } from '../infra/errors.js';
+import { completionRequestError } from '../llm/errors.js';
+import type { ModelProvider, ProviderUsage } from '../llm/model-provider.js';
+import { buildUsage } from '../llm/usage.js';
+import { NodeFailure } from '../engine/types.js';
+import type { buildCompletionPrompt } from './completion-prompt.js';
+import type { CompletionDeps, CompletionOutcome, CompletionSink, ModelSettings } from './completion-types.js';
+import { StopRequested } from './task-registry.js';
+
+/** A model-config app's generation: the model's answer streamed, its message finished, its end reported. */
+
+/** Raised into the abort signal when a generation runs past `APP_MAX_EXECUTION_TIME`. */
+export class ExecutionTimeout extends Error {
+override name = 'ExecutionTimeout';
+}
+
+/** `sink`, guarded: a listener that throws (a broken socket, say) must not change the outcome or lose the message. */
+export function emitter(d: CompletionDeps, sink: CompletionSink | undefined, messageId: string): CompletionSink {
+  return (ev) => {
+    try {
+      sink?.(ev);
+    } catch (err) {
+      d.logger.warn({ err, messageId }, 'stream listener failed');
+    }
+  };
+}
+
+export async function generate(d: CompletionDeps, g: {
+  provider: ModelProvider;
+  model: ModelSettings;
+  prompt: ReturnType<typeof buildCompletionPrompt>;
+  controller: AbortController;
+  startedAt: number;
+  messageId: string;
+  /** Stores the message row (once; later calls return the same promise). */
+  insert: () => Promise<void>;
+  sink: CompletionSink | undefined;
+}): Promise<CompletionOutcome> {
+  const { signal } = g.controller;
+  const emit = emitter(d, g.sink, g.messageId);
+  const limitS = d.config.appMaxExecutionSeconds;
+  const timer = setTimeout(() => g.controller.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
+  timer.unref();
+  let answer = '';
+  let reported: ProviderUsage | undefined;
+  let status: CompletionOutcome['status'] = 'normal';
+  let error: ServiceError | undefined;
+  const live = d.leases.track(g.messageId);
+  try {
+    let sent = false;
+    const onSent = () => {
+      sent = true;
+      void g.insert();
+      emit({ type: 'sent' });
+    };
+    const chunks = g.provider.stream({ model: g.model.name, mode: g.model.mode, messages: g.prompt.messages, prompt: g.prompt.text, params: g.model.params, signal, onSent });
+    for await (const chunk of chunks) {
+      if (chunk.type === 'text') {
+        if (!sent) {
+          // A provider without an upstream request: the row is stored before the first frame
+          // names it (a failure surfaces when the message is finished).
+          onSent();
+          await g.insert().catch(() => undefined);
+        }
+        answer += chunk.text;
+        live.answer = answer;
+        emit({ type: 'message', text: chunk.text });
+      } else if (chunk.type === 'usage') {
+        reported = { ...reported, ...chunk.usage };
+      }
+      if (signal.aborted) break;
+    }
+    if (signal.aborted) throw signal.reason;
+  } catch (err) {
+    ({ status, error } = failure(d, err, signal));
+  } finally {
+    clearTimeout(timer);
+    live.end();
+  }
+  return conclude(d, { ...g, emit, answer, reported: status === 'normal' ? reported : undefined, promptText: g.prompt.text, status, error });
+}
+
+/**
+ * Ends a generation: usage (counted when the provider reported none), the message row finished
+ * (with `before`, more rows of the same answer), the `end` event.
+ */
+export async function conclude(d: CompletionDeps, g: {
+  model: ModelSettings;
+  startedAt: number;
+  messageId: string;
+  insert: () => Promise<void>;
+  emit: CompletionSink;
+  answer: string;
+  reported: ProviderUsage | undefined;
+  promptText: string;
+  status: CompletionOutcome['status'];
+  error: ServiceError | undefined;
+  before?: () => Promise<void>;
+}): Promise<CompletionOutcome> {
+  const { answer } = g;
+  let { status, error } = g;
+  const usage = await buildUsage(
+    {
+      reported: g.reported,
+      promptText: g.promptText,
+      answer,
+      price: d.config.prices[g.model.name],
+      latencySeconds: (d.clock.now() - g.startedAt) / 1000,
+    },
+    (texts) => d.offload.countTokens(texts),
+  );
+  try {
+    await g.insert();
+    await g.before?.();
+    await d.messages.finish(g.messageId, {
+      answer,
+      status,
+      error: error?.message ?? null,
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      usage: { ...usage },
+      totalPrice: usage.total_price,
+      currency: usage.currency,
+      latency: usage.latency,
+      updatedAt: d.clock.now(),
+    });
+  } catch (err) {
+    d.logger.error({ err, messageId: g.messageId }, 'message could not be stored');
+    status = 'error';
+    error = internalServerError();
+  }
+  const outcome: CompletionOutcome = { status, answer, usage, error };
+  g.emit({ type: 'end', outcome });
+  return outcome;
+}
+
+/** The outcome of a generation that threw: stopped by its owner, timed out, or failed. */
+export function failure(d: CompletionDeps, err: unknown, signal: AbortSignal): { status: CompletionOutcome['status']; error: ServiceError | undefined } {
+  if (signal.aborted && signal.reason instanceof StopRequested) return { status: 'stopped', error: undefined };
+  if (signal.aborted && signal.reason instanceof ExecutionTimeout) return { status: 'error', error: completionRequestError(signal.reason.message) };
+  if (err instanceof ServiceError) return { status: 'error', error: err };
+  // the agent loop's failures (a tool that cannot run here, a model error) carry their message
+  if (err instanceof NodeFailure) return { status: 'error', error: completionRequestError(err.message) };
+  d.logger.error({ err }, 'completion failed');
+  return { status: 'error', error: internalServerError() };
+}
