@@ -67,11 +67,6 @@ export class EndUserService {
     return row ? { id: row.id, appId: row.app_id, sessionId: row.session_id, createdAt: Number(row.created_at) } : undefined;
   }
 
-  async byId(id: string): Promise<EndUser | undefined> {
-    const row = await this.#db.selectFrom('end_users').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? { id: row.id, appId: row.app_id, sessionId: row.session_id } : undefined;
-  }
-
   /** The `user` string of an end user ('' when there is none), read in `trx` when given. */
   async sessionIdOf(id: string, trx: Kysely<Database> = this.#db): Promise<string> {
     const row = await trx.selectFrom('end_users').select('session_id').where('id', '=', id).executeTakeFirst();
