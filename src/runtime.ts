@@ -34,45 +34,22 @@ import { SuggestedQuestionsService } from './messages/suggested-questions-servic
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
 import { RedisActiveRequests } from './infra/redis-active-requests.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './infra/rate-limit.js';
-import { FormRecipients } from './forms/form-recipients.js';
 import { AccountService } from './accounts/account-service.js';
-import { mailNotConfigured } from './mail/mail-config.js';
-import { SmtpTransport } from './mail/smtp-transport.js';
-import { humanInputMailHandler, type MailJobPayload } from './mail/human-input-mail.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
 import { FeedbackService } from './feedback/feedback-service.js';
-import { FormService, HUMAN_INPUT_MAIL_JOB } from './forms/form-service.js';
+import type { FormService } from './forms/form-service.js';
+import type { FormRecipients } from './forms/form-recipients.js';
 import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
 import type { Queue } from './infra/queue/queue.js';
 import { createQueue } from './infra/queue/create-queue.js';
-import { createEmbedder, type Embedder } from './knowledge/ingest/embedder.js';
-import { DatasetService } from './knowledge/datasets.js';
-import { DocumentService, INDEX_JOB, type IndexJobPayload } from './knowledge/documents/documents.js';
-import { Indexer } from './knowledge/ingest/indexer.js';
-import { RetrievalService } from './knowledge/retrieval/retrieval.js';
-import { WorkflowKnowledgeRetriever } from './knowledge/retrieval/workflow-retriever.js';
-import { HitCounter } from './knowledge/retrieval/hit-counter.js';
-import { TagService } from './knowledge/documents/tags.js';
-import { MetadataService } from './knowledge/documents/metadata.js';
-import { DocumentStatusService } from './knowledge/documents/document-status.js';
-import { SegmentService } from './knowledge/documents/segments.js';
-import { ChildChunkService } from './knowledge/documents/child-chunks.js';
-import type { CodeExecutor, KnowledgeRetriever } from './engine/types.js';
 import { TextOffload } from './text/offload.js';
-import { ProcessCodeExecutor } from './code/process-executor.js';
-import { QuickJsSandbox } from './code/sandbox/quickjs-sandbox.js';
-import { PyodideSandbox } from './code/sandbox/pyodide-sandbox.js';
-import { SandboxCodeExecutor } from './code/sandbox-executor.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
 import { WorkflowTools } from './tools/workflow/workflow-tools.js';
 import { runWorkflowForTool } from './runs/workflow-tool-runner.js';
 import { UploadToolFiles } from './files/tool-files.js';
-import { AnnotationService } from './annotations/annotation-service.js';
-import { AnnotationIndex } from './annotations/annotation-index.js';
-import { EmbeddingModels } from './annotations/embedding-models.js';
-import { registerAnnotationJobs } from './annotations/jobs.js';
-import { importWarnings, pythonCodeNodes } from './apps/import-check.js';
+import type { AnnotationService } from './annotations/annotation-service.js';
+import { importWarnings } from './apps/import-check.js';
 import { missingPythonModules, processModuleAdvice } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
 import type { App } from './apps/app-service.js';
@@ -80,9 +57,12 @@ import type { ImportWarning } from './engine/types.js';
 import { Metrics } from './infra/metrics.js';
 import { NO_TRACING, otlpTracing, type Tracing } from './infra/tracing.js';
 import { RunStore } from './runs/run-store.js';
+import { createCodeSandbox } from './composition/code-sandbox.js';
+import { createForms } from './composition/forms.js';
+import { createKnowledge, type Knowledge } from './composition/knowledge.js';
 
 /** Everything the HTTP layer and the CLI use, built once from config. */
-export interface Runtime {
+export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly config: Config;
   /** Prometheus metrics of this process (`GET /metrics`). */
   readonly metrics: Metrics;
@@ -150,24 +130,7 @@ export interface Runtime {
   humanInput: HumanInputGateway | undefined;
   /** Durable background jobs (see src/infra/queue/queue.ts). */
   readonly queue: Queue;
-  readonly embedder: Embedder;
-  readonly datasets: DatasetService;
-  readonly documents: DocumentService;
   readonly documentDownloads: DocumentDownloads;
-  /** `retrieve(datasetIds, query, retrievalModel)` for the API and the knowledge-retrieval node. */
-  readonly retrieval: RetrievalService;
-  /** Batch status changes and pause / resume of documents. */
-  readonly documentStatus: DocumentStatusService;
-  readonly segments: SegmentService;
-  readonly childChunks: ChildChunkService;
-  /** Knowledge tags of the workspace and their bindings to datasets. */
-  readonly tags: TagService;
-  /** Metadata fields of datasets and their values on documents. */
-  readonly metadata: MetadataService;
-  /** Retrieval hit counts, written off the request path. */
-  readonly hits: HitCounter;
-  /** App annotations and annotation reply. */
-  readonly annotations: AnnotationService;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -209,7 +172,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     runsByStatus: () => new RunStore(store.db).countByStatus(),
     jobsByStatus: () => queue.counts(),
     // read at scrape time, once the sandboxes below exist
-    codeSandboxWorkers: () => ({ javascript: quickjs.workers, python3: pyodide?.workers ?? 0 }),
+    codeSandboxWorkers: () => code.workers(),
   });
   const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
   const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
@@ -266,7 +229,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const resumer: { current: RunResumer | undefined } = { current: undefined };
   // Made here because forms enqueue their mail jobs; closed where it always was (after the run side, below).
   const queue = createQueue(store.db, clock, logger, config.queue, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
-  const forms = new FormService({
+  const { forms, formRecipients, close: closeMail } = await createForms({
     db: store.db,
     apps: appStore,
     queue,
@@ -281,46 +244,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       return resumer.current;
     },
   });
-  await forms.sealLegacyTokens();
-  await forms.scheduleTimeoutScan();
+  closers.push(closeMail);
   await leases.scheduleSweep(queue);
-  const formRecipients = new FormRecipients(store.db, secretBox);
-  await formRecipients.sealLegacyTokens();
-  const mailProblem = mailNotConfigured(config.mail);
-  // Said once, by the processes that send (those running the job worker); one-shot CLI commands stay quiet.
-  if (mailProblem && config.queue.worker) logger.warn(`${mailProblem}. Human Input email deliveries will fail until then.`);
-  const transport = mailProblem ? undefined : new SmtpTransport(config.mail);
-  if (transport) closers.push(async () => transport.close());
-  queue.register<MailJobPayload>(
-    HUMAN_INPUT_MAIL_JOB,
-    humanInputMailHandler({ recipients: formRecipients, transport, notConfigured: mailProblem, appWebUrl: config.webForms.appWebUrl, clock, logger }),
-  );
   const rateLimiter: RateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl, `${config.redisKeyPrefix}ratelimit:`) : new MemoryRateLimiter(() => clock.now());
   closers.push(() => rateLimiter.close());
   apps.addGraphValidator(engineGraphValidator);
-  let knowledgeRetriever: KnowledgeRetriever | undefined;
-  const processExecutor = new ProcessCodeExecutor(config.code);
-  const quickjs = new QuickJsSandbox(config.code);
-  closers.push(() => quickjs.close());
-  let codeExecutor: CodeExecutor = processExecutor;
-  let pyodide: PyodideSandbox | undefined;
-  if (config.code.mode === 'sandbox') {
-    const python = new PyodideSandbox(config.code);
-    pyodide = python;
-    closers.push(() => python.close());
-    codeExecutor = new SandboxCodeExecutor(quickjs, python);
-  }
-  const codeSandboxReady = async () => {
-    await Promise.all([quickjs.ready(), pyodide?.ready()]);
-  };
-  // Python's workers (seconds of CPU to start) are started once an app that has python3 code is
-  // read or imported; until then the first python3 run starts them.
-  if (pyodide) apps.addLoadListener((app) => pythonCodeNodes(app.dsl).length > 0 && pyodide.warm());
-  const warmCodeSandbox = () => {
-    quickjs.warm();
-    if (pyodide) void apps.list().catch((err: unknown) => logger.warn({ err }, 'apps could not be read to warm the python3 sandbox'));
-    if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
-  };
+  const code = createCodeSandbox(config, apps, logger);
+  closers.push(() => code.close());
+  let knowledge: Knowledge | undefined;
   const runs = new RunService({
     db: store.db,
     messages,
@@ -334,9 +265,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     findApp: (id) => apps.find(id),
     findAppVersion: (id, version) => apps.findVersion(id, version),
     humanInput: opts.humanInput ?? forms,
-    knowledge: () => knowledgeRetriever,
-    code: codeExecutor,
-    templates: quickjs,
+    knowledge: () => knowledge?.retriever,
+    code: code.executor,
+    templates: code.quickjs,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
@@ -364,91 +295,23 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   );
   resumer.current = runs;
   closers.push(() => queue.close());
-  const embedder = createEmbedder(config.knowledge);
-  const keyword = store.dialect.keywordIndex();
-  const vectors = await store.dialect.vectorIndex(logger);
-  await keyword.init();
-  await vectors.init();
-  const datasets = new DatasetService(store.db, clock, embedder, config.knowledge.retrievalTopKMax);
-  const documents = new DocumentService({
-    db: store.db,
-    clock,
-    uploads,
-    datasets,
-    queue,
-    keyword,
-    vectors,
-    maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
-    qaModel: config.knowledge.qaModel,
-    providers: () => modelProviders,
-  });
-  const tags = new TagService(store.db, clock, config.knowledge.tagNameMaxLength);
-  const metadata = new MetadataService(store.db, clock, config.knowledge.metadataNameMaxLength);
-  const documentStatus = new DocumentStatusService({ db: store.db, clock, queue, documents, statusBatchMax: config.knowledge.statusBatchMax });
-  const segments = new SegmentService({
-    db: store.db,
-    clock,
-    embedder,
-    keyword,
-    vectors,
-    embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
-    maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
-    offload,
-  });
-  const childChunks = new ChildChunkService({ db: store.db, segments, embedder, keyword, vectors });
-  const indexer = new Indexer({
-    db: store.db,
-    segments: store.dialect.segmentWriter(),
-    clock,
-    logger,
-    uploads,
-    embedder,
-    keyword,
-    vectors,
-    embeddingsBatchSize: config.knowledge.embeddingsBatchSize,
-    maxSegmentationTokens: config.knowledge.maxSegmentationTokens,
-    fullDocMaxTokens: config.knowledge.fullDocMaxTokens,
-    providers: () => modelProviders,
-    qaModel: config.knowledge.qaModel,
-    qaConcurrency: config.knowledge.qaConcurrency,
-    offload,
-    onIndexed: (n) => metrics.indexedSegments.inc(n),
-  });
-  queue.register<IndexJobPayload>(INDEX_JOB, {
-    run: (p, ctx) => indexer.run(p.runId, ctx.signal),
-    onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
-  });
-  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, config.knowledge.retrievalQueryMaxChars, metadata);
-  const hits = new HitCounter(store.db, store.caps.rowLocks, logger, config.knowledge.hitCountFlushMs);
+  knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, providers: () => modelProviders });
+  const { hits, annotations } = knowledge;
   closers.push(() => hits.flush());
-  const embeddingModels = new EmbeddingModels(config.knowledge, embedder);
-  const annotationIndex = new AnnotationIndex(store.db, embeddingModels, clock, config.knowledge.embeddingsBatchSize);
-  const annotations = new AnnotationService({
-    db: store.db,
-    clock,
-    logger,
-    queue,
-    index: annotationIndex,
-    models: embeddingModels,
-    listMaxLimit: config.annotationListMaxLimit,
-    questionMaxChars: config.annotationQuestionMaxChars,
-    matchTimeoutMs: config.annotationMatchTimeoutMs,
-  });
-  registerAnnotationJobs(queue, annotations, annotationIndex);
   annotationPort.current = annotations;
-  knowledgeRetriever = new WorkflowKnowledgeRetriever({ db: store.db, apps: appStore, datasets, retrieval, hits, metadata, topKMax: config.knowledge.retrievalTopKMax });
   queue.start();
   const importDeps = {
     providers: () => modelProviders,
-    missingDatasets: (ids: readonly string[], workspaceId: string) => datasets.missing(workspaceId, ids),
-    missingPythonModules: (names: readonly string[]) => missingPythonModules(codeExecutor, names),
+    missingDatasets: (ids: readonly string[], workspaceId: string) => knowledge.datasets.missing(workspaceId, ids),
+    missingPythonModules: (names: readonly string[]) => missingPythonModules(code.executor, names),
     pythonSetting: config.code.mode === 'sandbox' ? 'CODE_PYTHON_PACKAGES_DIR' : 'CODE_PYTHON_COMMAND',
-    missingModuleAdvice: (m: string) => codeExecutor.missingModuleAdvice?.(m) ?? processModuleAdvice(m),
+    missingModuleAdvice: (m: string) => code.executor.missingModuleAdvice?.(m) ?? processModuleAdvice(m),
     tools: () => toolRuntime,
   };
   return {
-    warmCodeSandbox,
-    codeSandboxReady,
+    ...knowledge,
+    warmCodeSandbox: () => code.warm(),
+    codeSandboxReady: () => code.ready(),
     config,
     logger,
     clock,
@@ -490,18 +353,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       runs.setHumanInputGateway(gateway);
     },
     queue,
-    embedder,
-    datasets,
-    documents,
-    documentDownloads: new DocumentDownloads({ documents, urls: fileUrls, blobs, zipMaxDocuments: config.knowledge.downloadZipMaxDocuments }),
-    retrieval,
-    documentStatus,
-    segments,
-    childChunks,
-    tags,
-    metadata,
-    hits,
-    annotations,
+    documentDownloads: new DocumentDownloads({ documents: knowledge.documents, urls: fileUrls, blobs, zipMaxDocuments: config.knowledge.downloadZipMaxDocuments }),
     async close() {
       for (const c of closers.reverse()) await c();
       await store.destroy();

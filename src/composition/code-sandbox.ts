@@ -1,0 +1,50 @@
+import type { Config } from '../config.js';
+import type { AppService } from '../apps/app-service.js';
+import { pythonCodeNodes } from '../apps/import-check.js';
+import type { CodeExecutor } from '../engine/types.js';
+import type { Logger } from '../infra/logger.js';
+import { ProcessCodeExecutor } from '../code/process-executor.js';
+import { QuickJsSandbox } from '../code/sandbox/quickjs-sandbox.js';
+import { PyodideSandbox } from '../code/sandbox/pyodide-sandbox.js';
+import { SandboxCodeExecutor } from '../code/sandbox-executor.js';
+
+/** The code side of the composition root: the executor code nodes run on and its warm workers. */
+export interface CodeSandbox {
+  /** Runs code nodes: the sandboxes (`CODE_EXECUTION_MODE=sandbox`) or child processes. */
+  readonly executor: CodeExecutor;
+  /** QuickJS, which also renders templates. */
+  readonly quickjs: QuickJsSandbox;
+  /** Live workers per language (the `dovetail_code_sandbox_workers` gauge). */
+  workers(): { javascript: number; python3: number };
+  /** Starts the warm workers in the background and warns about unsafe code execution. */
+  warm(): void;
+  /** Resolves once the sandboxes' workers are up. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createCodeSandbox(config: Config, apps: AppService, logger: Logger): CodeSandbox {
+  const quickjs = new QuickJsSandbox(config.code);
+  const pyodide = config.code.mode === 'sandbox' ? new PyodideSandbox(config.code) : undefined;
+  const executor: CodeExecutor = pyodide ? new SandboxCodeExecutor(quickjs, pyodide) : new ProcessCodeExecutor(config.code);
+  // Python's workers (seconds of CPU to start) are started once an app that has python3 code is
+  // read or imported; until then the first python3 run starts them.
+  if (pyodide) apps.addLoadListener((app) => pythonCodeNodes(app.dsl).length > 0 && pyodide.warm());
+  return {
+    executor,
+    quickjs,
+    workers: () => ({ javascript: quickjs.workers, python3: pyodide?.workers ?? 0 }),
+    warm() {
+      quickjs.warm();
+      if (pyodide) void apps.list().catch((err: unknown) => logger.warn({ err }, 'apps could not be read to warm the python3 sandbox'));
+      if (config.code.mode === 'process') logger.warn('CODE_EXECUTION_MODE=process: code nodes run as child processes with this server\'s rights, files, network and environment (unsafe; use only for trusted apps)');
+    },
+    async ready() {
+      await Promise.all([quickjs.ready(), pyodide?.ready()]);
+    },
+    async close() {
+      await pyodide?.close();
+      await quickjs.close();
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import type { Config } from '../config.js';
+import type { Store } from '../store/db.js';
+import type { AppStore } from '../apps/app-store.js';
+import type { UploadService } from '../files/upload-service.js';
+import type { Clock } from '../infra/clock.js';
+import type { Logger } from '../infra/logger.js';
+import type { Metrics } from '../infra/metrics.js';
+import type { Queue } from '../infra/queue/queue.js';
+import type { ModelProviders } from '../llm/model-provider.js';
+import type { TextOffload } from '../text/offload.js';
+import type { KnowledgeRetriever } from '../engine/types.js';
+import { createEmbedder, type Embedder } from '../knowledge/ingest/embedder.js';
+import { DatasetService } from '../knowledge/datasets.js';
+import { DocumentService, INDEX_JOB, type IndexJobPayload } from '../knowledge/documents/documents.js';
+import { Indexer } from '../knowledge/ingest/indexer.js';
+import { RetrievalService } from '../knowledge/retrieval/retrieval.js';
+import { WorkflowKnowledgeRetriever } from '../knowledge/retrieval/workflow-retriever.js';
+import { HitCounter } from '../knowledge/retrieval/hit-counter.js';
+import { TagService } from '../knowledge/documents/tags.js';
+import { MetadataService } from '../knowledge/documents/metadata.js';
+import { DocumentStatusService } from '../knowledge/documents/document-status.js';
+import { SegmentService } from '../knowledge/documents/segments.js';
+import { ChildChunkService } from '../knowledge/documents/child-chunks.js';
+import { AnnotationService } from '../annotations/annotation-service.js';
+import { AnnotationIndex } from '../annotations/annotation-index.js';
+import { EmbeddingModels } from '../annotations/embedding-models.js';
+import { registerAnnotationJobs } from '../annotations/jobs.js';
+
+export interface KnowledgeDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly apps: AppStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly queue: Queue;
+  readonly uploads: UploadService;
+  readonly offload: TextOffload;
+  readonly providers: () => ModelProviders;
+}
+
+export interface Knowledge {
+  readonly embedder: Embedder;
+  readonly datasets: DatasetService;
+  readonly documents: DocumentService;
+  readonly documentStatus: DocumentStatusService;
+  readonly segments: SegmentService;
+  readonly childChunks: ChildChunkService;
+  readonly tags: TagService;
+  readonly metadata: MetadataService;
+  readonly retrieval: RetrievalService;
+  readonly hits: HitCounter;
+  readonly annotations: AnnotationService;
+  /** What the knowledge-retrieval node asks. */
+  readonly retriever: KnowledgeRetriever;
+}
+
+/**
+ * The knowledge side of the composition root: datasets, documents and their indexing job, segments,
+ * retrieval and its hit counts, tags, metadata, and app annotations (which share the embedder).
+ */
+export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
+  const { config, store, clock, logger, queue, offload, providers } = d;
+  const k = config.knowledge;
+  const embedder = createEmbedder(k);
+  const keyword = store.dialect.keywordIndex();
+  const vectors = await store.dialect.vectorIndex(logger);
+  await keyword.init();
+  await vectors.init();
+  const index = { embedder, keyword, vectors };
+  const datasets = new DatasetService(store.db, clock, embedder, k.retrievalTopKMax);
+  const documents = new DocumentService({ db: store.db, clock, uploads: d.uploads, datasets, queue, keyword, vectors, maxSegmentationTokens: k.maxSegmentationTokens, qaModel: k.qaModel, providers });
+  const metadata = new MetadataService(store.db, clock, k.metadataNameMaxLength);
+  const segments = new SegmentService({ db: store.db, clock, ...index, embeddingsBatchSize: k.embeddingsBatchSize, maxSegmentationTokens: k.maxSegmentationTokens, offload });
+  const indexer = new Indexer({
+    db: store.db,
+    segments: store.dialect.segmentWriter(),
+    clock,
+    logger,
+    uploads: d.uploads,
+    ...index,
+    embeddingsBatchSize: k.embeddingsBatchSize,
+    maxSegmentationTokens: k.maxSegmentationTokens,
+    fullDocMaxTokens: k.fullDocMaxTokens,
+    providers,
+    qaModel: k.qaModel,
+    qaConcurrency: k.qaConcurrency,
+    offload,
+    onIndexed: (n) => d.metrics.indexedSegments.inc(n),
+  });
+  queue.register<IndexJobPayload>(INDEX_JOB, {
+    run: (p, ctx) => indexer.run(p.runId, ctx.signal),
+    onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
+  });
+  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, k.retrievalQueryMaxChars, metadata);
+  const hits = new HitCounter(store.db, store.caps.rowLocks, logger, k.hitCountFlushMs);
+  const embeddingModels = new EmbeddingModels(k, embedder);
+  const annotationIndex = new AnnotationIndex(store.db, embeddingModels, clock, k.embeddingsBatchSize);
+  const annotations = new AnnotationService({
+    db: store.db,
+    clock,
+    logger,
+    queue,
+    index: annotationIndex,
+    models: embeddingModels,
+    listMaxLimit: config.annotationListMaxLimit,
+    questionMaxChars: config.annotationQuestionMaxChars,
+    matchTimeoutMs: config.annotationMatchTimeoutMs,
+  });
+  registerAnnotationJobs(queue, annotations, annotationIndex);
+  return {
+    embedder,
+    datasets,
+    documents,
+    documentStatus: new DocumentStatusService({ db: store.db, clock, queue, documents, statusBatchMax: k.statusBatchMax }),
+    segments,
+    childChunks: new ChildChunkService({ db: store.db, segments, ...index }),
+    tags: new TagService(store.db, clock, k.tagNameMaxLength),
+    metadata,
+    retrieval,
+    hits,
+    annotations,
+    retriever: new WorkflowKnowledgeRetriever({ db: store.db, apps: d.apps, datasets, retrieval, hits, metadata, topKMax: k.retrievalTopKMax }),
+  };
+}
