@@ -6,7 +6,10 @@
  * latency p50/p99 direct and through Dovetail, the overhead, errors, Dovetail's RSS and how far
  * apart each batch's requests reached the upstream (through Dovetail: the time spent before the
  * upstream request); `ROUNDS`
- * rounds alternate direct/through and the summary is the median over rounds. Set
+ * rounds alternate direct/through and the summary is the median over rounds. Then the same
+ * concurrency held in a steady state (`BENCH_LOAD_SUSTAIN_MS`, default 15 s; 0 skips it): each
+ * client sends its next request when its answer ends, the starts spread over one answer's length,
+ * direct and then through Dovetail. Set
  * `BENCH_SERVER_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) to profile the server.
  * Run `npm run build` first.
  */
@@ -24,10 +27,16 @@ const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 5);
+/** The steady-state phase: how long the streams are kept up after their ramp (ms); 0 skips it. */
+const SUSTAIN_MS = Number(process.env.BENCH_LOAD_SUSTAIN_MS ?? 15_000);
+/** One answer's length (first token 500 ms + 20 × 100 ms): the clients' starts are spread over it. */
+const RAMP_MS = 2_500;
 
 interface Batch {
   readonly firstMs: number[];
   readonly errors: string[];
+  /** Requests sent (in a sustained batch, the ramp's too). */
+  readonly sent: number;
 }
 
 /** CPU time (user + system, ms) the process has used so far, all threads. */
@@ -138,6 +147,17 @@ export async function run(): Promise<void> {
     out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => median(r.direct.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.direct.firstMs, 99)), 0)} ms; through Dovetail p50 ${fmt(m((r) => median(r.through.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.through.firstMs, 99)), 0)} ms`);
     out(`first-token overhead  p50 ${fmt(p50o, 0)} ms (target ≤ 30)   p99 ${fmt(p99o, 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
     out(`Dovetail CPU per streamed completion (all threads, whole answer): ${fmt(m((r) => r.cpu), 2)} ms`);
+    if (SUSTAIN_MS > 0) {
+      // The steady state of the same concurrency: each of 200 clients sends its next request when its
+      // answer ends, their starts spread over one answer's length (arrivals ≈ 200 / 2.6 s).
+      const d = await batch({ ...directJob, sustainMs: SUSTAIN_MS, rampMs: RAMP_MS });
+      const before = cpuMs(dovetail.child.pid!);
+      const t = await batch({ ...throughJob, sustainMs: SUSTAIN_MS, rampMs: RAMP_MS });
+      const cpu = (cpuMs(dovetail.child.pid!) - before) / t.sent;
+      out(`sustained ${CONCURRENCY} concurrent streams for ${fmt(SUSTAIN_MS / 1000, 0)} s after a ${fmt(RAMP_MS / 1000, 1)} s ramp: ${d.firstMs.length} direct / ${t.firstMs.length} through requests measured`);
+      out(line('steady', d, t, rssMb(dovetail.child.pid!).rss, cpu));
+      for (const e of new Set([...d.errors, ...t.errors])) out(`  error: ${e}`);
+    }
     const mem = rssMb(dovetail.child.pid!);
     out(`Dovetail RSS ${fmt(mem.rss, 0)} MB now, peak ${fmt(mem.hwm, 0)} MB; load avg after ${os.loadavg().map((l) => fmt(l)).join(' ')}`);
   } finally {

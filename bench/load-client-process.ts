@@ -2,7 +2,10 @@
  * The load client of `completion-load.bench.ts`, in its own process: on each IPC message
  * `{ url, headers, body, n, kind }` it fires `n` streaming requests at once and answers with each
  * one's first-token latency (ms from sending the request until the first token is decoded) and
- * the errors (non-2xx, a broken stream, an `error` event, no token).
+ * the errors (non-2xx, a broken stream, an `error` event, no token). With `sustainMs` it keeps `n`
+ * streams open instead: `n` clients start at random times over `rampMs` and each sends its next
+ * request when its answer ends, for `sustainMs`; only requests sent after the ramp are answered
+ * (the steady state of `n` concurrent streams).
  */
 import { Agent, setGlobalDispatcher } from 'undici';
 
@@ -15,6 +18,29 @@ interface Job {
   readonly body: unknown;
   readonly n: number;
   readonly kind: 'openai' | 'dify';
+  readonly sustainMs?: number;
+  readonly rampMs?: number;
+}
+
+/** Requests sent by the last sustained job, ramp included. */
+let sent = 0;
+
+/** `n` clients, each sending its next request when the last answer ended, after a random start in the ramp. */
+async function sustained(job: Job, sustainMs: number, rampMs: number): Promise<{ firstMs: number; error?: string }[]> {
+  const t0 = performance.now();
+  const kept: { firstMs: number; error?: string }[] = [];
+  sent = 0;
+  const client = async () => {
+    await new Promise((r) => setTimeout(r, Math.random() * rampMs));
+    while (performance.now() - t0 < rampMs + sustainMs) {
+      const steady = performance.now() - t0 >= rampMs;
+      sent++;
+      const r = await one(job);
+      if (steady) kept.push(r);
+    }
+  };
+  await Promise.all(Array.from({ length: job.n }, client));
+  return kept;
 }
 
 const tokenOf = (kind: Job['kind'], e: Record<string, unknown>): string | undefined =>
@@ -55,8 +81,9 @@ async function one(job: Job): Promise<{ firstMs: number; error?: string }> {
 }
 
 process.on('message', (job: Job) => {
-  void Promise.all(Array.from({ length: job.n }, () => one(job))).then((rs) =>
-    process.send?.({ firstMs: rs.filter((r) => !r.error).map((r) => r.firstMs), errors: rs.flatMap((r) => (r.error ? [r.error] : [])) }),
+  const all = job.sustainMs ? sustained(job, job.sustainMs, job.rampMs ?? 0) : Promise.all(Array.from({ length: job.n }, () => one(job)));
+  void all.then((rs) =>
+    process.send?.({ sent: job.sustainMs ? sent : job.n, firstMs: rs.filter((r) => !r.error).map((r) => r.firstMs), errors: rs.flatMap((r) => (r.error ? [r.error] : [])) }),
   );
 });
 process.send?.({ ready: true });
