@@ -4,7 +4,7 @@ import type { Runtime } from '../../runtime.js';
 import { notChatApp } from '../../apps/errors.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
-import { requireUser } from '../user-arg.js';
+import { callerUser, requireCaller } from '../request-user.js';
 import { ChatBody } from '../generators/chat-request.js';
 import { chatGenerators, chatStoppers } from '../generators/chat-generators.js';
 
@@ -21,25 +21,23 @@ const TaskParams = Type.Object({ task_id: Type.String() });
 export const chatMessageRoutes: FastifyPluginAsync<{ runtime: ChatMessageRouteDeps }> = async (app, { runtime }) => {
   const generators = chatGenerators(runtime);
   const stoppers = chatStoppers(runtime);
+  const userFromBody = callerUser(runtime, { from: 'body', user: 'required' });
 
-  app.post<{ Body: ChatBody }>('/chat-messages', { preValidation: requireJson, schema: { body: ChatBody } }, async (request, reply) => {
+  app.post<{ Body: ChatBody }>('/chat-messages', { preValidation: requireJson, preHandler: userFromBody, schema: { body: ChatBody } }, async (request, reply) => {
     const a = requireApp(request);
-    const user = requireUser(request.body.user);
     const generate = generators[a.mode];
     if (!generate) throw notChatApp();
-    const endUser = () => runtime.endUsers.getOrCreate(a.id, user);
-    return generate({ app: a, user, endUser, body: request.body, streaming: request.body.response_mode === 'streaming', reply });
+    return generate({ app: a, user: requireCaller(request), endUser: request.endUser, body: request.body, streaming: request.body.response_mode === 'streaming', reply });
   });
 
   app.post<{ Params: Static<typeof TaskParams>; Body: Static<typeof StopBody> }>(
     '/chat-messages/:task_id/stop',
-    { preValidation: requireJson, schema: { params: TaskParams, body: StopBody } },
+    { preValidation: requireJson, preHandler: userFromBody, schema: { params: TaskParams, body: StopBody } },
     async (request) => {
       const a = requireApp(request);
-      const user = requireUser(request.body.user);
       const stop = stoppers[a.mode];
       if (!stop) throw notChatApp();
-      await stop({ app: a, user, findEndUser: () => runtime.endUsers.find(a.id, user), taskId: request.params.task_id });
+      await stop({ app: a, user: requireCaller(request), findEndUser: request.findEndUser, taskId: request.params.task_id });
       return { result: 'success' };
     },
   );
