@@ -9,6 +9,7 @@ import { methodNotAllowed, notFound } from '../infra/errors.js';
 import type { Metrics } from '../infra/metrics.js';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { declareDatasetDecoration } from './request-dataset.js';
+import { declareUserDecorations } from './request-user.js';
 import { errorHandler } from './errors.js';
 import { listenerErrors } from './listener-errors.js';
 import { redactUrl } from '../infra/logger.js';
@@ -108,6 +109,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   });
   declareAuthDecorations(app);
   declareDatasetDecoration(app);
+  declareUserDecorations(app);
   app.setErrorHandler(errorHandler);
 
   // A second router that only knows paths, to answer 405 instead of 404 for a known path.

@@ -93,4 +93,10 @@ describe('chatflow conversation variables', () => {
     // Someone else's conversation is not found.
     expect((await vars(c.conversation_id, '', 'intruder')).status).toBe(404);
   });
+
+  it('an update without value is refused by the schema, naming the field', async () => {
+    const c = await chat('y');
+    const r = await put(c.conversation_id, '11111111-1111-4111-8111-111111111111', { user: 'cv' });
+    expect(r).toEqual({ status: 400, body: { code: 'invalid_param', message: 'value is required', status: 400 } });
+  });
 });

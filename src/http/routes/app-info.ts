@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
 import { appInfo, appParameters, appSite } from '../../apps/parameters.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
@@ -7,6 +8,8 @@ import { notFound } from '../../infra/errors.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
 export type AppInfoRouteDeps = Pick<Runtime, 'config' | 'endUsers'>;
+
+const EndUserParams = Type.Object({ end_user_id: Type.String({ description: "The end user's id." }) });
 
 /** `GET /info`, `/parameters`, `/meta`, `/site` and `/end-users/{id}` for app keys. */
 export const appInfoRoutes: FastifyPluginAsync<{ runtime: AppInfoRouteDeps }> = async (app, { runtime }) => {
@@ -28,7 +31,7 @@ export const appInfoRoutes: FastifyPluginAsync<{ runtime: AppInfoRouteDeps }> = 
 
   app.get('/site', async (request) => appSite(requireApp(request)));
 
-  app.get<{ Params: { end_user_id: string } }>('/end-users/:end_user_id', async (request) => {
+  app.get<{ Params: Static<typeof EndUserParams> }>('/end-users/:end_user_id', { schema: { params: EndUserParams } }, async (request) => {
     const a = requireApp(request);
     const u = await runtime.endUsers.ofApp(a.id, request.params.end_user_id);
     if (!u) throw notFound('End user not found.');

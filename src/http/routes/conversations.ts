@@ -2,11 +2,10 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Runtime } from '../../runtime.js';
 import { notChatApp } from '../../apps/errors.js';
-import { DEFAULT_USER } from '../../apps/end-users.js';
 import { CONVERSATION_SORTS } from '../../runs/chatflow-service.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
-import { invalidParam } from '../../infra/errors.js';
+import { callerUser } from '../request-user.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
 export type ConversationRouteDeps = Pick<Runtime, 'chatflow' | 'endUsers' | 'runs'>;
@@ -41,32 +40,35 @@ const VariablesQuery = Type.Object({
   variable_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
 });
 const VariableParams = Type.Object({ conversation_id: Type.String(), variable_id: Type.String() });
+/** `value` is required (TypeBox lists it): Ajv answers `value is required` before the handler runs. */
 const VariableBody = Type.Object({ value: Type.Unknown(), user: Type.Optional(Type.String()) });
 
 /** `GET /messages`, `GET /conversations`, renaming and deleting, over the shared conversation tables. */
 export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRouteDeps }> = async (app, { runtime }) => {
+  const userFromQuery = callerUser(runtime, { from: 'query', user: 'optional' });
+  const userFromBody = callerUser(runtime, { from: 'body', user: 'optional' });
   /** The app (a chat-family app, else 400 `not_chat_app`) and the caller's end user (`DEFAULT-USER` when unnamed). */
-  const chatCaller = async (request: FastifyRequest, user: string | undefined) => {
+  const chatCaller = async (request: FastifyRequest) => {
     const a = requireApp(request);
     if (!CHAT_MODES.has(a.mode)) throw notChatApp();
-    return { a, endUser: await runtime.endUsers.getOrCreate(a.id, user || DEFAULT_USER) };
+    return { a, endUser: await request.endUser() };
   };
 
-  app.get<{ Querystring: Static<typeof MessagesQuery> }>('/messages', { schema: { querystring: MessagesQuery } }, async (request) => {
-    const { a, endUser } = await chatCaller(request, request.query.user);
+  app.get<{ Querystring: Static<typeof MessagesQuery> }>('/messages', { preHandler: userFromQuery, schema: { querystring: MessagesQuery } }, async (request) => {
+    const { a, endUser } = await chatCaller(request);
     return runtime.chatflow.messages(a.id, endUser.id, request.query.conversation_id, request.query.first_id || undefined, request.query.limit);
   });
 
-  app.get<{ Querystring: Static<typeof ConversationsQuery> }>('/conversations', { schema: { querystring: ConversationsQuery } }, async (request) => {
-    const { a, endUser } = await chatCaller(request, request.query.user);
+  app.get<{ Querystring: Static<typeof ConversationsQuery> }>('/conversations', { preHandler: userFromQuery, schema: { querystring: ConversationsQuery } }, async (request) => {
+    const { a, endUser } = await chatCaller(request);
     return runtime.chatflow.conversations(a.id, endUser.id, request.query.last_id || undefined, request.query.limit, request.query.sort_by);
   });
 
   app.post<{ Params: Static<typeof ConversationParams>; Body: Static<typeof RenameBody> }>(
     '/conversations/:conversation_id/name',
-    { preValidation: requireJson, schema: { params: ConversationParams, body: RenameBody } },
+    { preValidation: requireJson, preHandler: userFromBody, schema: { params: ConversationParams, body: RenameBody } },
     async (request) => {
-      const { a, endUser } = await chatCaller(request, request.body.user);
+      const { a, endUser } = await chatCaller(request);
       const { name, auto_generate } = request.body;
       return runtime.chatflow.rename(a.id, endUser.id, request.params.conversation_id, { name: name ?? undefined, autoGenerate: auto_generate === true });
     },
@@ -74,9 +76,9 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRoute
 
   app.get<{ Params: Static<typeof ConversationParams>; Querystring: Static<typeof VariablesQuery> }>(
     '/conversations/:conversation_id/variables',
-    { schema: { params: ConversationParams, querystring: VariablesQuery } },
+    { preHandler: userFromQuery, schema: { params: ConversationParams, querystring: VariablesQuery } },
     async (request) => {
-      const { a, endUser } = await chatCaller(request, request.query.user);
+      const { a, endUser } = await chatCaller(request);
       const conv = await runtime.chatflow.conversation(a.id, endUser.id, request.params.conversation_id);
       const q = request.query;
       return runtime.runs.conversationVariables.list(conv.id, { lastId: q.last_id || undefined, limit: q.limit, name: q.variable_name });
@@ -85,10 +87,9 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRoute
 
   app.put<{ Params: Static<typeof VariableParams>; Body: Static<typeof VariableBody> }>(
     '/conversations/:conversation_id/variables/:variable_id',
-    { preValidation: requireJson, schema: { params: VariableParams, body: VariableBody } },
+    { preValidation: requireJson, preHandler: userFromBody, schema: { params: VariableParams, body: VariableBody } },
     async (request) => {
-      const { a, endUser } = await chatCaller(request, request.body.user);
-      if (!('value' in (request.body as object))) throw invalidParam('value is required');
+      const { a, endUser } = await chatCaller(request);
       const conv = await runtime.chatflow.conversation(a.id, endUser.id, request.params.conversation_id);
       return runtime.runs.conversationVariables.update(conv.id, request.params.variable_id, request.body.value);
     },
@@ -96,9 +97,9 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRoute
 
   app.delete<{ Params: Static<typeof ConversationParams>; Body: Static<typeof DeleteBody> }>(
     '/conversations/:conversation_id',
-    { preValidation: requireJson, schema: { params: ConversationParams, body: DeleteBody } },
+    { preValidation: requireJson, preHandler: userFromBody, schema: { params: ConversationParams, body: DeleteBody } },
     async (request, reply) => {
-      const { a, endUser } = await chatCaller(request, request.body.user);
+      const { a, endUser } = await chatCaller(request);
       await runtime.chatflow.delete(a.id, endUser.id, request.params.conversation_id);
       return reply.code(204).send();
     },

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
 import { appLanguageModels, availableModels, MODEL_TYPES, type ModelRef, type ModelType } from '../../apps/available-models.js';
 import { invalidParam } from '../../infra/errors.js';
 import { splitModelRef, type ModelProvider } from '../../llm/model-provider.js';
@@ -9,6 +10,12 @@ import { requireKey } from '../auth.js';
 export type ModelRouteDeps = Pick<Runtime, 'apps' | 'config' | 'embedder' | 'providers'>;
 
 /**
+ * The model type is a plain string to Ajv: the handler checks it is one of `MODEL_TYPES` with
+ * Dify's message (Ajv's `enum` message would quote and list them differently).
+ */
+const ModelTypeParams = Type.Object({ model_type: Type.String({ description: `One of ${MODEL_TYPES.join(', ')}.` }) });
+
+/**
  * `GET /workspaces/current/models/model-types/{model_type}` (knowledge keys): the models this
  * server can use, in Dify's shape. Dovetail has no model catalogue: `text-embedding` is the
  * embedding model knowledge bases index with; `llm` the language models the workspace's apps name
@@ -16,7 +23,7 @@ export type ModelRouteDeps = Pick<Runtime, 'apps' | 'config' | 'embedder' | 'pro
  * `SPEECH_TO_TEXT_MODEL`) when their provider is configured; the other types none.
  */
 export const modelRoutes: FastifyPluginAsync<{ runtime: ModelRouteDeps }> = async (app, { runtime }) => {
-  app.get<{ Params: { model_type: string } }>('/workspaces/current/models/model-types/:model_type', async (request) => {
+  app.get<{ Params: Static<typeof ModelTypeParams> }>('/workspaces/current/models/model-types/:model_type', { schema: { params: ModelTypeParams } }, async (request) => {
     const type = request.params.model_type;
     if (!(MODEL_TYPES as readonly string[]).includes(type)) throw invalidParam(`model_type must be one of ${MODEL_TYPES.join(', ')}.`);
     const { workspaceId } = requireKey(request);

@@ -7,7 +7,7 @@ import { finishedFrame } from '../../runs/run-service.js';
 import { openSse } from '../sse.js';
 import { streamRun } from '../run-stream.js';
 import { requireApp } from '../auth.js';
-import { requireUser } from '../user-arg.js';
+import { callerUser, requireCaller } from '../request-user.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
 export type WorkflowEventRouteDeps = Pick<Runtime, 'endUsers' | 'runs'>;
@@ -26,12 +26,12 @@ const flag = (v: string | undefined) => (v ?? '').toLowerCase() === 'true';
 export const workflowEventRoutes: FastifyPluginAsync<{ runtime: WorkflowEventRouteDeps }> = async (app, { runtime }) => {
   app.get<{ Params: Static<typeof Params>; Querystring: Static<typeof Query> }>(
     '/workflow/:workflow_run_id/events',
-    { schema: { params: Params, querystring: Query } },
+    { preHandler: callerUser(runtime, { from: 'query', user: 'required' }), schema: { params: Params, querystring: Query } },
     async (request, reply) => {
       const a = requireApp(request);
-      const user = requireUser(request.query.user);
+      const user = requireCaller(request);
       if (a.mode !== 'workflow' && a.mode !== 'advanced-chat') throw notWorkflowApp();
-      const endUser = await runtime.endUsers.getOrCreate(a.id, user);
+      const endUser = await request.endUser();
       const run = await runtime.runs.findForApp(a.id, request.params.workflow_run_id);
       if (!run || run.end_user_id !== endUser.id) throw workflowRunEventsNotFound();
       if (run.finished_at !== null) {

@@ -10,7 +10,7 @@ import { pauseReasons } from '../../runs/frames.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { streamRun } from '../run-stream.js';
-import { requireUser } from '../user-arg.js';
+import { callerUser, requireCaller } from '../request-user.js';
 import { isUuid } from '../../infra/ids.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
@@ -50,9 +50,10 @@ function blockingData(run: RunRow): Record<string, unknown> {
  * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`.
  */
 export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> = async (app, { runtime }) => {
+  const userFromBody = callerUser(runtime, { from: 'body', user: 'required' });
   const run = async (request: FastifyRequest<{ Body: Static<typeof RunBody>; Params: { workflow_id?: string } }>, reply: FastifyReply) => {
     const a = requireApp(request);
-    const user = requireUser(request.body.user);
+    const user = requireCaller(request);
     if (a.mode !== 'workflow') throw notWorkflowApp();
     const workflowId = request.params.workflow_id;
     if (workflowId !== undefined) {
@@ -61,7 +62,7 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> 
       if (workflowId.toLowerCase() !== a.id.toLowerCase()) throw notFound(`Workflow not found with id: ${workflowId}`);
     }
     const inputs = validateInputs(a.inputs, request.body.inputs);
-    const endUser = await runtime.endUsers.getOrCreate(a.id, user);
+    const endUser = await request.endUser();
     const started = await runtime.runs.start({ app: a, endUserId: endUser.id, user, inputs, files: request.body.files ?? [] });
     if (request.body.response_mode === 'streaming') return streamRun(reply, runtime, started.runId, { afterSeq: 0 });
     const end = await started.done;
@@ -71,8 +72,8 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> 
     return reply.type('application/json').send({ task_id: started.taskId, workflow_run_id: row.id, data: { ...blockingData(row), ...paused } });
   };
   type RunRoute = { Body: Static<typeof RunBody>; Params: { workflow_id?: string } };
-  app.post<RunRoute>('/workflows/run', { preValidation: requireJson, schema: { body: RunBody } }, run);
-  app.post<RunRoute>('/workflows/:workflow_id/run', { preValidation: requireJson, schema: { body: RunBody } }, run);
+  app.post<RunRoute>('/workflows/run', { preValidation: requireJson, preHandler: userFromBody, schema: { body: RunBody } }, run);
+  app.post<RunRoute>('/workflows/:workflow_id/run', { preValidation: requireJson, preHandler: userFromBody, schema: { body: RunBody } }, run);
 
   app.get<{ Params: Static<typeof RunParams> }>('/workflows/run/:workflow_run_id', { schema: { params: RunParams } }, async (request) => {
     const a = requireApp(request);
@@ -96,10 +97,9 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> 
 
   app.post<{ Params: Static<typeof TaskParams>; Body: Static<typeof StopBody> }>(
     '/workflows/tasks/:task_id/stop',
-    { preValidation: requireJson, schema: { params: TaskParams, body: StopBody } },
+    { preValidation: requireJson, preHandler: userFromBody, schema: { params: TaskParams, body: StopBody } },
     async (request) => {
       const a = requireApp(request);
-      requireUser(request.body.user);
       if (a.mode !== 'workflow') throw notWorkflowApp();
       await runtime.runs.stopTask(a.id, request.params.task_id);
       return { result: 'success' };
