@@ -12,12 +12,12 @@ import { PROJECT_ROOT } from '../helpers/fixtures.js';
  */
 const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   accounts: { writers: ['accounts/account-store.ts'] },
-  annotation_embeddings: { writers: ['annotations/annotation-index.ts', 'annotations/annotation-service.ts'] },  // TODO(#17): one store writes it
-  annotation_hit_histories: { writers: ['annotations/annotation-service.ts'] },
-  annotation_jobs: { writers: ['annotations/annotation-service.ts'] },
+  annotation_embeddings: { writers: ['annotations/annotation-store.ts'] },
+  annotation_hit_histories: { writers: ['annotations/annotation-store.ts'] },
+  annotation_jobs: { writers: ['annotations/annotation-store.ts'] },
   api_keys: { writers: ['apps/app-store.ts'] },
-  app_annotation_settings: { writers: ['annotations/annotation-index.ts'] },
-  app_annotations: { writers: ['annotations/annotation-service.ts'], readers: ['annotations/annotation-index.ts'] },
+  app_annotation_settings: { writers: ['annotations/annotation-store.ts'] },
+  app_annotations: { writers: ['annotations/annotation-store.ts'] },
   app_versions: { writers: ['apps/app-store.ts'] },
   apps: { writers: ['apps/app-store.ts'] },
   conversation_variables: { writers: ['runs/conversation-variables.ts'] },
