@@ -1,16 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../infra/clock.js';
 import { vectorFromBase64, vectorToBase64 } from '../knowledge/ingest/embedder.js';
-import type { AppAnnotationSettingTable, Database } from '../store/schema.js';
+import type { Database } from '../store/schema.js';
 import type { EmbeddingModels } from './embedding-models.js';
-import { inBatches } from '../store/statement-batches.js';
+import { AnnotationStore, type ReplySetting, type StoredAnnotation } from './annotation-store.js';
 
-/** Reply setting as the enable job writes it. */
-export interface ReplySetting {
-  readonly scoreThreshold: number;
-  readonly provider: string;
-  readonly model: string;
-}
+export type { ReplySetting };
 
 /** The best annotation for a query. */
 export interface AnnotationMatch {
@@ -34,6 +29,7 @@ const SYNC_ROUNDS = 5;
  */
 export class AnnotationIndex {
   readonly #db: Kysely<Database>;
+  readonly #store: AnnotationStore;
   readonly #models: EmbeddingModels;
   readonly #clock: Clock;
   readonly #batch: number;
@@ -42,13 +38,14 @@ export class AnnotationIndex {
 
   constructor(db: Kysely<Database>, models: EmbeddingModels, clock: Clock, batchSize: number) {
     this.#db = db;
+    this.#store = new AnnotationStore(db);
     this.#models = models;
     this.#clock = clock;
     this.#batch = batchSize;
   }
 
-  async setting(appId: string): Promise<AppAnnotationSettingTable | undefined> {
-    return this.#db.selectFrom('app_annotation_settings').selectAll().where('app_id', '=', appId).executeTakeFirst();
+  async setting(appId: string): Promise<ReplySetting | undefined> {
+    return this.#store.setting(appId);
   }
 
   /**
@@ -57,12 +54,7 @@ export class AnnotationIndex {
    */
   async enable(appId: string, setting: ReplySetting, inTx: (tx: Kysely<Database>) => Promise<void>, signal?: AbortSignal): Promise<void> {
     await this.#syncRound(appId, setting, signal, async (tx) => {
-      const now = this.#clock.now();
-      await tx
-        .insertInto('app_annotation_settings')
-        .values({ app_id: appId, score_threshold: setting.scoreThreshold, embedding_provider: setting.provider, embedding_model: setting.model, created_at: now, updated_at: now })
-        .onConflict((oc) => oc.column('app_id').doUpdateSet({ score_threshold: setting.scoreThreshold, embedding_provider: setting.provider, embedding_model: setting.model, updated_at: now }))
-        .execute();
+      await this.#store.saveSetting(tx, appId, setting, this.#clock.now());
       await inTx(tx);
     });
     await this.sync(appId, signal);
@@ -71,8 +63,8 @@ export class AnnotationIndex {
   /** Disables reply: drops the setting and every embedding of the app in one transaction. */
   async disable(appId: string, inTx: (tx: Kysely<Database>) => Promise<void>): Promise<void> {
     await this.#db.transaction().execute(async (tx) => {
-      await tx.deleteFrom('app_annotation_settings').where('app_id', '=', appId).execute();
-      await tx.deleteFrom('annotation_embeddings').where('app_id', '=', appId).execute();
+      await this.#store.deleteSetting(tx, appId);
+      await this.#store.deleteEmbeddingsOfApp(tx, appId);
       await inTx(tx);
     });
   }
@@ -82,13 +74,13 @@ export class AnnotationIndex {
     for (let i = 0; i < SYNC_ROUNDS; i++) {
       const s = await this.setting(appId);
       if (!s) {
-        await this.#db.deleteFrom('annotation_embeddings').where('app_id', '=', appId).execute();
+        await this.#store.deleteEmbeddingsOfApp(this.#db, appId);
         return;
       }
-      const changed = await this.#syncRound(appId, { scoreThreshold: s.score_threshold, provider: s.embedding_provider, model: s.embedding_model }, signal, async (tx) => {
+      const changed = await this.#syncRound(appId, s, signal, async (tx) => {
         // The setting may have gone (disabled) or changed model while embedding: then write nothing.
-        const now = await tx.selectFrom('app_annotation_settings').select('embedding_model').where('app_id', '=', appId).executeTakeFirst();
-        if (now?.embedding_model !== s.embedding_model) throw new SettingChanged();
+        const now = await this.#store.setting(appId, tx);
+        if (now?.model !== s.model) throw new SettingChanged();
       }).catch((err: unknown) => {
         if (err instanceof SettingChanged) return true;
         throw err;
@@ -100,15 +92,15 @@ export class AnnotationIndex {
   /** One pass: embeds outside any transaction, then swaps in one. Returns whether anything changed. */
   async #syncRound(appId: string, s: ReplySetting, signal: AbortSignal | undefined, inTx: (tx: Kysely<Database>) => Promise<void>): Promise<boolean> {
     const embedder = this.#models.get(s.provider, s.model);
-    const annotations = await this.#db.selectFrom('app_annotations').select(['id', 'question']).where('app_id', '=', appId).execute();
-    const existing = await this.#db.selectFrom('annotation_embeddings').select(['annotation_id', 'model', 'question']).where('app_id', '=', appId).execute();
-    const have = new Map(existing.map((e) => [e.annotation_id, e]));
+    const annotations = await this.#store.questions(appId);
+    const existing = await this.#store.embeddingKeys(appId);
+    const have = new Map(existing.map((e) => [e.annotationId, e]));
     const todo = annotations.filter((a) => {
       const e = have.get(a.id);
       return !e || e.model !== s.model || e.question !== a.question;
     });
     const live = new Set(annotations.map((a) => a.id));
-    const orphans = existing.filter((e) => !live.has(e.annotation_id)).map((e) => e.annotation_id);
+    const orphans = existing.filter((e) => !live.has(e.annotationId)).map((e) => e.annotationId);
     const vectors: Float32Array[] = [];
     for (let i = 0; i < todo.length; i += this.#batch) {
       signal?.throwIfAborted();
@@ -118,21 +110,15 @@ export class AnnotationIndex {
     await this.#db.transaction().execute(async (tx) => {
       await inTx(tx);
       if (orphans.length) {
-        await tx.deleteFrom('annotation_embeddings').where('annotation_id', 'in', orphans).execute();
+        await this.#store.deleteEmbeddings(tx, orphans);
         changed = true;
       }
       for (let i = 0; i < todo.length; i++) {
         const a = todo[i]!;
         // Only if the annotation still has the question that was embedded.
-        const cur = await tx.selectFrom('app_annotations').select('question').where('id', '=', a.id).executeTakeFirst();
-        if (cur?.question !== a.question) continue;
+        if ((await this.#store.questionOf(tx, a.id)) !== a.question) continue;
         const v = vectors[i]!;
-        const row = { annotation_id: a.id, app_id: appId, model: s.model, question: a.question, dims: v.length, embedding: vectorToBase64(v) };
-        await tx
-          .insertInto('annotation_embeddings')
-          .values(row)
-          .onConflict((oc) => oc.column('annotation_id').doUpdateSet({ model: row.model, question: row.question, dims: row.dims, embedding: row.embedding }))
-          .execute();
+        await this.#store.saveEmbedding(tx, { annotationId: a.id, appId, model: s.model, question: a.question, dims: v.length, embedding: vectorToBase64(v) });
         changed = true;
       }
     });
@@ -146,21 +132,13 @@ export class AnnotationIndex {
   async match(appId: string, query: string, signal?: AbortSignal): Promise<AnnotationMatch | undefined> {
     const s = await this.setting(appId);
     if (!s) return undefined;
-    const model = s.embedding_model;
-    const rows = await this.#db
-      .selectFrom('annotation_embeddings as e')
-      .innerJoin('app_annotations as a', (j) => j.onRef('a.id', '=', 'e.annotation_id').onRef('a.question', '=', 'e.question'))
-      .select(['a.id', 'a.question', 'a.content', 'a.account_id', 'a.created_at'])
-      .where('e.app_id', '=', appId)
-      .where('e.model', '=', model)
-      .orderBy('a.created_at', 'asc')
-      .orderBy('a.id', 'asc')
-      .execute();
+    const model = s.model;
+    const rows = await this.#store.embedded(appId, model);
     if (rows.length === 0) return undefined;
     await this.#loadVectors(model, rows.filter((r) => !this.#vectors.has(vectorKey(r.id, model, r.question))).map((r) => r.id));
-    const [q] = await this.#models.get(s.embedding_provider, model).embed([query], signal);
+    const [q] = await this.#models.get(s.provider, model).embed([query], signal);
     if (!q) return undefined;
-    let best: (typeof rows)[number] | undefined;
+    let best: StoredAnnotation | undefined;
     let bestScore = -Infinity;
     for (const r of rows) {
       const v = this.#vectors.get(vectorKey(r.id, model, r.question));
@@ -174,23 +152,17 @@ export class AnnotationIndex {
     }
     // Float32 dot products of equal unit vectors land a hair under 1: compare at 6 decimals.
     bestScore = Math.min(1, Math.round(bestScore * 1e6) / 1e6);
-    const threshold = s.score_threshold || 1;
+    const threshold = s.scoreThreshold || 1;
     if (!best || bestScore < threshold) return undefined;
-    return { id: best.id, question: best.question, content: best.content, accountId: best.account_id, score: bestScore };
+    return { id: best.id, question: best.question, content: best.answer, accountId: best.accountId, score: bestScore };
   }
 
   /** Reads and decodes the stored vectors of these annotations under `model` into the cache. */
   async #loadVectors(model: string, annotationIds: readonly string[]): Promise<void> {
-    for (const ids of inBatches(annotationIds)) {
-      const rows = await this.#db
-        .selectFrom('annotation_embeddings')
-        .select(['annotation_id', 'question', 'embedding'])
-        .where('annotation_id', 'in', ids)
-        .where('model', '=', model)
-        .execute();
-      if (this.#vectors.size + rows.length > MAX_CACHED_VECTORS) this.#vectors.clear();
-      for (const r of rows) this.#vectors.set(vectorKey(r.annotation_id, model, r.question), vectorFromBase64(r.embedding));
-    }
+    if (annotationIds.length === 0) return;
+    const rows = await this.#store.embeddings(model, annotationIds);
+    if (this.#vectors.size + rows.length > MAX_CACHED_VECTORS) this.#vectors.clear();
+    for (const r of rows) this.#vectors.set(vectorKey(r.annotationId, model, r.question), vectorFromBase64(r.embedding));
   }
 }
 

@@ -1,28 +1,20 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { App } from '../apps/app-service.js';
 import type { Clock } from '../infra/clock.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { newId, isUuid } from '../infra/ids.js';
 import type { Logger } from '../infra/logger.js';
 import type { JobContext, Queue } from '../infra/queue/queue.js';
-import type { AppAnnotationTable, Database } from '../store/schema.js';
+import type { Database } from '../store/schema.js';
 import type { AnnotationIndex, AnnotationMatch } from './annotation-index.js';
+import { AnnotationStore, JOB_STATUSES, type Annotation, type AnnotationJob, type JobStatus, type StoredAnnotation } from './annotation-store.js';
 import type { EmbeddingModels } from './embedding-models.js';
 import { REPLY_JOB, SYNC_JOB, type ReplyJobPayload, type SyncJobPayload } from './annotation-job-kinds.js';
 
 export const REPLY_ACTIONS = ['enable', 'disable'] as const;
 export type ReplyAction = (typeof REPLY_ACTIONS)[number];
-export const JOB_STATUSES = ['waiting', 'processing', 'completed', 'error'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-
-export interface Annotation {
-  readonly id: string;
-  readonly question: string;
-  readonly answer: string;
-  readonly hitCount: number;
-  /** Epoch ms. */
-  readonly createdAt: number;
-}
+export { JOB_STATUSES };
+export type { Annotation, JobStatus };
 
 export interface ReplySettingsInput {
   readonly scoreThreshold: number;
@@ -30,14 +22,8 @@ export interface ReplySettingsInput {
   readonly model: string;
 }
 
-function toAnnotation(r: Omit<Selectable<AppAnnotationTable>, 'seq'>): Annotation {
-  return { id: r.id, question: r.question, answer: r.content, hitCount: Number(r.hit_count), createdAt: Number(r.created_at) };
-}
-
-/** `%`, `_` and `\` match themselves in a LIKE pattern with `ESCAPE '\'`. */
-function likePattern(keyword: string): string {
-  return `%${keyword.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
+/** The wire fields of a stored annotation. */
+const toAnnotation = (a: StoredAnnotation): Annotation => ({ id: a.id, question: a.question, answer: a.answer, hitCount: a.hitCount, createdAt: a.createdAt });
 
 export interface AnnotationDeps {
   readonly db: Kysely<Database>;
@@ -65,9 +51,11 @@ const MODEL_NAME_MAX = 255;
  */
 export class AnnotationService {
   readonly #d: AnnotationDeps;
+  readonly #store: AnnotationStore;
 
   constructor(deps: AnnotationDeps) {
     this.#d = deps;
+    this.#store = new AnnotationStore(deps.db);
   }
 
   /**
@@ -76,21 +64,8 @@ export class AnnotationService {
    */
   async list(app: App, q: { page: number; limit: number; keyword: string }): Promise<{ items: Annotation[]; total: number; perPage: number }> {
     const perPage = Math.min(q.limit, this.#d.listMaxLimit);
-    let base = this.#d.db.selectFrom('app_annotations').where('app_id', '=', app.id);
-    if (q.keyword) {
-      const pat = likePattern(q.keyword);
-      // SQLite's LIKE has no escape character unless one is named; PostgreSQL accepts the same clause.
-      base = base.where(sql<boolean>`(lower(question) LIKE ${pat} ESCAPE '\\' OR lower(content) LIKE ${pat} ESCAPE '\\')`);
-    }
-    const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-    const rows = await base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('seq', 'desc')
-      .limit(perPage)
-      .offset((q.page - 1) * perPage)
-      .execute();
-    return { items: rows.map(toAnnotation), total: Number(total), perPage };
+    const { items, total } = await this.#store.list(app.id, { keyword: q.keyword, limit: perPage, offset: (q.page - 1) * perPage });
+    return { items: items.map(toAnnotation), total, perPage };
   }
 
   #checkQuestion(question: string): void {
@@ -100,21 +75,15 @@ export class AnnotationService {
 
   async create(app: App, input: { question: string; answer: string }): Promise<Annotation> {
     this.#checkQuestion(input.question);
-    const now = this.#d.clock.now();
-    const row: Omit<Selectable<AppAnnotationTable>, 'seq'> = { id: newId(), app_id: app.id, question: input.question, content: input.answer, hit_count: 0, account_id: null, created_at: now, updated_at: now };
-    await this.#d.db.insertInto('app_annotations').values(row).execute();
+    const created = await this.#store.insert({ id: newId(), appId: app.id, question: input.question, answer: input.answer, now: this.#d.clock.now() });
     await this.#afterEdit(app.id);
-    return toAnnotation(row);
+    return toAnnotation(created);
   }
 
   async update(app: App, id: string, input: { question: string; answer: string }): Promise<Annotation> {
     this.#checkQuestion(input.question);
     const found = await this.#find(app.id, id);
-    await this.#d.db
-      .updateTable('app_annotations')
-      .set({ question: input.question, content: input.answer, updated_at: this.#d.clock.now() })
-      .where('id', '=', found.id)
-      .execute();
+    await this.#store.update(found.id, input.question, input.answer, this.#d.clock.now());
     await this.#afterEdit(app.id);
     return { ...toAnnotation(found), question: input.question, answer: input.answer };
   }
@@ -122,15 +91,11 @@ export class AnnotationService {
   /** Deletes the annotation, its hit history and its embedding. */
   async delete(app: App, id: string): Promise<void> {
     const found = await this.#find(app.id, id);
-    await this.#d.db.transaction().execute(async (tx) => {
-      await tx.deleteFrom('annotation_hit_histories').where('annotation_id', '=', found.id).execute();
-      await tx.deleteFrom('annotation_embeddings').where('annotation_id', '=', found.id).execute();
-      await tx.deleteFrom('app_annotations').where('id', '=', found.id).execute();
-    });
+    await this.#store.delete(found.id);
   }
 
-  async #find(appId: string, id: string): Promise<Selectable<AppAnnotationTable>> {
-    const row = isUuid(id) ? await this.#d.db.selectFrom('app_annotations').selectAll().where('id', '=', id).where('app_id', '=', appId).executeTakeFirst() : undefined;
+  async #find(appId: string, id: string): Promise<StoredAnnotation> {
+    const row = isUuid(id) ? await this.#store.find(appId, id) : undefined;
     if (!row) throw notFound('Annotation not found');
     return row;
   }
@@ -153,20 +118,10 @@ export class AnnotationService {
     if (action === 'enable') this.#d.models.check(s.provider, s.model);
     const d = this.#d;
     return d.db.transaction().execute(async (tx) => {
-      const open = await tx
-        .selectFrom('annotation_jobs')
-        .select('id')
-        .where('app_id', '=', app.id)
-        .where('action', '=', action)
-        .where('status', 'in', ['waiting', 'processing'])
-        .executeTakeFirst();
-      if (open) return { jobId: open.id, status: 'processing' as const };
-      const now = d.clock.now();
+      const open = await this.#store.openJobId(tx, app.id, action);
+      if (open) return { jobId: open, status: 'processing' as const };
       const jobId = newId();
-      await tx
-        .insertInto('annotation_jobs')
-        .values({ id: jobId, app_id: app.id, action, status: 'waiting', error_msg: '', score_threshold: s.scoreThreshold, embedding_provider: s.provider, embedding_model: s.model, created_at: now, updated_at: now })
-        .execute();
+      await this.#store.insertJob(tx, { id: jobId, appId: app.id, action, setting: s, now: d.clock.now() });
       await d.queue.enqueue(REPLY_JOB, { jobId } satisfies ReplyJobPayload, { tx, maxAttempts: 1 });
       return { jobId, status: 'waiting' as const };
     }).finally(() => d.queue.notify());
@@ -174,37 +129,28 @@ export class AnnotationService {
 
   /** A job of this app and action, or 400 `The job does not exist.` (as Dify). */
   async jobStatus(app: App, action: string, jobId: string): Promise<{ jobId: string; status: JobStatus; errorMsg: string }> {
-    const row = isUuid(jobId)
-      ? await this.#d.db.selectFrom('annotation_jobs').selectAll().where('id', '=', jobId).where('app_id', '=', app.id).where('action', '=', action).executeTakeFirst()
-      : undefined;
-    if (!row) throw invalidParam('The job does not exist.');
-    return { jobId: row.id, status: row.status as JobStatus, errorMsg: row.status === 'error' ? row.error_msg : '' };
+    const job = isUuid(jobId) ? await this.#store.job(jobId, { appId: app.id, action }) : undefined;
+    if (!job) throw invalidParam('The job does not exist.');
+    return { jobId: job.id, status: job.status, errorMsg: job.status === 'error' ? job.errorMsg : '' };
   }
 
   /** The job handler: idempotent; a finished job is left as it is. */
   async runReplyJob(jobId: string, ctx: JobContext): Promise<void> {
     const d = this.#d;
-    const job = await d.db.selectFrom('annotation_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+    const job: AnnotationJob | undefined = await this.#store.job(jobId);
     if (!job || job.status === 'completed' || job.status === 'error') return;
-    await d.db.updateTable('annotation_jobs').set({ status: 'processing', updated_at: d.clock.now() }).where('id', '=', jobId).where('status', '=', 'waiting').execute();
+    await this.#store.markProcessing(jobId, d.clock.now());
     // Requests apply in the order they were made: a job whose app has a later request of the other
     // action (a disable sent while an enable embeds, say) writes nothing when it commits.
     const complete = async (tx: Kysely<Database>) => {
-      const later = await tx
-        .selectFrom('annotation_jobs')
-        .select('id')
-        .where('app_id', '=', job.app_id)
-        .where('action', '!=', job.action)
-        .where('created_at', '>', job.created_at)
-        .executeTakeFirst();
-      if (later) throw new Superseded();
+      if (await this.#store.hasLaterOtherAction(tx, job)) throw new Superseded();
       await this.#finishJob(tx, jobId, 'completed', '');
     };
     try {
       if (job.action === 'enable') {
-        await d.index.enable(job.app_id, { scoreThreshold: Number(job.score_threshold), provider: job.embedding_provider, model: job.embedding_model }, complete, ctx.signal);
+        await d.index.enable(job.appId, { scoreThreshold: job.scoreThreshold, provider: job.provider, model: job.model }, complete, ctx.signal);
       } else {
-        await d.index.disable(job.app_id, complete);
+        await d.index.disable(job.appId, complete);
       }
     } catch (err) {
       if (err instanceof Superseded) return this.#finishJob(d.db, jobId, 'completed', '');
@@ -221,7 +167,7 @@ export class AnnotationService {
   }
 
   async #finishJob(db: Kysely<Database>, jobId: string, status: 'completed' | 'error', errorMsg: string): Promise<void> {
-    await db.updateTable('annotation_jobs').set({ status, error_msg: errorMsg, updated_at: this.#d.clock.now() }).where('id', '=', jobId).where('status', 'in', ['waiting', 'processing']).execute();
+    await this.#store.finishJob(db, jobId, status, errorMsg, this.#d.clock.now());
   }
 
   /**
@@ -243,24 +189,17 @@ export class AnnotationService {
 
   /** Records a hit: the annotation's `hit_count` + 1 and a hit history row, in one transaction. */
   async recordHit(h: { appId: string; match: AnnotationMatch; query: string; messageId: string; endUserId: string }): Promise<void> {
-    await this.#d.db.transaction().execute(async (tx) => {
-      await tx.updateTable('app_annotations').set((eb) => ({ hit_count: eb('hit_count', '+', 1) })).where('id', '=', h.match.id).execute();
-      await tx
-        .insertInto('annotation_hit_histories')
-        .values({
-          id: newId(),
-          app_id: h.appId,
-          annotation_id: h.match.id,
-          message_id: h.messageId,
-          end_user_id: h.endUserId,
-          question: h.query,
-          source: 'api',
-          score: h.match.score,
-          annotation_question: h.match.question,
-          annotation_content: h.match.content,
-          created_at: this.#d.clock.now(),
-        })
-        .execute();
+    await this.#store.recordHit({
+      id: newId(),
+      appId: h.appId,
+      annotationId: h.match.id,
+      messageId: h.messageId,
+      endUserId: h.endUserId,
+      query: h.query,
+      score: h.match.score,
+      annotationQuestion: h.match.question,
+      annotationContent: h.match.content,
+      now: this.#d.clock.now(),
     });
   }
 }

@@ -12,12 +12,12 @@ import { PROJECT_ROOT } from '../helpers/fixtures.js';
  */
 const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   accounts: { writers: ['accounts/account-store.ts'] },
-  annotation_embeddings: { writers: ['annotations/annotation-index.ts', 'annotations/annotation-service.ts'] },  // TODO(#17): one store writes it
-  annotation_hit_histories: { writers: ['annotations/annotation-service.ts'] },
-  annotation_jobs: { writers: ['annotations/annotation-service.ts'] },
+  annotation_embeddings: { writers: ['annotations/annotation-store.ts'] },
+  annotation_hit_histories: { writers: ['annotations/annotation-store.ts'] },
+  annotation_jobs: { writers: ['annotations/annotation-store.ts'] },
   api_keys: { writers: ['apps/app-store.ts'] },
-  app_annotation_settings: { writers: ['annotations/annotation-index.ts'] },
-  app_annotations: { writers: ['annotations/annotation-service.ts'], readers: ['annotations/annotation-index.ts'] },
+  app_annotation_settings: { writers: ['annotations/annotation-store.ts'] },
+  app_annotations: { writers: ['annotations/annotation-store.ts'] },
   app_versions: { writers: ['apps/app-store.ts'] },
   apps: { writers: ['apps/app-store.ts'] },
   conversation_variables: { writers: ['runs/conversation-variables.ts'] },
@@ -25,7 +25,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   dataset_metadata: { writers: ['knowledge/documents/metadata-store.ts'] },
   datasets: { writers: ['knowledge/dataset-store.ts'] },
   document_metadata_values: { writers: ['knowledge/documents/metadata-store.ts'] },
-  documents: { writers: ['knowledge/documents/document-store.ts'], readers: ['knowledge/documents/documents.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },
+  documents: { writers: ['knowledge/documents/document-store.ts'], readers: ['knowledge/documents/segment-store.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },
   end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-store.ts'] },
   feedback_page_snapshots: { writers: ['feedback/feedback-store.ts'] },
   human_input_deliveries: { writers: ['forms/form-store.ts'] },
@@ -37,9 +37,11 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   message_agent_thoughts: { writers: ['messages/agent-thoughts.ts'] },
   message_feedbacks: { writers: ['feedback/feedback-store.ts'] },
   messages: { writers: ['messages/message-store.ts'] },
-  parent_chunks: { writers: ['knowledge/documents/documents.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts'], readers: ['knowledge/retrieval/retrieval.ts'] },  // TODO(#17): one store writes it
+  parent_chunks: { writers: ['knowledge/documents/segment-store.ts'] },
   segment_embeddings: { writers: ['knowledge/index/vector-index.ts'], readers: ['store/postgres/pgvector-index.ts'] },
-  segments: { writers: ['knowledge/documents/child-chunks.ts', 'knowledge/documents/documents.ts', 'knowledge/documents/segments.ts', 'knowledge/ingest/indexer.ts', 'store/postgres/segment-writer.ts'], readers: ['knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },  // TODO(#17): one store writes it
+  // The segment store writes segments; the PostgreSQL bulk writer (the dialect's `SegmentWriter`, SQLite's writes raw SQL)
+  // is called only by the segment store's `insertBulk`, the indexer's hot path.
+  segments: { writers: ['knowledge/documents/segment-store.ts', 'store/postgres/segment-writer.ts'], readers: ['knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },
   server_secrets: { writers: ['infra/server-keys.ts'] },
   tag_bindings: { writers: ['knowledge/documents/tag-store.ts'] },
   tags: { writers: ['knowledge/documents/tag-store.ts'] },

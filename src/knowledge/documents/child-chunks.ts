@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, DatasetTable, DocumentTable, SegmentTable } from '../../store/schema.js';
 import { sha256 } from '../../infra/ids.js';
 import { invalidParam, notFound } from '../../infra/errors.js';
@@ -8,6 +8,7 @@ import type { KeywordIndex } from '../index/keyword-index.js';
 import type { VectorIndex } from '../index/vector-index.js';
 import type { SegmentService } from './segments.js';
 import { segmentNotFound } from '../errors.js';
+import { SegmentStore } from './segment-store.js';
 
 export const childChunkNotFound = () => notFound('Child chunk not found.');
 
@@ -18,6 +19,7 @@ export const childChunkNotFound = () => notFound('Child chunk not found.');
  */
 export class ChildChunkService {
   readonly #db: Kysely<Database>;
+  readonly #store: SegmentStore;
   readonly #segments: SegmentService;
   readonly #embedder: Embedder;
   readonly #keyword: KeywordIndex;
@@ -25,6 +27,7 @@ export class ChildChunkService {
 
   constructor(deps: { db: Kysely<Database>; segments: SegmentService; embedder: Embedder; keyword: KeywordIndex; vectors: VectorIndex }) {
     this.#db = deps.db;
+    this.#store = new SegmentStore(deps.db);
     this.#segments = deps.segments;
     this.#embedder = deps.embedder;
     this.#keyword = deps.keyword;
@@ -41,14 +44,7 @@ export class ChildChunkService {
   async list(doc: DocumentTable, segmentId: string, q: { page: number; limit: number; keyword: string | undefined }): Promise<{ rows: SegmentTable[]; total: number }> {
     const parent = await this.#parent(doc, segmentId);
     if (!parent) return { rows: [], total: 0 };
-    let base = this.#db.selectFrom('segments').where('parent_id', '=', parent);
-    if (q.keyword !== undefined) {
-      const like = `%${q.keyword.toLowerCase().replace(/[%_\\]/g, (c) => `\\${c}`)}%`;
-      base = base.where(sql<boolean>`lower(content) LIKE ${like} ESCAPE '\\'`);
-    }
-    const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const rows = await base.selectAll().orderBy('position').limit(q.limit).offset((q.page - 1) * q.limit).execute();
-    return { rows, total };
+    return this.#store.pageChildren(parent, { keyword: q.keyword, limit: q.limit, offset: (q.page - 1) * q.limit });
   }
 
   /** Adds a child chunk after the parent's last one (`type: customized`), indexed at once. */
@@ -60,8 +56,7 @@ export class ChildChunkService {
     const id = await this.#segments.write(doc, async (trx, now) => {
       const p = await this.#segments.find(trx, doc, segmentId);
       if (!p) throw segmentNotFound();
-      const max = await trx.selectFrom('segments').select((eb) => eb.fn.max<number>('position').as('p')).where('parent_id', '=', parent).executeTakeFirst();
-      const row = this.#segments.segmentRow(doc, content, Number(max?.p ?? 0) + 1, now, by, {
+      const row = this.#segments.segmentRow(doc, content, (await this.#store.lastChildPosition(trx, parent)) + 1, now, by, {
         parent_id: parent,
         chunk_type: 'customized',
         // A child of a disabled parent is disabled with it (retrieval filters children).
@@ -72,13 +67,13 @@ export class ChildChunkService {
       await this.#segments.insertIndexed(trx, [row], vectors);
       return row.id;
     });
-    return this.#db.selectFrom('segments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    return this.#stored(id);
   }
 
   async #child(doc: DocumentTable, segmentId: string, childId: string): Promise<string> {
     const parent = await this.#parent(doc, segmentId);
     if (!parent) throw childChunkNotFound();
-    const row = await this.#db.selectFrom('segments').select('id').where('id', '=', childId).where('parent_id', '=', parent).executeTakeFirst();
+    const row = await this.#store.findChild(this.#db, parent, childId);
     if (!row) throw childChunkNotFound();
     return parent;
   }
@@ -89,29 +84,32 @@ export class ChildChunkService {
     const parent = await this.#child(doc, segmentId, childId);
     const vectors = await this.#segments.embed(ds, [content]);
     await this.#segments.write(doc, async (trx, now) => {
-      const row = await trx.selectFrom('segments').selectAll().where('id', '=', childId).where('parent_id', '=', parent).executeTakeFirst();
+      const row = await this.#store.findChild(trx, parent, childId);
       if (!row) throw childChunkNotFound();
       // The keyword index forgets the old text before the row changes (FTS5 needs the indexed text).
       await this.#keyword.removeSegments(trx, [childId]);
       await this.#vectors.removeSegments(trx, [childId]);
-      await trx
-        .updateTable('segments')
-        .set({ content, word_count: content.length, tokens: countTokens(content), hash: sha256(content), chunk_type: 'customized', updated_at: now, updated_by: by, completed_at: now })
-        .where('id', '=', childId)
-        .execute();
+      await this.#store.update(trx, [childId], { content, word_count: content.length, tokens: countTokens(content), hash: sha256(content), chunk_type: 'customized', updated_at: now, updated_by: by, completed_at: now });
       await this.#keyword.addSegments(trx, [childId]);
       if (vectors.length > 0) await this.#vectors.add(trx, this.#embedder.model, [{ segmentId: childId, datasetId: row.dataset_id, documentId: row.document_id, vector: vectors[0]! }]);
     });
-    return this.#db.selectFrom('segments').selectAll().where('id', '=', childId).executeTakeFirstOrThrow();
+    return this.#stored(childId);
   }
 
   async delete(doc: DocumentTable, segmentId: string, childId: string): Promise<void> {
     this.#segments.checkEditable(doc);
     const parent = await this.#child(doc, segmentId, childId);
     await this.#segments.write(doc, async (trx) => {
-      const row = await trx.selectFrom('segments').select('id').where('id', '=', childId).where('parent_id', '=', parent).executeTakeFirst();
+      const row = await this.#store.findChild(trx, parent, childId);
       if (!row) throw childChunkNotFound();
       await this.#segments.deleteIndexed(trx, [childId]);
     });
+  }
+
+  /** A child chunk just written (it exists unless deleted since: then a 500, as before the store). */
+  async #stored(id: string): Promise<SegmentTable> {
+    const row = await this.#store.byId(id);
+    if (!row) throw new Error(`child chunk ${id} vanished after its write`);
+    return row;
   }
 }

@@ -17,6 +17,7 @@ import type { VectorIndex } from '../index/vector-index.js';
 import { DatasetStore } from '../dataset-store.js';
 import { MetadataStore } from './metadata-store.js';
 import { TagStore } from './tag-store.js';
+import { SegmentStore } from './segment-store.js';
 import { DocumentStore, type Document, type DocumentChange } from './document-store.js';
 import { IndexingRunStore, type IndexingRun } from '../ingest/indexing-run-store.js';
 
@@ -66,6 +67,7 @@ export class DocumentService {
   readonly #metadata: MetadataStore;
   readonly #tags: TagStore;
   readonly #store: DocumentStore;
+  readonly #segments: SegmentStore;
   readonly #runs: IndexingRunStore;
   readonly #queue: Queue;
   readonly #keyword: KeywordIndex;
@@ -95,6 +97,7 @@ export class DocumentService {
     this.#metadata = new MetadataStore(deps.db);
     this.#tags = new TagStore(deps.db);
     this.#store = new DocumentStore(deps.db);
+    this.#segments = new SegmentStore(deps.db);
     this.#runs = new IndexingRunStore(deps.db);
     this.#queue = deps.queue;
     this.#keyword = deps.keyword;
@@ -326,8 +329,7 @@ export class DocumentService {
       await this.#store.lock(trx, datasetId, [doc.id]);
       await this.#keyword.removeDocument(trx, doc.id);
       await this.#vectors.removeDocument(trx, doc.id);
-      await trx.deleteFrom('segments').where('document_id', '=', doc.id).execute();
-      await trx.deleteFrom('parent_chunks').where('document_id', '=', doc.id).execute();
+      await this.#segments.deleteOfDocument(trx, doc.id);
       await this.#runs.deleteForDocument(trx, doc.id);
       await this.#metadata.deleteForDocument(trx, doc.id);
       await this.#store.delete(trx, doc.id);
@@ -352,25 +354,7 @@ export class DocumentService {
 
   /** Dify's document `hit_count`: the sum over the segments (or parent chunks) being served. */
   async hitCounts(documentIds: readonly string[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    if (documentIds.length === 0) return out;
-    const rows = await this.#db
-      .selectFrom('segments as s')
-      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 's.document_id').onRef('d.active_generation', '=', 's.generation'))
-      .select((eb) => ['s.document_id', eb.fn.sum<number>('s.hit_count').as('n')])
-      .where('s.document_id', 'in', [...new Set(documentIds)])
-      .groupBy('s.document_id')
-      .execute();
-    const parents = await this.#db
-      .selectFrom('parent_chunks as p')
-      .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 'p.document_id').onRef('d.active_generation', '=', 'p.generation'))
-      .select((eb) => ['p.document_id', eb.fn.sum<number>('p.hit_count').as('n')])
-      .where('p.document_id', 'in', [...new Set(documentIds)])
-      .groupBy('p.document_id')
-      .execute();
-    // Children of parent chunks carry no hits (their parent does), so the two sums never overlap.
-    for (const r of [...rows, ...parents]) out.set(r.document_id, (out.get(r.document_id) ?? 0) + Number(r.n ?? 0));
-    return out;
+    return this.#segments.hitCounts(documentIds);
   }
 
   async files(ids: readonly string[]): Promise<Map<string, UploadedFile>> {

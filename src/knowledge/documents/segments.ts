@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, DatasetTable, DocumentTable, ParentChunkTable, SegmentTable } from '../../store/schema.js';
 import type { Clock } from '../../infra/clock.js';
 import { sha256 } from '../../infra/ids.js';
@@ -16,6 +16,7 @@ import type { NewSegment, SegmentPatch, SegmentQuery } from './segment-input.js'
 import type { Chunk } from './segment-wire.js';
 import { DatasetStore } from '../dataset-store.js';
 import { DocumentStore, INDEXING_STATES } from './document-store.js';
+import { SegmentStore, type Executor, type Generation } from './segment-store.js';
 
 type Trx = Transaction<Database>;
 
@@ -30,6 +31,7 @@ export class SegmentService {
   readonly #db: Kysely<Database>;
   readonly #datasets: DatasetStore;
   readonly #documents: DocumentStore;
+  readonly #store: SegmentStore;
   readonly #clock: Clock;
   readonly #embedder: Embedder;
   readonly #keyword: KeywordIndex;
@@ -52,6 +54,7 @@ export class SegmentService {
     this.#db = deps.db;
     this.#datasets = new DatasetStore(deps.db);
     this.#documents = new DocumentStore(deps.db);
+    this.#store = new SegmentStore(deps.db);
     this.#offload = deps.offload;
     this.#clock = deps.clock;
     this.#embedder = deps.embedder;
@@ -62,21 +65,14 @@ export class SegmentService {
   }
 
   async list(doc: DocumentTable, q: SegmentQuery): Promise<{ items: Chunk[]; total: number }> {
-    const like = q.keyword === undefined ? undefined : `%${q.keyword.toLowerCase().replace(/[%_\\]/g, (c) => `\\${c}`)}%`;
+    const page = { keyword: q.keyword, limit: q.limit, offset: (q.page - 1) * q.limit };
     if (doc.doc_form === 'hierarchical_model') {
       // Parent chunks have no indexing status of their own: they are `completed` once served.
       if (q.status.length > 0 && !q.status.includes('completed')) return { items: [], total: 0 };
-      let base = this.#db.selectFrom('parent_chunks').where('document_id', '=', doc.id).where('generation', '=', doc.active_generation);
-      if (like) base = base.where(sql<boolean>`lower(content) LIKE ${like} ESCAPE '\\'`);
-      const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-      const rows = await base.selectAll().orderBy('position').limit(q.limit).offset((q.page - 1) * q.limit).execute();
+      const { rows, total } = await this.#store.pageParents(served(doc), page);
       return { items: await this.#withChildren(this.#db, rows), total };
     }
-    let base = this.#db.selectFrom('segments').where('document_id', '=', doc.id).where('generation', '=', doc.active_generation).where('parent_id', 'is', null);
-    if (q.status.length > 0) base = base.where('status', 'in', [...q.status]);
-    if (like) base = base.where(sql<boolean>`lower(content) LIKE ${like} ESCAPE '\\'`);
-    const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const rows = await base.selectAll().orderBy('position').limit(q.limit).offset((q.page - 1) * q.limit).execute();
+    const { rows, total } = await this.#store.pageTop(served(doc), q.status, page);
     return { items: rows.map((row) => ({ kind: 'segment', row })), total };
   }
 
@@ -87,25 +83,18 @@ export class SegmentService {
   }
 
   /** @internal shared with ChildChunkService */
-  async find(db: Kysely<Database> | Trx, doc: DocumentTable, segmentId: string): Promise<Chunk | undefined> {
+  async find(db: Executor, doc: DocumentTable, segmentId: string): Promise<Chunk | undefined> {
     if (doc.doc_form === 'hierarchical_model') {
-      const row = await db.selectFrom('parent_chunks').selectAll().where('id', '=', segmentId).where('document_id', '=', doc.id).where('generation', '=', doc.active_generation).executeTakeFirst();
+      const row = await this.#store.findParent(db, served(doc), segmentId);
       return row ? (await this.#withChildren(db, [row]))[0] : undefined;
     }
-    const row = await db
-      .selectFrom('segments')
-      .selectAll()
-      .where('id', '=', segmentId)
-      .where('document_id', '=', doc.id)
-      .where('generation', '=', doc.active_generation)
-      .where('parent_id', 'is', null)
-      .executeTakeFirst();
+    const row = await this.#store.findTop(db, served(doc), segmentId);
     return row ? { kind: 'segment', row } : undefined;
   }
 
-  async #withChildren(db: Kysely<Database> | Trx, parents: ParentChunkTable[]): Promise<Chunk[]> {
+  async #withChildren(db: Executor, parents: ParentChunkTable[]): Promise<Chunk[]> {
     if (parents.length === 0) return [];
-    const children = await db.selectFrom('segments').selectAll().where('parent_id', 'in', parents.map((p) => p.id)).orderBy('position').execute();
+    const children = await this.#store.childrenOf(db, parents.map((p) => p.id));
     const by = new Map<string, SegmentTable[]>();
     for (const c of children) by.set(c.parent_id!, [...(by.get(c.parent_id!) ?? []), c]);
     return parents.map((row) => ({ kind: 'parent', row, children: by.get(row.id) ?? [] }));
@@ -183,27 +172,13 @@ export class SegmentService {
 
   /** The document's `word_count` / `tokens`: sums over what it serves (as the indexer's swap sets them). */
   async #totals(trx: Trx, doc: DocumentTable): Promise<void> {
-    const agg =
-      doc.doc_form === 'hierarchical_model'
-        ? await trx
-            .selectFrom('parent_chunks')
-            .select((eb) => [eb.fn.sum<number>('word_count').as('w'), eb.fn.sum<number>('tokens').as('t')])
-            .where('document_id', '=', doc.id)
-            .where('generation', '=', doc.active_generation)
-            .executeTakeFirst()
-        : await trx
-            .selectFrom('segments')
-            .select((eb) => [eb.fn.sum<number>('word_count').as('w'), eb.fn.sum<number>('tokens').as('t')])
-            .where('document_id', '=', doc.id)
-            .where('generation', '=', doc.active_generation)
-            .where('parent_id', 'is', null)
-            .executeTakeFirst();
-    await this.#documents.setTotals(trx, doc.id, { word_count: Number(agg?.w ?? 0), tokens: Number(agg?.t ?? 0) });
+    const t = await this.#store.totals(trx, served(doc), doc.doc_form === 'hierarchical_model' ? 'parent_chunks' : 'segments');
+    await this.#documents.setTotals(trx, doc.id, { word_count: t.words, tokens: t.tokens });
   }
 
   /** Inserts segment rows and indexes them (keyword always, vectors when given). @internal Shared with ChildChunkService. */
   async insertIndexed(trx: Trx, rows: readonly SegmentTable[], vectors: readonly Float32Array[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += 100) await trx.insertInto('segments').values(rows.slice(i, i + 100)).execute();
+    await this.#store.insert(trx, rows);
     await this.#keyword.addSegments(trx, rows.map((r) => r.id));
     if (vectors.length > 0) {
       await this.#vectors.add(
@@ -219,7 +194,7 @@ export class SegmentService {
     if (ids.length === 0) return;
     await this.#keyword.removeSegments(trx, ids);
     await this.#vectors.removeSegments(trx, ids);
-    await trx.deleteFrom('segments').where('id', 'in', [...ids]).execute();
+    await this.#store.delete(trx, ids);
   }
 
   /** A segment row made through the API by `by`. @internal shared with ChildChunkService */
@@ -245,14 +220,7 @@ export class SegmentService {
       items.map((s) => s.content),
     );
     const ids = await this.write(doc, async (trx, now) => {
-      const max = await trx
-        .selectFrom('segments')
-        .select((eb) => eb.fn.max<number>('position').as('p'))
-        .where('document_id', '=', doc.id)
-        .where('generation', '=', doc.active_generation)
-        .where('parent_id', 'is', null)
-        .executeTakeFirst();
-      const first = Number(max?.p ?? 0) + 1;
+      const first = (await this.#store.lastPosition(trx, served(doc), 'segments')) + 1;
       const rows = items.map((s, i) =>
         this.segmentRow(doc, s.content, first + i, now, by, {
           answer: doc.doc_form === 'qa_model' ? s.answer! : null,
@@ -263,7 +231,7 @@ export class SegmentService {
       await this.insertIndexed(trx, rows, vectors);
       return rows.map((r) => r.id);
     });
-    const rows = await this.#db.selectFrom('segments').selectAll().where('id', 'in', ids).orderBy('position').execute();
+    const rows = await this.#store.byIds(ids);
     return rows.map((row) => ({ kind: 'segment', row }));
   }
 
@@ -275,13 +243,7 @@ export class SegmentService {
       groups.flatMap((g) => g.children.map((c) => c.content)),
     );
     const ids = await this.write(doc, async (trx, now) => {
-      const max = await trx
-        .selectFrom('parent_chunks')
-        .select((eb) => eb.fn.max<number>('position').as('p'))
-        .where('document_id', '=', doc.id)
-        .where('generation', '=', doc.active_generation)
-        .executeTakeFirst();
-      const first = Number(max?.p ?? 0) + 1;
+      const first = (await this.#store.lastPosition(trx, served(doc), 'parent_chunks')) + 1;
       const parents: ParentChunkTable[] = [];
       const children: SegmentTable[] = [];
       groups.forEach((g, i) => {
@@ -289,11 +251,11 @@ export class SegmentService {
         parents.push(parent);
         g.children.forEach((c, k) => children.push(this.segmentRow(doc, c.content, k + 1, now, by, { parent_id: parent.id, created_by: by, tokens: c.tokens })));
       });
-      for (let i = 0; i < parents.length; i += 100) await trx.insertInto('parent_chunks').values(parents.slice(i, i + 100)).execute();
+      await this.#store.insertParents(trx, parents);
       await this.insertIndexed(trx, children, vectors);
       return parents.map((p) => p.id);
     });
-    const rows = await this.#db.selectFrom('parent_chunks').selectAll().where('id', 'in', ids).orderBy('position').execute();
+    const rows = await this.#store.parentsByIds(ids);
     return this.#withChildren(this.#db, rows);
   }
 
@@ -320,13 +282,13 @@ export class SegmentService {
     await this.write(doc, async (trx, now) => {
       const c = await this.find(trx, doc, segmentId);
       if (!c) throw segmentNotFound();
-      const table = c.kind === 'parent' ? 'parent_chunks' : 'segments';
       const childIds = c.kind === 'parent' ? c.children.map((x) => x.id) : [];
       if (patch.enabled === false) {
         if (!c.row.enabled) throw invalidParam("Can't update disabled segment");
         const off = { enabled: 0, disabled_at: now, disabled_by: by, updated_at: now, updated_by: by };
-        await trx.updateTable(table).set(off).where('id', '=', c.row.id).execute();
-        if (childIds.length > 0) await trx.updateTable('segments').set(off).where('id', 'in', childIds).execute();
+        if (c.kind === 'parent') await this.#store.updateParent(trx, c.row.id, off);
+        else await this.#store.update(trx, [c.row.id], off);
+        await this.#store.update(trx, childIds, off);
         return;
       }
       if (!c.row.enabled && patch.enabled !== true) throw invalidParam("Can't update disabled segment");
@@ -349,20 +311,20 @@ export class SegmentService {
           await this.#keyword.removeSegments(trx, [c.row.id]);
           await this.#vectors.removeSegments(trx, [c.row.id]);
         }
-        await trx.updateTable('segments').set({ ...set, answer }).where('id', '=', c.row.id).execute();
+        await this.#store.update(trx, [c.row.id], { ...set, answer });
         if (changed) {
           await this.#keyword.addSegments(trx, [c.row.id]);
           if (vectors.length > 0) await this.#vectors.add(trx, this.#embedder.model, [{ segmentId: c.row.id, datasetId: c.row.dataset_id, documentId: c.row.document_id, vector: vectors[0]! }]);
         }
         return;
       }
-      await trx.updateTable('parent_chunks').set(set).where('id', '=', c.row.id).execute();
+      await this.#store.updateParent(trx, c.row.id, set);
       if (childTexts) {
         await this.deleteIndexed(trx, childIds);
         const rows = childTexts.map((t, k) => this.segmentRow(doc, t, k + 1, now, by, { parent_id: c.row.id, created_by: by }));
         await this.insertIndexed(trx, rows, vectors);
       } else if (childIds.length > 0) {
-        await trx.updateTable('segments').set(on).where('id', 'in', childIds).execute();
+        await this.#store.update(trx, childIds, on);
       }
     });
     return this.get(doc, segmentId);
@@ -380,7 +342,7 @@ export class SegmentService {
           trx,
           c.children.map((x) => x.id),
         );
-        await trx.deleteFrom('parent_chunks').where('id', '=', c.row.id).execute();
+        await this.#store.deleteParent(trx, c.row.id);
       } else {
         await this.deleteIndexed(trx, [c.row.id]);
       }
@@ -388,3 +350,7 @@ export class SegmentService {
   }
 }
 
+/** The generation a document serves. */
+function served(doc: Pick<DocumentTable, 'id' | 'active_generation'>): Generation {
+  return { documentId: doc.id, generation: doc.active_generation };
+}

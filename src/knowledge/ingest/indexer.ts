@@ -20,6 +20,7 @@ import { assertOwner, Fenced, turn } from './run-ownership.js';
 import { DatasetStore } from '../dataset-store.js';
 import { DocumentStore, type IndexingStatus } from '../documents/document-store.js';
 import { IndexingRunStore, type IndexingRun, type RunChange } from './indexing-run-store.js';
+import { SegmentStore, type Generation } from '../documents/segment-store.js';
 
 /**
  * Segments stored per transaction without embeddings. Each batch is written synchronously on
@@ -41,7 +42,7 @@ export class Indexer {
   readonly #datasets: DatasetStore;
   readonly #documents: DocumentStore;
   readonly #runs: IndexingRunStore;
-  readonly #segments: SegmentWriter;
+  readonly #segments: SegmentStore;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #uploads: UploadService;
@@ -87,7 +88,7 @@ export class Indexer {
     this.#datasets = new DatasetStore(deps.db);
     this.#documents = new DocumentStore(deps.db);
     this.#runs = new IndexingRunStore(deps.db);
-    this.#segments = deps.segments;
+    this.#segments = new SegmentStore(deps.db, deps.segments);
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#uploads = deps.uploads;
@@ -115,8 +116,7 @@ export class Indexer {
       await assertOwner(trx, run, this.#clock.now());
       await this.#keyword.removeDocument(trx, run.document_id, run.generation);
       await this.#vectors.removeDocument(trx, run.document_id, run.generation);
-      await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '=', run.generation).execute();
-      await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '=', run.generation).execute();
+      await this.#segments.deleteGeneration(trx, ofRun(run));
     });
   }
 
@@ -261,9 +261,8 @@ export class Indexer {
   async #resumePoint(run: IndexingRun, table: 'segments' | 'parent_chunks', contents: readonly string[]): Promise<number> {
     const n = run.completed_segments;
     if (n > 0 && n <= contents.length) {
-      const agg = await this.#stored(run, table).select((eb) => [eb.fn.countAll<number>().as('c'), eb.fn.max<number>('position').as('m')]).executeTakeFirst();
-      const last = await this.#stored(run, table).select('hash').where('position', '=', n).executeTakeFirst();
-      if (Number(agg?.c) === n && Number(agg?.m) === n && last?.hash === sha256(contents[n - 1]!)) return n;
+      const stored = await this.#segments.unitsAt(ofRun(run), table, n);
+      if (stored.count === n && stored.last === n && stored.hashAt === sha256(contents[n - 1]!)) return n;
     }
     await this.#discard(run);
     return 0;
@@ -282,17 +281,10 @@ export class Indexer {
     return { from, highQuality, step: highQuality ? this.#batchSize : INSERT_BATCH, ...(await this.#indexedTotals(run, table, from)) };
   }
 
-  /** The units of `table` this run has stored: parent chunks, or top-level segments (not children). */
-  #stored(run: IndexingRun, table: 'segments' | 'parent_chunks') {
-    const q = this.#db.selectFrom(table).where('document_id', '=', run.document_id).where('generation', '=', run.generation);
-    return table === 'segments' ? q.where('parent_id', 'is', null) : q;
-  }
-
   /** Tokens and characters of the first `count` units already stored (0 when starting over). */
   async #indexedTotals(run: IndexingRun, table: 'segments' | 'parent_chunks', count: number): Promise<{ tokens: number; words: number }> {
     if (count === 0) return { tokens: 0, words: 0 };
-    const r = await this.#stored(run, table).select((eb) => [eb.fn.sum<number>('tokens').as('t'), eb.fn.sum<number>('word_count').as('w')]).executeTakeFirst();
-    return { tokens: Number(r?.t ?? 0), words: Number(r?.w ?? 0) };
+    return this.#segments.totals(this.#db, ofRun(run), table);
   }
 
   /**
@@ -328,7 +320,7 @@ export class Indexer {
         g.children.forEach((c, k) => rows.push(segmentRow(place(run, k + 1, now), c.content, null, parent.id, { tokens: c.tokens })));
       });
       await this.#db.transaction().execute(async (trx) => {
-        for (let j = 0; j < parents.length; j += 100) await trx.insertInto('parent_chunks').values(parents.slice(j, j + 100)).execute();
+        await this.#segments.insertParents(trx, parents);
         await this.#writeSegments(trx, rows, highQuality ? vectors : undefined);
         await this.#progress(trx, run, i, now);
       });
@@ -340,7 +332,7 @@ export class Indexer {
   /** Makes the new generation the served one and drops every other, in one transaction. */
   /** Writes segment rows with their keyword entries and, for high-quality indexing, their vectors. */
   async #writeSegments(trx: Transaction<Database>, rows: SegmentTable[], vectors: readonly Float32Array[] | undefined): Promise<void> {
-    const rowids = await this.#segments.insert(trx, rows);
+    const rowids = await this.#segments.insertBulk(trx, rows);
     await this.#keyword.add(trx, rows.map((r, j) => ({ rowid: rowids[j]!, id: r.id, datasetId: r.dataset_id, content: r.content })));
     if (vectors) {
       await this.#vectors.add(
@@ -357,8 +349,7 @@ export class Indexer {
       if (!(await this.#documents.activate(trx, run.document_id, run.generation, { tokens, word_count: words, updated_at: now }))) return false;
       await this.#keyword.removeOtherGenerations(trx, run.document_id, run.generation);
       await this.#vectors.removeOtherGenerations(trx, run.document_id, run.generation);
-      await trx.deleteFrom('segments').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
-      await trx.deleteFrom('parent_chunks').where('document_id', '=', run.document_id).where('generation', '<>', run.generation).execute();
+      await this.#segments.deleteOtherGenerations(trx, ofRun(run));
       await this.#datasets.bumpIndexVersion(run.dataset_id, trx);
       const done = await this.#runs.updateOwned(run, { status: 'completed', completed_at: now, tokens, word_count: words, updated_at: now }, trx);
       if (!done) throw new Fenced(); // paused at the last moment: nothing swapped
@@ -370,4 +361,9 @@ export class Indexer {
       await this.#stage(run, 'error', { error: 'Superseded by a newer update of the document.', stopped_at: now });
     }
   }
+}
+
+/** The generation an indexing run writes. */
+function ofRun(run: IndexingRun): Generation {
+  return { documentId: run.document_id, generation: run.generation };
 }

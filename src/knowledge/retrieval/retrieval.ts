@@ -8,6 +8,7 @@ import type { MetadataService } from '../documents/metadata.js';
 import type { RetrievalModel } from './retrieval-model.js';
 import type { HitTable } from './hit-counter.js';
 import { DatasetStore } from '../dataset-store.js';
+import { SegmentStore } from '../documents/segment-store.js';
 
 /** A matched child chunk of a parent-child document. */
 export interface RetrievedChild {
@@ -114,7 +115,7 @@ export class RetrievalService {
     const byId = new Map(rows.map((r) => [r.id, r]));
     const parentIds = [...new Set(rows.map((r) => r.parent_id).filter((p): p is string => p !== null))];
     const parents = new Map(
-      parentIds.length === 0 ? [] : (await this.#db.selectFrom('parent_chunks').selectAll().where('id', 'in', parentIds).execute()).map((p) => [p.id, p]),
+      (await new SegmentStore(this.#db).parentsByIds(parentIds)).map((p) => [p.id, p]),
     );
     const out: RetrievedSegment[] = [];
     const grouped = new Map<string, RetrievedChild[]>();
