@@ -159,7 +159,12 @@ describe('infrastructure failures are retried; the document\'s own failures end 
     expect((await kb2.call('GET', `/datasets/${ds}/documents/${c.body.batch}/indexing-status`)).body.data[0].indexing_status).not.toBe('error');
     renameSync(`${file}.away`, file);
     expect(await kb2.settle(ds, c.body.batch)).toMatchObject({ indexing_status: 'completed', total_segments: 1 });
-    await vi.waitFor(async () => expect(await db.selectFrom('jobs').selectAll().where('kind', '=', 'knowledge.index').executeTakeFirstOrThrow()).toMatchObject({ status: 'done', attempts: 2 }), { timeout: 5_000, interval: 20 });
+    // done on a later attempt: the second, or a third when a loaded machine let a retry pass before the file came back
+    await vi.waitFor(async () => {
+      const job = await db.selectFrom('jobs').selectAll().where('kind', '=', 'knowledge.index').executeTakeFirstOrThrow();
+      expect(job.status).toBe('done');
+      expect(job.attempts).toBeGreaterThanOrEqual(2);
+    }, { timeout: 5_000, interval: 20 });
   });
 
   it('an embedding upstream answering 5xx is retried, and the document indexes once it answers', async () => {
