@@ -1,9 +1,7 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../store/schema.js';
+import { sql, type Kysely } from 'kysely';
+import type { Database, Executor } from '../store/schema.js';
 import { inBatches } from '../store/statement-batches.js';
 
-/** The caller's database or transaction: writes that must commit with something else take it. */
-export type Executor = Kysely<Database> | Transaction<Database>;
 
 export const JOB_STATUSES = ['waiting', 'processing', 'completed', 'error'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
-import { RunStore, type Executor, type RunPatch } from './run-store.js';
+import type { Database, Executor } from '../store/schema.js';
+import { RunStore, type RunPatch } from './run-store.js';
 
 /** One event of a run's log as stored (its payload the JSON text sent in `data:` frames). */
 export interface StoredRunEvent {

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database, WorkflowRunTable } from '../store/schema.js';
+import type { Database, WorkflowRunTable, Executor } from '../store/schema.js';
 import { RUN_STATUSES, type RunStatus } from './run-types.js';
 
 export { RUN_STATUSES, type RunStatus };
@@ -16,8 +16,6 @@ export type NewRun = Omit<WorkflowRunTable, 'status' | 'outputs' | 'error' | 'to
 /** What a run's owner may change in its row (never its identity, sequence or epoch). */
 export type RunPatch = Partial<Omit<RunRecord, 'id' | 'last_seq' | 'owner_epoch'>>;
 
-/** `Kysely<Database>` or a transaction of it: the store works inside a caller's transaction when given one. */
-export type Executor = Kysely<Database>;
 
 const toRecord = (r: WorkflowRunTable): RunRecord => r as RunRecord;
 

@@ -7,6 +7,8 @@ import type { DatasetTable, TagTable, TagBindingTable, DatasetMetadataTable, Doc
 import type { WorkflowRunTable, WorkflowRunEventTable, WorkflowRunSnapshotTable } from './schema/runs.js';
 import type { AppAnnotationTable, AppAnnotationSettingTable, AnnotationEmbeddingTable, AnnotationHitHistoryTable, AnnotationJobTable } from './schema/annotations.js';
 
+import type { Kysely } from 'kysely';
+
 export type * from './schema/apps.js';
 export type * from './schema/files.js';
 export type * from './schema/messages.js';
@@ -59,3 +61,9 @@ export interface Database {
   dataset_metadata: DatasetMetadataTable;
   document_metadata_values: DocumentMetadataValueTable;
 }
+
+/**
+ * The caller's database or transaction (a Kysely `Transaction` is a `Kysely`): store methods whose
+ * writes must commit with something else take one.
+ */
+export type Executor = Kysely<Database>;

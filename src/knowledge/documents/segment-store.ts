@@ -1,10 +1,8 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { Database, ParentChunkTable, SegmentTable } from '../../store/schema.js';
+import type { Database, ParentChunkTable, SegmentTable, Executor } from '../../store/schema.js';
 import { inBatches } from '../../store/statement-batches.js';
 import type { SegmentWriter } from '../index/search-dialect.js';
 
-/** The caller's database or transaction: writes that must commit with something else take it. */
-export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** A segment: a chunk of a document's generation, or (with `parent_id`) a child chunk of a parent chunk. */
 export type Segment = SegmentTable;

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, DatasetTable, DocumentTable, ParentChunkTable, SegmentTable } from '../../store/schema.js';
+import type { Database, DatasetTable, DocumentTable, Executor, ParentChunkTable, SegmentTable } from '../../store/schema.js';
 import type { Clock } from '../../infra/clock.js';
 import { sha256 } from '../../infra/ids.js';
 import { invalidParam, notFound } from '../../infra/errors.js';
@@ -16,7 +16,7 @@ import type { NewSegment, SegmentPatch, SegmentQuery } from './segment-input.js'
 import type { Chunk } from './segment-wire.js';
 import { DatasetStore } from '../dataset-store.js';
 import { DocumentStore, INDEXING_STATES } from './document-store.js';
-import { SegmentStore, type Executor, type Generation } from './segment-store.js';
+import { SegmentStore, type Generation } from './segment-store.js';
 
 type Trx = Transaction<Database>;
 

@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../store/schema.js';
+
+import type { Executor } from '../../store/schema.js';
 
 export interface Hit {
   readonly segmentId: string;
@@ -7,7 +7,6 @@ export interface Hit {
   readonly score: number;
 }
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** English function words, dropped from keyword queries (Dify extracts keywords the same way). */
 const STOPWORDS = new Set(
@@ -42,13 +41,13 @@ export interface KeywordRow {
 export interface KeywordIndex {
   init(): Promise<void>;
   /** Adds segments already inserted in `segments` (a bulk insert, see `SegmentWriter`). */
-  add(db: Db, rows: readonly KeywordRow[]): Promise<void>;
-  removeDocument(db: Db, documentId: string, generation?: number): Promise<void>;
-  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void>;
+  add(db: Executor, rows: readonly KeywordRow[]): Promise<void>;
+  removeDocument(db: Executor, documentId: string, generation?: number): Promise<void>;
+  removeOtherGenerations(db: Executor, documentId: string, keep: number): Promise<void>;
   /** Indexes segments already in `segments` by id (created, or content changed, through the segment API). */
-  addSegments(db: Db, segmentIds: readonly string[]): Promise<void>;
+  addSegments(db: Executor, segmentIds: readonly string[]): Promise<void>;
   /** Forgets segments by id (before a delete or a content change). */
-  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void>;
+  removeSegments(db: Executor, segmentIds: readonly string[]): Promise<void>;
   /** The `limit` best keyword hits in these datasets, among the segments of `documentIds` when given (a metadata filter). */
   search(datasetIds: readonly string[], query: string, limit: number, documentIds?: readonly string[]): Promise<Hit[]>;
 }

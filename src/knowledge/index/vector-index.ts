@@ -1,10 +1,9 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../store/schema.js';
+import { sql, type Kysely } from 'kysely';
+import type { Database, Executor } from '../../store/schema.js';
 import { vectorFromBase64, vectorToBase64 } from '../ingest/embedder.js';
 import type { Hit } from './keyword-index.js';
 import { DatasetStore } from '../dataset-store.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export interface VectorRow {
   readonly segmentId: string;
@@ -22,16 +21,16 @@ export interface VectorIndex {
   /** `sqlite-vec`, `pgvector` or `exact`. */
   readonly kind: string;
   init(): Promise<void>;
-  add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void>;
-  removeDocument(db: Db, documentId: string, generation?: number): Promise<void>;
-  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void>;
+  add(db: Executor, model: string, rows: readonly VectorRow[]): Promise<void>;
+  removeDocument(db: Executor, documentId: string, generation?: number): Promise<void>;
+  removeOtherGenerations(db: Executor, documentId: string, keep: number): Promise<void>;
   /** Drops the vectors of these segments (a deleted segment, or one whose content changed). */
-  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void>;
+  removeSegments(db: Executor, segmentIds: readonly string[]): Promise<void>;
   search(datasetIds: readonly string[], vector: Float32Array, k: number): Promise<Hit[]>;
 }
 
 /** Writes the portable copy (`segment_embeddings`) every adapter keeps. */
-export async function insertEmbeddings(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
+export async function insertEmbeddings(db: Executor, model: string, rows: readonly VectorRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 100) {
     await db
       .insertInto('segment_embeddings')
@@ -49,12 +48,12 @@ export async function insertEmbeddings(db: Db, model: string, rows: readonly Vec
   }
 }
 
-export async function deleteEmbeddings(db: Db, documentId: string, where: 'all' | { only: number } | { except: number }): Promise<void> {
+export async function deleteEmbeddings(db: Executor, documentId: string, where: 'all' | { only: number } | { except: number }): Promise<void> {
   const cond = where === 'all' ? sql`` : 'only' in where ? sql` AND generation = ${where.only}` : sql` AND generation <> ${where.except}`;
   await sql`DELETE FROM segment_embeddings WHERE segment_id IN (SELECT id FROM segments WHERE document_id = ${documentId}${cond})`.execute(db);
 }
 
-export async function deleteSegmentEmbeddings(db: Db, segmentIds: readonly string[]): Promise<void> {
+export async function deleteSegmentEmbeddings(db: Executor, segmentIds: readonly string[]): Promise<void> {
   if (segmentIds.length > 0) await db.deleteFrom('segment_embeddings').where('segment_id', 'in', [...segmentIds]).execute();
 }
 
@@ -136,19 +135,19 @@ export class ExactVectorIndex implements VectorIndex {
 
   async init(): Promise<void> {}
 
-  add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
+  add(db: Executor, model: string, rows: readonly VectorRow[]): Promise<void> {
     return insertEmbeddings(db, model, rows);
   }
 
-  removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+  removeDocument(db: Executor, documentId: string, generation?: number): Promise<void> {
     return deleteEmbeddings(db, documentId, generation === undefined ? 'all' : { only: generation });
   }
 
-  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+  removeOtherGenerations(db: Executor, documentId: string, keep: number): Promise<void> {
     return deleteEmbeddings(db, documentId, { except: keep });
   }
 
-  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+  removeSegments(db: Executor, segmentIds: readonly string[]): Promise<void> {
     return deleteSegmentEmbeddings(db, segmentIds);
   }
 
@@ -211,24 +210,24 @@ export class ExactVectorIndex implements VectorIndex {
  * with the removals, which are the same SQL on either; each removal also drops the stored embeddings.
  */
 export class DimensionTables extends Set<number> {
-  async #removeWhere(db: Db, cond: ReturnType<typeof sql>): Promise<void> {
+  async #removeWhere(db: Executor, cond: ReturnType<typeof sql>): Promise<void> {
     for (const dims of this) {
       await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (SELECT id FROM segments WHERE ${cond})`.execute(db);
     }
   }
 
-  async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+  async removeDocument(db: Executor, documentId: string, generation?: number): Promise<void> {
     const cond = generation === undefined ? sql`document_id = ${documentId}` : sql`document_id = ${documentId} AND generation = ${generation}`;
     await this.#removeWhere(db, cond);
     await deleteEmbeddings(db, documentId, generation === undefined ? 'all' : { only: generation });
   }
 
-  async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+  async removeOtherGenerations(db: Executor, documentId: string, keep: number): Promise<void> {
     await this.#removeWhere(db, sql`document_id = ${documentId} AND generation <> ${keep}`);
     await deleteEmbeddings(db, documentId, { except: keep });
   }
 
-  async removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+  async removeSegments(db: Executor, segmentIds: readonly string[]): Promise<void> {
     if (segmentIds.length === 0) return;
     const ids = sql.join(segmentIds.map((id) => sql`${id}`));
     for (const dims of this) await sql`DELETE FROM ${sql.raw(`segment_vec_${dims}`)} WHERE segment_id IN (${ids})`.execute(db);

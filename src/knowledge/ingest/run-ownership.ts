@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../store/schema.js';
+
+import type { Executor } from '../../store/schema.js';
 import { IndexingRunStore, type IndexingRun } from './indexing-run-store.js';
 
 /**
@@ -10,7 +10,6 @@ export class Fenced extends Error {
   override name = 'Fenced';
 }
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * Yields one turn of the event loop. On SQLite every query resolves as a microtask, so a loop of
@@ -19,6 +18,6 @@ type Db = Kysely<Database> | Transaction<Database>;
 export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Asserts (inside `db`'s transaction) that `run.owner` still owns the run, touching its row so concurrent owners serialize. */
-export async function assertOwner(db: Db, run: IndexingRun, now: number): Promise<void> {
+export async function assertOwner(db: Executor, run: IndexingRun, now: number): Promise<void> {
   if (!(await new IndexingRunStore(db).updateOwned(run, { updated_at: now }))) throw new Fenced();
 }

@@ -1,10 +1,9 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../schema.js';
+import { sql, type Kysely } from 'kysely';
+import type { Database, Executor } from '../schema.js';
 import { vectorFromBase64 } from '../../knowledge/ingest/embedder.js';
 import type { Hit } from '../../knowledge/index/keyword-index.js';
 import { activeOnly, DimensionTables, insertEmbeddings, type VectorIndex, type VectorRow } from '../../knowledge/index/vector-index.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** pgvector's largest `vector` an HNSW index takes; larger vectors are kept and searched without one. */
 const HNSW_MAX_DIMS = 2000;
@@ -67,7 +66,7 @@ export class PgVectorIndex implements VectorIndex {
     }
   }
 
-  async #ensure(db: Db, dims: number): Promise<void> {
+  async #ensure(db: Executor, dims: number): Promise<void> {
     if (this.#tables.has(dims)) return;
     const table = `segment_vec_${dims}`;
     try {
@@ -86,7 +85,7 @@ export class PgVectorIndex implements VectorIndex {
     this.#tables.add(dims);
   }
 
-  async #insert(db: Db, dims: number, rows: readonly Omit<VectorRow, 'documentId'>[]): Promise<void> {
+  async #insert(db: Executor, dims: number, rows: readonly Omit<VectorRow, 'documentId'>[]): Promise<void> {
     for (let i = 0; i < rows.length; i += BATCH) {
       const values = rows.slice(i, i + BATCH).map((r) => sql`(${r.segmentId}, ${r.datasetId}, ${`[${r.vector.join(',')}]`}::${sql.raw(`${this.#ext}.vector`)})`);
       await sql`INSERT INTO ${sql.raw(`segment_vec_${dims}`)} (segment_id, dataset_id, embedding) VALUES ${sql.join(values)}
@@ -94,7 +93,7 @@ export class PgVectorIndex implements VectorIndex {
     }
   }
 
-  async add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
+  async add(db: Executor, model: string, rows: readonly VectorRow[]): Promise<void> {
     if (rows.length === 0) return;
     await insertEmbeddings(db, model, rows);
     const dims = rows[0]!.vector.length;
@@ -102,15 +101,15 @@ export class PgVectorIndex implements VectorIndex {
     await this.#insert(db, dims, rows);
   }
 
-  removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+  removeDocument(db: Executor, documentId: string, generation?: number): Promise<void> {
     return this.#tables.removeDocument(db, documentId, generation);
   }
 
-  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+  removeOtherGenerations(db: Executor, documentId: string, keep: number): Promise<void> {
     return this.#tables.removeOtherGenerations(db, documentId, keep);
   }
 
-  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+  removeSegments(db: Executor, segmentIds: readonly string[]): Promise<void> {
     return this.#tables.removeSegments(db, segmentIds);
   }
 

@@ -1,9 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
-import type { Database } from '../schema.js';
+import type { Database, Executor } from '../schema.js';
 import { queryTerms, type Hit, type KeywordIndex, type KeywordRow } from '../../knowledge/index/keyword-index.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * SQLite FTS5 over segment content (porter stemming, BM25), as an external-content table: the
@@ -26,7 +25,7 @@ export class Fts5KeywordIndex implements KeywordIndex {
     await sql`CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5(content, dataset_id UNINDEXED, content='segments', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2')`.execute(this.#db);
   }
 
-  async add(_db: Db, rows: readonly KeywordRow[]): Promise<void> {
+  async add(_db: Executor, rows: readonly KeywordRow[]): Promise<void> {
     if (rows.length === 0) return;
     // Rows inserted together usually have consecutive rowids: one statement then copies them from
     // `segments` inside SQLite instead of handing every text back across the binding.
@@ -42,24 +41,24 @@ export class Fts5KeywordIndex implements KeywordIndex {
     for (const r of rows) this.#insert.run(r.rowid, r.content, r.datasetId);
   }
 
-  async removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+  async removeDocument(db: Executor, documentId: string, generation?: number): Promise<void> {
     const gen = generation === undefined ? sql`` : sql` AND generation = ${generation}`;
     // External-content FTS5 forgets rows through its 'delete' command, given the indexed values;
     // this must run before the `segments` rows go.
     await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE document_id = ${documentId}${gen}`.execute(db);
   }
 
-  async removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+  async removeOtherGenerations(db: Executor, documentId: string, keep: number): Promise<void> {
     await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE document_id = ${documentId} AND generation <> ${keep}`.execute(db);
   }
 
-  async addSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+  async addSegments(db: Executor, segmentIds: readonly string[]): Promise<void> {
     if (segmentIds.length === 0) return;
     const ids = sql.join(segmentIds.map((id) => sql`${id}`));
     await sql`INSERT INTO segments_fts (rowid, content, dataset_id) SELECT rowid, content, dataset_id FROM segments WHERE id IN (${ids})`.execute(db);
   }
 
-  async removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+  async removeSegments(db: Executor, segmentIds: readonly string[]): Promise<void> {
     if (segmentIds.length === 0) return;
     const ids = sql.join(segmentIds.map((id) => sql`${id}`));
     await sql`INSERT INTO segments_fts (segments_fts, rowid, content, dataset_id) SELECT 'delete', rowid, content, dataset_id FROM segments WHERE id IN (${ids})`.execute(db);

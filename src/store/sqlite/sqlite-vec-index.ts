@@ -1,10 +1,9 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
-import type { Database } from '../schema.js';
+import type { Database, Executor } from '../schema.js';
 import type { Hit } from '../../knowledge/index/keyword-index.js';
 import { DimensionTables, insertEmbeddings, type VectorIndex, type VectorRow } from '../../knowledge/index/vector-index.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * sqlite-vec: a `vec0` virtual table per vector size, partitioned by dataset, cosine distance.
@@ -33,7 +32,7 @@ export class SqliteVecIndex implements VectorIndex {
     }
   }
 
-  async #ensure(db: Db, dims: number): Promise<void> {
+  async #ensure(db: Executor, dims: number): Promise<void> {
     if (this.#tables.has(dims)) return;
     await sql
       .raw(`CREATE VIRTUAL TABLE IF NOT EXISTS segment_vec_${dims} USING vec0(segment_id text primary key, dataset_id text partition key, embedding float[${dims}] distance_metric=cosine)`)
@@ -41,7 +40,7 @@ export class SqliteVecIndex implements VectorIndex {
     this.#tables.add(dims);
   }
 
-  async add(db: Db, model: string, rows: readonly VectorRow[]): Promise<void> {
+  async add(db: Executor, model: string, rows: readonly VectorRow[]): Promise<void> {
     if (rows.length === 0) return;
     await insertEmbeddings(db, model, rows);
     const dims = rows[0]!.vector.length;
@@ -51,15 +50,15 @@ export class SqliteVecIndex implements VectorIndex {
     }
   }
 
-  removeDocument(db: Db, documentId: string, generation?: number): Promise<void> {
+  removeDocument(db: Executor, documentId: string, generation?: number): Promise<void> {
     return this.#tables.removeDocument(db, documentId, generation);
   }
 
-  removeOtherGenerations(db: Db, documentId: string, keep: number): Promise<void> {
+  removeOtherGenerations(db: Executor, documentId: string, keep: number): Promise<void> {
     return this.#tables.removeOtherGenerations(db, documentId, keep);
   }
 
-  removeSegments(db: Db, segmentIds: readonly string[]): Promise<void> {
+  removeSegments(db: Executor, segmentIds: readonly string[]): Promise<void> {
     return this.#tables.removeSegments(db, segmentIds);
   }
 
