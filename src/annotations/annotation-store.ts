@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../store/schema.js';
 import { inBatches } from '../store/statement-batches.js';
+import { containsIgnoringCase } from '../store/like.js';
 
 
 export const JOB_STATUSES = ['waiting', 'processing', 'completed', 'error'] as const;
@@ -59,10 +60,6 @@ export interface AnnotationHit {
   readonly annotationContent: string;
 }
 
-/** `%`, `_` and `\` match themselves in a LIKE pattern with `ESCAPE '\'`. */
-function likePattern(keyword: string): string {
-  return `%${keyword.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
 
 const toAnnotation = (r: { id: string; app_id: string; question: string; content: string; hit_count: number; account_id: string | null; created_at: number }): StoredAnnotation => ({
   id: r.id,
@@ -90,11 +87,8 @@ export class AnnotationStore {
   /** A page, newest first (`created_at` desc, then insertion order desc); `keyword` matches question or answer, case-insensitively. */
   async list(appId: string, q: { keyword: string; limit: number; offset: number }): Promise<{ items: StoredAnnotation[]; total: number }> {
     let base = this.#db.selectFrom('app_annotations').where('app_id', '=', appId);
-    if (q.keyword) {
-      const pat = likePattern(q.keyword);
-      // SQLite's LIKE has no escape character unless one is named; PostgreSQL accepts the same clause.
-      base = base.where(sql<boolean>`(lower(question) LIKE ${pat} ESCAPE '\\' OR lower(content) LIKE ${pat} ESCAPE '\\')`);
-    }
+    const keyword = q.keyword;
+    if (keyword) base = base.where((eb) => eb.or([containsIgnoringCase('question', keyword), containsIgnoringCase('content', keyword)]));
     const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
     const rows = await base.selectAll().orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(q.limit).offset(q.offset).execute();
     return { items: rows.map(toAnnotation), total: Number(total) };

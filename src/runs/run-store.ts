@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, WorkflowRunTable, Executor } from '../store/schema.js';
 import { RUN_STATUSES, type RunStatus } from './run-types.js';
+import { containsIgnoringCase } from '../store/like.js';
 
 export { RUN_STATUSES, type RunStatus };
 
@@ -209,12 +210,8 @@ export class RunStore {
     if (f.createdBefore !== undefined) base = base.where('r.created_at', '<', f.createdBefore);
     if (f.createdAfter !== undefined) base = base.where('r.created_at', '>', f.createdAfter);
     if (f.endUserSessionId) base = base.where('u.session_id', '=', f.endUserSessionId);
-    if (f.keyword) {
-      // Case-insensitive, with the keyword's own % and _ taken literally.
-      const like = `%${f.keyword.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      const match = (col: string) => sql<boolean>`lower(coalesce(${sql.ref(col)}, '')) like ${like} escape '\\'`;
-      base = base.where((eb) => eb.or([match('r.inputs'), match('r.outputs'), match('u.session_id')]));
-    }
+    const keyword = f.keyword;
+    if (keyword) base = base.where((eb) => eb.or(['r.inputs', 'r.outputs', 'u.session_id'].map((col) => containsIgnoringCase(col, keyword))));
     const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const rows = await base
       .select(['r.id', 'r.status', 'r.error', 'r.elapsed_ms', 'r.total_tokens', 'r.total_steps', 'r.exceptions_count', 'r.created_at', 'r.finished_at', 'u.id as end_user_id', 'u.session_id'])

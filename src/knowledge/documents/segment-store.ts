@@ -1,7 +1,8 @@
-import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, ParentChunkTable, SegmentTable, Executor } from '../../store/schema.js';
 import { inBatches } from '../../store/statement-batches.js';
 import type { SegmentWriter } from '../index/search-dialect.js';
+import { containsIgnoringCase } from '../../store/like.js';
 
 
 /** A segment: a chunk of a document's generation, or (with `parent_id`) a child chunk of a parent chunk. */
@@ -30,9 +31,6 @@ export interface PageQuery {
 
 const INSERT_CHUNK = 100;
 
-function like(keyword: string): string {
-  return `%${keyword.toLowerCase().replace(/[%_\\]/g, (c) => `\\${c}`)}%`;
-}
 
 /**
  * The `segments` and `parent_chunks` tables. Reads and writes take the caller's executor where
@@ -54,7 +52,7 @@ export class SegmentStore {
   async pageTop(g: Generation, statuses: readonly string[], q: PageQuery): Promise<{ rows: Segment[]; total: number }> {
     let base = this.#db.selectFrom('segments').where('document_id', '=', g.documentId).where('generation', '=', g.generation).where('parent_id', 'is', null);
     if (statuses.length > 0) base = base.where('status', 'in', [...statuses]);
-    if (q.keyword !== undefined) base = base.where(sql<boolean>`lower(content) LIKE ${like(q.keyword)} ESCAPE '\\'`);
+    if (q.keyword !== undefined) base = base.where(containsIgnoringCase('content', q.keyword));
     const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await base.selectAll().orderBy('position').limit(q.limit).offset(q.offset).execute();
     return { rows, total };
@@ -63,7 +61,7 @@ export class SegmentStore {
   /** Parent chunks of a generation, by position. */
   async pageParents(g: Generation, q: PageQuery): Promise<{ rows: ParentChunk[]; total: number }> {
     let base = this.#db.selectFrom('parent_chunks').where('document_id', '=', g.documentId).where('generation', '=', g.generation);
-    if (q.keyword !== undefined) base = base.where(sql<boolean>`lower(content) LIKE ${like(q.keyword)} ESCAPE '\\'`);
+    if (q.keyword !== undefined) base = base.where(containsIgnoringCase('content', q.keyword));
     const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await base.selectAll().orderBy('position').limit(q.limit).offset(q.offset).execute();
     return { rows, total };
@@ -72,7 +70,7 @@ export class SegmentStore {
   /** Children of a parent chunk, by position. */
   async pageChildren(parentId: string, q: PageQuery): Promise<{ rows: Segment[]; total: number }> {
     let base = this.#db.selectFrom('segments').where('parent_id', '=', parentId);
-    if (q.keyword !== undefined) base = base.where(sql<boolean>`lower(content) LIKE ${like(q.keyword)} ESCAPE '\\'`);
+    if (q.keyword !== undefined) base = base.where(containsIgnoringCase('content', q.keyword));
     const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await base.selectAll().orderBy('position').limit(q.limit).offset(q.offset).execute();
     return { rows, total };
