@@ -83,8 +83,9 @@ export async function run(): Promise<void> {
   const spread = () =>
     new Promise<string>((resolve) => {
       upstreamProc.once('message', (m) => {
-        const a = (m as { arrivals: number[] }).arrivals.sort((x, y) => x - y).map((t, _, all) => t - all[0]!);
-        resolve(`upstream arrival spread p50 ${fmt(median(a), 0)} max ${fmt(a[a.length - 1] ?? NaN, 0)} ms`);
+        const { arrivals, connections } = m as { arrivals: number[]; connections: number };
+        const a = arrivals.sort((x, y) => x - y).map((t, _, all) => t - all[0]!);
+        resolve(`upstream arrival spread p50 ${fmt(median(a), 0)} max ${fmt(a[a.length - 1] ?? NaN, 0)} ms, ${connections} new connections`);
       });
       upstreamProc.send('arrivals');
     });

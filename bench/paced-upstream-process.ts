@@ -3,7 +3,8 @@
  * `POST /chat/completions` sends its first token after `firstMs`, then `tokens` more tokens
  * `gapMs` apart, a usage chunk and `[DONE]` (SSE), as a slow hosted model does. Options come as
  * JSON in argv[2]; the base URL is sent to the parent over IPC. On the IPC message `'arrivals'` it
- * answers with the arrival times (ms, `performance.now()`) of the requests since the last ask.
+ * answers with the arrival times (ms, `performance.now()`) of the requests and the number of new
+ * connections since the last ask.
  */
 import { createServer } from 'node:http';
 
@@ -11,10 +12,13 @@ const o = { firstMs: 500, gapMs: 100, tokens: 20, ...(JSON.parse(process.argv[2]
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let arrivals: number[] = [];
+/** New connections since the last ask. */
+let connections = 0;
 process.on('message', (m) => {
   if (m !== 'arrivals') return;
-  process.send?.({ arrivals });
+  process.send?.({ arrivals, connections });
   arrivals = [];
+  connections = 0;
 });
 
 const server = createServer((req, res) => {
@@ -44,6 +48,7 @@ const server = createServer((req, res) => {
     })();
   });
 });
+server.on('connection', () => connections++);
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const addr = server.address() as { port: number };

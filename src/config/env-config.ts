@@ -121,7 +121,7 @@ export function readPrices(file: Record<string, unknown>): Record<string, ModelP
 /** The model providers' settings; a malformed one is a ConfigError naming it. */
 export function providersOf(env: Env, file: Record<string, unknown>): ProvidersConfig {
   try {
-    return readProviderSettings((key) => str(env, file, key), file.providers);
+    return { ...readProviderSettings((key) => str(env, file, key), file.providers), keepAliveMs: int(env, file, 'MODEL_HTTP_KEEPALIVE_SECONDS', 60, 1) * 1000 };
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

@@ -13,6 +13,7 @@ import { declareUserDecorations } from './request-user.js';
 import { errorHandler } from './errors.js';
 import { listenerErrors } from './listener-errors.js';
 import { redactUrl } from '../infra/logger.js';
+import { lazyChildLogger } from './request-logger.js';
 import { appInfoRoutes } from './routes/app-info.js';
 import { fileRoutes } from './routes/files.js';
 import { completionRoutes } from './routes/completion.js';
@@ -100,6 +101,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     clientErrorHandler,
     loggerInstance: runtime.logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     requestIdHeader: 'x-request-id',
     genReqId: () => newId(),
     bodyLimit: 16 * 1024 * 1024,
@@ -158,7 +160,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     const route = request.routeOptions.url ?? 'unmatched';
     runtime.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     runtime.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    // the server's logger with the request's id, as the request's own logger would write it (without making it)
+    runtime.logger.info({ reqId: request.id, method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   await app.register(cors, {

@@ -54,7 +54,8 @@ export interface SseOptions {
 export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
   reply.hijack();
   const res = reply.raw;
-  const controller = new AbortController();
+  // made when the signal is first asked for (a run stream does, a generation stream does not)
+  let controller: AbortController | undefined;
   const headers: Record<string, string | number | string[]> = {};
   for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = v as string;
   res.writeHead(200, {
@@ -77,7 +78,7 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     open.delete(stream);
     streams?.dec();
     clearInterval(timer);
-    controller.abort();
+    controller?.abort();
   };
   res.on('close', close);
   const write = (frame: string): boolean => {
@@ -106,7 +107,11 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
       if (!closed && !res.destroyed) res.end(payload ? `data: ${JSON.stringify(payload)}\n\n` : undefined);
       close();
     },
-    signal: controller.signal,
+    get signal() {
+      controller ??= new AbortController();
+      if (closed) controller.abort();
+      return controller.signal;
+    },
     shutdownFields: opts.shutdownFields,
     get closed() {
       return closed;

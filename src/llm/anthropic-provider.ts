@@ -9,6 +9,8 @@ export interface AnthropicProviderOptions {
   readonly name?: string;
   readonly apiKey: string;
   readonly baseUrl?: string;
+  /** Idle time of a kept-alive connection (`createUpstreamHttp`). */
+  readonly keepAliveMs?: number;
 }
 
 /** Anthropic requires `max_tokens`; used when the DSL sets none. */
@@ -105,7 +107,7 @@ export class AnthropicProvider implements ModelProvider {
 
   constructor(opts: AnthropicProviderOptions) {
     this.name = opts.name ?? 'anthropic';
-    this.#client = new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createSdkFetch() });
+    this.#client = new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createSdkFetch({ keepAliveMs: opts.keepAliveMs }) });
   }
 
   async *stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {

@@ -26,6 +26,8 @@ export interface OpenAIProviderOptions {
    * `azure_openai`, where the model name is the deployment name).
    */
   readonly azure?: { readonly apiVersion: string; readonly deployment?: string };
+  /** Idle time of a kept-alive connection (`createUpstreamHttp`). */
+  readonly keepAliveMs?: number;
 }
 
 /** `completion_params` keys OpenAI's chat API knows; others (Dify UI settings) are dropped. */
@@ -158,7 +160,7 @@ export class OpenAIProvider implements ModelProvider {
     this.name = opts.name;
     this.#strict = opts.strictParams === true;
     this.#azure = opts.azure;
-    this.#http = createUpstreamHttp();
+    this.#http = createUpstreamHttp({ keepAliveMs: opts.keepAliveMs });
     this.#client = opts.azure
       ? // The base URL is given whole: the SDK would otherwise read OPENAI_BASE_URL / AZURE_OPENAI_* from the environment.
         new AzureOpenAI({

@@ -9,18 +9,19 @@ import type { ProvidersConfig } from './provider-settings.js';
 import type { Protocol } from './provider-table.js';
 
 /** Builds the provider of a resolved (and ready) entry. */
-const FACTORIES: Readonly<Record<Protocol, (r: ResolvedProvider) => ModelProvider>> = {
-  'openai-compatible': (r) =>
-    new OpenAIProvider({ name: r.name, apiKey: r.settings.apiKey ?? 'not-needed', baseUrl: r.settings.baseUrl, strictParams: r.builtin?.strictParams === true }),
-  'azure-openai': (r) =>
+const FACTORIES: Readonly<Record<Protocol, (r: ResolvedProvider, keepAliveMs: number | undefined) => ModelProvider>> = {
+  'openai-compatible': (r, keepAliveMs) =>
+    new OpenAIProvider({ name: r.name, apiKey: r.settings.apiKey ?? 'not-needed', baseUrl: r.settings.baseUrl, strictParams: r.builtin?.strictParams === true, keepAliveMs }),
+  'azure-openai': (r, keepAliveMs) =>
     new OpenAIProvider({
       name: r.name,
       apiKey: r.settings.apiKey!,
       baseUrl: r.settings.baseUrl,
       strictParams: true,
       azure: { apiVersion: r.settings.apiVersion!, deployment: r.settings.deployment },
+      keepAliveMs,
     }),
-  anthropic: (r) => new AnthropicProvider({ name: r.name, apiKey: r.settings.apiKey!, baseUrl: r.settings.baseUrl }),
+  anthropic: (r, keepAliveMs) => new AnthropicProvider({ name: r.name, apiKey: r.settings.apiKey!, baseUrl: r.settings.baseUrl, keepAliveMs }),
   'bedrock-converse': (r) =>
     new BedrockProvider({
       region: r.settings.region!,
@@ -49,7 +50,7 @@ export class ProviderRegistry implements ModelProviders {
     if (!readiness.ready) throw providerNotInitialize(readiness.message);
     let p = this.#built.get(readiness.provider);
     if (!p) {
-      p = FACTORIES[readiness.protocol](resolveProvider(this.#config, provider)!);
+      p = FACTORIES[readiness.protocol](resolveProvider(this.#config, provider)!, this.#config.keepAliveMs);
       this.#built.set(readiness.provider, p);
     }
     return p;

@@ -28,6 +28,11 @@ export interface ProvidersConfig {
   readonly custom: Readonly<Record<string, Protocol>>;
   /** Where a DSL provider Dovetail does not know goes (`providers.default` / `PROVIDERS_DEFAULT`). */
   readonly default: string | undefined;
+  /**
+   * How long an idle connection to a model server is kept for the next request, ms
+   * (`MODEL_HTTP_KEEPALIVE_SECONDS`, default 60); a server's own `Keep-Alive: timeout` is kept to.
+   */
+  readonly keepAliveMs?: number;
 }
 
 type Field = keyof ProviderSettings;

@@ -64,7 +64,7 @@ export function reportSent(onSent: (() => void) | undefined): { fetchOptions?: o
  * There are no header or body timeouts: a generation's own time limit (`APP_MAX_EXECUTION_TIME`)
  * aborts it. Unlike `fetch`, redirects are not followed and one `content-encoding` is decoded.
  */
-export function createSdkFetch(opts: { connections?: number } = {}): typeof fetch {
+export function createSdkFetch(opts: UpstreamHttpOptions = {}): typeof fetch {
   return createUpstreamHttp(opts).fetch;
 }
 
@@ -84,12 +84,33 @@ export interface UpstreamHttp {
   request(url: string, init: SdkFetchInit): Promise<RawResponse>;
 }
 
-/** One keep-alive connection pool with both ways in: `fetch` for the SDKs, `request` for callers that read the raw answer. */
-export function createUpstreamHttp(opts: { connections?: number } = {}): UpstreamHttp {
+export interface UpstreamHttpOptions {
+  /** Most connections per origin (default: no limit). */
+  readonly connections?: number;
+  /**
+   * How long an idle connection is kept for the next request, ms (default 60 s, as nginx keeps its
+   * upstream connections); a server's `Keep-Alive: timeout` hint shortens it.
+   */
+  readonly keepAliveMs?: number;
+}
+
+/** Default of `UpstreamHttpOptions.keepAliveMs`. */
+const KEEP_ALIVE_MS = 60_000;
+
+/**
+ * One keep-alive connection pool with both ways in: `fetch` for the SDKs, `request` for callers that read the raw answer.
+ *
+ * Idle connections are kept `keepAliveMs` so that a burst of streams after a quiet minute finds them
+ * open (a new connection costs a handshake, TLS included, before the request can leave). A server
+ * that closes an idle connection sooner says so with a FIN, and the pool drops it; one that closes it
+ * while a request is being written is caught by the stale-connection retry below.
+ */
+export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp {
   const connect = buildConnector({});
+  const keepAliveMs = opts.keepAliveMs ?? KEEP_ALIVE_MS;
   const agent = new Agent({
-    // Idle connections are closed after 4 s, before common servers' 5 s keep-alive timeout.
-    keepAliveTimeout: 4000,
+    keepAliveTimeout: keepAliveMs,
+    keepAliveMaxTimeout: keepAliveMs,
     headersTimeout: 0,
     bodyTimeout: 0,
     connections: opts.connections ?? null,

@@ -371,6 +371,48 @@ describe('the SDKs fetch (undici dispatcher)', () => {
     }
   });
 
+  it('keeps an idle connection for keepAliveMs, then closes it; a connection the server closed while idle is not reused', async () => {
+    const accepted: net.Socket[] = [];
+    /** `closeIdleAfterMs`: the server ends a connection that long after its answer (its own keep-alive timeout). */
+    const serve = async (closeIdleAfterMs?: number) => {
+      const srv = http.createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
+          if (closeIdleAfterMs !== undefined) setTimeout(() => req.socket.end(), closeIdleAfterMs);
+        });
+      });
+      srv.keepAliveTimeout = 0; // no hint, no timer of its own: the client's setting decides
+      srv.on('connection', (s: net.Socket) => accepted.push(s));
+      await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+      return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/`, close: () => srv.close() };
+    };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const quiet = await serve();
+    const leaving = await serve(100);
+    try {
+      const kept = createSdkFetch({ keepAliveMs: 1500 });
+      expect(await (await kept(quiet.url, { method: 'POST', body: 'a' })).text()).toBe('ok');
+      await sleep(700); // idle, within keepAliveMs: the same connection
+      expect(await (await kept(quiet.url, { method: 'POST', body: 'b' })).text()).toBe('ok');
+      expect(accepted).toHaveLength(1);
+      await sleep(2000); // idle longer than keepAliveMs: the client closed it
+      expect(accepted[0]!.destroyed || accepted[0]!.readableEnded).toBe(true);
+      expect(await (await kept(quiet.url, { method: 'POST', body: 'c' })).text()).toBe('ok');
+      expect(accepted).toHaveLength(2);
+      // The server ends the connection 100 ms after its answer; the next request takes a new one, no error.
+      const fresh = createSdkFetch();
+      for (const body of ['d', 'e']) {
+        expect(await (await fresh(leaving.url, { method: 'POST', body })).text()).toBe('ok');
+        await sleep(300);
+      }
+      expect(accepted).toHaveLength(4);
+    } finally {
+      quiet.close();
+      leaving.close();
+    }
+  });
+
   it('a connection reset after the request went out is a failure, not a second request (the server may be working on it)', async () => {
     const srv = await dropping((sock) => setTimeout(() => sock.resetAndDestroy(), 20));
     const fresh = createSdkFetch();

@@ -79,16 +79,15 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
     return reply.type('application/json').send(blockingBody(run, outcome));
   }
   // The stream opens once the model request is on its way (headers sent in the next turn of the
-  // event loop), or with the first frame: nothing but the upstream request is on the path to the
-  // first token. Events that arrive
-  // before `start` has returned (none in practice) wait here.
+  // event loop, after this turn's other arrivals have sent their model requests: the client has its
+  // first byte at once), or with the first frame: nothing but the upstream request is on the path
+  // to the first token. Events that arrive before `start` has returned (none in practice) wait here.
   let sse: SseStream | undefined;
   let run: R | undefined;
   const early: CompletionEvent[] = [];
   const open = (flush: boolean) => (sse ??= openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: !flush, flushEachFrame: true }));
   const deliver = (ev: CompletionEvent) => {
     if (!run) return void early.push(ev);
-    // The headers go out after this turn's other arrivals have sent their model requests.
     if (ev.type === 'sent') return void setImmediate(() => open(true));
     const stream = open(false);
     if (ev.type === 'end') stream.end(frame(run, ev));
