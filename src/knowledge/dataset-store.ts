@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, DatasetTable } from '../store/schema.js';
 import { inBatches } from '../store/statement-batches.js';
 import type { TagStore } from './documents/tag-store.js';
+import { containsIgnoringCase } from '../store/like.js';
 
 /** A dataset as stored (the `datasets` row; the services and the wire read it in this shape). */
 export type Dataset = DatasetTable;
@@ -62,7 +63,7 @@ export class DatasetStore {
   async page(workspaceId: string, page: number, limit: number, keyword: string | undefined, tagged: { tags: TagStore; tagIds: readonly string[] } | undefined): Promise<{ rows: Dataset[]; total: number }> {
     let q = this.#db.selectFrom('datasets').where('workspace_id', '=', workspaceId);
     if (tagged !== undefined && tagged.tagIds.length > 0) q = q.where('id', 'in', tagged.tags.taggedDatasetIds(workspaceId, tagged.tagIds));
-    if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
+    if (keyword) q = q.where(containsIgnoringCase('name', keyword));
     const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await q.selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).offset((page - 1) * limit).execute();
     return { rows, total };

@@ -54,6 +54,15 @@ describe('datasets', () => {
     expect(gone).toEqual({ status: 404, body: { code: 'not_found', message: 'Dataset not found.', status: 404 } });
   });
 
+  it('a keyword matches names case-insensitively, with % and _ matching themselves', async () => {
+    for (const name of ['Keyword 100% Sure', 'keyword 100 sure', 'kw_under', 'kwXunder']) expect((await kb.call('POST', '/datasets', { name })).status).toBe(200);
+    const names = async (keyword: string) =>
+      ((await kb.call('GET', `/datasets?limit=100&keyword=${encodeURIComponent(keyword)}`)).body.data as { name: string }[]).map((d) => d.name).sort();
+    expect(await names('KEYWORD 100')).toEqual(['Keyword 100% Sure', 'keyword 100 sure']);
+    expect(await names('100%')).toEqual(['Keyword 100% Sure']);
+    expect(await names('kw_')).toEqual(['kw_under']);
+  });
+
   it('bad input is a 400 naming the field', async () => {
     expect((await kb.call('POST', '/datasets', { name: '' })).body).toMatchObject({ code: 'invalid_param', message: 'Name must be between 1 to 40 characters.' });
     expect((await kb.call('POST', '/datasets', { name: 'x', indexing_technique: 'fast' })).body.message).toMatch(/indexing_technique/);
@@ -148,15 +157,18 @@ describe('documents', () => {
   it('lists documents with paging and a keyword filter; deletes', async () => {
     const ds = await kb.dataset('listing');
     const ids: string[] = [];
-    for (const name of ['apple notes', 'banana notes', 'cherry']) {
+    for (const name of ['apple notes', 'banana Notes', 'cherry', 'date_pie']) {
       const r = await kb.call('POST', `/datasets/${ds}/document/create-by-text`, { name, text: `${name} text` });
       ids.push(r.body.document.id);
     }
     const page = await kb.call('GET', `/datasets/${ds}/documents?page=1&limit=2`);
-    expect(page.body).toMatchObject({ total: 3, limit: 2, page: 1, has_more: true });
+    expect(page.body).toMatchObject({ total: 4, limit: 2, page: 1, has_more: true });
     expect(page.body.data).toHaveLength(2);
     const kw = await kb.call('GET', `/datasets/${ds}/documents?keyword=notes`);
-    expect(kw.body.data.map((d: { name: string }) => d.name).sort()).toEqual(['apple notes', 'banana notes']);
+    // case-insensitive; % and _ match themselves
+    expect(kw.body.data.map((d: { name: string }) => d.name).sort()).toEqual(['apple notes', 'banana Notes']);
+    expect((await kb.call('GET', `/datasets/${ds}/documents?keyword=e_p`)).body.data.map((d: { name: string }) => d.name)).toEqual(['date_pie']);
+    expect((await kb.call('GET', `/datasets/${ds}/documents?keyword=e_n`)).body.data).toEqual([]);
     expect((await kb.call('DELETE', `/datasets/${ds}/documents/${ids[2]}`)).status).toBe(204);
     expect((await kb.call('GET', `/datasets/${ds}/documents/${ids[2]}`)).body).toEqual({ code: 'not_found', message: 'Document not found.', status: 404 });
     expect(await kb.retrieve(ds, 'cherry')).toEqual([]);

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, DocumentTable } from '../../store/schema.js';
 import { inBatches } from '../../store/statement-batches.js';
+import { containsIgnoringCase } from '../../store/like.js';
 
 /** A document's (and an indexing run's) indexing status. */
 export const INDEXING_STATUSES = ['waiting', 'parsing', 'cleaning', 'splitting', 'indexing', 'completed', 'error', 'paused'] as const;
@@ -123,7 +124,7 @@ export class DocumentStore {
   /** A page of a dataset's documents, newest position first. */
   async page(datasetId: string, page: number, limit: number, keyword?: string): Promise<{ rows: Document[]; total: number }> {
     let q = this.#db.selectFrom('documents').where('dataset_id', '=', datasetId);
-    if (keyword) q = q.where('name', 'like', `%${keyword.replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
+    if (keyword) q = q.where(containsIgnoringCase('name', keyword));
     const total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await q.selectAll().orderBy('position', 'desc').limit(limit).offset((page - 1) * limit).execute();
     return { rows: rows.map(toDocument), total };
