@@ -59,7 +59,7 @@ export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator
         usage: msg.usage,
         retriever_resources: [],
       },
-      created_at: Math.floor(m.createdAt / 1000),
+      created_at: toSeconds(m.createdAt),
     });
   };
 }
@@ -112,7 +112,7 @@ function chatPausedBody(m: { messageId: string; conversationId: string; createdA
     workflow_run_id: m.run.runId,
     answer: end.state.answer,
     metadata: { usage: usageOf(end.state), retriever_resources: [] },
-    created_at: Math.floor(m.createdAt / 1000),
+    created_at: toSeconds(m.createdAt),
   };
   return {
     event: 'workflow_paused',
