@@ -2,6 +2,9 @@ import type { FastifyBaseLogger } from 'fastify';
 
 type Bindings = Record<string, unknown>;
 type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
+type LogMethod = (...args: unknown[]) => void;
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
  * A request's logger that becomes the pino child (`{ reqId }`) when first used. Fastify makes the
@@ -30,36 +33,19 @@ class LazyChildLogger {
     this.#log.level = level;
   }
 
-  fatal(...args: unknown[]): void {
-    (this.#log.fatal as (...a: unknown[]) => void)(...args);
-  }
-
-  error(...args: unknown[]): void {
-    (this.#log.error as (...a: unknown[]) => void)(...args);
-  }
-
-  warn(...args: unknown[]): void {
-    (this.#log.warn as (...a: unknown[]) => void)(...args);
-  }
-
-  info(...args: unknown[]): void {
-    (this.#log.info as (...a: unknown[]) => void)(...args);
-  }
-
-  debug(...args: unknown[]): void {
-    (this.#log.debug as (...a: unknown[]) => void)(...args);
-  }
-
-  trace(...args: unknown[]): void {
-    (this.#log.trace as (...a: unknown[]) => void)(...args);
-  }
-
-  silent(...args: unknown[]): void {
-    (this.#log.silent as (...a: unknown[]) => void)(...args);
-  }
-
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     return this.#log.child(bindings, options);
+  }
+
+  // one method per level, each passing its arguments on to the child's
+  static {
+    for (const level of LEVELS) {
+      Object.defineProperty(LazyChildLogger.prototype, level, {
+        value(this: LazyChildLogger, ...args: unknown[]) {
+          (this.#log[level] as LogMethod)(...args);
+        },
+      });
+    }
   }
 }
 
