@@ -11,6 +11,10 @@
  * client sends its next request when its answer ends, the starts spread over one answer's length,
  * direct and then through Dovetail. Set
  * `BENCH_SERVER_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) to profile the server.
+ * With `BENCH_LOAD_API_PROCESSES=N` (N ≥ 2) and BENCH_DATABASE_URL / BENCH_REDIS_URL (or TEST_*), the
+ * burst rounds are measured again through N `serve --role api` processes and one `dovetail worker` on
+ * PostgreSQL + Redis (a schema and key prefix of their own, dropped after), the client sending its
+ * requests to them in turn (as a round-robin balancer would).
  * Run `npm run build` first.
  */
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
@@ -22,6 +26,8 @@ import { promisify } from 'node:util';
 import { freePort } from '../test/helpers/free-port.js';
 import { fmt, median, percentile } from './lib.js';
 import { completionApp } from '../test/helpers/apps.js';
+import { dropSchema } from '../src/store/db.js';
+import { dropRedisKeys } from '../test/helpers/redis-keys.js';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,27 +57,59 @@ function rssMb(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
 
-/** Starts the compiled server on a fresh SQLite data dir with a completion app; resolves once `/health` answers. */
-async function startDovetail(upstream: string): Promise<{ url: string; apiKey: string; child: ChildProcess; dataDir: string }> {
+interface Dovetail {
+  readonly urls: string[];
+  readonly apiKey: string;
+  /** Every server process (API processes first). */
+  readonly children: ChildProcess[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the compiled server with a completion app; resolves once every API process answers `/health`.
+ * Default: one process on a fresh SQLite data dir. With `scaled`: `apiProcesses` API processes and one
+ * worker on PostgreSQL + Redis.
+ */
+async function startDovetail(upstream: string, scaled?: { pgUrl: string; redisUrl: string; apiProcesses: number }): Promise<Dovetail> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-load-'));
-  const env = { ...process.env, DOVETAIL_DATA_DIR: dataDir, DATABASE_URL: '', QUEUE: '', REDIS_URL: '', DOVETAIL_SEED_EXAMPLES: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: upstream };
+  const schema = `bench_load_${process.pid}`;
+  const prefix = `dovetail-bench-load-${process.pid}:`;
+  const storage = scaled ? { DATABASE_URL: scaled.pgUrl, DATABASE_SCHEMA: schema, QUEUE: 'bullmq', REDIS_URL: scaled.redisUrl, REDIS_KEY_PREFIX: prefix } : { DATABASE_URL: '', QUEUE: '', REDIS_URL: '' };
+  const env = { ...process.env, DOVETAIL_DATA_DIR: dataDir, ...storage, DOVETAIL_SEED_EXAMPLES: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: upstream };
   const bin = path.join(ROOT, 'bin', 'dovetail.js');
   await exec(process.execPath, [bin, '--init', 'migrate'], { env });
   const dsl = path.join(dataDir, 'app.yml');
   writeFileSync(dsl, completionApp());
   const { stdout } = await exec(process.execPath, [bin, 'app', 'import', dsl, '--json'], { env });
   const apiKey = (JSON.parse(stdout) as { api_key: string }).api_key;
-  const port = await freePort();
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS ? process.env.BENCH_SERVER_NODE_ARGS.split(' ') : [];
   // The server's log goes to /dev/null as a deployment's goes to its collector: written, not read here.
-  const child = spawn(process.execPath, [...nodeArgs, bin, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
-  for (;;) {
-    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
-    if (child.exitCode !== null) throw new Error(`dovetail serve exited ${child.exitCode}`);
-    await new Promise((r) => setTimeout(r, 20));
+  const start = async (args: string[]) => {
+    const port = await freePort();
+    return { url: `http://127.0.0.1:${port}`, child: spawn(process.execPath, [...nodeArgs, bin, ...args], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] }) };
+  };
+  const api = scaled ? await Promise.all(Array.from({ length: scaled.apiProcesses }, () => start(['serve', '--role', 'api']))) : [await start(['serve'])];
+  const children = [...api.map((a) => a.child), ...(scaled ? [(await start(['worker'])).child] : [])];
+  for (const { url, child } of api) {
+    for (;;) {
+      if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+      if (child.exitCode !== null) throw new Error(`dovetail serve exited ${child.exitCode}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
-  return { url, apiKey, child, dataDir };
+  return {
+    urls: api.map((a) => a.url),
+    apiKey,
+    children,
+    async close() {
+      await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => { c.once('exit', r); c.kill('SIGTERM'); }))));
+      rmSync(dataDir, { recursive: true, force: true });
+      if (scaled) {
+        await dropSchema(scaled.pgUrl, schema);
+        await dropRedisKeys(scaled.redisUrl, prefix);
+      }
+    },
+  };
 }
 
 export async function run(): Promise<void> {
@@ -89,7 +127,6 @@ export async function run(): Promise<void> {
       });
       upstreamProc.send('arrivals');
     });
-  const dovetail = await startDovetail(upstream.info.baseUrl);
   const client = fork(fileURLToPath(new URL('./load-client-process.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'] });
   await new Promise((r) => client.once('message', r));
   const batch = (job: object) =>
@@ -103,39 +140,43 @@ export async function run(): Promise<void> {
     body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Write about bench.' }] },
     kind: 'openai',
   };
-  const throughJob = {
-    url: `${dovetail.url}/v1/completion-messages`,
-    headers: { authorization: `Bearer ${dovetail.apiKey}` },
+  const throughJob = (d: Dovetail) => ({
+    url: d.urls.map((u) => `${u}/v1/completion-messages`),
+    headers: { authorization: `Bearer ${d.apiKey}` },
     body: { inputs: { topic: 'bench' }, user: 'bench', response_mode: 'streaming' },
     kind: 'dify',
-  };
+  });
+  /** CPU time of every server process (ms). */
+  const cpuAll = (d: Dovetail) => d.children.reduce((n, c) => n + cpuMs(c.pid!), 0);
+  const rssAll = (d: Dovetail) => d.children.reduce((n, c) => n + rssMb(c.pid!).rss, 0);
   type Row = { direct: Batch; through: Batch; rss: number; cpu: number };
-  /** A batch through Dovetail, with the server's CPU per request (ms) while it ran. */
-  const through = async () => {
-    const before = cpuMs(dovetail.child.pid!);
-    const b = await batch(throughJob);
-    return { b, cpu: (cpuMs(dovetail.child.pid!) - before) / CONCURRENCY };
+  /** A batch through Dovetail, with the servers' CPU per request (ms) while it ran. */
+  const through = async (d: Dovetail) => {
+    const before = cpuAll(d);
+    const b = await batch(throughJob(d));
+    return { b, cpu: (cpuAll(d) - before) / CONCURRENCY };
   };
-  const rows: Row[] = [];
   const out = (s: string) => process.stdout.write(`${s}\n`);
-  try {
+  const line = (name: string, d: Batch, t: Batch, rss: number, cpu: number) =>
+    `${name.padEnd(8)} direct p50 ${fmt(median(d.firstMs), 0).padStart(5)} p99 ${fmt(percentile(d.firstMs, 99), 0).padStart(5)} | through p50 ${fmt(median(t.firstMs), 0).padStart(5)} p99 ${fmt(percentile(t.firstMs, 99), 0).padStart(5)} | overhead p50 ${fmt(median(t.firstMs) - median(d.firstMs), 0).padStart(4)} p99 ${fmt(percentile(t.firstMs, 99) - percentile(d.firstMs, 99), 0).padStart(4)} ms | errors ${d.errors.length}/${t.errors.length} | RSS ${fmt(rss, 0)} MB | CPU ${fmt(cpu, 2)} ms/request`;
+  /** The cold batch, then `ROUNDS` rounds alternating direct/through, then the medians. */
+  const bursts = async (d: Dovetail) => {
     // Cold start: the first 200 at once after the server started, reported on its own.
-    const { b: coldThrough, cpu: coldCpu } = await through();
+    const { b: coldThrough, cpu: coldCpu } = await through(d);
     await spread();
     const coldDirect = await batch(directJob);
     await spread();
-    out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart); load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
-    const line = (name: string, d: Batch, t: Batch, rss: number, cpu: number) =>
-      `${name.padEnd(8)} direct p50 ${fmt(median(d.firstMs), 0).padStart(5)} p99 ${fmt(percentile(d.firstMs, 99), 0).padStart(5)} | through p50 ${fmt(median(t.firstMs), 0).padStart(5)} p99 ${fmt(percentile(t.firstMs, 99), 0).padStart(5)} | overhead p50 ${fmt(median(t.firstMs) - median(d.firstMs), 0).padStart(4)} p99 ${fmt(percentile(t.firstMs, 99) - percentile(d.firstMs, 99), 0).padStart(4)} ms | errors ${d.errors.length}/${t.errors.length} | RSS ${fmt(rss, 0)} MB | CPU ${fmt(cpu, 2)} ms/request`;
-    out(line('cold', coldDirect, coldThrough, rssMb(dovetail.child.pid!).rss, coldCpu));
+    for (const e of new Set([...coldDirect.errors, ...coldThrough.errors])) out(`  error: ${e}`);
+    out(line('cold', coldDirect, coldThrough, rssAll(d), coldCpu));
+    const rows: Row[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const first = i % 2 === 0;
-      const a = first ? await batch(directJob) : await through();
+      const a = first ? await batch(directJob) : await through(d);
       const sa = await spread();
-      const b = first ? await through() : await batch(directJob);
+      const b = first ? await through(d) : await batch(directJob);
       const sb = await spread();
       const t = 'cpu' in a ? a : (b as { b: Batch; cpu: number });
-      const row = { direct: (first ? a : b) as Batch, through: t.b, rss: rssMb(dovetail.child.pid!).rss, cpu: t.cpu };
+      const row = { direct: (first ? a : b) as Batch, through: t.b, rss: rssAll(d), cpu: t.cpu };
       rows.push(row);
       out(line(`round ${i + 1}`, row.direct, row.through, row.rss, row.cpu));
       out(`         direct: ${first ? sa : sb}; through Dovetail: ${first ? sb : sa}`);
@@ -148,24 +189,42 @@ export async function run(): Promise<void> {
     out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => median(r.direct.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.direct.firstMs, 99)), 0)} ms; through Dovetail p50 ${fmt(m((r) => median(r.through.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.through.firstMs, 99)), 0)} ms`);
     out(`first-token overhead  p50 ${fmt(p50o, 0)} ms (target ≤ 30)   p99 ${fmt(p99o, 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
     out(`Dovetail CPU per streamed completion (all threads, whole answer): ${fmt(m((r) => r.cpu), 2)} ms`);
-    if (SUSTAIN_MS > 0) {
-      // The steady state of the same concurrency: each of 200 clients sends its next request when its
-      // answer ends, their starts spread over one answer's length (arrivals ≈ 200 / 2.6 s).
-      const d = await batch({ ...directJob, sustainMs: SUSTAIN_MS, rampMs: RAMP_MS });
-      const before = cpuMs(dovetail.child.pid!);
-      const t = await batch({ ...throughJob, sustainMs: SUSTAIN_MS, rampMs: RAMP_MS });
-      const cpu = (cpuMs(dovetail.child.pid!) - before) / t.sent;
-      out(`sustained ${CONCURRENCY} concurrent streams for ${fmt(SUSTAIN_MS / 1000, 0)} s after a ${fmt(RAMP_MS / 1000, 1)} s ramp: ${d.firstMs.length} direct / ${t.firstMs.length} through requests measured`);
-      out(line('steady', d, t, rssMb(dovetail.child.pid!).rss, cpu));
-      for (const e of new Set([...d.errors, ...t.errors])) out(`  error: ${e}`);
+  };
+  try {
+    const dovetail = await startDovetail(upstream.info.baseUrl);
+    try {
+      out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart); load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
+      await bursts(dovetail);
+      if (SUSTAIN_MS > 0) {
+        // The steady state of the same concurrency: each of 200 clients sends its next request when its
+        // answer ends, their starts spread over one answer's length (arrivals ≈ 200 / 2.6 s).
+        const d = await batch({ ...directJob, sustainMs: SUSTAIN_MS, rampMs: RAMP_MS });
+        const before = cpuAll(dovetail);
+        const t = await batch({ ...throughJob(dovetail), sustainMs: SUSTAIN_MS, rampMs: RAMP_MS });
+        const cpu = (cpuAll(dovetail) - before) / t.sent;
+        out(`sustained ${CONCURRENCY} concurrent streams for ${fmt(SUSTAIN_MS / 1000, 0)} s after a ${fmt(RAMP_MS / 1000, 1)} s ramp: ${d.firstMs.length} direct / ${t.firstMs.length} through requests measured`);
+        out(line('steady', d, t, rssAll(dovetail), cpu));
+        for (const e of new Set([...d.errors, ...t.errors])) out(`  error: ${e}`);
+      }
+      const mem = rssMb(dovetail.children[0]!.pid!);
+      out(`Dovetail RSS ${fmt(mem.rss, 0)} MB now, peak ${fmt(mem.hwm, 0)} MB; load avg after ${os.loadavg().map((l) => fmt(l)).join(' ')}`);
+    } finally {
+      await dovetail.close();
     }
-    const mem = rssMb(dovetail.child.pid!);
-    out(`Dovetail RSS ${fmt(mem.rss, 0)} MB now, peak ${fmt(mem.hwm, 0)} MB; load avg after ${os.loadavg().map((l) => fmt(l)).join(' ')}`);
+    const apiProcesses = Number(process.env.BENCH_LOAD_API_PROCESSES ?? 0);
+    const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+    const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL;
+    if (apiProcesses >= 2 && pgUrl && redisUrl) {
+      const scaled = await startDovetail(upstream.info.baseUrl, { pgUrl, redisUrl, apiProcesses });
+      try {
+        out(`the same bursts through ${apiProcesses} API processes and 1 worker on PostgreSQL + Redis, requests sent to the API processes in turn (RSS and CPU: all of them)`);
+        await bursts(scaled);
+      } finally {
+        await scaled.close();
+      }
+    }
   } finally {
     client.disconnect();
-    dovetail.child.kill('SIGTERM');
-    await new Promise((r) => (dovetail.child.exitCode !== null ? r(null) : dovetail.child.once('exit', r)));
     upstream.stop();
-    rmSync(dovetail.dataDir, { recursive: true, force: true });
   }
 }

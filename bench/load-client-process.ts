@@ -13,7 +13,8 @@ import { Agent, setGlobalDispatcher } from 'undici';
 setGlobalDispatcher(new Agent({ connections: 1000, pipelining: 1, headersTimeout: 120_000, bodyTimeout: 120_000 }));
 
 interface Job {
-  readonly url: string;
+  /** Several: the requests go to them in turn (a round-robin balancer). */
+  readonly url: string | readonly string[];
   readonly headers: Record<string, string>;
   readonly body: unknown;
   readonly n: number;
@@ -46,11 +47,15 @@ async function sustained(job: Job, sustainMs: number, rampMs: number): Promise<{
 const tokenOf = (kind: Job['kind'], e: Record<string, unknown>): string | undefined =>
   kind === 'openai' ? (e.choices as { delta?: { content?: string } }[] | undefined)?.[0]?.delta?.content : e.event === 'message' ? (e.answer as string) : undefined;
 
+/** Requests sent so far, for the turn of `job.url`. */
+let turn = 0;
+
 async function one(job: Job): Promise<{ firstMs: number; error?: string }> {
+  const url = typeof job.url === 'string' ? job.url : job.url[turn++ % job.url.length]!;
   const t0 = performance.now();
   let firstMs = NaN;
   try {
-    const res = await fetch(job.url, { method: 'POST', headers: { 'content-type': 'application/json', ...job.headers }, body: JSON.stringify(job.body) });
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...job.headers }, body: JSON.stringify(job.body) });
     if (!res.ok) return { firstMs, error: `HTTP ${res.status} ${(await res.text()).slice(0, 200)}` };
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
