@@ -296,6 +296,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   resumer.current = runs;
   closers.push(() => queue.close());
   knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, providers: () => modelProviders });
+  // the retriever serves the workflow engine (above), not the runtime's callers
+  const { retriever: _retriever, ...knowledgeServices } = knowledge;
   const { hits, annotations } = knowledge;
   closers.push(() => hits.flush());
   annotationPort.current = annotations;
@@ -309,7 +311,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tools: () => toolRuntime,
   };
   return {
-    ...knowledge,
+    ...knowledgeServices,
     warmCodeSandbox: () => code.warm(),
     codeSandboxReady: () => code.ready(),
     config,
