@@ -62,7 +62,8 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     ...headers,
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
-    connection: 'keep-alive',
+    // `Connection: keep-alive` comes from Node for a keep-alive request, with its `Keep-Alive:
+    // timeout=` (the server's idle time), which clients keep to instead of their own few seconds
     'x-accel-buffering': 'no',
     ...opts.headers,
   });
