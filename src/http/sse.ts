@@ -62,8 +62,7 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     ...headers,
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
-    // `Connection: keep-alive` comes from Node for a keep-alive request, with its `Keep-Alive:
-    // timeout=` (the server's idle time), which clients keep to instead of their own few seconds
+    connection: 'keep-alive',
     'x-accel-buffering': 'no',
     ...opts.headers,
   });
