@@ -16,3 +16,10 @@ export const DEFAULT_TOKENIZER_MAX_PIECE_CHARS = 128;
  * streams, which the setting does not cover, ping at this same interval.
  */
 export const DEFAULT_SSE_PING_INTERVAL_MS = 10_000;
+
+/**
+ * `MODEL_HTTP_KEEPALIVE_SECONDS`: how long an idle connection to a model server is kept for the next
+ * request (as nginx keeps its upstream connections); the model HTTP client falls back to it when a
+ * caller gives none.
+ */
+export const DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS = 60;

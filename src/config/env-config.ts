@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config-error.js';
+import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from './defaults.js';
 import type { ModelPrice } from '../lib/usage.js';
 import type { MessageLeaseConfig } from '../messages/message-leases.js';
 import { readProviderSettings, type ProvidersConfig } from '../llm/provider-settings.js';
@@ -121,7 +122,7 @@ export function readPrices(file: Record<string, unknown>): Record<string, ModelP
 /** The model providers' settings; a malformed one is a ConfigError naming it. */
 export function providersOf(env: Env, file: Record<string, unknown>): ProvidersConfig {
   try {
-    return { ...readProviderSettings((key) => str(env, file, key), file.providers), keepAliveMs: int(env, file, 'MODEL_HTTP_KEEPALIVE_SECONDS', 60, 1) * 1000 };
+    return { ...readProviderSettings((key) => str(env, file, key), file.providers), keepAliveMs: int(env, file, 'MODEL_HTTP_KEEPALIVE_SECONDS', DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS, 1) * 1000 };
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

@@ -2,6 +2,7 @@ import diagnostics from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from '../config/defaults.js';
 import { UpstreamBody } from './upstream-body.js';
 
 /**
@@ -88,14 +89,11 @@ export interface UpstreamHttpOptions {
   /** Most connections per origin (default: no limit). */
   readonly connections?: number;
   /**
-   * How long an idle connection is kept for the next request, ms (default 60 s, as nginx keeps its
-   * upstream connections); a server's `Keep-Alive: timeout` hint shortens it.
+   * How long an idle connection is kept for the next request, ms (default `MODEL_HTTP_KEEPALIVE_SECONDS`'s
+   * 60 s); a server's `Keep-Alive: timeout` hint shortens it.
    */
   readonly keepAliveMs?: number;
 }
-
-/** Default of `UpstreamHttpOptions.keepAliveMs`. */
-const KEEP_ALIVE_MS = 60_000;
 
 /**
  * One keep-alive connection pool with both ways in: `fetch` for the SDKs, `request` for callers that read the raw answer.
@@ -107,7 +105,7 @@ const KEEP_ALIVE_MS = 60_000;
  */
 export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp {
   const connect = buildConnector({});
-  const keepAliveMs = opts.keepAliveMs ?? KEEP_ALIVE_MS;
+  const keepAliveMs = opts.keepAliveMs ?? DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS * 1000;
   const agent = new Agent({
     keepAliveTimeout: keepAliveMs,
     keepAliveMaxTimeout: keepAliveMs,
