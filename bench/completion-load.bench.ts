@@ -5,8 +5,11 @@
  * and the load client (`load-client-process.ts`) each run in their own process. Prints first-token
  * latency p50/p99 direct and through Dovetail, the overhead, errors, Dovetail's RSS and how far
  * apart each batch's requests reached the upstream (through Dovetail: the time spent before the
- * upstream request); `ROUNDS`
- * rounds alternate direct/through and the summary is the median over rounds. Then the same
+ * upstream request). The baseline beside "direct": the same batch through a bare pass-through proxy
+ * (`pipe-proxy-process.ts`: `node:http`, keep-alive, no work) in its own process — what one more
+ * process hop between the same client and upstream costs on this machine, the floor for any proxy.
+ * `ROUNDS` rounds of direct / bare proxy / Dovetail (the order rotating) and the summary is the
+ * median over rounds. Then the same
  * concurrency held in a steady state (`BENCH_LOAD_SUSTAIN_MS`, default 15 s; 0 skips it): each
  * client sends its next request when its answer ends, the starts spread over one answer's length,
  * direct and then through Dovetail. Set
@@ -140,6 +143,11 @@ export async function run(): Promise<void> {
     body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Write about bench.' }] },
     kind: 'openai',
   };
+  // The floor of any proxy: a bare pass-through (`node:http`, keep-alive, no work) in its own
+  // process, between the same client and upstream.
+  const proxyProc = fork(fileURLToPath(new URL('./pipe-proxy-process.ts', import.meta.url)), [JSON.stringify({ upstream: upstream.info.baseUrl })], { execArgv: ['--import', 'tsx'] });
+  const proxyUrl = await new Promise<string>((r) => proxyProc.once('message', (m) => r((m as { baseUrl: string }).baseUrl)));
+  const proxyJob = { ...directJob, url: `${proxyUrl}/chat/completions` };
   const throughJob = (d: Dovetail) => ({
     url: d.urls.map((u) => `${u}/v1/completion-messages`),
     headers: { authorization: `Bearer ${d.apiKey}` },
@@ -149,7 +157,7 @@ export async function run(): Promise<void> {
   /** CPU time of every server process (ms). */
   const cpuAll = (d: Dovetail) => d.children.reduce((n, c) => n + cpuMs(c.pid!), 0);
   const rssAll = (d: Dovetail) => d.children.reduce((n, c) => n + rssMb(c.pid!).rss, 0);
-  type Row = { direct: Batch; through: Batch; rss: number; cpu: number };
+  type Row = { direct: Batch; proxy: Batch; through: Batch; rss: number; cpu: number };
   /** A batch through Dovetail, with the servers' CPU per request (ms) while it ran. */
   const through = async (d: Dovetail) => {
     const before = cpuAll(d);
@@ -157,9 +165,15 @@ export async function run(): Promise<void> {
     return { b, cpu: (cpuAll(d) - before) / CONCURRENCY };
   };
   const out = (s: string) => process.stdout.write(`${s}\n`);
-  const line = (name: string, d: Batch, t: Batch, rss: number, cpu: number) =>
-    `${name.padEnd(8)} direct p50 ${fmt(median(d.firstMs), 0).padStart(5)} p99 ${fmt(percentile(d.firstMs, 99), 0).padStart(5)} | through p50 ${fmt(median(t.firstMs), 0).padStart(5)} p99 ${fmt(percentile(t.firstMs, 99), 0).padStart(5)} | overhead p50 ${fmt(median(t.firstMs) - median(d.firstMs), 0).padStart(4)} p99 ${fmt(percentile(t.firstMs, 99) - percentile(d.firstMs, 99), 0).padStart(4)} ms | errors ${d.errors.length}/${t.errors.length} | RSS ${fmt(rss, 0)} MB | CPU ${fmt(cpu, 2)} ms/request`;
-  /** The cold batch, then `ROUNDS` rounds alternating direct/through, then the medians. */
+  const p50 = (b: Batch) => median(b.firstMs);
+  const p99 = (b: Batch) => percentile(b.firstMs, 99);
+  const over = (b: Batch, base: Batch) => `p50 ${fmt(p50(b) - p50(base), 0).padStart(4)} p99 ${fmt(p99(b) - p99(base), 0).padStart(4)}`;
+  const line = (name: string, d: Batch, t: Batch, rss: number, cpu: number, proxy?: Batch) =>
+    `${name.padEnd(8)} direct p50 ${fmt(p50(d), 0).padStart(5)} p99 ${fmt(p99(d), 0).padStart(5)} | through p50 ${fmt(p50(t), 0).padStart(5)} p99 ${fmt(p99(t), 0).padStart(5)} | overhead ${over(t, d)} ms${proxy ? ` | bare proxy overhead ${over(proxy, d)} ms` : ''} | errors ${d.errors.length}/${t.errors.length}${proxy ? `/${proxy.errors.length}` : ''} | RSS ${fmt(rss, 0)} MB | CPU ${fmt(cpu, 2)} ms/request`;
+  /**
+   * The cold batch, then `ROUNDS` rounds of three batches — direct, through the bare proxy, through
+   * Dovetail — in an order that rotates round by round, then the medians over rounds.
+   */
   const bursts = async (d: Dovetail) => {
     // Cold start: the first 200 at once after the server started, reported on its own.
     const { b: coldThrough, cpu: coldCpu } = await through(d);
@@ -170,24 +184,24 @@ export async function run(): Promise<void> {
     out(line('cold', coldDirect, coldThrough, rssAll(d), coldCpu));
     const rows: Row[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      const first = i % 2 === 0;
-      const a = first ? await batch(directJob) : await through(d);
-      const sa = await spread();
-      const b = first ? await through(d) : await batch(directJob);
-      const sb = await spread();
-      const t = 'cpu' in a ? a : (b as { b: Batch; cpu: number });
-      const row = { direct: (first ? a : b) as Batch, through: t.b, rss: rssAll(d), cpu: t.cpu };
+      const legs = ['direct', 'proxy', 'through'] as const;
+      const order = [...legs.slice(i % 3), ...legs.slice(0, i % 3)];
+      const got: Partial<Record<(typeof legs)[number], { b: Batch; spread: string; cpu?: number }>> = {};
+      for (const leg of order) {
+        const r = leg === 'through' ? await through(d) : { b: await batch(leg === 'direct' ? directJob : proxyJob) };
+        got[leg] = { ...r, spread: await spread() };
+      }
+      const row = { direct: got.direct!.b, proxy: got.proxy!.b, through: got.through!.b, rss: rssAll(d), cpu: got.through!.cpu! };
       rows.push(row);
-      out(line(`round ${i + 1}`, row.direct, row.through, row.rss, row.cpu));
-      out(`         direct: ${first ? sa : sb}; through Dovetail: ${first ? sb : sa}`);
-      for (const e of new Set([...row.direct.errors, ...row.through.errors])) out(`  error: ${e}`);
+      out(line(`round ${i + 1}`, row.direct, row.through, row.rss, row.cpu, row.proxy));
+      out(`         direct: ${got.direct!.spread}; bare proxy: ${got.proxy!.spread}; through Dovetail: ${got.through!.spread}`);
+      for (const e of new Set([...row.direct.errors, ...row.proxy.errors, ...row.through.errors])) out(`  error: ${e}`);
     }
     const m = (f: (r: Row) => number) => median(rows.map(f));
-    const p50o = m((r) => median(r.through.firstMs) - median(r.direct.firstMs));
-    const p99o = m((r) => percentile(r.through.firstMs, 99) - percentile(r.direct.firstMs, 99));
-    const errors = rows.reduce((n, r) => n + r.direct.errors.length + r.through.errors.length, 0) + coldDirect.errors.length + coldThrough.errors.length;
-    out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => median(r.direct.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.direct.firstMs, 99)), 0)} ms; through Dovetail p50 ${fmt(m((r) => median(r.through.firstMs)), 0)} p99 ${fmt(m((r) => percentile(r.through.firstMs, 99)), 0)} ms`);
-    out(`first-token overhead  p50 ${fmt(p50o, 0)} ms (target ≤ 30)   p99 ${fmt(p99o, 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
+    const errors = rows.reduce((n, r) => n + r.direct.errors.length + r.proxy.errors.length + r.through.errors.length, 0) + coldDirect.errors.length + coldThrough.errors.length;
+    out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => p50(r.direct)), 0)} p99 ${fmt(m((r) => p99(r.direct)), 0)} ms; bare proxy p50 ${fmt(m((r) => p50(r.proxy)), 0)} p99 ${fmt(m((r) => p99(r.proxy)), 0)} ms; through Dovetail p50 ${fmt(m((r) => p50(r.through)), 0)} p99 ${fmt(m((r) => p99(r.through)), 0)} ms`);
+    out(`first-token overhead  p50 ${fmt(m((r) => p50(r.through) - p50(r.direct)), 0)} ms (target ≤ 30)   p99 ${fmt(m((r) => p99(r.through) - p99(r.direct)), 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
+    out(`baseline: a bare pass-through proxy's overhead  p50 ${fmt(m((r) => p50(r.proxy) - p50(r.direct)), 0)} ms   p99 ${fmt(m((r) => p99(r.proxy) - p99(r.direct)), 0)} ms; Dovetail over the bare proxy  p50 ${fmt(m((r) => p50(r.through) - p50(r.proxy)), 0)} ms   p99 ${fmt(m((r) => p99(r.through) - p99(r.proxy)), 0)} ms`);
     out(`Dovetail CPU per streamed completion (all threads, whole answer): ${fmt(m((r) => r.cpu), 2)} ms`);
   };
   try {
@@ -225,6 +239,7 @@ export async function run(): Promise<void> {
     }
   } finally {
     client.disconnect();
+    proxyProc.disconnect();
     upstream.stop();
   }
 }

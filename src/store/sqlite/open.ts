@@ -34,16 +34,37 @@ export function openSqlite(dataDir: string): OpenedDatabase {
     throw new ConfigError('this SQLite build lacks FTS5, which keyword search needs; use the better-sqlite3 build Dovetail ships with, or PostgreSQL (DATABASE_URL)');
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
-  const dataVersion = handle.prepare('PRAGMA data_version').pluck();
   return {
     db,
-    // SQLite's data_version: bumped by every commit of another connection (this process has one)
-    caps: { rowLocks: false, changeStamp: () => dataVersion.get() as number },
+    caps: { rowLocks: false, changeStamp: dataVersionPerTurn(handle) },
     dialect: sqliteSearch(db, handle),
     migrationTableExists: async () => {
       const { rows } = await sql`select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(db);
       return rows.length > 0;
     },
+  };
+}
+
+/**
+ * SQLite's `data_version`, bumped by every commit of another connection (this process has one), read
+ * at most once per event-loop turn: reading it opens a read transaction on the WAL (file locks), and
+ * a burst of requests, each checking its key and app, read it twice per request. The value is kept
+ * until the turn's check phase (a ref'd immediate, so the loop does not block in poll while it is
+ * kept): a commit by another process is seen by every request that arrived after it, from the turn
+ * after the one that read it.
+ */
+function dataVersionPerTurn(handle: SQLite.Database): () => number {
+  const dataVersion = handle.prepare('PRAGMA data_version').pluck();
+  let kept: number | undefined;
+  const forget = () => {
+    kept = undefined;
+  };
+  return () => {
+    if (kept === undefined) {
+      kept = dataVersion.get() as number;
+      setImmediate(forget);
+    }
+    return kept;
   };
 }
 
