@@ -8,8 +8,9 @@ export interface StoreCaps {
   readonly rowLocks: boolean;
   /**
    * A number that changes whenever another connection (another process: the CLI, another
-   * instance) commits, read without a query; absent where the database has no such counter
-   * (PostgreSQL). Caches of rows that change rarely (keys, apps) check it instead of the row.
+   * instance) commits, read without a query and at most once per event-loop turn (a commit is seen
+   * from the next turn); absent where the database has no such counter (PostgreSQL). Caches of rows
+   * that change rarely (keys, apps) check it instead of the row.
    */
   readonly changeStamp?: () => number;
 }
