@@ -8,9 +8,15 @@ import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
 import { readSse } from '../helpers/sse.js';
 import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
 
+/**
+ * The model streams one character every 10 ms for 3 s: long enough to kill, stop or fence a run in
+ * the middle of it on a loaded machine, short enough that each run's log (one text_chunk per
+ * character) stays small.
+ */
+const REPLY = 'w'.repeat(300);
 let fake: FakeOpenAI;
 beforeAll(async () => {
-  fake = await startFakeOpenAI({ reply: 'w'.repeat(2000), chunkSize: 1, delayMs: 5 });
+  fake = await startFakeOpenAI({ reply: REPLY, chunkSize: 1, delayMs: 10 });
 });
 afterAll(async () => fake?.close());
 
@@ -102,7 +108,7 @@ describe('a process that dies mid-run', () => {
       expect(replay.slice(0, seen.length)).toEqual(seen);
       const rest = replay.slice(seen.length);
       expect(rest.some((f) => f.event === 'workflow_started')).toBe(false);
-      expect(rest.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { a: 'w'.repeat(2000) } } });
+      expect(rest.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { a: REPLY } } });
       // the node in flight ran again; the nodes before it did not
       expect(rest.filter((f) => f.event === 'node_started').map((f) => (f.data as { node_id: string }).node_id)).toEqual(['llm', 'after', 'end']);
       const body = await waitStatus(second, apiKey, runId, 'succeeded');
@@ -228,7 +234,7 @@ describe('a form decision survives a crash', () => {
       await vi.waitFor(
         async () => {
           const body = (await (await fetch(`${next.api}/workflows/run/${runId}`, { headers: headers(apiKey) })).json()) as Record<string, unknown>;
-          expect(body).toMatchObject({ status: 'succeeded', outputs: { note: 'keep me', a: 'w'.repeat(2000) } });
+          expect(body).toMatchObject({ status: 'succeeded', outputs: { note: 'keep me', a: REPLY } });
         },
         { timeout: 60_000, interval: 200 },
       );
