@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../infra/logger.js';
 import { OFFLOAD_OPS, type OffloadArgs, type OffloadOp, type OffloadReply, type OffloadRequest, type OffloadResult } from './offload-ops.js';
 import { setMaxPieceChars } from './tokenizer.js';
+import { workerEntry, workerModule } from '../lib/worker-entry.js';
 
 /** `TOKENIZER_MAX_PIECE_CHARS` and `TOKENIZER_WORKER_MIN_CHARS`. */
 export interface TextOffloadConfig {
@@ -11,8 +12,8 @@ export interface TextOffloadConfig {
   readonly workerMinChars: number;
 }
 
-/** The worker's entry: a plain-JS bootstrap that registers tsx in the worker, then loads `offload-worker.ts`. */
-const WORKER_FILE = new URL('./offload-bootstrap.mjs', import.meta.url);
+/** The worker's module: `offload-worker.js` in `dist/`, `offload-worker.ts` under tsx (see `workerEntry`). */
+const WORKER = workerEntry(workerModule('offload-worker', import.meta.url));
 
 interface Pending {
   resolve(value: unknown): void;
@@ -71,7 +72,7 @@ export class TextOffload {
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(WORKER_FILE);
+    const worker = new Worker(WORKER.filename, { eval: WORKER.eval });
     worker.unref();
     worker.on('message', (reply: OffloadReply) => {
       const p = this.#pending.get(reply.id);

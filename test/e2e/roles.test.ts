@@ -57,16 +57,21 @@ describe('process roles', { timeout: 120_000 }, () => {
     expect(ds.status).toBe(200);
     const doc = await call('POST', `/datasets/${ds.body.id}/document/create-by-text`, { name: 'policy', text: 'Remote work is allowed on Fridays for the Delta team.', indexing_technique: 'economy', process_rule: { mode: 'automatic' } });
     expect(doc.status).toBe(200);
-    const status = async () => (await call('GET', `/datasets/${ds.body.id}/documents/${doc.body.batch}/indexing-status`)).body.data[0].indexing_status as string;
+    const status = async (batch: string = doc.body.batch) => (await call('GET', `/datasets/${ds.body.id}/documents/${batch}/indexing-status`)).body.data[0] as Record<string, unknown>;
     // The api process polls nothing: many of a worker's poll intervals later the job is still queued.
     await new Promise((r) => setTimeout(r, 500));
-    expect(await status()).toBe('waiting');
+    expect((await status()).indexing_status).toBe('waiting');
 
     const worker = await start('worker', { shorthand: true });
     expect(worker.stderr()).toContain('(role worker: only /health, /ready and /metrics)');
-    await vi.waitFor(async () => expect(await status()).toBe('completed'), { timeout: 30_000, interval: 50 });
+    await vi.waitFor(async () => expect((await status()).indexing_status).toBe('completed'), { timeout: 30_000, interval: 50 });
     const hits = await call('POST', `/datasets/${ds.body.id}/retrieve`, { query: 'Fridays Delta' });
     expect(hits.body.records.length).toBe(1);
+    // a text past TOKENIZER_WORKER_MIN_CHARS (20,000) is split and counted on the compiled server's text worker thread
+    const big = await call('POST', `/datasets/${ds.body.id}/document/create-by-text`, { name: 'handbook', text: 'Every team writes its plans down before the quarter starts. '.repeat(500), indexing_technique: 'economy', process_rule: { mode: 'automatic' } });
+    expect(big.status).toBe(200);
+    await vi.waitFor(async () => expect(await status(big.body.batch)).toMatchObject({ indexing_status: 'completed', error: null }), { timeout: 30_000, interval: 50 });
+    expect(worker.stdout()).not.toContain('text worker failed');
 
     // the worker's HTTP side: probes and metrics, nothing else (Dify's 404 shape)
     expect((await fetch(`${worker.url}/health`)).status).toBe(200);

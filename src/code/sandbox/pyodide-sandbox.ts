@@ -8,8 +8,8 @@ import type { RealmReply } from './quickjs-realm.js';
 import { limitMessage, poolFailure } from './quickjs-sandbox.js';
 import { PyodideModules } from './pyodide-modules.js';
 import { WorkerPool } from './worker-pool.js';
+import { workerModule } from '../../lib/worker-entry.js';
 
-const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
 
 /**
  * Grace past CODE_EXECUTION_TIMEOUT before the worker is terminated (the interrupt fires first).
@@ -55,7 +55,7 @@ export class PyodideSandbox implements CodeExecutor {
     this.#modules = new PyodideModules(wheels);
     const workerData: Omit<PyodideWorkerData, 'interrupt'> = { memoryBytes: config.maxMemoryMb * 1024 * 1024, wheels };
     this.#pool = new WorkerPool({
-      script: new URL(`./pyodide-worker.${ext}`, import.meta.url),
+      script: workerModule('pyodide-worker', import.meta.url),
       workerData,
       size: config.pythonWorkers,
       recycleAfter: config.recycleAfterRuns,

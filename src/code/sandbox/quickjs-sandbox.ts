@@ -4,8 +4,8 @@ import { CodeExecutionError } from '../code-execution-error.js';
 import type { RealmLimits, RealmReply } from './quickjs-realm.js';
 import type { QuickJsJob } from './quickjs-worker.js';
 import { PoolError, WorkerPool } from './worker-pool.js';
+import { workerModule } from '../../lib/worker-entry.js';
 
-const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
 
 /** Grace past CODE_EXECUTION_TIMEOUT before the worker itself is terminated (the interrupt handler fires first). */
 const HARD_TIMEOUT_GRACE_MS = 2000;
@@ -45,7 +45,7 @@ export class QuickJsSandbox implements TemplateRenderer {
     this.#config = config;
     this.#limits = Object.freeze({ timeoutMs: config.timeoutSeconds * 1000, memoryBytes: config.maxMemoryMb * 1024 * 1024, maxOutputBytes: config.maxOutputBytes });
     this.#pool = new WorkerPool({
-      script: new URL(`./quickjs-worker.${ext}`, import.meta.url),
+      script: workerModule('quickjs-worker', import.meta.url),
       workerData: { memoryBytes: this.#limits.memoryBytes },
       size: config.jsWorkers,
       recycleAfter: config.recycleAfterRuns,

@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../../lib/worker-entry.js';
 
 /** A job for a sandbox worker: what it runs and the reply it sends. */
 export interface WorkerJob {
@@ -20,15 +19,6 @@ export class PoolError extends Error {
   constructor(readonly reason: PoolFailure, message: string) {
     super(message);
   }
-}
-
-/**
- * Source of a worker that registers tsx and then loads `script`: the TypeScript sources run as
- * they are under vitest and `npm run dev` (tsx is a dev dependency; dist/ has plain .js workers).
- */
-function viaTsx(script: URL): string {
-  const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  return `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(script.href)}); });`;
 }
 
 interface Slot {
@@ -124,8 +114,9 @@ export class WorkerPool {
   #spawn(): Slot {
     const script = this.#opts.script;
     const shared = this.#opts.interruptible ? new SharedArrayBuffer(8) : undefined;
-    const worker = new Worker(script.pathname.endsWith('.ts') ? viaTsx(script) : script, {
-      eval: script.pathname.endsWith('.ts'),
+    const entry = workerEntry(script);
+    const worker = new Worker(entry.filename, {
+      eval: entry.eval,
       workerData: shared ? { ...(this.#opts.workerData as object), interrupt: shared } : this.#opts.workerData,
       env: {},
       resourceLimits: { maxOldGenerationSizeMb: this.#opts.heapMb },
