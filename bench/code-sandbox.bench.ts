@@ -55,7 +55,7 @@ async function timeRuns(s: BenchServer, yaml: string): Promise<number> {
 export async function run(): Promise<void> {
   const rss0 = process.memoryUsage().rss;
   const sandbox = await benchServer({ CODE_EXECUTION_MODE: 'sandbox' });
-  sandbox.runtime.warmCodeSandbox();
+  sandbox.runtime.warmWorkers();
   await sandbox.runtime.codeSandboxReady();
   const sandboxResults = {
     template: await timeRuns(sandbox, NODES.template),

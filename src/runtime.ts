@@ -73,10 +73,11 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly offload: TextOffload;
   readonly clock: Clock;
   /**
-   * Starts the code sandbox's warm workers in the background and warns about unsafe code
-   * execution (`serve` calls it; one-shot commands start a worker only if they run code).
+   * Starts the code sandbox's warm workers and the text worker in the background, and warns about
+   * unsafe code execution (`serve` calls it; one-shot commands and in-process servers start a
+   * worker on first use).
    */
-  warmCodeSandbox(): void;
+  warmWorkers(): void;
   /** Starts the code sandbox's workers and resolves when they are up (benchmarks, tests). */
   codeSandboxReady(): Promise<void>;
   readonly store: Store;
@@ -165,7 +166,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const fileUrls = new FileUrls({ keys: serverKeys, config: config.fileUrls, clock, uploads, blobs });
   const closers: (() => Promise<void>)[] = [];
   const offload = new TextOffload(config.text, logger);
-  offload.warm();
   closers.push(() => offload.close());
   const tracing = config.otelEndpoint ? await otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
   const metrics = new Metrics({
@@ -312,7 +312,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   };
   return {
     ...knowledgeServices,
-    warmCodeSandbox: () => code.warm(),
+    warmWorkers: () => {
+      code.warm();
+      offload.warm();
+    },
     codeSandboxReady: () => code.ready(),
     config,
     logger,

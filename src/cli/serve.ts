@@ -25,7 +25,7 @@ export async function serve(opts: { role?: string } = {}): Promise<void> {
     import('../seed.js'),
   ]);
   const runtime = await createRuntime(config);
-  runtime.warmCodeSandbox();
+  runtime.warmWorkers();
   runtime.logger.info({ database: describeDatabase(config) }, 'database');
   // the example apps are imported by a process that serves them (and not by every worker as well)
   if (config.seedExamples && config.role !== 'worker') {

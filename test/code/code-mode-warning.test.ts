@@ -14,7 +14,7 @@ async function startupWarnings(mode: string): Promise<string[]> {
   const runtime = await createRuntime(loadConfig({ DOVETAIL_DATA_DIR: dataDir, DOVETAIL_CONFIG: undefined as unknown as string, CODE_EXECUTION_MODE: mode }, { seedExamples: false }), { logger });
   try {
     const before = lines.length; // other start-up warnings (mail not configured, …) come before
-    runtime.warmCodeSandbox();
+    runtime.warmWorkers();
     return lines.slice(before);
   } finally {
     await runtime.close();
