@@ -16,7 +16,6 @@ import { systemClock, type Clock } from './infra/clock.js';
 import { createLogger, type Logger } from './infra/logger.js';
 import type { Bus } from './infra/bus/bus.js';
 import { MemoryBus } from './infra/bus/memory-bus.js';
-import { RedisBus } from './infra/bus/redis-bus.js';
 import { RunService } from './runs/run-service.js';
 import { ChatflowService } from './runs/chatflow-service.js';
 import { WorkflowLogs } from './runs/workflow-logs.js';
@@ -32,8 +31,7 @@ import { AgentThoughtStore } from './messages/agent-thoughts.js';
 import { AudioService } from './audio/audio-service.js';
 import { SuggestedQuestionsService } from './messages/suggested-questions-service.js';
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
-import { RedisActiveRequests } from './infra/redis-active-requests.js';
-import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './infra/rate-limit.js';
+import { MemoryRateLimiter, type RateLimiter } from './infra/rate-limit.js';
 import { AccountService } from './accounts/account-service.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
 import { FeedbackService } from './feedback/feedback-service.js';
@@ -179,7 +177,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const conversationStore = new ConversationStore(store.db);
   const messages = new MessageStore(store.db, conversationStore);
   const feedbackStore = new FeedbackStore(store.db);
-  const bus: Bus = opts.bus ?? (config.redisUrl ? new RedisBus(config.redisUrl, config.redisKeyPrefix) : new MemoryBus());
+  // The Redis parts (ioredis) are loaded only when REDIS_URL is set.
+  const redis = config.redisUrl
+    ? await Promise.all([import('./infra/bus/redis-bus.js'), import('./infra/redis-active-requests.js'), import('./infra/redis-rate-limit.js')]).then(([bus, active, rate]) => ({ url: config.redisUrl!, ...bus, ...active, ...rate }))
+    : undefined;
+  const bus: Bus = opts.bus ?? (redis ? new redis.RedisBus(redis.url, config.redisKeyPrefix) : new MemoryBus());
   closers.push(() => bus.close());
   // Found keys are cached only where every instance hears a revocation (see KeyService).
   const keys = new KeyService(appStore, clock, { cacheFound: bus.shared, changeStamp: store.caps.changeStamp });
@@ -187,7 +189,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const tasks = new TaskRegistry(bus);
   await tasks.listen();
   closers.push(() => tasks.close());
-  const activeRequests: ActiveRequestLimiter = config.redisUrl ? new RedisActiveRequests(config.redisUrl, logger, { prefix: `${config.redisKeyPrefix}active:` }) : new ActiveRequests();
+  const activeRequests: ActiveRequestLimiter = redis ? new redis.RedisActiveRequests(redis.url, logger, { prefix: `${config.redisKeyPrefix}active:` }) : new ActiveRequests();
   closers.push(() => activeRequests.close());
   // Chat apps find conversations the way chatflows do (the chatflow service is built below).
   const conversations = { conversation: (appId: string, endUserId: string, id: string) => chatflow.conversation(appId, endUserId, id) };
@@ -228,7 +230,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
   const resumer: { current: RunResumer | undefined } = { current: undefined };
   // Made here because forms enqueue their mail jobs; closed where it always was (after the run side, below).
-  const queue = createQueue(store.db, clock, logger, config.queue, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+  const queue = await createQueue(store.db, clock, logger, config.queue, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
   const { forms, formRecipients, close: closeMail } = await createForms({
     db: store.db,
     apps: appStore,
@@ -246,7 +248,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   closers.push(closeMail);
   await leases.scheduleSweep(queue);
-  const rateLimiter: RateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl, `${config.redisKeyPrefix}ratelimit:`) : new MemoryRateLimiter(() => clock.now());
+  const rateLimiter: RateLimiter = redis ? new redis.RedisRateLimiter(redis.url, `${config.redisKeyPrefix}ratelimit:`) : new MemoryRateLimiter(() => clock.now());
   closers.push(() => rateLimiter.close());
   apps.addGraphValidator(engineGraphValidator);
   const code = createCodeSandbox(config, apps, logger);

@@ -76,7 +76,7 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
     async queue() {
       if (!queue) {
         const [{ createQueue }, { createLogger }, pino] = await Promise.all([import('../infra/queue/create-queue.js'), import('../infra/logger.js'), import('pino')]);
-        queue = createQueue(store.db, systemClock, createLogger(config.logLevel, pino.destination(2)), { ...config.queue, worker: false }, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+        queue = await createQueue(store.db, systemClock, createLogger(config.logLevel, pino.destination(2)), { ...config.queue, worker: false }, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
       }
       return queue;
     },

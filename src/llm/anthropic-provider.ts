@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { completionRequestError } from './errors.js';
 import { createSdkFetch, reportSent } from './sdk-fetch.js';
 import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider, ToolCall } from './model-provider.js';
@@ -86,9 +86,18 @@ function toolFields(req: GenerateRequest): Record<string, unknown> {
   return { tools, tool_choice: c === 'auto' ? { type: 'auto' } : c === 'required' ? { type: 'any' } : { type: 'tool', name: c.name } };
 }
 
-function upstreamError(err: unknown): Error {
-  if (err instanceof Anthropic.APIUserAbortError) return err;
-  if (err instanceof Anthropic.APIError) {
+type Sdk = typeof import('@anthropic-ai/sdk').default;
+
+/**
+ * The SDK, loaded when the first request is sent: its ~270 modules cost every process about a third
+ * of a second of CPU at start-up, whether or not an app uses Anthropic.
+ */
+let sdk: Promise<Sdk> | undefined;
+const loadSdk = (): Promise<Sdk> => (sdk ??= import('@anthropic-ai/sdk').then((m) => m.default));
+
+function upstreamError(Sdk: Sdk, err: unknown): Error {
+  if (err instanceof Sdk.APIUserAbortError) return err;
+  if (err instanceof Sdk.APIError) {
     const body = err.error as { error?: { message?: unknown } } | undefined;
     const detail = typeof body?.error?.message === 'string' ? body.error.message : err.message;
     return completionRequestError(err.status ? `[${err.status}] ${detail}` : detail);
@@ -103,11 +112,17 @@ function upstreamError(err: unknown): Error {
 export class AnthropicProvider implements ModelProvider {
   readonly name: string;
   readonly toolCalling = true;
-  readonly #client: Anthropic;
+  readonly #opts: AnthropicProviderOptions;
+  #client: Anthropic | undefined;
 
   constructor(opts: AnthropicProviderOptions) {
     this.name = opts.name ?? 'anthropic';
-    this.#client = new Anthropic({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: createSdkFetch({ keepAliveMs: opts.keepAliveMs }) });
+    this.#opts = opts;
+  }
+
+  #clientOf(Sdk: Sdk): Anthropic {
+    const o = this.#opts;
+    return (this.#client ??= new Sdk({ apiKey: o.apiKey, baseURL: o.baseUrl, maxRetries: 0, fetch: createSdkFetch({ keepAliveMs: o.keepAliveMs }) }));
   }
 
   async *stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {
@@ -117,9 +132,10 @@ export class AnthropicProvider implements ModelProvider {
         ? [{ role: 'user' as const, content: req.prompt }]
         : req.messages.filter((m) => m.role !== 'system').map(toTurn);
     const think = new ThinkWrap();
+    const Sdk = await loadSdk();
     try {
       const body = { model: req.model, messages: turns as Anthropic.MessageParam[], stream: true, ...(system ? { system } : {}), ...anthropicParams(req.params), ...toolFields(req) };
-      const stream = await this.#client.messages.create(body as Anthropic.MessageCreateParamsStreaming, { signal: req.signal, ...reportSent(req.onSent) });
+      const stream = await this.#clientOf(Sdk).messages.create(body as Anthropic.MessageCreateParamsStreaming, { signal: req.signal, ...reportSent(req.onSent) });
       let promptTokens: number | undefined;
       const calls = new Map<number, { id: string; name: string; arguments: string }>();
       for await (const ev of stream) {
@@ -145,7 +161,7 @@ export class AnthropicProvider implements ModelProvider {
       }
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason ?? err;
-      throw upstreamError(err);
+      throw upstreamError(Sdk, err);
     }
   }
 }

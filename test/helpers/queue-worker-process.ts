@@ -12,7 +12,7 @@ import { createQueue } from '../../src/infra/queue/create-queue.js';
 
 const config = loadConfig({ ...process.env, DOVETAIL_CONFIG: undefined });
 const store = await openStore(config);
-const queue = createQueue(store.db, systemClock, createLogger('silent'), config.queue, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+const queue = await createQueue(store.db, systemClock, createLogger('silent'), config.queue, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
 queue.register(process.env.KIND!, {
   run: (_p, ctx) =>
     new Promise<void>(() => {

@@ -1,7 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolError, type Tool, type ToolMessage, type ToolParameter, type ToolParameterType } from '../tool.js';
 import type { McpServerConfig } from './mcp-config.js';
@@ -67,17 +64,31 @@ export class McpProvider {
     this.config = config;
   }
 
-  #transport(): Transport {
+  // The SDK (with zod and its transports' dependencies, ~0.3 s of CPU) is loaded on first use, not
+  // at every process start.
+  async #transport(): Promise<Transport> {
     const c = this.config;
-    if (c.transport === 'stdio') return new StdioClientTransport({ command: c.command!, args: [...c.args], stderr: 'ignore' });
+    if (c.transport === 'stdio') {
+      const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+      return new StdioClientTransport({ command: c.command!, args: [...c.args], stderr: 'ignore' });
+    }
     const requestInit = { headers: { ...c.headers } };
-    return c.transport === 'sse' ? new SSEClientTransport(new URL(c.url!), { requestInit }) : new StreamableHTTPClientTransport(new URL(c.url!), { requestInit });
+    if (c.transport === 'sse') {
+      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+      return new SSEClientTransport(new URL(c.url!), { requestInit });
+    }
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    return new StreamableHTTPClientTransport(new URL(c.url!), { requestInit });
   }
 
   #connect(): Promise<Client> {
     if (!this.#client) {
-      const client = new Client({ name: 'dovetail', version: '1.0.0' });
-      this.#client = client.connect(this.#transport(), { timeout: this.config.timeoutSeconds * 1000 }).then(() => client);
+      this.#client = (async () => {
+        const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+        const client = new Client({ name: 'dovetail', version: '1.0.0' });
+        await client.connect(await this.#transport(), { timeout: this.config.timeoutSeconds * 1000 });
+        return client;
+      })();
       this.#client.catch(() => (this.#client = undefined));
     }
     return this.#client;
