@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../infra/logger.js';
 import { OFFLOAD_OPS, type OffloadArgs, type OffloadOp, type OffloadReply, type OffloadRequest, type OffloadResult } from './offload-ops.js';
 import { setMaxPieceChars } from './tokenizer.js';
-import { workerEntry, workerModule } from '../lib/worker-entry.js';
+import { workerEntry, workerModule } from '../infra/worker-entry.js';
 
 /** `TOKENIZER_MAX_PIECE_CHARS` and `TOKENIZER_WORKER_MIN_CHARS`. */
 export interface TextOffloadConfig {

@@ -8,7 +8,7 @@ import type { RealmReply } from './quickjs-realm.js';
 import { limitMessage, poolFailure } from './quickjs-sandbox.js';
 import { PyodideModules } from './pyodide-modules.js';
 import { WorkerPool } from './worker-pool.js';
-import { workerModule } from '../../lib/worker-entry.js';
+import { workerModule } from '../../infra/worker-entry.js';
 
 
 /**

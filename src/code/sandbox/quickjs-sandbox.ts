@@ -4,7 +4,7 @@ import { CodeExecutionError } from '../code-execution-error.js';
 import type { RealmLimits, RealmReply } from './quickjs-realm.js';
 import type { QuickJsJob } from './quickjs-worker.js';
 import { PoolError, WorkerPool } from './worker-pool.js';
-import { workerModule } from '../../lib/worker-entry.js';
+import { workerModule } from '../../infra/worker-entry.js';
 
 
 /** Grace past CODE_EXECUTION_TIMEOUT before the worker itself is terminated (the interrupt handler fires first). */

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { workerEntry } from '../../lib/worker-entry.js';
+import { workerEntry } from '../../infra/worker-entry.js';
 
 /** A job for a sandbox worker: what it runs and the reply it sends. */
 export interface WorkerJob {
