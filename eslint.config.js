@@ -36,7 +36,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js', 'scripts/**/*.{js,mjs}', 'eslint.config.js'],
+    files: ['bin/**/*.js', 'scripts/**/*.{js,mjs}', 'test/**/*.mjs', 'eslint.config.js'],
     languageOptions: { globals: { process: 'readonly', URL: 'readonly', console: 'readonly' } },
   },
   {

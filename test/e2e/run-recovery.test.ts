@@ -45,7 +45,7 @@ async function spawnServer(base: TestServer, env: Record<string, string>, fakeUr
     ...(base.config.redisUrl ? { REDIS_URL: base.config.redisUrl, REDIS_KEY_PREFIX: base.config.redisKeyPrefix, QUEUE: base.config.queue.runner } : {}),
   };
   delete childEnv.DOVETAIL_CONFIG;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/helpers/child-server.ts')], { env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [path.join(PROJECT_ROOT, 'test/helpers/child-server.mjs')], { env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const exited = new Promise((res) => child.once('exit', res));
   const url = await new Promise<string>((resolve, reject) => {

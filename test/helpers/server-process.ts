@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from './fixtures.js';
 import type { TestServer } from './server.js';
 
-/** A real server in a process of its own (test/helpers/child-server.ts), on the data of a stopped test server. */
+/** A real server in a process of its own (test/helpers/child-server.mjs), on the data of a stopped test server. */
 export interface ServerProcess {
   readonly url: string;
   readonly api: string;
@@ -16,7 +16,7 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `test/helpers/child-server.ts` on the data dir / schema of `prepared` (which must be
+ * Starts `test/helpers/child-server.mjs` on the data dir / schema of `prepared` (which must be
  * stopped: `prepared.stop()`), with `env` on top of this process's environment. A server that
  * crashes shows as `alive() === false`, which a test in the same process could not observe.
  */
@@ -28,7 +28,7 @@ export async function spawnServer(prepared: TestServer, env: Record<string, stri
     ...env,
   };
   delete childEnv.DOVETAIL_CONFIG;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/helpers/child-server.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [path.join(PROJECT_ROOT, 'test/helpers/child-server.mjs')], {
     env: childEnv,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
