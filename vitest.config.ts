@@ -1,4 +1,5 @@
-import { availableParallelism } from 'node:os';
+import os, { availableParallelism } from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -8,6 +9,13 @@ import { defineConfig } from 'vitest/config';
  * runs"). The files left out of the PostgreSQL project never open a database.
  */
 const pgUrl = process.env.TEST_DATABASE_URL ?? '';
+
+/**
+ * One folder for the Python sandbox's interpreter snapshot (CODE_PYTHON_SNAPSHOT_DIR) for every test
+ * server, in-process or child: the first python3 worker of a run (or of an earlier run) boots CPython
+ * and writes it, every later one restores it, as the workers of one deployment do.
+ */
+const pythonSnapshotDir = process.env.CODE_PYTHON_SNAPSHOT_DIR || path.join(os.tmpdir(), 'dovetail-test-python-snapshots');
 
 /**
  * Files the `postgres` project leaves out. Most never open a database (the engine, tokenizer,
@@ -76,9 +84,9 @@ export default defineConfig({
     retry: process.env.CI ? 1 : 0,
     maxWorkers: workers,
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { TEST_DATABASE_URL: '' } } },
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { TEST_DATABASE_URL: '', CODE_PYTHON_SNAPSHOT_DIR: pythonSnapshotDir } } },
       ...(pgUrl
-        ? [{ extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: NOT_ON_POSTGRES, env: { TEST_DATABASE_URL: pgUrl } } }]
+        ? [{ extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: NOT_ON_POSTGRES, env: { TEST_DATABASE_URL: pgUrl, CODE_PYTHON_SNAPSHOT_DIR: pythonSnapshotDir } } }]
         : []),
     ],
   },

@@ -1,4 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { stringify } from 'yaml';
+import { loadConfig } from '../src/config.js';
+import { PyodideSandbox } from '../src/code/sandbox/pyodide-sandbox.js';
 import { benchServer, fmt, median, type BenchServer } from './lib.js';
 
 const RUNS = 30;
@@ -46,11 +51,39 @@ async function timeRuns(s: BenchServer, yaml: string): Promise<number> {
   return median(ms);
 }
 
+/** Time until one python3 worker is ready (a sandbox of one worker, started and closed), ms. */
+async function pythonWorkerStart(snapshotDir: string): Promise<number> {
+  const t0 = performance.now();
+  const sb = new PyodideSandbox(loadConfig({ DOVETAIL_CONFIG: undefined as unknown as string, CODE_SANDBOX_PYTHON_WORKERS: '1', CODE_PYTHON_SNAPSHOT_DIR: snapshotDir }, {}).code);
+  await sb.ready();
+  const ms = performance.now() - t0;
+  await sb.close();
+  return ms;
+}
+
+/**
+ * python3 worker starts: booting CPython (`CODE_PYTHON_SNAPSHOT_DIR=off`, the baseline), the first
+ * start on an empty snapshot folder (boots, writes the snapshot, restores it) and later starts
+ * (restore the snapshot).
+ */
+async function pythonWorkerStarts(): Promise<{ boot: number; first: number; restore: number }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-snapshot-'));
+  try {
+    const boot = median([await pythonWorkerStart('off'), await pythonWorkerStart('off')]);
+    const first = await pythonWorkerStart(dir);
+    const restore = median([await pythonWorkerStart(dir), await pythonWorkerStart(dir), await pythonWorkerStart(dir)]);
+    return { boot, first, restore };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Blocking workflow runs over HTTP of one node each: a template-transform node, a small javascript
  * and a small python3 code node, in `sandbox` mode (QuickJS workers for javascript and templates,
  * Pyodide workers for python3) and in `process` mode, in one run; plus the resident memory the
- * default sandbox pools add to the server (timed once the pools have started).
+ * default sandbox pools add to the server (timed once the pools have started); and how long a
+ * python3 worker takes to start, booted or restored from the interpreter snapshot.
  */
 export async function run(): Promise<void> {
   const rss0 = process.memoryUsage().rss;
@@ -68,9 +101,11 @@ export async function run(): Promise<void> {
   const proc = await benchServer({ CODE_EXECUTION_MODE: 'process', ...(process.env.CODE_PYTHON_COMMAND ? { CODE_PYTHON_COMMAND: process.env.CODE_PYTHON_COMMAND } : {}) });
   const processResults = { javascript: await timeRuns(proc, NODES.javascript), python3: await timeRuns(proc, NODES.python3) };
   await proc.close();
+  const starts = await pythonWorkerStarts();
   console.log(`template-transform run (QuickJS sandbox):     median ${fmt(sandboxResults.template)} ms`);
   console.log(`javascript code node, sandbox (QuickJS):      median ${fmt(sandboxResults.javascript)} ms   vs process mode ${fmt(processResults.javascript)} ms (${fmt(processResults.javascript / sandboxResults.javascript)}x)`);
   console.log(`python3 code node, sandbox (Pyodide):         median ${fmt(sandboxResults.python3)} ms   vs process mode ${fmt(processResults.python3)} ms (${fmt(processResults.python3 / sandboxResults.python3)}x), vs javascript in the sandbox ${fmt(sandboxResults.javascript)} ms`);
   console.log(`python3 code node using re, sandbox (Pyodide):  median ${fmt(sandboxResults.python3Re)} ms   (fills re's cache, which the reset after each run puts back)`);
+  console.log(`python3 worker start (Pyodide):               median ${fmt(starts.restore, 0)} ms from the interpreter snapshot   vs booting CPython ${fmt(starts.boot, 0)} ms (CODE_PYTHON_SNAPSHOT_DIR=off, ${fmt(starts.boot / starts.restore)}x); the first start, which writes the snapshot, ${fmt(starts.first, 0)} ms`);
   console.log(`server resident memory with the default pools (CODE_SANDBOX_JS_WORKERS=2, CODE_SANDBOX_PYTHON_WORKERS=1): ${fmt((rssSandbox - rss0) / 1024 / 1024, 0)} MB over the bench process before start (${fmt(rssSandbox / 1024 / 1024, 0)} MB in all)`);
 }

@@ -3,7 +3,7 @@ import { ConfigError } from './config-error.js';
 import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
 import type { ModelPrice } from './lib/usage.js';
 import { readToolsConfig } from './tools/tool-config.js';
-import { MB, int, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
+import { MB, int, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
 import { parseRole, type Config } from './config/config-types.js';
 
 export { ConfigError };
@@ -129,6 +129,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       jsWorkers: int(env, file, 'CODE_SANDBOX_JS_WORKERS', 2, 0),
       pythonWorkers: int(env, file, 'CODE_SANDBOX_PYTHON_WORKERS', 1, 0),
       pythonPackagesDir: pathOrUndefined(str(env, file, 'CODE_PYTHON_PACKAGES_DIR')),
+      pythonSnapshotDir: snapshotDir(str(env, file, 'CODE_PYTHON_SNAPSHOT_DIR'), dataDir),
       recycleAfterRuns: int(env, file, 'CODE_SANDBOX_RECYCLE_AFTER', 1000, 1),
       templateMaxLength: int(env, file, 'TEMPLATE_TRANSFORM_MAX_LENGTH', 400_000, 1),
       pythonCommand: str(env, file, 'CODE_PYTHON_COMMAND') ?? 'python3',

@@ -189,6 +189,12 @@ export interface CodeConfig extends CodeOutputLimits {
   readonly pythonWorkers: number;
   /** Folder of pure-Python wheels (`*-none-any.whl`) preinstalled in the Python sandbox (`CODE_PYTHON_PACKAGES_DIR`, unset = none). */
   readonly pythonPackagesDir: string | undefined;
+  /**
+   * Where the Python sandbox keeps the memory snapshot of a freshly booted interpreter, restored by
+   * every later worker instead of booting CPython again (`CODE_PYTHON_SNAPSHOT_DIR`, default
+   * `<DOVETAIL_DATA_DIR>/cache`; `off`: every worker boots).
+   */
+  readonly pythonSnapshotDir: string | undefined;
   /** A sandbox worker is replaced after this many runs (`CODE_SANDBOX_RECYCLE_AFTER`, default 1000). */
   readonly recycleAfterRuns: number;
   /** Longest template-transform output, characters (`TEMPLATE_TRANSFORM_MAX_LENGTH`, default 400000 as Dify). */

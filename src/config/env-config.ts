@@ -51,6 +51,12 @@ export function pathOrUndefined(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : path.resolve(v.trim());
 }
 
+/** `CODE_PYTHON_SNAPSHOT_DIR`: a folder, `off` (none), or unset for `<dataDir>/cache`. */
+export function snapshotDir(v: string | undefined, dataDir: string): string | undefined {
+  if (v?.trim().toLowerCase() === 'off') return undefined;
+  return pathOrUndefined(v) ?? path.join(dataDir, 'cache');
+}
+
 export function str(env: Env, file: Record<string, unknown>, key: string): string | undefined {
   const v = env[key] ?? (file[key] === undefined ? undefined : String(file[key]));
   return v === '' ? undefined : v;

@@ -4,7 +4,8 @@ import type { CodeExecutor, CodeRequest } from '../../src/engine/types.js';
 
 /** Code settings for a contract run: a short timeout and a small output limit. */
 export function contractCodeConfig(env: Record<string, string> = {}): CodeConfig {
-  return loadConfig({ DOVETAIL_CONFIG: undefined as unknown as string, CODE_EXECUTION_TIMEOUT: '3', CODE_MAX_OUTPUT_BYTES: '4096', ...env }, {}).code;
+  const snapshots = process.env.CODE_PYTHON_SNAPSHOT_DIR ? { CODE_PYTHON_SNAPSHOT_DIR: process.env.CODE_PYTHON_SNAPSHOT_DIR } : {};
+  return loadConfig({ DOVETAIL_CONFIG: undefined as unknown as string, CODE_EXECUTION_TIMEOUT: '3', CODE_MAX_OUTPUT_BYTES: '4096', ...snapshots, ...env }, {}).code;
 }
 
 const never = () => new AbortController().signal;

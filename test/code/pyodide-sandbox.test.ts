@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,7 @@ import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingPythonModules } from '../../src/code/python-modules.js';
 import { PYODIDE_BUILTIN_MODULES } from '../../src/code/sandbox/pyodide-modules.js';
-import { PyodideSandbox } from '../../src/code/sandbox/pyodide-sandbox.js';
+import { PyodideSandbox, snapshotFile } from '../../src/code/sandbox/pyodide-sandbox.js';
 import { contractCodeConfig } from './code-executor.contract.js';
 
 /** A pure-Python wheel: a zip with the package and its .dist-info. */
@@ -191,4 +191,39 @@ describe('Python in the Pyodide sandbox', () => {
   it('ends a memory bomb at CODE_MAX_MEMORY_MB (the worker is replaced)', async () => {
     expect(await failure('def main():\n    a = []\n    while True:\n        a.append("x" * 1000000)\n')).toBe('Code execution ran out of memory: more than 64 MB (CODE_MAX_MEMORY_MB).');
   }, 180_000);
+});
+
+describe('the interpreter snapshot (CODE_PYTHON_SNAPSHOT_DIR)', () => {
+  it('the first worker writes it; a later sandbox restores it as it is; a damaged one is replaced', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-pyodide-snapshot-'));
+    const once = async () => {
+      const sb = new PyodideSandbox(contractCodeConfig({ CODE_SANDBOX_PYTHON_WORKERS: '1', CODE_PYTHON_SNAPSHOT_DIR: dir }));
+      try {
+        return await sb.run({ language: 'python3', code: 'import json\ndef main(x: int):\n    return {"r": json.loads(json.dumps(x)) * 2}\n', inputs: { x: 21 } }, never());
+      } finally {
+        await sb.close();
+      }
+    };
+    try {
+      expect(await once()).toEqual({ r: 42 });
+      const file = snapshotFile(dir);
+      const written = statSync(file);
+      expect(written.size).toBeGreaterThan(1_000_000);
+      // restored, not written again
+      expect(await once()).toEqual({ r: 42 });
+      expect(statSync(file).mtimeMs).toBe(written.mtimeMs);
+      // a file whose checksum does not match is not restored: the worker boots and writes a good one
+      writeFileSync(file, 'not a snapshot');
+      expect(await once()).toEqual({ r: 42 });
+      expect(statSync(file).size).toBe(written.size);
+      expect(readdirSync(dir)).toEqual([path.basename(file)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it('CODE_PYTHON_SNAPSHOT_DIR=off turns it off; unset, it is the data dir\'s cache folder', () => {
+    expect(contractCodeConfig({ CODE_PYTHON_SNAPSHOT_DIR: 'off' }).pythonSnapshotDir).toBeUndefined();
+    expect(contractCodeConfig({ CODE_PYTHON_SNAPSHOT_DIR: '' }).pythonSnapshotDir).toMatch(/[/\\]cache$/);
+  });
 });

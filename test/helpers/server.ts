@@ -62,6 +62,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     {
       DOVETAIL_DATA_DIR: dataDir,
       DOVETAIL_CONFIG: undefined as unknown as string,
+      // the test run's shared snapshot folder (vitest.config.ts)
+      ...(process.env.CODE_PYTHON_SNAPSHOT_DIR ? { CODE_PYTHON_SNAPSHOT_DIR: process.env.CODE_PYTHON_SNAPSHOT_DIR } : {}),
       ...(pgUrl ? { DATABASE_URL: pgUrl, DATABASE_SCHEMA: schema } : {}),
       // Each test database is a deployment of its own: servers on one database share a Redis prefix
       // (their bus and BullMQ jobs), servers of other test files never see them.

@@ -1,4 +1,5 @@
 import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ConfigError, type CodeConfig } from '../../config.js';
 import type { CodeExecutor, CodeRequest } from '../../engine/types.js';
@@ -19,6 +20,15 @@ import { workerModule } from '../../infra/worker-entry.js';
 const HARD_TIMEOUT_GRACE_MS = 5000;
 /** How long a stopped run may take to notice the interrupt before its worker is terminated. */
 const STOP_GRACE_MS = 1000;
+
+/** Bumped when the interpreter's boot options change (an old snapshot is then left unused). */
+const SNAPSHOT_FORMAT = 1;
+
+/** The snapshot file of this Pyodide build in `dir`. */
+export function snapshotFile(dir: string): string {
+  const { version } = createRequire(import.meta.url)('pyodide/package.json') as { version: string };
+  return path.join(dir, `pyodide-${version}-${SNAPSHOT_FORMAT}.snapshot`);
+}
 
 /**
  * The wheels in CODE_PYTHON_PACKAGES_DIR, in name order. Only pure-Python wheels
@@ -53,7 +63,7 @@ export class PyodideSandbox implements CodeExecutor {
     this.#config = config;
     const wheels = pythonWheels(config.pythonPackagesDir);
     this.#modules = new PyodideModules(wheels);
-    const workerData: Omit<PyodideWorkerData, 'interrupt'> = { memoryBytes: config.maxMemoryMb * 1024 * 1024, wheels };
+    const workerData: Omit<PyodideWorkerData, 'interrupt'> = { memoryBytes: config.maxMemoryMb * 1024 * 1024, wheels, ...(config.pythonSnapshotDir ? { snapshotFile: snapshotFile(config.pythonSnapshotDir) } : {}) };
     this.#pool = new WorkerPool({
       script: workerModule('pyodide-worker', import.meta.url),
       workerData,

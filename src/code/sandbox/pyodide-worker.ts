@@ -6,10 +6,11 @@
  * `{type: 'reply', reply, retire}` followed by `{type: 'idle', retire}` once the interpreter is
  * clean again.
  */
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { loadPyodide } from 'pyodide';
 import type { RealmReply } from './quickjs-realm.js';
 import { BLOCKED_PYTHON_MODULES, PYODIDE_HARNESS } from './pyodide-harness.js';
@@ -20,6 +21,8 @@ export interface PyodideWorkerData {
   /** Pure-Python wheels to unpack into site-packages (CODE_PYTHON_PACKAGES_DIR). */
   readonly wheels: readonly string[];
   readonly interrupt: SharedArrayBuffer;
+  /** The interpreter snapshot's file (CODE_PYTHON_SNAPSHOT_DIR), or none. */
+  readonly snapshotFile?: string;
 }
 
 export interface PyodideJob {
@@ -66,14 +69,64 @@ WebAssembly.Memory.prototype.grow = function (this: WebAssembly.Memory, pages: n
 };
 
 const indexURL = `${path.dirname(createRequire(import.meta.url).resolve('pyodide/pyodide.mjs'))}${path.sep}`;
-const py = await loadPyodide({
+const options = {
   indexURL,
   jsglobals: Object.create(null) as object,
   env: { HOME: '/home/pyodide' },
   stdin: () => null,
   stdout: () => undefined,
   stderr: () => undefined,
-});
+};
+
+/** The file's snapshot when its SHA-256 header matches its bytes (a damaged or foreign file is not restored). */
+function readSnapshot(file: string): Uint8Array | undefined {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  const bytes = raw.subarray(32);
+  if (raw.length > 32 && createHash('sha256').update(bytes).digest().equals(raw.subarray(0, 32))) return bytes;
+  return undefined;
+}
+
+/**
+ * The interpreter: restored from the snapshot file when there is a good one (~0.4 s), else booted
+ * (CPython and its standard library, ~5 s), snapshotted before any wheel, the harness or a run
+ * touched it, and the snapshot written for the workers after this one (in any process on the same
+ * folder: written to a temporary file and renamed, so a reader never sees half of one) and restored.
+ * Either way every worker runs an interpreter restored from the same kind of snapshot. A snapshot
+ * that does not restore is removed and this worker boots.
+ */
+async function interpreter(file: string | undefined): Promise<Awaited<ReturnType<typeof loadPyodide>>> {
+  if (!file) return loadPyodide(options);
+  const saved = readSnapshot(file);
+  if (saved) {
+    try {
+      const restored = await loadPyodide({ ...options, _loadSnapshot: saved });
+      if (restored.runPython('6 * 7') !== 42) throw new Error('the restored interpreter does not compute');
+      return restored;
+    } catch {
+      try {
+        unlinkSync(file);
+      } catch {
+        // another worker may have replaced it already
+      }
+    }
+  }
+  const made = (await loadPyodide({ ...options, _makeSnapshot: true })).makeMemorySnapshot();
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.${threadId}.tmp`;
+    writeFileSync(tmp, Buffer.concat([createHash('sha256').update(made).digest(), made]));
+    renameSync(tmp, file);
+  } catch {
+    // an unwritable folder: the next worker boots too
+  }
+  return loadPyodide({ ...options, _loadSnapshot: made });
+}
+const py = await interpreter(data.snapshotFile);
 py.setStdout({ batched: () => undefined });
 py.setStderr({ batched: () => undefined });
 
