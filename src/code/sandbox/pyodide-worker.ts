@@ -116,13 +116,18 @@ async function interpreter(file: string | undefined): Promise<Awaited<ReturnType
     }
   }
   const made = (await loadPyodide({ ...options, _makeSnapshot: true })).makeMemorySnapshot();
+  const tmp = `${file}.${process.pid}.${threadId}.tmp`;
   try {
     mkdirSync(path.dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.${threadId}.tmp`;
     writeFileSync(tmp, Buffer.concat([createHash('sha256').update(made).digest(), made]));
     renameSync(tmp, file);
   } catch {
-    // an unwritable folder: the next worker boots too
+    // an unwritable folder or a full disk: the next worker boots too
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // nothing was written
+    }
   }
   return loadPyodide({ ...options, _loadSnapshot: made });
 }
