@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
 import { restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
-import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
+import { openAiCompatibleEnv, openAiCompatibleProviders } from '../helpers/openai-providers.js';
 import { readSse } from '../helpers/sse.js';
 import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
 
@@ -39,7 +39,7 @@ async function spawnServer(base: TestServer, env: Record<string, string>, fakeUr
     ...(process.env as Record<string, string>),
     ...env,
     DOVETAIL_DATA_DIR: base.dataDir,
-    FAKE_OPENAI_URL: fakeUrl,
+    ...openAiCompatibleEnv(fakeUrl),
     ...(base.config.databaseUrl ? { DATABASE_URL: base.config.databaseUrl, DATABASE_SCHEMA: base.config.databaseSchema! } : {}),
     // the same queue as the base server (BullMQ under TEST_QUEUE=bullmq): one deployment
     ...(base.config.redisUrl ? { REDIS_URL: base.config.redisUrl, REDIS_KEY_PREFIX: base.config.redisKeyPrefix, QUEUE: base.config.queue.runner } : {}),

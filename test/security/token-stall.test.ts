@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
+import { openAiCompatibleEnv } from '../helpers/openai-providers.js';
 import { HEALTH_STALL_MS, watchHealth, type HealthWatch } from '../helpers/health-watch.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 
@@ -49,7 +50,7 @@ beforeAll(async () => {
   prep = await startServer();
   ({ apiKey: key } = await prep.importApp(CHAT_APP));
   await prep.stop();
-  server = await spawnServer(prep, { FAKE_OPENAI_URL: fake.baseUrl, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
+  server = await spawnServer(prep, openAiCompatibleEnv(fake.baseUrl));
   health = watchHealth(server.url);
 }, 180_000);
 
