@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { PROJECT_ROOT } from '../helpers/fixtures.js';
 import { restartServer, startServer, type TestServer } from '../helpers/server.js';
+import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { openAiCompatibleEnv, openAiCompatibleProviders } from '../helpers/openai-providers.js';
 import { readSse } from '../helpers/sse.js';
@@ -33,30 +31,14 @@ async function waitStatus(s: TestServer, key: string, runId: string, want: strin
   return body;
 }
 
-/** A server in its own process on the database of `base`; its stdout (log lines) is collected. */
-async function spawnServer(base: TestServer, env: Record<string, string>, fakeUrl = fake.baseUrl): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<unknown> }> {
-  const childEnv: Record<string, string> = {
-    ...(process.env as Record<string, string>),
+/** A server in its own process on the database of `base` (and its queue: one deployment), its model at `fakeUrl`. */
+function spawnOn(base: TestServer, env: Record<string, string>, fakeUrl = fake.baseUrl): Promise<ServerProcess> {
+  return spawnServer(base, {
     ...env,
-    DOVETAIL_DATA_DIR: base.dataDir,
     ...openAiCompatibleEnv(fakeUrl),
-    ...(base.config.databaseUrl ? { DATABASE_URL: base.config.databaseUrl, DATABASE_SCHEMA: base.config.databaseSchema! } : {}),
-    // the same queue as the base server (BullMQ under TEST_QUEUE=bullmq): one deployment
+    // the same queue as the base server (BullMQ under TEST_QUEUE=bullmq)
     ...(base.config.redisUrl ? { REDIS_URL: base.config.redisUrl, REDIS_KEY_PREFIX: base.config.redisKeyPrefix, QUEUE: base.config.queue.runner } : {}),
-  };
-  delete childEnv.DOVETAIL_CONFIG;
-  const child: ChildProcess = spawn(process.execPath, [path.join(PROJECT_ROOT, 'test/helpers/child-server.mjs')], { env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const exited = new Promise((res) => child.once('exit', res));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /^listening (http\S+)$/m.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`child exited ${code}`)));
   });
-  return { child, url, output: () => out, exited };
 }
 
 type Frame = Record<string, unknown> & { event: string };
@@ -91,14 +73,14 @@ describe('a process that dies mid-run', () => {
     const first = await startServer({ env });
     const { apiKey } = await first.importApp(slow);
     await first.stop();
-    const a = await spawnServer(first, env);
+    const a = await spawnOn(first, env);
     const r = await fetch(`${a.url}/v1/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'u' }) });
     // mid-run: the start node is done, the model is streaming
     const seen = await readFrames(r, (fs) => fs.filter((f) => f.event === 'text_chunk').length >= 3);
     const runId = String(seen[0]!.workflow_run_id);
     expect(seen.map((f) => f.event).slice(0, 4)).toEqual(['workflow_started', 'node_started', 'node_finished', 'node_started']);
     a.child.kill('SIGKILL');
-    await a.exited;
+    await a.exit;
 
     const second = await restartServer(first, { env, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });
     try {
@@ -133,7 +115,7 @@ describe('split brain', () => {
       const first = await startServer({ env });
       const { apiKey } = await first.importApp(slow);
       await first.stop();
-      const servers = [await spawnServer(first, env, slowFake.baseUrl), await spawnServer(first, env, slowFake.baseUrl)];
+      const servers = [await spawnOn(first, env, slowFake.baseUrl), await spawnOn(first, env, slowFake.baseUrl)];
       let inspector: TestServer | undefined;
       try {
         const r = await fetch(`${servers[0]!.url}/v1/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'u' }) });
@@ -172,7 +154,7 @@ describe('split brain', () => {
         for (const s of servers) {
           s.child.kill('SIGCONT');
           s.child.kill('SIGKILL');
-          await s.exited;
+          await s.exit;
         }
         await inspector?.close();
         await slowFake.close();
@@ -221,12 +203,12 @@ describe('a form decision survives a crash', () => {
     await api.stop();
 
     // 2. a worker resumes the run and is killed in the middle of it
-    const a = await spawnServer(first, env);
+    const a = await spawnOn(first, env);
     const reopened = await fetch(`${a.url}/v1/workflow/${runId}/events?user=u`, { headers: headers(apiKey) });
     const resumed = await readFrames(reopened, (fs) => fs.filter((f) => f.event === 'text_chunk').length >= 3);
     expect(resumed.find((f) => f.event === 'human_input_form_filled')).toMatchObject({ data: { action_id: 'ok', submitted_data: { note: 'keep me' } } });
     a.child.kill('SIGKILL');
-    await a.exited;
+    await a.exit;
 
     // 3. the next server continues the resumed run from its snapshot: the decision was not used up
     const next = await startServer({ env, reuse: { dataDir: first.dataDir, schema: first.config.databaseSchema }, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) } });

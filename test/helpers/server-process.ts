@@ -5,8 +5,12 @@ import type { TestServer } from './server.js';
 
 /** A real server in a process of its own (test/helpers/child-server.mjs), on the data of a stopped test server. */
 export interface ServerProcess {
+  /** The process (to signal it: SIGKILL, SIGSTOP, SIGCONT). */
+  readonly child: ChildProcess;
   readonly url: string;
   readonly api: string;
+  /** Its stdout so far (the JSON log lines, with CHILD_LOG_LEVEL). */
+  output(): string;
   /** True while the process has not exited. */
   alive(): boolean;
   /** The exit code or signal, once it has exited. */
@@ -39,18 +43,21 @@ export async function spawnServer(prepared: TestServer, env: Record<string, stri
       resolve(signal ?? String(code));
     }),
   );
+  let out = '';
   const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /listening (\S+)/.exec(out);
+      // the line child-server prints (a JSON log line may say "Server listening at …")
+      const m = /^listening (http\S+)$/m.exec(out);
       if (m) resolve(m[1]!);
     });
     void exit.then((how) => reject(new Error(`server process exited (${how}) before listening`)));
   });
   return {
+    child,
     url,
     api: `${url}/v1`,
+    output: () => out,
     alive: () => !exited,
     exit,
     async close() {
