@@ -38,6 +38,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
 import { registerProbes } from './probes.js';
+import { noteArrival } from '../infra/after-arrivals.js';
 
 /** Registers one route plugin in a scope, handing it only the runtime members it declares. */
 type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -134,6 +135,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   });
 
   app.addHook('onRequest', async (request, reply) => {
+    noteArrival();
     reply.header('x-request-id', request.id);
     if (!runtime.tracing.enabled) return;
     // a span per request, ended when the response closes (streams included); named by route pattern

@@ -1,14 +1,16 @@
 import type { Kysely, Transaction } from 'kysely';
+import { afterArrivals } from '../infra/after-arrivals.js';
 
 /** A write that runs inside a transaction it is given. */
 export type TxWrite<DB> = (tx: Transaction<DB>) => Promise<void>;
 
 /**
- * Group commit: the writes submitted during one turn of the event loop run together in one
- * transaction, started once that turn's I/O callbacks are done (`setImmediate`). A burst of
- * requests (200 streaming answers arriving at once, each inserting its message) costs one commit
- * instead of 200, and none of it runs between two arrivals, where it would delay the next
- * request's way to the model.
+ * Group commit: the writes submitted while requests keep arriving run together in one
+ * transaction, started in the first turn of the event loop that brought no new request (at most
+ * `AFTER_ARRIVALS_MAX_WAIT_MS` later; on a quiet server, once the turn's I/O callbacks are done).
+ * A burst of requests (200 streaming answers arriving at once, each inserting its message) costs
+ * a few commits instead of 200, and none of it runs between two arrivals, where it would delay
+ * the next request's way to the model.
  *
  * Each caller's promise settles with its own write: when a batch fails, its writes run again one
  * transaction each, so one bad row fails only its own caller. A write must therefore be safe to
@@ -31,7 +33,7 @@ export class GroupCommit<DB> {
       this.#queue.push({ write, resolve, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
-        setImmediate(() => void this.#flush());
+        afterArrivals(() => void this.#flush());
       }
     });
   }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GroupCommit } from '../../src/store/group-commit.js';
+import { noteArrival } from '../../src/infra/after-arrivals.js';
 
 interface Db {
   rows: { id: string; n: number };
@@ -34,6 +35,20 @@ describe('GroupCommit', () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => group.run(insert(`r${i}`))));
     expect(transactions).toHaveBeenCalledTimes(1);
     expect((await db.selectFrom('rows').select(db.fn.countAll().as('n')).executeTakeFirstOrThrow()).n).toBe(50);
+  });
+
+  it('writes submitted over turns in which requests keep arriving wait for the arrivals and commit together', async () => {
+    const group = new GroupCommit(db);
+    const transactions = vi.spyOn(db, 'transaction');
+    const done: Promise<void>[] = [];
+    for (let turn = 0; turn < 5; turn++) {
+      done.push(group.run(insert(`r${turn}`)));
+      noteArrival();
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(done);
+    expect(transactions).toHaveBeenCalledTimes(1);
+    expect((await db.selectFrom('rows').select(db.fn.countAll().as('n')).executeTakeFirstOrThrow()).n).toBe(5);
   });
 
   it('a failing write fails only its own caller; the others of its batch are committed', async () => {

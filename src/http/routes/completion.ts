@@ -6,6 +6,7 @@ import { toSeconds } from '../../infra/clock.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { openSse, type SseStream } from '../sse.js';
+import { afterArrivals } from '../../infra/after-arrivals.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
 export type CompletionRouteDeps = Pick<Runtime, 'completions' | 'config'>;
@@ -78,17 +79,17 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
     if (outcome.status === 'error' && outcome.error) throw outcome.error;
     return reply.type('application/json').send(blockingBody(run, outcome));
   }
-  // The stream opens once the model request is on its way (headers sent in the next turn of the
-  // event loop, after this turn's other arrivals have sent their model requests: the client has its
-  // first byte at once), or with the first frame: nothing but the upstream request is on the path
-  // to the first token. Events that arrive before `start` has returned (none in practice) wait here.
+  // The stream opens once the model request is on its way (headers sent in the first turn of the
+  // event loop that brings no new request, so a burst's arrivals send their model requests first;
+  // on a quiet server that is the next turn), or with the first frame: nothing but the upstream
+  // request is on the path to the first token. Events that arrive before `start` has returned (none in practice) wait here.
   let sse: SseStream | undefined;
   let run: R | undefined;
   const early: CompletionEvent[] = [];
   const open = (flush: boolean) => (sse ??= openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: !flush, flushEachFrame: true }));
   const deliver = (ev: CompletionEvent) => {
     if (!run) return void early.push(ev);
-    if (ev.type === 'sent') return void setImmediate(() => open(true));
+    if (ev.type === 'sent') return void afterArrivals(() => open(true));
     const stream = open(false);
     if (ev.type === 'end') stream.end(frame(run, ev));
     else stream.send(frame(run, ev));
