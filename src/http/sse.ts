@@ -104,7 +104,13 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     },
     ping: () => void write('event: ping\n\n'),
     end: (payload) => {
-      if (!closed && !res.destroyed) res.end(payload ? `data: ${JSON.stringify(payload)}\n\n` : undefined);
+      if (!closed && !res.destroyed) {
+        res.end(payload ? `data: ${JSON.stringify(payload)}\n\n` : undefined);
+        // A stream that ends after the server began to close leaves no kept-alive connection
+        // behind: Node closes only the connections idle when `close()` is called and would wait
+        // for this one until its client let go.
+        if (!server.listening) res.socket?.destroySoon();
+      }
       close();
     },
     get signal() {
