@@ -39,6 +39,7 @@ import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
 import { registerProbes } from './probes.js';
 import { noteArrival } from '../infra/after-arrivals.js';
+import { releaseConnectionsOnClose } from './closing-connections.js';
 
 /** Registers one route plugin in a scope, handing it only the runtime members it declares. */
 type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -110,6 +111,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     // Fastify's own Ajv compiler, except for schema parts the handler validates (src/http/described.ts)
     schemaController: { compilersFactory: { buildValidator: handlerValidatedCompiler(AjvCompiler()) } },
   });
+  releaseConnectionsOnClose(app);
   declareAuthDecorations(app);
   declareDatasetDecoration(app);
   declareUserDecorations(app);

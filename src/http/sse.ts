@@ -62,7 +62,9 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     ...headers,
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
-    connection: 'keep-alive',
+    // no `connection` header of ours: Node sends `Connection: keep-alive` with its `Keep-Alive:
+    // timeout=<keepAliveTimeout>` hint, so a client keeps the connection for its next request
+    // (undici-based clients without a hint drop it after 4 s and open a new one)
     'x-accel-buffering': 'no',
     ...opts.headers,
   });
@@ -104,13 +106,7 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     },
     ping: () => void write('event: ping\n\n'),
     end: (payload) => {
-      if (!closed && !res.destroyed) {
-        res.end(payload ? `data: ${JSON.stringify(payload)}\n\n` : undefined);
-        // A stream that ends after the server began to close leaves no kept-alive connection
-        // behind: Node closes only the connections idle when `close()` is called and would wait
-        // for this one until its client let go.
-        if (!server.listening) res.socket?.destroySoon();
-      }
+      if (!closed && !res.destroyed) res.end(payload ? `data: ${JSON.stringify(payload)}\n\n` : undefined);
       close();
     },
     get signal() {
