@@ -21,3 +21,7 @@ queue.register(process.env.KIND!, {
 });
 queue.start();
 process.stdout.write('ready\n');
+// A worker lives until it is killed: the queue's own timers do not hold the event loop (a queue
+// does not keep a process alive by itself), so without this the process could exit before its
+// first poll took the job.
+setInterval(() => undefined, 60_000);
