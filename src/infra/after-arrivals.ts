@@ -4,8 +4,8 @@
  * In a burst (200 streaming requests within a few milliseconds) every arrival's bookkeeping — its
  * message row, its response headers — done between two arrivals delays the next request's model
  * call, and the first tokens of all the later ones. `afterArrivals(fn)` runs `fn` in the first
- * turn of the event loop that brought no new request, and at the latest `maxWaitMs` after it was
- * queued; on a quiet server that is the next turn (what `setImmediate` gives).
+ * turn of the event loop that brought no new request, and at the latest `AFTER_ARRIVALS_MAX_WAIT_MS`
+ * after it was queued; on a quiet server that is the next turn (what `setImmediate` gives).
  *
  * The HTTP server calls `noteArrival()` for each request it routes.
  */
@@ -42,5 +42,14 @@ function check(): void {
   armed = false;
   const tasks = queue;
   queue = [];
-  for (const task of tasks) task();
+  // one task's failure neither stops the others nor goes unseen (thrown after them, as an immediate's would)
+  let failure: { err: unknown } | undefined;
+  for (const task of tasks) {
+    try {
+      task();
+    } catch (err) {
+      failure ??= { err };
+    }
+  }
+  if (failure) throw failure.err;
 }

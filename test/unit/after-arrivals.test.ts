@@ -13,6 +13,19 @@ describe('afterArrivals', () => {
     expect(ran).toEqual(['a', 'b']);
   });
 
+  it('a task that throws does not keep the others from running; its error is thrown after them', async () => {
+    const ran: string[] = [];
+    const thrown = new Promise<unknown>((resolve) => process.once('uncaughtException', resolve));
+    afterArrivals(() => ran.push('a'));
+    afterArrivals(() => {
+      throw new Error('broken task');
+    });
+    afterArrivals(() => ran.push('c'));
+    await nextTurn();
+    expect(ran).toEqual(['a', 'c']);
+    expect(((await thrown) as Error).message).toBe('broken task');
+  });
+
   it('holds tasks while each turn brings a request, and runs them in the first turn without one', async () => {
     const ran: number[] = [];
     afterArrivals(() => ran.push(1));

@@ -82,7 +82,8 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
   // The stream opens once the model request is on its way (headers sent in the first turn of the
   // event loop that brings no new request, so a burst's arrivals send their model requests first;
   // on a quiet server that is the next turn), or with the first frame: nothing but the upstream
-  // request is on the path to the first token. Events that arrive before `start` has returned (none in practice) wait here.
+  // request is on the path to the first token. Events that arrive before `start` has returned
+  // (none in practice) wait here.
   let sse: SseStream | undefined;
   let run: R | undefined;
   const early: CompletionEvent[] = [];
