@@ -6,11 +6,17 @@ import type { FastifyInstance } from 'fastify';
 /** Servers that have begun to close. */
 const closing = new WeakSet<Server>();
 
-// A response that finishes while its server closes ends its connection (after the last byte).
-diagnostics.subscribe('http.server.response.finish', (message) => {
+/** A response that finishes while its server closes ends its connection (after the last byte). */
+function onResponseFinish(message: unknown): void {
   const { server, socket } = message as { server: Server; socket: Socket };
   if (closing.has(server)) socket.destroySoon();
-});
+}
+
+/**
+ * Subscribed when a server of this process first begins to close: while the channel has no
+ * subscriber, Node builds no message for it, so a serving process pays nothing per response.
+ */
+let subscribed = false;
 
 /**
  * Lets a closing server's kept-alive connections go, so that `close()` (and a graceful shutdown)
@@ -29,6 +35,10 @@ export function releaseConnectionsOnClose(app: FastifyInstance): void {
   });
   app.addHook('preClose', (done) => {
     closing.add(server);
+    if (!subscribed) {
+      subscribed = true;
+      diagnostics.subscribe('http.server.response.finish', onResponseFinish);
+    }
     // `_httpMessage`: the response the connection is serving (Node's own idle check reads it too)
     for (const socket of open) if (!(socket as { _httpMessage?: unknown })._httpMessage) socket.destroy();
     done();
