@@ -11,7 +11,6 @@ import { PyodideModules } from './pyodide-modules.js';
 import { WorkerPool } from './worker-pool.js';
 import { workerModule } from '../../infra/worker-entry.js';
 
-
 /**
  * Grace past CODE_EXECUTION_TIMEOUT before the worker is terminated (the interrupt fires first).
  * Longer than QuickJS's: a terminated interpreter takes seconds to replace, and on a loaded machine

@@ -6,7 +6,6 @@ import type { QuickJsJob } from './quickjs-worker.js';
 import { PoolError, WorkerPool } from './worker-pool.js';
 import { workerModule } from '../../infra/worker-entry.js';
 
-
 /** Grace past CODE_EXECUTION_TIMEOUT before the worker itself is terminated (the interrupt handler fires first). */
 const HARD_TIMEOUT_GRACE_MS = 2000;
 
