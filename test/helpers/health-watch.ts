@@ -17,12 +17,13 @@ export interface HealthWatch {
 /**
  * The prober, run as a process of its own so that work in the test process (a fake upstream
  * parsing a 2 MB body, building a request) cannot delay or excuse a probe. It probes until its
- * stdin closes, then prints its report as JSON.
+ * stdin closes, then prints its report as JSON; the report holds at least one probe (a watch
+ * stopped while this process was still starting waits for its first).
  */
 const PROBER = `
 const http = require('node:http');
 const [url, gapMs] = [process.argv[1], Number(process.argv[2])];
-let running = true, probes = 0, maxMs = 0, current;
+let running = true, probes = 0, maxMs = 0, current, inflight;
 const failures = [];
 function probe() {
   return new Promise((resolve) => {
@@ -48,13 +49,15 @@ function probe() {
 }
 (async () => {
   while (running) {
-    await probe();
+    await (inflight = probe());
     await new Promise((r) => setTimeout(r, gapMs));
   }
 })();
 process.stdin.resume();
-process.stdin.on('end', () => {
+process.stdin.on('end', async () => {
   running = false;
+  // a watch stopped before its first probe answered (this process was still starting) waits for one
+  if (probes === 0) await (inflight ?? probe());
   if (current !== undefined) maxMs = Math.max(maxMs, performance.now() - current);
   process.stdout.write(JSON.stringify({ probes, maxMs, failures }));
   process.exit(0);
