@@ -31,6 +31,9 @@ const FACTORIES: Readonly<Record<Protocol, (r: ResolvedProvider, keepAliveMs: nu
   mock: () => new MockProvider(),
 };
 
+/** DSL provider names whose provider is remembered (`ProviderRegistry.get`). */
+const MAX_DSL_NAMES = 256;
+
 /**
  * The model providers of this server: every DSL provider name (alias or plugin id) resolves
  * through the built-in table (`provider-table.ts`) and `providers:` of `dovetail.yaml`; each
@@ -40,12 +43,19 @@ const FACTORIES: Readonly<Record<Protocol, (r: ResolvedProvider, keepAliveMs: nu
 export class ProviderRegistry implements ModelProviders {
   readonly #config: ProvidersConfig;
   readonly #built = new Map<string, ModelProvider>();
+  /**
+   * The provider of each DSL name asked for (alias and plugin id included): the configuration does
+   * not change while the process runs, so a name resolves once, not on every model call.
+   */
+  readonly #byDslName = new Map<string, ModelProvider>();
 
   constructor(config: ProvidersConfig) {
     this.#config = config;
   }
 
   get(provider: string): ModelProvider {
+    const known = this.#byDslName.get(provider);
+    if (known) return known;
     const readiness = providerReadiness(this.#config, provider);
     if (!readiness.ready) throw providerNotInitialize(readiness.message);
     let p = this.#built.get(readiness.provider);
@@ -53,6 +63,9 @@ export class ProviderRegistry implements ModelProviders {
       p = FACTORIES[readiness.protocol](resolveProvider(this.#config, provider)!, this.#config.keepAliveMs);
       this.#built.set(readiness.provider, p);
     }
+    // DSL names come from imported apps: the map is bounded, and starts again when full.
+    if (this.#byDslName.size >= MAX_DSL_NAMES) this.#byDslName.clear();
+    this.#byDslName.set(provider, p);
     return p;
   }
 
