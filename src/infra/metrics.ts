@@ -12,6 +12,9 @@ export interface MetricsSource {
   codeSandboxWorkers(): Record<string, number>;
 }
 
+/** Provider names (per provider) whose instrumented wrapper is kept. */
+const MAX_WRAPPED_NAMES = 256;
+
 /**
  * The process's Prometheus metrics (`prom-client`, a registry of its own per runtime): HTTP
  * requests and latency by route and status, open SSE streams, runs by status and paused runs,
@@ -81,34 +84,29 @@ export class Metrics {
 
   /** The providers with every `stream` call timed, its tokens counted, and (tracing on) a `model.call` span. */
   instrumentProviders(providers: ModelProviders, tracing: Tracing = NO_TRACING): ModelProviders {
-    return { get: (name: string) => this.#instrument(name, providers.get(name), tracing) };
+    // One wrapper per provider and name (the name is the metrics' label), made on first use.
+    const made = new WeakMap<ModelProvider, Map<string, ModelProvider>>();
+    return {
+      get: (name: string) => {
+        const p = providers.get(name);
+        let byName = made.get(p);
+        if (!byName) made.set(p, (byName = new Map()));
+        let wrapped = byName.get(name);
+        if (!wrapped) {
+          if (byName.size >= MAX_WRAPPED_NAMES) byName.clear(); // names come from imported apps
+          byName.set(name, (wrapped = this.#instrument(name, p, tracing)));
+        }
+        return wrapped;
+      },
+    };
   }
 
   #instrument(name: string, p: ModelProvider, tracing: Tracing): ModelProvider {
-    // the generator below is a `function*` (it cannot be an arrow), so it reaches the instance through a name
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const metrics = this;
-    const stream = async function* (req: GenerateRequest): AsyncIterable<GenerateChunk> {
-      const end = metrics.modelDuration.startTimer({ provider: name });
-      const span = tracing.start('model.call', { 'gen_ai.system': name, 'gen_ai.request.model': req.model });
-      try {
-        for await (const chunk of p.stream(req)) {
-          if (chunk.type === 'usage') {
-            if (chunk.usage.promptTokens) metrics.modelTokens.inc({ provider: name, kind: 'prompt' }, chunk.usage.promptTokens);
-            if (chunk.usage.completionTokens) metrics.modelTokens.inc({ provider: name, kind: 'completion' }, chunk.usage.completionTokens);
-            span.setAttributes({ 'gen_ai.usage.input_tokens': chunk.usage.promptTokens ?? 0, 'gen_ai.usage.output_tokens': chunk.usage.completionTokens ?? 0 });
-          }
-          yield chunk;
-        }
-      } catch (err) {
-        metrics.modelErrors.inc({ provider: name });
-        span.fail((err as Error).message);
-        throw err;
-      } finally {
-        end();
-        span.end();
-      }
-    };
+    // A wrapping iterator, not an async generator: a generator layer costs a resumption and its
+    // promises per chunk on every streamed token; this costs one `then`.
+    const stream = (req: GenerateRequest): AsyncIterable<GenerateChunk> => ({
+      [Symbol.asyncIterator]: () => this.#timedChunks(name, p.stream(req)[Symbol.asyncIterator](), req, tracing),
+    });
     return new Proxy(p, {
       get(target, prop) {
         if (prop === 'stream') return stream;
@@ -116,5 +114,53 @@ export class Metrics {
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },
     });
+  }
+
+  /**
+   * `chunks` of one model call, timed from the first read to the last (or to the consumer's
+   * `return`), with the usage chunks' tokens counted and (tracing on) a `model.call` span; a
+   * failure is counted once.
+   */
+  #timedChunks(name: string, chunks: AsyncIterator<GenerateChunk>, req: GenerateRequest, tracing: Tracing): AsyncIterator<GenerateChunk> {
+    let end: (() => void) | undefined;
+    let span: ReturnType<Tracing['start']> | undefined;
+    let over = false;
+    const finish = (err?: unknown) => {
+      if (over) return;
+      over = true;
+      if (err !== undefined) {
+        this.modelErrors.inc({ provider: name });
+        span?.fail(err instanceof Error ? err.message : String(err));
+      }
+      end?.();
+      span?.end();
+    };
+    const seen = (r: IteratorResult<GenerateChunk>): IteratorResult<GenerateChunk> => {
+      if (r.done) finish();
+      else if (r.value.type === 'usage') {
+        const u = r.value.usage;
+        if (u.promptTokens) this.modelTokens.inc({ provider: name, kind: 'prompt' }, u.promptTokens);
+        if (u.completionTokens) this.modelTokens.inc({ provider: name, kind: 'completion' }, u.completionTokens);
+        span?.setAttributes({ 'gen_ai.usage.input_tokens': u.promptTokens ?? 0, 'gen_ai.usage.output_tokens': u.completionTokens ?? 0 });
+      }
+      return r;
+    };
+    const failed = (err: unknown): never => {
+      finish(err);
+      throw err;
+    };
+    return {
+      next: () => {
+        if (!end && !over) {
+          end = this.modelDuration.startTimer({ provider: name });
+          span = tracing.start('model.call', { 'gen_ai.system': name, 'gen_ai.request.model': req.model });
+        }
+        return chunks.next().then(seen, failed);
+      },
+      return: (value?: unknown) => {
+        finish();
+        return chunks.return ? chunks.return(value) : Promise.resolve({ done: true, value: value as GenerateChunk });
+      },
+    };
   }
 }

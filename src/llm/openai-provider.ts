@@ -2,6 +2,7 @@ import OpenAI, { AzureOpenAI, toFile } from 'openai';
 import { completionRequestError } from './errors.js';
 import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, type UpstreamHttp } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
+import { deferredIterable } from '../lib/deferred-iterable.js';
 import {
   messagesText,
   type ChatMessage,
@@ -215,21 +216,23 @@ export class OpenAIProvider implements ModelProvider {
     throw OpenAI.APIError.generate(response.status, json, json ? undefined : text, response.headers);
   }
 
-  async *stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {
-    const params = openAIParams(req.params, req.model, this.#strict);
+  stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {
     // The body is read by `readOpenAIStream`, several times faster than the SDK's per-event iterator.
-    let body: ReadableStream<Uint8Array> | null;
-    try {
-      const response =
-        req.mode === 'completion'
-          ? await this.#post('/completions', { model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, req)
-          : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params, ...toolFields(req) }, req);
-      body = response.body;
-    } catch (err) {
-      throw upstreamError(err);
-    }
-    if (!body) throw completionRequestError('the upstream answered without a body');
-    yield* readOpenAIStream(body, req.signal);
+    let body: ReadableStream<Uint8Array> | null = null;
+    return deferredIterable(async () => {
+      const params = openAIParams(req.params, req.model, this.#strict);
+      try {
+        const response =
+          req.mode === 'completion'
+            ? await this.#post('/completions', { model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, req)
+            : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params, ...toolFields(req) }, req);
+        body = response.body;
+      } catch (err) {
+        throw upstreamError(err);
+      }
+      if (!body) throw completionRequestError('the upstream answered without a body');
+      return readOpenAIStream(body, req.signal);
+    }, () => void body?.cancel().catch(() => undefined)); // a stop before the first read; once read, `readOpenAIStream` closes it
   }
 
   /** `POST /audio/transcriptions` (multipart `file` + `model`) through the SDK; answers its `text`. */
