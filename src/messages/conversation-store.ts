@@ -44,6 +44,11 @@ function toConversation(r: ConversationTable): Conversation {
   };
 }
 
+/** The row of a new conversation started at `at` (epoch ms). */
+export function conversationRow(c: NewConversation, at: number): ConversationTable {
+  return { id: c.id, app_id: c.appId, end_user_id: c.endUserId, name: c.name, inputs: JSON.stringify(c.inputs), status: 'normal', created_at: at, updated_at: at };
+}
+
 /** The `conversations` table. */
 export class ConversationStore {
   readonly #db: Kysely<Database>;
@@ -56,7 +61,7 @@ export class ConversationStore {
 
   /** Inserts `c` (in `tx`, with its first message). */
   async insert(c: NewConversation, at: number, tx: Transaction<Database>): Promise<void> {
-    const row = { id: c.id, app_id: c.appId, end_user_id: c.endUserId, name: c.name, inputs: JSON.stringify(c.inputs), status: 'normal', created_at: at, updated_at: at };
+    const row = conversationRow(c, at);
     await this.#compiled.run(tx, 'insert conversation', () => tx.insertInto('conversations').values(row), Object.values(row));
   }
 

@@ -3,7 +3,7 @@ import { CompiledOnce } from '../store/compiled-once.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { Database, MessageTable } from '../store/schema.js';
 import { inBatches } from '../store/statement-batches.js';
-import { ConversationStore, type NewConversation } from './conversation-store.js';
+import { ConversationStore, conversationRow, type NewConversation } from './conversation-store.js';
 
 /** Answers written per UPDATE by `saveLive` (three parameters each: SQLite binds at most 32,766). */
 const SAVES_PER_STATEMENT = 200;
@@ -164,8 +164,14 @@ export class MessageStore {
       await this.#conversations.insert(conversation, m.createdAt, tx);
       await insertMessage(tx);
     };
-    if (tx) await write(tx);
-    else await this.#group.run(write);
+    if (tx) return write(tx);
+    // in the group commit, the rows join the burst's multi-row INSERTs
+    const messageRow = { table: 'messages', row } as const;
+    if (conversation) await this.#group.insert([{ table: 'conversations', row: conversationRow(conversation, m.createdAt) }, messageRow]);
+    else {
+      const continued = m.conversationId;
+      await this.#group.insert([messageRow], continued ? (t) => this.#conversations.touch(continued, m.createdAt, t) : undefined);
+    }
   }
 
   /** Writes the final answer, usage and status (in the next group commit). */

@@ -9,6 +9,7 @@ import { noteArrival } from '../../src/infra/after-arrivals.js';
 
 interface Db {
   rows: { id: string; n: number };
+  others: { id: string };
 }
 
 let dir: string;
@@ -18,6 +19,7 @@ beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-group-commit-'));
   db = new Kysely<Db>({ dialect: new SqliteDialect({ database: new Database(path.join(dir, 'db.sqlite')) }) });
   await db.schema.createTable('rows').addColumn('id', 'text', (c) => c.primaryKey()).addColumn('n', 'integer').execute();
+  await db.schema.createTable('others').addColumn('id', 'text', (c) => c.primaryKey()).execute();
 });
 afterEach(async () => {
   await db.destroy();
@@ -72,5 +74,38 @@ describe('GroupCommit', () => {
       { id: 'y', n: 0 },
       { id: 'z', n: 0 },
     ]);
+  });
+
+  it('rows given as inserts go in one multi-row INSERT per table, before the writes, and each caller settles with its own rows', async () => {
+    const statements: string[] = [];
+    const logged = new Kysely<Db>({
+      dialect: new SqliteDialect({ database: new Database(path.join(dir, 'db.sqlite')) }),
+      log: (e) => void statements.push(e.query.sql.split(' ').slice(0, 3).join(' ')),
+    });
+    try {
+      const group = new GroupCommit(logged);
+      await Promise.all([
+        ...Array.from({ length: 30 }, (_, i) => group.insert([{ table: 'others', row: { id: `o${i}` } }, { table: 'rows', row: { id: `r${i}`, n: i } }])),
+        group.insert([{ table: 'rows', row: { id: 'last', n: 0 } }], async (tx) => void (await tx.updateTable('rows').set({ n: 99 }).where('id', '=', 'r0').execute())),
+      ]);
+      expect(statements.filter((q) => q.startsWith('insert'))).toEqual(['insert into "others"', 'insert into "rows"']);
+      expect(statements.filter((q) => q.startsWith('update'))).toHaveLength(1);
+      expect((await db.selectFrom('rows').select(db.fn.countAll().as('n')).executeTakeFirstOrThrow()).n).toBe(31);
+      expect((await db.selectFrom('others').select(db.fn.countAll().as('n')).executeTakeFirstOrThrow()).n).toBe(30);
+      expect((await db.selectFrom('rows').select('n').where('id', '=', 'r0').executeTakeFirstOrThrow()).n).toBe(99);
+    } finally {
+      await logged.destroy();
+    }
+  });
+
+  it('a bad row in a merged INSERT fails only its own caller, whose other rows are not kept either', async () => {
+    await db.insertInto('rows').values({ id: 'taken', n: 0 }).execute();
+    const group = new GroupCommit(db);
+    const results = await Promise.allSettled(
+      ['a', 'taken', 'b'].map((id) => group.insert([{ table: 'others', row: { id: `o-${id}` } }, { table: 'rows', row: { id, n: 1 } }])),
+    );
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await db.selectFrom('rows').select('id').orderBy('id').execute()).map((r) => r.id)).toEqual(['a', 'b', 'taken']);
+    expect((await db.selectFrom('others').select('id').orderBy('id').execute()).map((r) => r.id)).toEqual(['o-a', 'o-b']);
   });
 });

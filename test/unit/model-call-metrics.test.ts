@@ -21,7 +21,7 @@ function provider(fail = false): ModelProvider {
 async function value(m: Metrics, name: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const metric of (await m.registry.getMetricsAsJSON()).filter((x) => x.name === name)) {
-    for (const v of metric.values) out[`${v.metricName ?? name}${JSON.stringify(v.labels)}`] = v.value;
+    for (const v of metric.values as { metricName?: string; labels: object; value: number }[]) out[`${v.metricName ?? name}${JSON.stringify(v.labels)}`] = v.value;
   }
   return out;
 }
