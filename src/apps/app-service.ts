@@ -63,6 +63,8 @@ export class AppService {
   readonly #cache = new Map<string, { app: App; stamp: number | undefined }>();
   readonly #changeStamp: (() => number) | undefined;
   readonly #box: SecretBox;
+  /** Version reads started in this event-loop turn, by app id (see `#currentVersion`). */
+  readonly #versionReads = new Map<string, Promise<number | undefined>>();
   /** Earlier versions runs still use, by `id@version` (up to VERSION_CACHE_MAX). */
   readonly #versions = new Map<string, App>();
 
@@ -174,6 +176,22 @@ export class AppService {
   }
 
   /**
+   * The app's version in the store, read once per event-loop turn: the requests of a burst that
+   * arrive in one turn share one read (on PostgreSQL a round trip each, on the way to the model), as
+   * SQLite's change stamp is read once per turn. The read starts in that turn, so an update
+   * committed before the turn began is seen by each of them.
+   */
+  #currentVersion(id: string): Promise<number | undefined> {
+    let read = this.#versionReads.get(id);
+    if (!read) {
+      if (this.#versionReads.size === 0) setImmediate(() => this.#versionReads.clear());
+      read = this.#store.versionOf(id);
+      this.#versionReads.set(id, read);
+    }
+    return read;
+  }
+
+  /**
    * The app, from a cache checked against the row's version (one small read), so an update made
    * by another process (the CLI, another instance) is seen at once. With a change stamp the read
    * is skipped while no other connection has committed since the app was cached.
@@ -183,7 +201,7 @@ export class AppService {
     const cached = this.#cache.get(id);
     if (cached) {
       if (stamp !== undefined && stamp === cached.stamp) return cached.app;
-      const version = await this.#store.versionOf(id);
+      const version = await this.#currentVersion(id);
       if (version === cached.app.version) {
         cached.stamp = stamp;
         return cached.app;

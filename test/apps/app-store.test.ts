@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { onEachStore, type OpenedStore } from '../helpers/store-suites.js';
 import { AppStore } from '../../src/apps/app-store.js';
 import { AppService } from '../../src/apps/app-service.js';
@@ -67,6 +67,24 @@ function suite(label: string, open: () => Promise<OpenedStore>): void {
       expect(await appStore.versionOf(app.id)).toBe(2);
       expect((await appStore.find(app.id))?.name).toBe('Second');
       await expect(apps.update(app.id, stringify({ app: { name: 'X', mode: 'chat' }, kind: 'app', version: '0.3.1', model_config: {} }))).rejects.toThrow(DslError);
+    });
+
+    it('the finds of one event-loop turn share one version read; a find in a later turn reads again and sees an update', async () => {
+      const app = await apps.importDsl(workflow('Burst', 's'));
+      await apps.find(app.id); // cached
+      const reads = vi.spyOn(appStore, 'versionOf');
+      try {
+        const found = await Promise.all(Array.from({ length: 20 }, () => apps.find(app.id)));
+        expect(found.every((a) => a?.name === 'Burst')).toBe(true);
+        expect(reads).toHaveBeenCalledTimes(1);
+        // another process stores version 2; the next turn's find reads the version again
+        await appStore.addVersion(app.id, 1, { name: 'Elsewhere', description: '', icon: '', dsl: (await appStore.find(app.id))!.dsl, updatedAt: 2 });
+        await new Promise((r) => setImmediate(r));
+        expect((await apps.find(app.id))?.name).toBe('Elsewhere');
+        expect(reads).toHaveBeenCalledTimes(2);
+      } finally {
+        reads.mockRestore();
+      }
     });
 
     it('deletes an app with its versions and keys; a key of another app stays', async () => {
