@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import type { StoreOptions } from './db.js';
 
 /** Where the store of these options lives, for people: the SQLite file, or the PostgreSQL URL (password hidden) and schema. */
@@ -21,6 +20,7 @@ export function sqlitePath(opts: StoreOptions): string {
  */
 export async function databaseExists(opts: StoreOptions): Promise<boolean> {
   if (!opts.databaseUrl) return existsSync(sqlitePath(opts));
+  const { default: pg } = await import('pg'); // loaded only for PostgreSQL (see `openStore`)
   const client = new pg.Client({ connectionString: opts.databaseUrl });
   await client.connect();
   try {

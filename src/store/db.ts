@@ -4,7 +4,7 @@ import { migrations } from './migrations/index.js';
 import type { SearchDialect } from '../knowledge/index/search-dialect.js';
 import type { OpenedDatabase, StoreCaps } from './opened.js';
 import { openSqlite } from './sqlite/open.js';
-import { dropSchema, openPostgres, SCHEMA_LOCK } from './postgres/open.js';
+import { SCHEMA_LOCK } from './postgres/schema-lock.js';
 
 export type { StoreCaps };
 
@@ -33,7 +33,7 @@ export interface StoreOptions {
 export async function openStore(opts: StoreOptions): Promise<Store> {
   const schema = opts.databaseUrl ? opts.databaseSchema : undefined;
   const opened = opts.databaseUrl
-    ? await openPostgres({ databaseUrl: opts.databaseUrl, databaseSchema: schema, databasePoolSize: opts.databasePoolSize })
+    ? await (await postgres()).openPostgres({ databaseUrl: opts.databaseUrl, databaseSchema: schema, databasePoolSize: opts.databasePoolSize })
     : openSqlite(opts.dataDir);
   const { db, caps, dialect } = opened;
   // Nothing to apply (every start but the first after an upgrade): no migrator, so no wait for the
@@ -105,5 +105,15 @@ async function withSchemaLock<T>(db: Kysely<Database>, schema: string | undefine
   });
 }
 
-export { dropSchema };
+/**
+ * PostgreSQL's driver (`pg`), loaded when a PostgreSQL store is first opened: an embedded (SQLite)
+ * process never loads it (~70 ms of start-up).
+ */
+const postgres = () => import('./postgres/open.js');
+
+/** Drops a PostgreSQL schema (tests). */
+export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  return (await postgres()).dropSchema(databaseUrl, schema);
+}
+
 export { sql };

@@ -8,6 +8,7 @@ import type { SearchDialect } from '../../knowledge/index/search-dialect.js';
 import type { OpenedDatabase } from '../opened.js';
 import { ExactVectorIndex } from '../../knowledge/index/vector-index.js';
 import { TsvectorKeywordIndex } from './tsvector-keyword-index.js';
+import { SCHEMA_LOCK } from './schema-lock.js';
 import { PgVectorIndex, pgvectorSchema } from './pgvector-index.js';
 import { PostgresSegmentWriter } from './segment-writer.js';
 
@@ -77,13 +78,6 @@ function postgresSearch(db: Kysely<Database>): SearchDialect {
     segmentWriter: () => new PostgresSegmentWriter(),
   };
 }
-
-/**
- * PostgreSQL advisory lock held while a schema is migrated or dropped. Kysely's migrator reads the
- * catalog of every schema in the database; a schema dropped at that moment (another test server
- * closing) fails the read with "schema … does not exist". Migrations and drops take turns.
- */
-export const SCHEMA_LOCK = 0x646f7665; // "dove"
 
 /** Drops a PostgreSQL schema (tests). */
 export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
