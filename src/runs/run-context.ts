@@ -20,6 +20,8 @@ import type { ConversationVariables } from './conversation-variables.js';
 
 /** The job that executes a run: its start, its resume after a form, its takeover after a crash. */
 export const RUN_JOB = 'run.execute';
+/** The repeatable job that ends inline runs whose process died (`RunService`). */
+export const RUN_SWEEP_JOB = 'runs.sweep-inline';
 export interface RunJobPayload {
   readonly runId: string;
 }

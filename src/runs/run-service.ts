@@ -16,7 +16,7 @@ import { readRunEvents, type LoggedEvent } from './event-reader.js';
 import { STOPPED_BY_USER } from './run-types.js';
 import { ConversationVariables } from './conversation-variables.js';
 import { finishedFrame } from './frames.js';
-import { RUN_JOB, STOP_CHANNEL, type RunContext, type RunJobPayload, type RunServiceConfig, type RunServiceDeps } from './run-context.js';
+import { RUN_JOB, RUN_SWEEP_JOB, STOP_CHANNEL, type RunContext, type RunJobPayload, type RunServiceConfig, type RunServiceDeps } from './run-context.js';
 import { RunPorts } from './run-ports.js';
 import { RunExecutions } from './run-execution.js';
 import { awaitRunEnd, startRun, type StartRun, type StartedRun } from './run-start.js';
@@ -68,6 +68,7 @@ export class RunService implements RunResumer {
       },
       { concurrency: deps.config.concurrency, leaseMs: deps.config.leaseMs },
     );
+    deps.queue?.register(RUN_SWEEP_JOB, { run: async () => void (await this.sweepInline()) });
     this.#db = deps.db;
     this.#runs = new RunStore(deps.db);
     this.#bus = deps.bus;
@@ -128,6 +129,7 @@ export class RunService implements RunResumer {
       });
     }
     if (legacy.length > 0) this.#queue?.notify();
+    await this.#queue?.repeat(RUN_SWEEP_JOB, Math.max(200, Math.floor(this.#config.leaseMs / 2)));
     const every = Math.max(50, Math.floor(this.#config.leaseMs / 3));
     this.#timer = setInterval(() => void this.#tick().catch((err) => this.#logger.warn({ err }, 'run stop-flag check failed')), every);
     this.#timer.unref();
@@ -136,8 +138,26 @@ export class RunService implements RunResumer {
   async #tick(): Promise<void> {
     const ids = this.#executions.ids();
     if (ids.length === 0) return;
+    // the inline runs executing here (no queue lease speaks for them) are kept alive
+    await this.#runs.heartbeatInline(ids, this.#clock.now());
     const stopped = await this.#runs.stopRequested(ids);
     for (const id of stopped) this.#executions.requestStop(id);
+  }
+
+  /**
+   * Ends the inline runs whose process died: still `running`, no heartbeat for two leases (their
+   * process beats every third of one). No other process can continue an inline run — a workflow
+   * tool's run is run again by its caller's node, which another worker continues — so it is
+   * failed, with a message that says why. Run by one worker per tick (a repeatable job); returns
+   * how many it ended.
+   */
+  async sweepInline(): Promise<number> {
+    const ids = await this.#runs.silentInline(this.#clock.now() - 2 * this.#config.leaseMs, 500);
+    let ended = 0;
+    for (const id of ids) {
+      if (await this.#failRun(id, 'The process that ran this run stopped. It ran inside its caller (a workflow tool, or a process without a job worker), so it cannot be continued elsewhere; a calling workflow runs its tool again.')) ended++;
+    }
+    return ended;
   }
 
   /** Creates the run row and starts the run in the background. */

@@ -97,6 +97,7 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
         owner_epoch: inline ? 1 : 0,
       },
       tx,
+      { inline },
     );
     // the initial state is the first snapshot: whichever worker claims the job starts from it
     if (!inline) await c.events.insertSnapshot(meta.id, JSON.stringify(state, mask.snapshotReplacer), now, tx);

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, WorkflowRunTable, Executor } from '../store/schema.js';
 import { RUN_STATUSES, type RunStatus } from './run-types.js';
 import { containsIgnoringCase } from '../store/like.js';
+import { inBatches } from '../store/statement-batches.js';
 
 export { RUN_STATUSES, type RunStatus };
 
@@ -15,6 +16,13 @@ export type RunRecord = Omit<WorkflowRunTable, 'status'> & { readonly status: Ru
 export type NewRun = Omit<WorkflowRunTable, 'status' | 'outputs' | 'error' | 'total_steps' | 'total_tokens' | 'exceptions_count' | 'elapsed_ms' | 'stop_requested' | 'last_seq' | 'finished_at' | 'owner_job'>;
 
 /** What a run's owner may change in its row (never its identity, sequence or epoch). */
+/**
+ * The `owner_job` of a run that executes inline — a workflow tool's run inside its caller's
+ * execution, or any run of a process without a job worker — rather than as a queue job. No other
+ * process can continue such a run; when its process stops keeping it alive it is ended (`RunService`).
+ */
+export const INLINE_OWNER = 'inline';
+
 export type RunPatch = Partial<Omit<RunRecord, 'id' | 'last_seq' | 'owner_epoch'>>;
 
 
@@ -61,7 +69,8 @@ export class RunStore {
     this.#db = db;
   }
 
-  async insert(run: NewRun, trx: Executor = this.#db): Promise<void> {
+  /** `inline`: the run executes in the process that starts it, not as a job (`INLINE_OWNER`). */
+  async insert(run: NewRun, trx: Executor = this.#db, opts: { inline?: boolean } = {}): Promise<void> {
     await trx
       .insertInto('workflow_runs')
       .values({
@@ -76,7 +85,7 @@ export class RunStore {
         stop_requested: 0,
         last_seq: 0,
         finished_at: null,
-        owner_job: null,
+        owner_job: opts.inline ? INLINE_OWNER : null,
       })
       .execute();
   }
@@ -145,11 +154,11 @@ export class RunStore {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  /** Claims a run for this process without a job: increments its owner epoch and returns the new one. */
+  /** Claims a run for this process without a job (it runs inline): increments its owner epoch and returns the new one. */
   async bumpEpoch(runId: string): Promise<number> {
     const claimed = await this.#db
       .updateTable('workflow_runs')
-      .set((eb) => ({ owner_epoch: eb('owner_epoch', '+', 1) }))
+      .set((eb) => ({ owner_epoch: eb('owner_epoch', '+', 1), owner_job: INLINE_OWNER }))
       .where('id', '=', runId)
       .returning('owner_epoch')
       .executeTakeFirst();
@@ -180,6 +189,26 @@ export class RunStore {
       .where('owner_epoch', '=', epoch)
       .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
+  }
+
+  /** Keeps the inline runs among `ids` (those executing in this process) alive: their heartbeat is now. */
+  async heartbeatInline(ids: readonly string[], now: number): Promise<void> {
+    for (const batch of inBatches(ids)) {
+      await this.#db.updateTable('workflow_runs').set({ heartbeat_at: now }).where('id', 'in', batch).where('status', '=', 'running').where('owner_job', '=', INLINE_OWNER).execute();
+    }
+  }
+
+  /** Inline runs still `running` whose process stopped keeping them alive (no heartbeat since `cutoff`). */
+  async silentInline(cutoff: number, limit: number): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('workflow_runs')
+      .select('id')
+      .where('status', '=', 'running')
+      .where('owner_job', '=', INLINE_OWNER)
+      .where('heartbeat_at', '<', cutoff)
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** Runs by status (for metrics). */
