@@ -15,7 +15,6 @@ export type RunRecord = Omit<WorkflowRunTable, 'status'> & { readonly status: Ru
 /** A new run row (everything but the columns the store fills in). */
 export type NewRun = Omit<WorkflowRunTable, 'status' | 'outputs' | 'error' | 'total_steps' | 'total_tokens' | 'exceptions_count' | 'elapsed_ms' | 'stop_requested' | 'last_seq' | 'finished_at' | 'owner_job'>;
 
-/** What a run's owner may change in its row (never its identity, sequence or epoch). */
 /**
  * The `owner_job` of a run that executes inline — a workflow tool's run inside its caller's
  * execution, or any run of a process without a job worker — rather than as a queue job. No other
@@ -23,6 +22,7 @@ export type NewRun = Omit<WorkflowRunTable, 'status' | 'outputs' | 'error' | 'to
  */
 export const INLINE_OWNER = 'inline';
 
+/** What a run's owner may change in its row (never its identity, sequence or epoch). */
 export type RunPatch = Partial<Omit<RunRecord, 'id' | 'last_seq' | 'owner_epoch'>>;
 
 
