@@ -1,5 +1,4 @@
 import type { Kysely, Transaction } from 'kysely';
-import { CompiledOnce } from '../store/compiled-once.js';
 import type { ConversationTable, Database } from '../store/schema.js';
 
 export const CONVERSATION_STATUSES = ['normal'] as const;
@@ -44,7 +43,7 @@ function toConversation(r: ConversationTable): Conversation {
   };
 }
 
-/** The row of a new conversation started at `at` (epoch ms). */
+/** The row of a new conversation started at `at` (epoch ms), inserted with its first message (`MessageStore.insert`). */
 export function conversationRow(c: NewConversation, at: number): ConversationTable {
   return { id: c.id, app_id: c.appId, end_user_id: c.endUserId, name: c.name, inputs: JSON.stringify(c.inputs), status: 'normal', created_at: at, updated_at: at };
 }
@@ -52,17 +51,9 @@ export function conversationRow(c: NewConversation, at: number): ConversationTab
 /** The `conversations` table. */
 export class ConversationStore {
   readonly #db: Kysely<Database>;
-  /** Every completion message starts a conversation: its INSERT is compiled once. */
-  readonly #compiled = new CompiledOnce();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
-  }
-
-  /** Inserts `c` (in `tx`, with its first message). */
-  async insert(c: NewConversation, at: number, tx: Transaction<Database>): Promise<void> {
-    const row = conversationRow(c, at);
-    await this.#compiled.run(tx, 'insert conversation', () => tx.insertInto('conversations').values(row), Object.values(row));
   }
 
   /** Makes the conversation the most recently updated (a new message, an answer finished). */

@@ -110,7 +110,7 @@ export class MessageStore {
   readonly #db: Kysely<Database>;
   /** Inserts and finishes of concurrent generations share transactions (see `GroupCommit`). */
   readonly #group: GroupCommit<Database>;
-  /** The SQL of the statements every generation makes, compiled once. */
+  /** The SQL of the final update every generation makes, compiled once. */
   readonly #compiled = new CompiledOnce();
 
   readonly #conversations: ConversationStore;
@@ -153,25 +153,13 @@ export class MessageStore {
       annotation_id: m.annotationId ?? null,
       heartbeat_at: m.createdAt,
     };
-    const insertMessage = (tx: Transaction<Database>) => this.#compiled.run(tx, 'insert message', () => tx.insertInto('messages').values(row), Object.values(row));
-    const write = async (tx: Transaction<Database>) => {
-      if (!conversation) {
-        await insertMessage(tx);
-        // A new message makes its conversation the most recently updated (as Dify).
-        if (m.conversationId) await this.#conversations.touch(m.conversationId, m.createdAt, tx);
-        return;
-      }
-      await this.#conversations.insert(conversation, m.createdAt, tx);
-      await insertMessage(tx);
-    };
-    if (tx) return write(tx);
+    const rows = conversation ? [{ table: 'conversations', row: conversationRow(conversation, m.createdAt) } as const, { table: 'messages', row } as const] : [{ table: 'messages', row } as const];
+    // A new message makes the conversation it continues the most recently updated (as Dify).
+    const continued = conversation ? null : m.conversationId;
+    const touch = continued ? (t: Transaction<Database>) => this.#conversations.touch(continued, m.createdAt, t) : undefined;
     // in the group commit, the rows join the burst's multi-row INSERTs
-    const messageRow = { table: 'messages', row } as const;
-    if (conversation) await this.#group.insert([{ table: 'conversations', row: conversationRow(conversation, m.createdAt) }, messageRow]);
-    else {
-      const continued = m.conversationId;
-      await this.#group.insert([messageRow], continued ? (t) => this.#conversations.touch(continued, m.createdAt, t) : undefined);
-    }
+    if (tx) await this.#group.insertIn(tx, rows, touch);
+    else await this.#group.insert(rows, touch);
   }
 
   /** Writes the final answer, usage and status (in the next group commit). */

@@ -62,6 +62,11 @@ export class GroupCommit<DB> {
     return this.#submit(rows, then);
   }
 
+  /** The same rows and write as `insert`, in the caller's transaction `tx`, at once (no group). */
+  async insertIn(tx: Transaction<DB>, rows: readonly RowInsert<DB>[], then?: TxWrite<DB>): Promise<void> {
+    await this.#apply(tx, [{ inserts: rows, write: then }]);
+  }
+
   #submit(inserts: readonly RowInsert<DB>[], write: TxWrite<DB> | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ inserts, write, resolve, reject });
@@ -100,7 +105,7 @@ export class GroupCommit<DB> {
   }
 
   /** The items' rows, one INSERT per table (and per slice of a large batch), then their writes in order. */
-  async #apply(tx: Transaction<DB>, items: readonly Item<DB>[]): Promise<void> {
+  async #apply(tx: Transaction<DB>, items: readonly Pick<Item<DB>, 'inserts' | 'write'>[]): Promise<void> {
     const byTable = new Map<keyof DB & string, object[]>();
     for (const item of items) {
       for (const { table, row } of item.inserts) {
