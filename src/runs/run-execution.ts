@@ -15,7 +15,8 @@ import { STOP_CHANNEL, type RunContext } from './run-context.js';
  */
 export class RunExecutions {
   readonly #c: RunContext;
-  readonly #active = new Map<string, { loop: RunLoop; done: Promise<RunEnd | undefined> }>();
+  /** The executions here; `job`: run as a queue job (its lease speaks for it), else inline. */
+  readonly #active = new Map<string, { loop: RunLoop; done: Promise<RunEnd | undefined>; job: boolean }>();
 
   constructor(ctx: RunContext) {
     this.#c = ctx;
@@ -24,6 +25,11 @@ export class RunExecutions {
   /** Ids of the runs executing here. */
   ids(): string[] {
     return [...this.#active.keys()];
+  }
+
+  /** Ids of the runs executing here inline (not as a queue job). */
+  inlineIds(): string[] {
+    return [...this.#active].filter(([, a]) => !a.job).map(([id]) => id);
   }
 
   /** Asks the execution of a run here, if any, to stop before its next node. */
@@ -65,7 +71,7 @@ export class RunExecutions {
     const epoch = Number(row.owner_epoch) + 1;
     if (!(await this.#c.runs.claim(runId, Number(row.owner_epoch), jobId, this.#c.clock.now()))) return;
     this.#c.logger.info({ runId, jobId, epoch }, 'executing run');
-    const run = await this.continue(runId, epoch);
+    const run = await this.continue(runId, epoch, true);
     if (!run) return;
     const handBack = () => run.loop.requestHandBack();
     if (signal.aborted) handBack();
@@ -82,7 +88,7 @@ export class RunExecutions {
    * Executes a run this process claimed under `epoch`. Resolves with the end (or `handed-back`);
    * rejects when the journal failed (fenced out, a write error): the execution stopped at once.
    */
-  launch(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, lastSeq: number, epoch: number, reason: 'initial' | 'resumption' | 'takeover'): Promise<RunEnd> {
+  launch(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, lastSeq: number, epoch: number, reason: 'initial' | 'resumption' | 'takeover', job = false): Promise<RunEnd> {
     const journal = new RunJournal(this.#c.events, this.#c.bus, this.#c.clock, meta.id, lastSeq, epoch, new SecretMask(graph.secrets), this.#c.flushHoldLimitMs);
     const loop = new RunLoop({
       meta,
@@ -116,7 +122,7 @@ export class RunExecutions {
         if (this.#active.get(meta.id)?.loop === loop) this.#active.delete(meta.id);
       }
     })();
-    this.#active.set(meta.id, { loop, done: done.catch(() => undefined) });
+    this.#active.set(meta.id, { loop, done: done.catch(() => undefined), job });
     return done;
   }
 
@@ -180,7 +186,7 @@ export class RunExecutions {
    * when an earlier execution was cut short (its `workflow_started` is in the log already). A run
    * that cannot continue (its app is gone, its snapshot unknown) is failed, saying why.
    */
-  async continue(runId: string, epoch: number): Promise<{ loop: RunLoop; done: Promise<RunEnd> } | undefined> {
+  async continue(runId: string, epoch: number, job = false): Promise<{ loop: RunLoop; done: Promise<RunEnd> } | undefined> {
     try {
       const run = (await this.#c.runs.find(runId))!;
       // the graph the run started with, although the app may have been updated since
@@ -207,7 +213,7 @@ export class RunExecutions {
         inputs: JSON.parse(run.inputs) as Record<string, unknown>,
       };
       const reason = await this.#reasonOf(runId, Number(run.last_seq));
-      const done = this.launch(meta, app.workspaceId, graph, state, Number(run.last_seq), epoch, reason);
+      const done = this.launch(meta, app.workspaceId, graph, state, Number(run.last_seq), epoch, reason, job);
       return { loop: this.#active.get(runId)!.loop, done };
     } catch (err) {
       this.#c.logger.error({ err, runId }, 'continuing the run failed');

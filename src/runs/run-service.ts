@@ -139,7 +139,8 @@ export class RunService implements RunResumer {
     const ids = this.#executions.ids();
     if (ids.length === 0) return;
     // the inline runs executing here (no queue lease speaks for them) are kept alive
-    await this.#runs.heartbeatInline(ids, this.#clock.now());
+    const inline = this.#executions.inlineIds();
+    if (inline.length > 0) await this.#runs.heartbeatInline(inline, this.#clock.now());
     const stopped = await this.#runs.stopRequested(ids);
     for (const id of stopped) this.#executions.requestStop(id);
   }
