@@ -92,6 +92,24 @@ describe('inline runs whose process died', () => {
     }
   });
 
+  it('a live inline run silent for longer than two leases (a slow model between tokens) is kept alive by its process and ends as it should', { timeout: 60_000 }, async () => {
+    // two tokens 3.5 s apart, then 3.5 s more: each gap is longer than the sweep's two leases (2 s)
+    const slow = await startFakeOpenAI({ reply: 'ab', chunkSize: 1, delayMs: 3_500 });
+    const s = await startServer({ env: { RUN_LEASE_SECONDS: '1' }, runtime: { providers: openAiCompatibleProviders(slow.baseUrl) } });
+    try {
+      const child = await s.importApp(CHILD);
+      const parentApp = await s.runtime.apps.importDsl(PARENT, { tools: new Map([[TOOL_PROVIDER, child.appId]]) });
+      const { apiKey } = await s.runtime.keys.create('app', parentApp.workspaceId, parentApp.id);
+      const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, response_mode: 'blocking', user: 'u' }) });
+      expect((await r.json()).data).toMatchObject({ status: 'succeeded', outputs: { json: [{ a: 'ab' }] } });
+      const childRuns = await s.runtime.store.db.selectFrom('workflow_runs').select(['status', 'error']).where('app_id', '=', child.appId).execute();
+      expect(childRuns).toEqual([{ status: 'succeeded', error: null }]);
+    } finally {
+      await s.close();
+      await slow.close();
+    }
+  });
+
   it('kill -9 during a workflow tool call: the caller continues on the next server and calls the tool again; the orphaned tool run is failed, not left running', { timeout: 120_000 }, async () => {
     const env = { RUN_LEASE_SECONDS: '1' };
     const first = await startServer({ env });
