@@ -195,6 +195,10 @@ export async function run(): Promise<void> {
     await spread();
     const coldDirect = await batch(directJob);
     await spread();
+    // The bare proxy's first batch opens its connections (both ways); it is not reported, as the
+    // other legs' connections are open by the first round.
+    await batch(proxyJob);
+    await spread();
     for (const e of new Set([...coldDirect.errors, ...coldThrough.errors])) out(`  error: ${e}`);
     out(line('cold', coldDirect, coldThrough, rssAll(d), coldCpu));
     const rows: Row[] = [];

@@ -15,5 +15,7 @@ const server = http.createServer((req, res) => {
   });
   req.pipe(up);
 });
+// Connections kept as long as the other legs' (the paced upstream and Dovetail keep theirs a minute or more).
+server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.send?.({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` }));
 process.on('disconnect', () => server.close(() => process.exit(0)));
