@@ -36,6 +36,14 @@ const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 5);
+/**
+ * Bursts sent through Dovetail (and through the bare proxy) after the cold batch and before the
+ * rounds, reported on one line: in its first minute a server still has its hot paths compiled by V8,
+ * on helper threads that share the cores with everything else here, and a burst's first-token
+ * overhead fell by a third over the first ten to fifteen bursts on the machine this was written on.
+ * A deployed server runs warm; the cold line and the warm-up line show the way there.
+ */
+const WARMUP_BURSTS = Number(process.env.BENCH_LOAD_WARMUP_BURSTS ?? 15);
 /** The steady-state phase: how long the streams are kept up after their ramp (ms); 0 skips it. */
 const SUSTAIN_MS = Number(process.env.BENCH_LOAD_SUSTAIN_MS ?? 15_000);
 /** One answer's length (first token 500 ms + 20 × 100 ms): the clients' starts are spread over it. */
@@ -51,6 +59,8 @@ interface Cpu {
   readonly answer: number;
   /** In the first `ARRIVALS_MS` of the batch. */
   readonly arrival: number;
+  /** Of `arrival`, the event loop's (the main thread's); the rest is V8's helper threads (GC, compiler) and libuv's. */
+  readonly arrivalMain: number;
 }
 
 interface Batch {
@@ -64,6 +74,11 @@ interface Batch {
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** CPU time (ms) the process's main thread has used so far (`/proc/PID/schedstat`, nanoseconds). */
+function mainThreadMs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
 }
 
 function rssMb(pid: number): { rss: number; hwm: number } {
@@ -168,26 +183,29 @@ export async function run(): Promise<void> {
   });
   /** CPU time of every server process (ms). */
   const cpuAll = (d: Dovetail) => d.children.reduce((n, c) => n + cpuMs(c.pid!), 0);
+  const mainAll = (d: Dovetail) => d.children.reduce((n, c) => n + mainThreadMs(c.pid!), 0);
   const rssAll = (d: Dovetail) => d.children.reduce((n, c) => n + rssMb(c.pid!).rss, 0);
   type Row = { direct: Batch; proxy: Batch; through: Batch; rss: number; cpu: Cpu };
   /** A batch through Dovetail, with the servers' CPU per request (ms) while it ran. */
   const through = async (d: Dovetail): Promise<{ b: Batch; cpu: Cpu }> => {
     const before = cpuAll(d);
+    const mainBefore = mainAll(d);
     const pending = batch(throughJob(d));
     await new Promise((r) => setTimeout(r, ARRIVALS_MS));
     const arrivals = cpuAll(d) - before;
+    const arrivalsMain = mainAll(d) - mainBefore;
     const b = await pending;
-    return { b, cpu: { answer: (cpuAll(d) - before) / CONCURRENCY, arrival: arrivals / CONCURRENCY } };
+    return { b, cpu: { answer: (cpuAll(d) - before) / CONCURRENCY, arrival: arrivals / CONCURRENCY, arrivalMain: arrivalsMain / CONCURRENCY } };
   };
   const out = (s: string) => process.stdout.write(`${s}\n`);
   const p50 = (b: Batch) => median(b.firstMs);
   const p99 = (b: Batch) => percentile(b.firstMs, 99);
   const over = (b: Batch, base: Batch) => `p50 ${fmt(p50(b) - p50(base), 0).padStart(4)} p99 ${fmt(p99(b) - p99(base), 0).padStart(4)}`;
   const line = (name: string, d: Batch, t: Batch, rss: number, cpu: Cpu | number, proxy?: Batch) =>
-    `${name.padEnd(8)} direct p50 ${fmt(p50(d), 0).padStart(5)} p99 ${fmt(p99(d), 0).padStart(5)} | through p50 ${fmt(p50(t), 0).padStart(5)} p99 ${fmt(p99(t), 0).padStart(5)} | overhead ${over(t, d)} ms${proxy ? ` | bare proxy overhead ${over(proxy, d)} ms` : ''} | errors ${d.errors.length}/${t.errors.length}${proxy ? `/${proxy.errors.length}` : ''} | RSS ${fmt(rss, 0)} MB | CPU ${typeof cpu === 'number' ? fmt(cpu, 2) : `${fmt(cpu.answer, 2)} (arrival ${fmt(cpu.arrival, 2)})`} ms/request`;
+    `${name.padEnd(8)} direct p50 ${fmt(p50(d), 0).padStart(5)} p99 ${fmt(p99(d), 0).padStart(5)} | through p50 ${fmt(p50(t), 0).padStart(5)} p99 ${fmt(p99(t), 0).padStart(5)} | overhead ${over(t, d)} ms${proxy ? ` | bare proxy overhead ${over(proxy, d)} ms` : ''} | errors ${d.errors.length}/${t.errors.length}${proxy ? `/${proxy.errors.length}` : ''} | RSS ${fmt(rss, 0)} MB | CPU ${typeof cpu === 'number' ? fmt(cpu, 2) : `${fmt(cpu.answer, 2)} (arrival ${fmt(cpu.arrival, 2)}, main thread ${fmt(cpu.arrivalMain, 2)})`} ms/request`;
   /**
-   * The cold batch, then `ROUNDS` rounds of three batches — direct, through the bare proxy, through
-   * Dovetail — in an order that rotates round by round, then the medians over rounds.
+   * The cold batch, the warm-up bursts, then `ROUNDS` rounds of three batches — direct, through the
+   * bare proxy, through Dovetail — in an order that rotates round by round, then the medians over rounds.
    */
   const bursts = async (d: Dovetail) => {
     // Cold start: the first 200 at once after the server started, reported on its own.
@@ -201,6 +219,19 @@ export async function run(): Promise<void> {
     await spread();
     for (const e of new Set([...coldDirect.errors, ...coldThrough.errors])) out(`  error: ${e}`);
     out(line('cold', coldDirect, coldThrough, rssAll(d), coldCpu));
+    const warm: { b: Batch; cpu: Cpu }[] = [];
+    const warmErrors: string[] = [];
+    for (let i = 0; i < WARMUP_BURSTS; i++) {
+      const w = await through(d);
+      await spread();
+      warm.push(w);
+      warmErrors.push(...w.b.errors, ...(await batch(proxyJob)).errors);
+      await spread();
+    }
+    if (warm.length > 0) {
+      out(`warm-up  ${WARMUP_BURSTS} bursts through Dovetail (and the bare proxy), left out of the rounds: Dovetail's first token p50 ${warm.map((w) => fmt(p50(w.b), 0)).join(' ')} ms; arrival CPU ${warm.map((w) => fmt(w.cpu.arrival, 2)).join(' ')} ms/request`);
+      for (const e of new Set(warmErrors)) out(`  error (warm-up): ${e}`);
+    }
     const rows: Row[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const legs = ['direct', 'proxy', 'through'] as const;
@@ -217,11 +248,11 @@ export async function run(): Promise<void> {
       for (const e of new Set([...row.direct.errors, ...row.proxy.errors, ...row.through.errors])) out(`  error: ${e}`);
     }
     const m = (f: (r: Row) => number) => median(rows.map(f));
-    const errors = rows.reduce((n, r) => n + r.direct.errors.length + r.proxy.errors.length + r.through.errors.length, 0) + coldDirect.errors.length + coldThrough.errors.length;
+    const errors = warmErrors.length + rows.reduce((n, r) => n + r.direct.errors.length + r.proxy.errors.length + r.through.errors.length, 0) + coldDirect.errors.length + coldThrough.errors.length;
     out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => p50(r.direct)), 0)} p99 ${fmt(m((r) => p99(r.direct)), 0)} ms; bare proxy p50 ${fmt(m((r) => p50(r.proxy)), 0)} p99 ${fmt(m((r) => p99(r.proxy)), 0)} ms; through Dovetail p50 ${fmt(m((r) => p50(r.through)), 0)} p99 ${fmt(m((r) => p99(r.through)), 0)} ms`);
     out(`first-token overhead  p50 ${fmt(m((r) => p50(r.through) - p50(r.direct)), 0)} ms (target ≤ 30)   p99 ${fmt(m((r) => p99(r.through) - p99(r.direct)), 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
     out(`baseline: a bare pass-through proxy's overhead  p50 ${fmt(m((r) => p50(r.proxy) - p50(r.direct)), 0)} ms   p99 ${fmt(m((r) => p99(r.proxy) - p99(r.direct)), 0)} ms; Dovetail over the bare proxy  p50 ${fmt(m((r) => p50(r.through) - p50(r.proxy)), 0)} ms   p99 ${fmt(m((r) => p99(r.through) - p99(r.proxy)), 0)} ms`);
-    out(`Dovetail CPU per streamed completion (all threads): ${fmt(m((r) => r.cpu.answer), 2)} ms the whole answer, ${fmt(m((r) => r.cpu.arrival), 2)} ms of it in the burst's first ${ARRIVALS_MS} ms (the arrivals, before any token)`);
+    out(`Dovetail CPU per streamed completion (all threads): ${fmt(m((r) => r.cpu.answer), 2)} ms the whole answer, ${fmt(m((r) => r.cpu.arrival), 2)} ms of it in the burst's first ${ARRIVALS_MS} ms (the arrivals, before any token), ${fmt(m((r) => r.cpu.arrivalMain), 2)} ms of those on the event loop's thread (the rest: V8's garbage collector and compiler threads, on the same cores)`);
   };
   try {
     const dovetail = await startDovetail(upstream.info.baseUrl);
