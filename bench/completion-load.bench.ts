@@ -37,7 +37,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 5);
 /**
- * Bursts sent through Dovetail (and through the bare proxy) after the cold batch and before the
+ * Bursts sent through Dovetail (and the other legs) after the cold batch and before the
  * rounds, reported on one line: in its first minute a server still has its hot paths compiled by V8,
  * on helper threads that share the cores with everything else here, and a burst's first-token
  * overhead fell by a third over the first ten to fifteen bursts on the machine this was written on.
@@ -225,11 +225,14 @@ export async function run(): Promise<void> {
       const w = await through(d);
       await spread();
       warm.push(w);
-      warmErrors.push(...w.b.errors, ...(await batch(proxyJob)).errors);
-      await spread();
+      // the other legs too, so that every leg's connections are as warm as Dovetail's when the rounds begin
+      for (const job of [proxyJob, directJob]) {
+        warmErrors.push(...(await batch(job)).errors);
+        await spread();
+      }
     }
     if (warm.length > 0) {
-      out(`warm-up  ${WARMUP_BURSTS} bursts through Dovetail (and the bare proxy), left out of the rounds: Dovetail's first token p50 ${warm.map((w) => fmt(p50(w.b), 0)).join(' ')} ms; arrival CPU ${warm.map((w) => fmt(w.cpu.arrival, 2)).join(' ')} ms/request`);
+      out(`warm-up  ${WARMUP_BURSTS} bursts through Dovetail (and the other legs), left out of the rounds: Dovetail's first token p50 ${warm.map((w) => fmt(p50(w.b), 0)).join(' ')} ms; arrival CPU ${warm.map((w) => fmt(w.cpu.arrival, 2)).join(' ')} ms/request`);
       for (const e of new Set(warmErrors)) out(`  error (warm-up): ${e}`);
     }
     const rows: Row[] = [];
