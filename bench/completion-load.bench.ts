@@ -8,8 +8,9 @@
  * upstream request). The baseline beside "direct": the same batch through a bare pass-through proxy
  * (`pipe-proxy-process.ts`: `node:http`, keep-alive, no work) in its own process — what one more
  * process hop between the same client and upstream costs on this machine, the floor for any proxy.
- * `ROUNDS` rounds of direct / bare proxy / Dovetail (the order rotating) and the summary is the
- * median over rounds. Then the same
+ * After a cold batch and `BENCH_LOAD_WARMUP_BURSTS` warm-up bursts (default 15, every leg; reported
+ * on one line), `BENCH_LOAD_ROUNDS` rounds (default 5) of direct / bare proxy / Dovetail (the order
+ * rotating), and the summary is the median over rounds. Then the same
  * concurrency held in a steady state (`BENCH_LOAD_SUSTAIN_MS`, default 15 s; 0 skips it): each
  * client sends its next request when its answer ends, the starts spread over one answer's length,
  * direct and then through Dovetail. Set
