@@ -187,6 +187,8 @@ export async function run(): Promise<void> {
   const mainAll = (d: Dovetail) => d.children.reduce((n, c) => n + mainThreadMs(c.pid!), 0);
   const rssAll = (d: Dovetail) => d.children.reduce((n, c) => n + rssMb(c.pid!).rss, 0);
   type Row = { direct: Batch; proxy: Batch; through: Batch; rss: number; cpu: Cpu };
+  const LEGS = ['direct', 'proxy', 'through'] as const;
+  type Leg = (typeof LEGS)[number];
   /** A batch through Dovetail, with the servers' CPU per request (ms) while it ran. */
   const through = async (d: Dovetail): Promise<{ b: Batch; cpu: Cpu }> => {
     const before = cpuAll(d);
@@ -209,42 +211,39 @@ export async function run(): Promise<void> {
    * bare proxy, through Dovetail — in an order that rotates round by round, then the medians over rounds.
    */
   const bursts = async (d: Dovetail) => {
+    /** One leg's batch, then how far apart its requests reached the upstream (which also clears the upstream's record). */
+    const runLeg = async (leg: Leg): Promise<{ b: Batch; spread: string; cpu?: Cpu }> => {
+      const r = leg === 'through' ? await through(d) : { b: await batch(leg === 'direct' ? directJob : proxyJob) };
+      return { ...r, spread: await spread() };
+    };
     // Cold start: the first 200 at once after the server started, reported on its own.
-    const { b: coldThrough, cpu: coldCpu } = await through(d);
-    await spread();
-    const coldDirect = await batch(directJob);
-    await spread();
+    const coldThrough = await runLeg('through');
+    const coldDirect = await runLeg('direct');
     // The bare proxy's first batch opens its connections (both ways); it is not reported, as the
     // other legs' connections are open by the first round.
-    await batch(proxyJob);
-    await spread();
-    for (const e of new Set([...coldDirect.errors, ...coldThrough.errors])) out(`  error: ${e}`);
-    out(line('cold', coldDirect, coldThrough, rssAll(d), coldCpu));
-    const warm: { b: Batch; cpu: Cpu }[] = [];
+    const coldProxy = await runLeg('proxy');
+    const coldErrors = [coldThrough, coldDirect, coldProxy].flatMap((r) => r.b.errors);
+    for (const e of new Set(coldErrors)) out(`  error: ${e}`);
+    out(line('cold', coldDirect.b, coldThrough.b, rssAll(d), coldThrough.cpu!));
+    const warm: { first: number; cpu: Cpu }[] = [];
     const warmErrors: string[] = [];
     for (let i = 0; i < WARMUP_BURSTS; i++) {
-      const w = await through(d);
-      await spread();
-      warm.push(w);
-      // the other legs too, so that every leg's connections are as warm as Dovetail's when the rounds begin
-      for (const job of [proxyJob, directJob]) {
-        warmErrors.push(...(await batch(job)).errors);
-        await spread();
+      // every leg, so that each one's connections are as warm as Dovetail's when the rounds begin
+      for (const leg of ['through', 'proxy', 'direct'] as const) {
+        const r = await runLeg(leg);
+        warmErrors.push(...r.b.errors);
+        if (r.cpu) warm.push({ first: p50(r.b), cpu: r.cpu });
       }
     }
     if (warm.length > 0) {
-      out(`warm-up  ${WARMUP_BURSTS} bursts through Dovetail (and the other legs), left out of the rounds: Dovetail's first token p50 ${warm.map((w) => fmt(p50(w.b), 0)).join(' ')} ms; arrival CPU ${warm.map((w) => fmt(w.cpu.arrival, 2)).join(' ')} ms/request`);
+      out(`warm-up  ${WARMUP_BURSTS} bursts through Dovetail (and the other legs), left out of the rounds: Dovetail's first token p50 ${warm.map((w) => fmt(w.first, 0)).join(' ')} ms; arrival CPU ${warm.map((w) => fmt(w.cpu.arrival, 2)).join(' ')} ms/request`);
       for (const e of new Set(warmErrors)) out(`  error (warm-up): ${e}`);
     }
     const rows: Row[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      const legs = ['direct', 'proxy', 'through'] as const;
-      const order = [...legs.slice(i % 3), ...legs.slice(0, i % 3)];
-      const got: Partial<Record<(typeof legs)[number], { b: Batch; spread: string; cpu?: Cpu }>> = {};
-      for (const leg of order) {
-        const r = leg === 'through' ? await through(d) : { b: await batch(leg === 'direct' ? directJob : proxyJob) };
-        got[leg] = { ...r, spread: await spread() };
-      }
+      const order = [...LEGS.slice(i % 3), ...LEGS.slice(0, i % 3)];
+      const got: Partial<Record<Leg, { b: Batch; spread: string; cpu?: Cpu }>> = {};
+      for (const leg of order) got[leg] = await runLeg(leg);
       const row = { direct: got.direct!.b, proxy: got.proxy!.b, through: got.through!.b, rss: rssAll(d), cpu: got.through!.cpu! };
       rows.push(row);
       out(line(`round ${i + 1}`, row.direct, row.through, row.rss, row.cpu, row.proxy));
@@ -252,7 +251,7 @@ export async function run(): Promise<void> {
       for (const e of new Set([...row.direct.errors, ...row.proxy.errors, ...row.through.errors])) out(`  error: ${e}`);
     }
     const m = (f: (r: Row) => number) => median(rows.map(f));
-    const errors = warmErrors.length + rows.reduce((n, r) => n + r.direct.errors.length + r.proxy.errors.length + r.through.errors.length, 0) + coldDirect.errors.length + coldThrough.errors.length;
+    const errors = coldErrors.length + warmErrors.length + rows.reduce((n, r) => n + r.direct.errors.length + r.proxy.errors.length + r.through.errors.length, 0);
     out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => p50(r.direct)), 0)} p99 ${fmt(m((r) => p99(r.direct)), 0)} ms; bare proxy p50 ${fmt(m((r) => p50(r.proxy)), 0)} p99 ${fmt(m((r) => p99(r.proxy)), 0)} ms; through Dovetail p50 ${fmt(m((r) => p50(r.through)), 0)} p99 ${fmt(m((r) => p99(r.through)), 0)} ms`);
     out(`first-token overhead  p50 ${fmt(m((r) => p50(r.through) - p50(r.direct)), 0)} ms (target ≤ 30)   p99 ${fmt(m((r) => p99(r.through) - p99(r.direct)), 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
     out(`baseline: a bare pass-through proxy's overhead  p50 ${fmt(m((r) => p50(r.proxy) - p50(r.direct)), 0)} ms   p99 ${fmt(m((r) => p99(r.proxy) - p99(r.direct)), 0)} ms; Dovetail over the bare proxy  p50 ${fmt(m((r) => p50(r.through) - p50(r.proxy)), 0)} ms   p99 ${fmt(m((r) => p99(r.through) - p99(r.proxy)), 0)} ms`);
