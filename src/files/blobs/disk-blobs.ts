@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -29,13 +29,18 @@ export class DiskBlobs implements Blobs {
     let early: unknown;
     const onEarly = (err: unknown) => (early ??= err);
     body.on('error', onEarly);
+    let out: WriteStream | undefined;
     try {
       await mkdir(path.dirname(final), { recursive: true });
       await mkdir(path.dirname(tmp), { recursive: true });
       if (early !== undefined) throw early;
-      await pipeline(body, createWriteStream(tmp));
+      out = createWriteStream(tmp);
+      await pipeline(body, out);
       await rename(tmp, final);
     } catch (err) {
+      // pipeline rejects as soon as the body fails, while the temp file may still be opening:
+      // wait for the write stream to close, or the file appears after the rm below.
+      if (out && !out.closed) await new Promise<void>((done) => out!.once('close', () => done()));
       await rm(tmp, { force: true });
       throw err;
     } finally {
