@@ -1,27 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
+import { BROWSER_TESTS, CHROMIUM_ARGS, noticeWithoutBrowser, requireBrowser } from '../helpers/browser.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-/**
- * `GET /docs` in a real browser: Debian's Chromium driven by playwright-core. Without a browser the
- * test is skipped with a notice, except in CI (`CI=true`), where it fails (.ci/run installs one).
- */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const found = existsSync(CHROMIUM);
-if (!found && process.env.CI !== 'true') console.warn(`[dovetail tests] NOTICE: no Chromium at ${CHROMIUM}; the /docs browser test is skipped (apt-get install chromium).`);
+/** `GET /docs` in a real browser (test/helpers/browser.ts: skipped with a notice without one, except in CI). */
+noticeWithoutBrowser('the /docs browser test is');
 
 let s: TestServer;
 let browser: Browser | undefined;
 
 beforeAll(async () => {
   s = await startServer();
-  if (found) {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
-    });
-  }
+  if (BROWSER_TESTS) browser = await chromium.launch({ executablePath: requireBrowser(), args: CHROMIUM_ARGS });
 });
 afterAll(async () => {
   await browser?.close();
@@ -29,8 +19,7 @@ afterAll(async () => {
 });
 
 describe('GET /docs (API reference page)', () => {
-  it.skipIf(!found && process.env.CI !== 'true')('renders the operations from /v1/openapi.json with every asset from this server', async () => {
-    expect(browser, `Chromium is required in CI (${CHROMIUM})`).toBeDefined();
+  it.skipIf(!BROWSER_TESTS)('renders the operations from /v1/openapi.json with every asset from this server', async () => {
     const page = await browser!.newPage();
     const requested: string[] = [];
     page.on('request', (r) => requested.push(r.url()));

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -6,21 +6,16 @@ import { freePort, ManualClock, startServer, type TestServer } from '../helpers/
 import { dataFrames, parseSse, readSse, type SseFrame } from '../helpers/sse.js';
 import { startSmtpPeer, smtpEnv, type SmtpPeer } from '../helpers/smtp-peer.js';
 import { reviewApp } from '../helpers/form-apps.js';
+import { BROWSER_TESTS, CHROMIUM_ARGS, noticeWithoutBrowser, requireBrowser } from '../helpers/browser.js';
 
-/**
- * The form page in a real browser: Playwright (playwright-core) driving Debian's Chromium. Without
- * a browser the tests are skipped with a notice, except under CI=true, where they fail.
- */
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
-const IN_CI = process.env.CI === 'true';
-if (!CHROMIUM && !IN_CI) process.stderr.write('[dovetail tests] NOTICE: no Chromium found (/usr/bin/chromium); the form page browser tests are skipped. Install it with `apt-get install -y chromium`.\n');
+/** The form page in a real browser (test/helpers/browser.ts: skipped with a notice without one, except in CI). */
+noticeWithoutBrowser('the form page browser tests are');
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const USER = 'mailer';
 const PASS = 'pw';
 const CONTENT = '# Review of {{#start.draft#}}\n\nPlease check the **draft**. <script>window.__pwned = 1</script>\n\nComment: {{#$output.comment#}}';
 
-describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
+describe.skipIf(!BROWSER_TESTS)('the form page in a real browser', () => {
   let browser: Browser;
   let peer: SmtpPeer;
   let s: TestServer;
@@ -29,9 +24,9 @@ describe.skipIf(!CHROMIUM && !IN_CI)('the form page in a real browser', () => {
   const clock = new ManualClock();
 
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error('CI=true and no Chromium at /usr/bin/chromium: .ci/run installs it with apt-get');
+    const executablePath = requireBrowser();
     const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
     peer = await startSmtpPeer({ user: USER, pass: PASS });
     const port = await freePort();
     s = await startServer({ port, clock, env: { ...smtpEnv(peer.port, USER, PASS), APP_WEB_URL: `http://127.0.0.1:${port}`, QUEUE_POLL_MS: '20', WEB_FORM_SUBMIT_RATE_LIMIT_MAX_ATTEMPTS: '1000' } });
