@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
+import { perTurn } from '../lib/per-turn.js';
 import type { SecretBox } from '../infra/secret-box.js';
 import { parseDsl, type AppMode, type DslDocument } from './dsl.js';
 import { DslError } from './errors.js';
@@ -63,8 +64,6 @@ export class AppService {
   readonly #cache = new Map<string, { app: App; stamp: number | undefined }>();
   readonly #changeStamp: (() => number) | undefined;
   readonly #box: SecretBox;
-  /** Version reads started in this event-loop turn, by app id (see `#currentVersion`). */
-  readonly #versionReads = new Map<string, Promise<number | undefined>>();
   /** Earlier versions runs still use, by `id@version` (up to VERSION_CACHE_MAX). */
   readonly #versions = new Map<string, App>();
 
@@ -181,15 +180,7 @@ export class AppService {
    * SQLite's change stamp is read once per turn. The read starts in that turn, so an update
    * committed before the turn began is seen by each of them.
    */
-  #currentVersion(id: string): Promise<number | undefined> {
-    let read = this.#versionReads.get(id);
-    if (!read) {
-      if (this.#versionReads.size === 0) setImmediate(() => this.#versionReads.clear());
-      read = this.#store.versionOf(id);
-      this.#versionReads.set(id, read);
-    }
-    return read;
-  }
+  readonly #currentVersion = perTurn((id: string) => this.#store.versionOf(id));
 
   /**
    * The app, from a cache checked against the row's version (one small read), so an update made

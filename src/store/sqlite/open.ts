@@ -10,6 +10,7 @@ import type { OpenedDatabase } from '../opened.js';
 import { Fts5KeywordIndex } from './fts5-keyword-index.js';
 import { SqliteVecIndex } from './sqlite-vec-index.js';
 import { SqliteSegmentWriter } from './segment-writer.js';
+import { perTurn } from '../../lib/per-turn.js';
 
 /** Opens (creating) `dovetail.db` in `dataDir`, probes FTS5, loads sqlite-vec, and answers the dialect. */
 export function openSqlite(dataDir: string): OpenedDatabase {
@@ -47,25 +48,15 @@ export function openSqlite(dataDir: string): OpenedDatabase {
 
 /**
  * SQLite's `data_version`, bumped by every commit of another connection (this process has one), read
- * at most once per event-loop turn: reading it opens a read transaction on the WAL (file locks), and
- * a burst of requests, each checking its key and app, read it twice per request. The value is kept
- * until the turn's check phase (a ref'd immediate, so the loop does not block in poll while it is
- * kept): a commit by another process is seen by every request that arrived after it, from the turn
- * after the one that read it.
+ * at most once per event-loop turn (`perTurn`): reading it opens a read transaction on the WAL (file
+ * locks), and a burst of requests, each checking its key and app, read it twice per request. A commit
+ * by another process is seen by every request that arrived after it, from the turn after the one that
+ * read it.
  */
 function dataVersionPerTurn(handle: SQLite.Database): () => number {
   const dataVersion = handle.prepare('PRAGMA data_version').pluck();
-  let kept: number | undefined;
-  const forget = () => {
-    kept = undefined;
-  };
-  return () => {
-    if (kept === undefined) {
-      kept = dataVersion.get() as number;
-      setImmediate(forget);
-    }
-    return kept;
-  };
+  const read = perTurn(() => dataVersion.get() as number);
+  return () => read(undefined);
 }
 
 /** Whether this SQLite library was compiled with FTS5. */
