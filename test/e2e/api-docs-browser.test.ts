@@ -20,6 +20,7 @@ afterAll(async () => {
 
 describe('GET /docs (API reference page)', () => {
   it.skipIf(!BROWSER_TESTS)('renders the operations from /v1/openapi.json with every asset from this server', async () => {
+    expect(browser, 'Chromium is required in CI (.ci/run installs it)').toBeDefined();
     const page = await browser!.newPage();
     const requested: string[] = [];
     page.on('request', (r) => requested.push(r.url()));

@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
  * distribution's paths. Without one the tests are skipped with a notice, except under `CI=true`,
  * where they fail (`.ci/run` installs it with apt-get).
  */
-export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
-export const IN_CI = process.env.CI === 'true';
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+const IN_CI = process.env.CI === 'true';
 /** Whether a browser test runs: a browser was found, or CI requires one (and the test fails without it). */
 export const BROWSER_TESTS = !!CHROMIUM || IN_CI;
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
