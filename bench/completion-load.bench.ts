@@ -189,6 +189,8 @@ export async function run(): Promise<void> {
   type Row = { direct: Batch; proxy: Batch; through: Batch; rss: number; cpu: Cpu };
   const LEGS = ['direct', 'proxy', 'through'] as const;
   type Leg = (typeof LEGS)[number];
+  /** One leg's batch, how far apart its requests reached the upstream, and (through Dovetail) the servers' CPU. */
+  type LegRun = { b: Batch; spread: string; cpu?: Cpu };
   /** A batch through Dovetail, with the servers' CPU per request (ms) while it ran. */
   const through = async (d: Dovetail): Promise<{ b: Batch; cpu: Cpu }> => {
     const before = cpuAll(d);
@@ -212,7 +214,7 @@ export async function run(): Promise<void> {
    */
   const bursts = async (d: Dovetail) => {
     /** One leg's batch, then how far apart its requests reached the upstream (which also clears the upstream's record). */
-    const runLeg = async (leg: Leg): Promise<{ b: Batch; spread: string; cpu?: Cpu }> => {
+    const runLeg = async (leg: Leg): Promise<LegRun> => {
       const r = leg === 'through' ? await through(d) : { b: await batch(leg === 'direct' ? directJob : proxyJob) };
       return { ...r, spread: await spread() };
     };
@@ -242,7 +244,7 @@ export async function run(): Promise<void> {
     const rows: Row[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const order = [...LEGS.slice(i % 3), ...LEGS.slice(0, i % 3)];
-      const got: Partial<Record<Leg, { b: Batch; spread: string; cpu?: Cpu }>> = {};
+      const got: Partial<Record<Leg, LegRun>> = {};
       for (const leg of order) got[leg] = await runLeg(leg);
       const row = { direct: got.direct!.b, proxy: got.proxy!.b, through: got.through!.b, rss: rssAll(d), cpu: got.through!.cpu! };
       rows.push(row);
