@@ -1,6 +1,7 @@
 import { completeNode, initialState } from './run-state.js';
 import { NodeFailure, StopSignal, type Graph, type NodeContext, type NodeOutcome, type NodeUsage } from './types.js';
 import { plusUsage } from '../lib/usage.js';
+import { nodeStarted } from './node-started.js';
 
 export interface ContainerRound {
   readonly type: 'loop' | 'iteration';
@@ -100,20 +101,14 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
     const index = ctx.step ? ctx.step() : steps;
     const execId = ctx.ports.newId();
     const startedAt = ctx.ports.now();
-    const started = {
+    const started = nodeStarted(node, {
       id: execId,
-      node_id: node.id,
-      node_type: node.type,
-      title: node.title,
       index,
-      predecessor_node_id: from,
-      inputs: null,
-      inputs_truncated: false,
-      created_at: sec(startedAt),
-      extras: {},
-      iteration_id: round.type === 'iteration' ? ctx.node.id : null,
-      loop_id: round.type === 'loop' ? ctx.node.id : null,
-    };
+      from,
+      startedAt,
+      iterationId: round.type === 'iteration' ? ctx.node.id : null,
+      loopId: round.type === 'loop' ? ctx.node.id : null,
+    });
     ctx.emit({ type: 'event', event: 'node_started', data: round.parallelRunId ? { ...started, parallel_run_id: round.parallelRunId } : started });
     const finished = (status: string, error: string | null, r: { inputs?: unknown; outputs?: unknown; processData?: unknown; meta?: Record<string, unknown> }) => {
       const now = ctx.ports.now();

@@ -3,10 +3,11 @@ import type { RunState } from '../engine/run-state.js';
 import { Scheduler, type NodeDecision, type StartNode } from '../engine/scheduler.js';
 import type { EnginePorts, Graph, NodeStreamEvent } from '../engine/types.js';
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
+import { nodeStarted } from '../engine/node-started.js';
 import type { RunJournal } from './journal.js';
 import { nodeFinishedData, pauseReasons, usageOf } from './frames.js';
 import { NO_TRACING, type SpanHandle, type Tracing } from '../infra/tracing.js';
-import { STOPPED_BY_USER, type Flight, type NodeStarted, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
+import { STOPPED_BY_USER, type Flight, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
 
 export { STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta };
 
@@ -302,20 +303,7 @@ export class RunLoop {
   #start({ node: nodeId, from, index }: StartNode): Flight {
     const node = this.#graph.nodes.get(nodeId)!;
     const now = this.#ports.now();
-    const started: NodeStarted = {
-      id: this.#ports.newId(),
-      node_id: node.id,
-      node_type: node.type,
-      title: node.title,
-      index,
-      predecessor_node_id: from,
-      inputs: null,
-      inputs_truncated: false,
-      created_at: sec(now),
-      extras: {},
-      iteration_id: null,
-      loop_id: null,
-    };
+    const started = nodeStarted(node, { id: this.#ports.newId(), index, from, startedAt: now });
     this.#emit('node_started', { ...started });
     this.#sched.started(started.id, { node: nodeId, from, index });
     this.#nodeSpans.set(started.id, this.#tracing.start(`node ${node.type}`, { 'dovetail.node_id': node.id, 'dovetail.node_type': node.type, 'dovetail.node_index': started.index }, this.#runSpan));

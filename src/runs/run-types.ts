@@ -1,5 +1,6 @@
 import type { AppKind } from '../engine/types.js';
 import type { RunState } from '../engine/run-state.js';
+import type { NodeStarted } from '../engine/node-started.js';
 
 /** Terminal and paused statuses a run loop ends with. */
 export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'stopped', 'partial-succeeded', 'paused'] as const;
@@ -41,7 +42,6 @@ export interface RunEnd {
 
 export { STOPPED_BY_USER } from '../engine/scheduler.js';
 
-
 export interface Flight {
   readonly nodeId: string;
   readonly execId: string;
@@ -50,19 +50,3 @@ export interface Flight {
   readonly startedAt: number;
   readonly started: NodeStarted;
 }
-
-export interface NodeStarted {
-  readonly id: string;
-  readonly node_id: string;
-  readonly node_type: string;
-  readonly title: string;
-  readonly index: number;
-  readonly predecessor_node_id: string | null;
-  readonly inputs: null;
-  readonly inputs_truncated: false;
-  readonly created_at: number;
-  readonly extras: Record<string, never>;
-  readonly iteration_id: null;
-  readonly loop_id: null;
-}
-
