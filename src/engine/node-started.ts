@@ -1,4 +1,5 @@
 import type { GraphNode } from './types.js';
+import { toSeconds } from '../lib/seconds.js';
 
 /** A `node_started` event's data (Dify's shape): a run's own node, or a child of an iteration or loop. */
 export type NodeStarted = {
@@ -31,7 +32,7 @@ export function nodeStarted(
     predecessor_node_id: run.from,
     inputs: null,
     inputs_truncated: false,
-    created_at: Math.floor(run.startedAt / 1000),
+    created_at: toSeconds(run.startedAt),
     extras: {},
     iteration_id: run.iterationId ?? null,
     loop_id: run.loopId ?? null,

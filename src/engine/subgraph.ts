@@ -1,4 +1,5 @@
 import { completeNode, initialState } from './run-state.js';
+import { toSeconds } from '../lib/seconds.js';
 import { NodeFailure, StopSignal, type Graph, type NodeContext, type NodeOutcome, type NodeUsage } from './types.js';
 import { plusUsage } from '../lib/usage.js';
 import { nodeStarted } from './node-started.js';
@@ -22,8 +23,6 @@ export interface RoundResult {
   readonly steps: number;
 }
 
-const sec = (ms: number) => Math.floor(ms / 1000);
-
 /** What a container reports when it ends; `metadata` joins `total_tokens` in `execution_metadata`. */
 export interface ContainerTotals {
   readonly tokens: number;
@@ -40,10 +39,10 @@ export interface ContainerTotals {
 export function containerEvents(ctx: NodeContext, kind: ContainerRound['type'], inputs: Record<string, unknown>, metadata: Record<string, unknown>) {
   const startedAt = ctx.ports.now();
   const base = { id: ctx.executionId ?? ctx.node.id, node_id: ctx.node.id, node_type: kind, title: ctx.node.title };
-  ctx.emit({ type: 'event', event: `${kind}_started`, data: { ...base, created_at: sec(startedAt), extras: {}, metadata, inputs, inputs_truncated: false } });
+  ctx.emit({ type: 'event', event: `${kind}_started`, data: { ...base, created_at: toSeconds(startedAt), extras: {}, metadata, inputs, inputs_truncated: false } });
   return {
     next(index: number, extra: Record<string, unknown> = {}): void {
-      ctx.emit({ type: 'event', event: `${kind}_next`, data: { ...base, index, created_at: sec(ctx.ports.now()), ...extra, extras: {} } });
+      ctx.emit({ type: 'event', event: `${kind}_next`, data: { ...base, index, created_at: toSeconds(ctx.ports.now()), ...extra, extras: {} } });
     },
     completed(status: string, error: string | null, outputs: Record<string, unknown> | null, totals: ContainerTotals): void {
       const now = ctx.ports.now();
@@ -56,14 +55,14 @@ export function containerEvents(ctx: NodeContext, kind: ContainerRound['type'], 
           outputs_truncated: false,
           inputs,
           inputs_truncated: false,
-          created_at: sec(startedAt),
+          created_at: toSeconds(startedAt),
           extras: {},
           status,
           error,
           elapsed_time: (now - startedAt) / 1000,
           total_tokens: totals.tokens,
           execution_metadata: { total_tokens: totals.tokens, ...totals.metadata },
-          finished_at: sec(now),
+          finished_at: toSeconds(now),
           steps: totals.steps,
         },
       });
@@ -126,7 +125,7 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
           error,
           elapsed_time: (now - startedAt) / 1000,
           execution_metadata: { [`${idKey}_id`]: ctx.node.id, [`${idKey}_index`]: round.index, ...runId, ...(r.meta ?? {}) },
-          finished_at: sec(now),
+          finished_at: toSeconds(now),
           files: [],
         },
       });

@@ -6,7 +6,5 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** Epoch seconds, as Dify puts in `created_at` fields. */
-export function toSeconds(ms: number): number {
-  return Math.floor(ms / 1000);
-}
+/** Epoch seconds, as Dify puts in `created_at` fields (pure, in src/lib so the engine can use it too). */
+export { toSeconds } from '../lib/seconds.js';

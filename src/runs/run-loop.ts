@@ -1,4 +1,5 @@
 import { executeNode, type NodeResult } from '../engine/execute-node.js';
+import { toSeconds } from '../infra/clock.js';
 import type { RunState } from '../engine/run-state.js';
 import { Scheduler, type NodeDecision, type StartNode } from '../engine/scheduler.js';
 import type { EnginePorts, Graph, NodeStreamEvent } from '../engine/types.js';
@@ -10,8 +11,6 @@ import { NO_TRACING, type SpanHandle, type Tracing } from '../infra/tracing.js';
 import { STOPPED_BY_USER, type Flight, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
 
 export { STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta };
-
-const sec = (ms: number) => Math.floor(ms / 1000);
 
 /**
  * Runs a graph from a state, carrying out what its Scheduler (src/engine/scheduler.ts) decides:
@@ -88,7 +87,7 @@ export class RunLoop {
   #frame(event: string, data: Record<string, unknown>): { event: string; [k: string]: unknown } {
     const m = this.#meta;
     if (m.mode === 'workflow') return { event, workflow_run_id: m.id, task_id: m.taskId, data };
-    return { event, conversation_id: m.conversationId, message_id: m.messageId, created_at: sec(m.createdAt), task_id: m.taskId, workflow_run_id: m.id, data };
+    return { event, conversation_id: m.conversationId, message_id: m.messageId, created_at: toSeconds(m.createdAt), task_id: m.taskId, workflow_run_id: m.id, data };
   }
 
   #emit(event: string, data: Record<string, unknown>): void {
@@ -98,7 +97,7 @@ export class RunLoop {
   #message(text: string): void {
     const m = this.#meta;
     this.#state.answer += text;
-    this.#journal.append({ event: 'message', conversation_id: m.conversationId, message_id: m.messageId, created_at: sec(m.createdAt), task_id: m.taskId, id: m.messageId, answer: text });
+    this.#journal.append({ event: 'message', conversation_id: m.conversationId, message_id: m.messageId, created_at: toSeconds(m.createdAt), task_id: m.taskId, id: m.messageId, answer: text });
   }
 
   #onNodeEvent(e: NodeStreamEvent): void {
@@ -161,7 +160,7 @@ export class RunLoop {
     sched.begin(this.#ports.now());
     const elapsed = () => sched.elapsed(this.#ports.now());
     const m = this.#meta;
-    if (reason !== 'takeover') this.#emit('workflow_started', { id: m.id, workflow_id: m.workflowId, inputs: m.inputs, created_at: sec(m.createdAt), reason });
+    if (reason !== 'takeover') this.#emit('workflow_started', { id: m.id, workflow_id: m.workflowId, inputs: m.inputs, created_at: toSeconds(m.createdAt), reason });
     const timer = setTimeout(() => {
       sched.timeUp();
       this.#abort.abort();
@@ -209,7 +208,7 @@ export class RunLoop {
         outputs: this.#state.outputs,
         reasons: pauseReasons(decision.reasons),
         status: 'paused',
-        created_at: sec(m.createdAt),
+        created_at: toSeconds(m.createdAt),
         elapsed_time: this.#state.elapsedMs / 1000,
         total_tokens: this.#state.tokens,
         total_steps: this.#state.steps,
@@ -250,7 +249,7 @@ export class RunLoop {
         event: 'message_end',
         conversation_id: m.conversationId,
         message_id: m.messageId,
-        created_at: sec(m.createdAt),
+        created_at: toSeconds(m.createdAt),
         task_id: m.taskId,
         id: m.messageId,
         metadata: { usage: usageOf(this.#state), retriever_resources: [] },
@@ -267,8 +266,8 @@ export class RunLoop {
       total_tokens: this.#state.tokens,
       total_steps: this.#state.steps,
       created_by: { id: m.endUserId, user: m.user },
-      created_at: sec(m.createdAt),
-      finished_at: sec(end.finishedAt!),
+      created_at: toSeconds(m.createdAt),
+      finished_at: toSeconds(end.finishedAt!),
       exceptions_count: this.#state.exceptions,
       files: [],
     });
@@ -277,7 +276,7 @@ export class RunLoop {
         event: 'error',
         conversation_id: m.conversationId,
         message_id: m.messageId,
-        created_at: sec(m.createdAt),
+        created_at: toSeconds(m.createdAt),
         code: 'completion_request_error',
         status: 400,
         message: end.error ?? 'failed',

@@ -1,4 +1,5 @@
 import { MessageStore } from '../messages/message-store.js';
+import { toSeconds } from '../infra/clock.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import { RunStore, type RunRecord } from './run-store.js';
@@ -27,8 +28,6 @@ export interface RunFilter {
   readonly limit: number;
 }
 
-const sec = (ms: number) => Math.floor(ms / 1000);
-
 /**
  * Read side of runs for operators (the CLI): runs of every app mode, newest first. Completion and
  * chat apps have no workflow runs; their messages stand in (status `normal` | `error` | `stopped`).
@@ -47,7 +46,7 @@ export async function listRuns(db: Kysely<Database>, f: RunFilter, messageStore:
       total_steps: null,
       total_tokens: null,
       elapsed_time: null,
-      created_at: sec(x.createdAt),
+      created_at: toSeconds(x.createdAt),
       finished_at: null,
     })),
   ];
@@ -65,8 +64,8 @@ function runSummary(x: RunRecord): RunSummary {
     total_steps: x.total_steps,
     total_tokens: x.total_tokens,
     elapsed_time: x.elapsed_ms / 1000,
-    created_at: sec(x.created_at),
-    finished_at: x.finished_at === null ? null : sec(x.finished_at),
+    created_at: toSeconds(x.created_at),
+    finished_at: x.finished_at === null ? null : toSeconds(x.finished_at),
   };
 }
 
@@ -88,7 +87,7 @@ export async function showRun(db: Kysely<Database>, id: string, messages: Pick<M
     total_steps: null,
     total_tokens: null,
     elapsed_time: null,
-    created_at: sec(m.createdAt),
+    created_at: toSeconds(m.createdAt),
     finished_at: null,
     conversation_id: m.conversationId,
     query: m.query,
