@@ -55,6 +55,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     httpServer: {
       maxParamLength: int(env, file, 'HTTP_MAX_PARAM_LENGTH', 100, 1),
       maxHeaderBytes: int(env, file, 'HTTP_MAX_HEADER_SIZE', 16384, 1024),
+      admissionSliceMs: int(env, file, 'HTTP_ADMISSION_SLICE_MS', 5),
       trustProxy: trustProxy(str(env, file, 'TRUST_PROXY')),
     },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),

@@ -42,6 +42,11 @@ export interface HttpServerConfig {
   /** Largest request line + headers, bytes (`HTTP_MAX_HEADER_SIZE`, default 16384 as Node); larger answers 431. */
   readonly maxHeaderBytes: number;
   /**
+   * Event-loop time a turn gives to starting requests before the rest wait for its check phase, ms
+   * (`HTTP_ADMISSION_SLICE_MS`, default 5; 0 = no slices): see src/http/admission.ts.
+   */
+  readonly admissionSliceMs: number;
+  /**
    * `TRUST_PROXY`: `true` (any proxy) or comma-separated proxy addresses/CIDRs whose
    * `X-Forwarded-*` headers are believed (Fastify's `trustProxy`); unset/`false` = none, and the
    * client's `Host` header never reaches a URL the server hands out.

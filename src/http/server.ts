@@ -38,7 +38,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
 import { registerProbes } from './probes.js';
-import { noteArrival } from '../infra/after-arrivals.js';
+import { requestAdmission } from './admission.js';
 import { releaseConnectionsOnClose } from './closing-connections.js';
 
 /** Registers one route plugin in a scope, handing it only the runtime members it declares. */
@@ -137,7 +137,6 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    noteArrival();
     reply.header('x-request-id', request.id);
     if (!runtime.tracing.enabled) return;
     // a span per request, ended when the response closes (streams included); named by route pattern
@@ -149,6 +148,9 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
       span.end();
     });
   });
+  // requests go on in slices of event-loop time, in arrival order (src/http/admission.ts)
+  const admit = requestAdmission(limits.admissionSliceMs);
+  app.addHook('onRequest', (_request, _reply, done) => admit(done));
   // An error answered before the request body arrived (a bad key on an upload, a slow client):
   // the rest of the body is read and dropped as usual, but a client that has not finished sending
   // it shortly after the answer is cut off, rather than holding the connection. The grace lets a
