@@ -9,12 +9,13 @@ import { noteArrival } from '../infra/after-arrivals.js';
  * lets the loop read anything the server sent on the idle connection: GHSA-35p6-xmwp-9g52), so
  * without slices every model request of a 200-request burst leaves after the last one was handled.
  * With slices, once `sliceMs` of a turn has gone to requests, the next ones wait for that turn's
- * check phase: the model requests written so far leave, then the waiting requests are handled, again
+ * check phase: the model requests made so far are written, then the waiting requests are handled, again
  * for at most `sliceMs`, and so on, in arrival order. A request on a quiet server goes on at once.
  *
- * `sliceMs` 0 admits every request at once (one slice per poll phase, as Node does).
+ * `sliceMs` 0 admits every request at once (one slice per poll phase, as Node does). `onHeld` is
+ * called for each request that waits.
  */
-export function requestAdmission(sliceMs: number): (done: () => void) => void {
+export function requestAdmission(sliceMs: number, onHeld: () => void = () => undefined): (done: () => void) => void {
   if (sliceMs <= 0) {
     return (done) => {
       noteArrival();
@@ -50,6 +51,7 @@ export function requestAdmission(sliceMs: number): (done: () => void) => void {
     noteArrival();
     if (waiting === 0 && inSlice()) return done();
     waiting++;
+    onHeld();
     setImmediate(release, done);
   };
 }

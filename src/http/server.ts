@@ -149,7 +149,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     });
   });
   // requests go on in slices of event-loop time, in arrival order (src/http/admission.ts)
-  const admit = requestAdmission(limits.admissionSliceMs);
+  const admit = requestAdmission(limits.admissionSliceMs, () => runtime.metrics.httpRequestsHeld.inc());
   app.addHook('onRequest', (_request, _reply, done) => admit(done));
   // An error answered before the request body arrived (a bad key on an upload, a slow client):
   // the rest of the body is read and dropped as usual, but a client that has not finished sending

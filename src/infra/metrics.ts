@@ -30,6 +30,11 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
+  readonly httpRequestsHeld = new Counter({
+    name: 'dovetail_http_requests_held_total',
+    help: 'Requests that waited for a later slice of event-loop time before they started (HTTP_ADMISSION_SLICE_MS).',
+    registers: [this.registry],
+  });
   readonly activeStreams = new Gauge({ name: 'dovetail_sse_active_streams', help: 'Server-sent event streams open now.', registers: [this.registry] });
   readonly modelDuration = new Histogram({
     name: 'dovetail_model_call_duration_seconds',
