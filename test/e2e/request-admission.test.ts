@@ -3,29 +3,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { completionApp } from '../helpers/apps.js';
-import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
+import { parseRawResponse } from '../helpers/raw-http.js';
 
 // A burst of requests on a server whose slices of event-loop time are short (1 ms): the requests
 // that wait for a later slice (src/http/admission.ts) must each be answered as if none had waited.
-// The server runs in a process of its own, so that the burst reaches it as it would from clients
-// (in one process with the client, its requests are read one per turn of the event loop).
+// The burst goes out on connections that have carried a request already, as a client's kept-alive
+// ones have: Node's server reads the first requests of new connections one per turn of the event loop.
 let fake: FakeOpenAI;
-let prepared: TestServer;
-let s: ServerProcess;
+let s: TestServer;
 let key: string;
 
 beforeAll(async () => {
   fake = await startFakeOpenAI();
   fake.behaviour = { reply: (body) => `echo: ${JSON.stringify((body.messages as { content: string }[]).at(-1)!.content)}`, chunkSize: 3 };
   const env = { HTTP_ADMISSION_SLICE_MS: '1', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl };
-  prepared = await startServer({ env });
-  ({ apiKey: key } = await prepared.importApp(completionApp()));
-  await prepared.stop();
-  s = await spawnServer(prepared, env);
+  s = await startServer({ env });
+  ({ apiKey: key } = await s.importApp(completionApp()));
 });
 afterAll(async () => {
   await s?.close();
-  await prepared?.close();
   await fake?.close();
 });
 
@@ -34,7 +30,7 @@ afterAll(async () => {
  * open and used, as a client's kept-alive connections are — writes `requests` on them in the same
  * turn: the server reads them as one burst.
  */
-async function burst(requests: string[]): Promise<{ status: number; body: Record<string, unknown> }[]> {
+async function burst(requests: string[]): Promise<{ status: number | undefined; body: Record<string, unknown> }[]> {
   const { port } = new URL(s.url);
   const warmUp = 'GET /health HTTP/1.1\r\nhost: localhost\r\n\r\n';
   const sockets = await Promise.all(
@@ -45,9 +41,7 @@ async function burst(requests: string[]): Promise<{ status: number; body: Record
           let text = '';
           const onData = (d: Buffer) => {
             text += d.toString('utf8');
-            const head = text.indexOf('\r\n\r\n');
-            const length = /\r\ncontent-length: (\d+)/i.exec(text);
-            if (head < 0 || !length || text.length < head + 4 + Number(length[1])) return;
+            if (!parseRawResponse(text).complete) return;
             socket.off('data', onData);
             resolve(socket);
           };
@@ -58,14 +52,13 @@ async function burst(requests: string[]): Promise<{ status: number; body: Record
   );
   const answers = sockets.map(
     (socket) =>
-      new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+      new Promise<{ status: number | undefined; body: Record<string, unknown> }>((resolve, reject) => {
         const chunks: Buffer[] = [];
         socket.on('data', (d: Buffer) => chunks.push(d));
         socket.once('error', reject);
         socket.once('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const head = text.slice(0, text.indexOf('\r\n\r\n'));
-          resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), body: JSON.parse(text.slice(head.length + 4)) as Record<string, unknown> });
+          const answer = parseRawResponse(Buffer.concat(chunks).toString('utf8'));
+          resolve({ status: answer.status, body: answer.json ?? {} });
         });
       }),
   );

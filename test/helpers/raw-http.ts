@@ -21,7 +21,7 @@ export interface RawOptions {
 }
 
 /** Parses `HTTP/1.1 NNN …\r\n…\r\n\r\n{json}` (content-length bodies only; good enough for errors). */
-function parse(text: string): { status: number | undefined; json: Record<string, unknown> | undefined; complete: boolean } {
+export function parseRawResponse(text: string): { status: number | undefined; json: Record<string, unknown> | undefined; complete: boolean } {
   const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
   if (!m) return { status: undefined, json: undefined, complete: false };
   const headEnd = text.indexOf('\r\n\r\n');
@@ -53,13 +53,13 @@ export function rawRequest(url: string, bytes: string | Buffer, opts: RawOptions
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      const p = parse(text);
+      const p = parseRawResponse(text);
       resolve({ status: p.status, text, json: p.json, closedByServer });
     };
     const timer = setTimeout(() => done(false), opts.waitMs ?? 5000);
     socket.on('data', (d: Buffer) => {
       text += d.toString('utf8');
-      if (opts.untilResponse && parse(text).complete) done(false);
+      if (opts.untilResponse && parseRawResponse(text).complete) done(false);
     });
     socket.on('end', () => done(true));
     socket.on('close', () => done(true));
