@@ -3,9 +3,11 @@
  * then 20 tokens 100 ms apart), directly and through Dovetail, in the same run. The upstream
  * (`paced-upstream-process.ts`), Dovetail (compiled: `node bin/dovetail.js serve`, fresh SQLite)
  * and the load client (`load-client-process.ts`) each run in their own process. Prints first-token
- * latency p50/p99 direct and through Dovetail, the overhead, errors, Dovetail's RSS and how far
- * apart each batch's requests reached the upstream (through Dovetail: the time spent before the
- * upstream request). The baseline beside "direct": the same batch through a bare pass-through proxy
+ * latency p50/p99 direct and through Dovetail, the overhead, errors, Dovetail's RSS and where each
+ * batch's time went: when its requests reached the upstream after the client began sending (the
+ * request leg; through Dovetail, the time spent before the upstream request) and how long a first
+ * token took from the upstream's write to the client (the response leg), read from wall-clock stamps
+ * of the client and the upstream. The baseline beside "direct": the same batch through a bare pass-through proxy
  * (`pipe-proxy-process.ts`: `node:http`, keep-alive, no work) in its own process — what one more
  * process hop between the same client and upstream costs on this machine, the floor for any proxy.
  * After a cold batch and `BENCH_LOAD_WARMUP_BURSTS` warm-up bursts (default 15, every leg; reported
@@ -55,6 +57,14 @@ const RAMP_MS = 2_500;
  */
 const ARRIVALS_MS = 400;
 
+/** A batch's request leg (its requests' arrival at the upstream) and response leg (ms); see `legsOf`. */
+interface Legs {
+  readonly request: number;
+  readonly requestMax: number;
+  readonly response: number;
+  readonly connections: number;
+}
+
 /** Dovetail's CPU per request of a batch (ms, all threads of all server processes). */
 interface Cpu {
   readonly answer: number;
@@ -65,7 +75,11 @@ interface Cpu {
 }
 
 interface Batch {
+  /** When the client began sending (wall clock, ms). */
+  readonly startedAt: number;
   readonly firstMs: number[];
+  /** When each first token reached the client (wall clock, ms). */
+  readonly firstAt: number[];
   readonly errors: string[];
   /** Requests sent (in a sustained batch, the ramp's too). */
   readonly sent: number;
@@ -148,16 +162,23 @@ export async function run(): Promise<void> {
   const loadBefore = os.loadavg();
   const upstreamProc = fork(fileURLToPath(new URL('./paced-upstream-process.ts', import.meta.url)), [JSON.stringify({ firstMs: 500, gapMs: 100, tokens: 20 })], { execArgv: ['--import', 'tsx'] });
   const upstream = { info: await new Promise<{ baseUrl: string }>((r) => upstreamProc.once('message', (m) => r(m as { baseUrl: string }))), stop: () => upstreamProc.connected && upstreamProc.disconnect() };
-  /** How far apart the last batch's requests reached the upstream: p50 and max after the first (ms). */
-  const spread = () =>
-    new Promise<string>((resolve) => {
+  /**
+   * Where batch `b`'s time went, read from the upstream (which also clears its record): when its requests
+   * reached the upstream (p50 and max, ms after the client began sending) and how long the first tokens
+   * took from the upstream's write to the client (p50 of the client's first tokens minus p50 of the
+   * upstream's first writes) — the request leg and the response leg of the first-token latency.
+   */
+  const legsOf = (b: Batch) =>
+    new Promise<Legs>((resolve) => {
       upstreamProc.once('message', (m) => {
-        const { arrivals, connections } = m as { arrivals: number[]; connections: number };
-        const a = arrivals.sort((x, y) => x - y).map((t, _, all) => t - all[0]!);
-        resolve(`upstream arrival spread p50 ${fmt(median(a), 0)} max ${fmt(a[a.length - 1] ?? NaN, 0)} ms, ${connections} new connections`);
+        const { arrivals, firstWrites, connections } = m as { arrivals: number[]; firstWrites: number[]; connections: number };
+        const since = (ts: number[]) => ts.map((t) => t - b.startedAt).sort((x, y) => x - y);
+        const reached = since(arrivals);
+        resolve({ request: median(reached), requestMax: reached[reached.length - 1] ?? NaN, response: median(since(b.firstAt)) - median(since(firstWrites)), connections });
       });
       upstreamProc.send('arrivals');
     });
+  const legsText = (l: Legs) => `reached upstream p50 ${fmt(l.request, 0)} max ${fmt(l.requestMax, 0)} ms, first token upstream→client p50 ${fmt(l.response, 0)} ms, ${l.connections} new connections`;
   const client = fork(fileURLToPath(new URL('./load-client-process.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'] });
   await new Promise((r) => client.once('message', r));
   const batch = (job: object) =>
@@ -186,11 +207,11 @@ export async function run(): Promise<void> {
   const cpuAll = (d: Dovetail) => d.children.reduce((n, c) => n + cpuMs(c.pid!), 0);
   const mainAll = (d: Dovetail) => d.children.reduce((n, c) => n + mainThreadMs(c.pid!), 0);
   const rssAll = (d: Dovetail) => d.children.reduce((n, c) => n + rssMb(c.pid!).rss, 0);
-  type Row = { direct: Batch; proxy: Batch; through: Batch; rss: number; cpu: Cpu };
+  type Row = { direct: Batch; proxy: Batch; through: Batch; rss: number; cpu: Cpu; legs: Record<'direct' | 'proxy' | 'through', Legs> };
   const LEGS = ['direct', 'proxy', 'through'] as const;
   type Leg = (typeof LEGS)[number];
-  /** One leg's batch, how far apart its requests reached the upstream, and (through Dovetail) the servers' CPU. */
-  type LegRun = { b: Batch; spread: string; cpu?: Cpu };
+  /** One leg's batch, where its time went, and (through Dovetail) the servers' CPU. */
+  type LegRun = { b: Batch; legs: Legs; cpu?: Cpu };
   /** A batch through Dovetail, with the servers' CPU per request (ms) while it ran. */
   const through = async (d: Dovetail): Promise<{ b: Batch; cpu: Cpu }> => {
     const before = cpuAll(d);
@@ -213,10 +234,10 @@ export async function run(): Promise<void> {
    * bare proxy, through Dovetail — in an order that rotates round by round, then the medians over rounds.
    */
   const bursts = async (d: Dovetail) => {
-    /** One leg's batch, then how far apart its requests reached the upstream (which also clears the upstream's record). */
+    /** One leg's batch, then where its time went (which also clears the upstream's record). */
     const runLeg = async (leg: Leg): Promise<LegRun> => {
       const r = leg === 'through' ? await through(d) : { b: await batch(leg === 'direct' ? directJob : proxyJob) };
-      return { ...r, spread: await spread() };
+      return { ...r, legs: await legsOf(r.b) };
     };
     // Cold start: the first 200 at once after the server started, reported on its own.
     const coldThrough = await runLeg('through');
@@ -246,10 +267,10 @@ export async function run(): Promise<void> {
       const order = [...LEGS.slice(i % 3), ...LEGS.slice(0, i % 3)];
       const got: Partial<Record<Leg, LegRun>> = {};
       for (const leg of order) got[leg] = await runLeg(leg);
-      const row = { direct: got.direct!.b, proxy: got.proxy!.b, through: got.through!.b, rss: rssAll(d), cpu: got.through!.cpu! };
+      const row = { direct: got.direct!.b, proxy: got.proxy!.b, through: got.through!.b, rss: rssAll(d), cpu: got.through!.cpu!, legs: { direct: got.direct!.legs, proxy: got.proxy!.legs, through: got.through!.legs } };
       rows.push(row);
       out(line(`round ${i + 1}`, row.direct, row.through, row.rss, row.cpu, row.proxy));
-      out(`         direct: ${got.direct!.spread}; bare proxy: ${got.proxy!.spread}; through Dovetail: ${got.through!.spread}`);
+      out(`         direct: ${legsText(row.legs.direct)}; bare proxy: ${legsText(row.legs.proxy)}; through Dovetail: ${legsText(row.legs.through)}`);
       for (const e of new Set([...row.direct.errors, ...row.proxy.errors, ...row.through.errors])) out(`  error: ${e}`);
     }
     const m = (f: (r: Row) => number) => median(rows.map(f));
@@ -257,6 +278,8 @@ export async function run(): Promise<void> {
     out(`median over ${ROUNDS} rounds: direct p50 ${fmt(m((r) => p50(r.direct)), 0)} p99 ${fmt(m((r) => p99(r.direct)), 0)} ms; bare proxy p50 ${fmt(m((r) => p50(r.proxy)), 0)} p99 ${fmt(m((r) => p99(r.proxy)), 0)} ms; through Dovetail p50 ${fmt(m((r) => p50(r.through)), 0)} p99 ${fmt(m((r) => p99(r.through)), 0)} ms`);
     out(`first-token overhead  p50 ${fmt(m((r) => p50(r.through) - p50(r.direct)), 0)} ms (target ≤ 30)   p99 ${fmt(m((r) => p99(r.through) - p99(r.direct)), 0)} ms (target ≤ 150)   errors ${errors} (target 0)`);
     out(`baseline: a bare pass-through proxy's overhead  p50 ${fmt(m((r) => p50(r.proxy) - p50(r.direct)), 0)} ms   p99 ${fmt(m((r) => p99(r.proxy) - p99(r.direct)), 0)} ms; Dovetail over the bare proxy  p50 ${fmt(m((r) => p50(r.through) - p50(r.proxy)), 0)} ms   p99 ${fmt(m((r) => p99(r.through) - p99(r.proxy)), 0)} ms`);
+    const legLine = (leg: Leg) => `request leg p50 ${fmt(m((r) => r.legs[leg].request), 0)} ms, response leg p50 ${fmt(m((r) => r.legs[leg].response), 0)} ms`;
+    out(`where the first-token time went (medians over rounds; request leg: the requests' arrival at the upstream after the client began sending; response leg: the upstream's first-token write to the client): direct ${legLine('direct')}; bare proxy ${legLine('proxy')}; through Dovetail ${legLine('through')}`);
     out(`Dovetail CPU per streamed completion (all threads): ${fmt(m((r) => r.cpu.answer), 2)} ms the whole answer, ${fmt(m((r) => r.cpu.arrival), 2)} ms of it in the burst's first ${ARRIVALS_MS} ms (the arrivals, before any token), ${fmt(m((r) => r.cpu.arrivalMain), 2)} ms of those on the event loop's thread (the rest: V8's garbage collector and compiler threads, on the same cores)`);
   };
   try {

@@ -27,13 +27,16 @@ interface Job {
   readonly rampMs?: number;
 }
 
+/** Wall-clock time (ms since the epoch, sub-millisecond): comparable between processes of one machine. */
+const wall = () => performance.timeOrigin + performance.now();
+
 /** Requests sent by the last sustained job, ramp included. */
 let sent = 0;
 
 /** `n` clients, each sending its next request when the last answer ended, after a random start in the ramp. */
-async function sustained(job: Job, sustainMs: number, rampMs: number): Promise<{ firstMs: number; error?: string }[]> {
+async function sustained(job: Job, sustainMs: number, rampMs: number): Promise<Answer[]> {
   const t0 = performance.now();
-  const kept: { firstMs: number; error?: string }[] = [];
+  const kept: Answer[] = [];
   sent = 0;
   const client = async () => {
     await new Promise((r) => setTimeout(r, Math.random() * rampMs));
@@ -54,7 +57,14 @@ const tokenOf = (kind: Job['kind'], e: Record<string, unknown>): string | undefi
 /** Requests sent so far, for the turn of `job.url`. */
 let turn = 0;
 
-async function one(job: Job): Promise<{ firstMs: number; error?: string }> {
+/** A request's first-token latency (ms) and when its first token came (wall clock), or its error. */
+interface Answer {
+  readonly firstMs: number;
+  readonly firstAt?: number;
+  readonly error?: string;
+}
+
+async function one(job: Job): Promise<Answer> {
   const url = typeof job.url === 'string' ? job.url : job.url[turn++ % job.url.length]!;
   const t0 = performance.now();
   let firstMs = NaN;
@@ -83,16 +93,17 @@ async function one(job: Job): Promise<{ firstMs: number; error?: string }> {
       }
     }
     if (tokens === 0) return { firstMs, error: 'no token' };
-    return { firstMs };
+    return { firstMs, firstAt: performance.timeOrigin + t0 + firstMs };
   } catch (err) {
     return { firstMs, error: String(err) };
   }
 }
 
 process.on('message', (job: Job) => {
+  const startedAt = wall();
   const all = job.sustainMs ? sustained(job, job.sustainMs, job.rampMs ?? 0) : Promise.all(Array.from({ length: job.n }, () => one(job)));
   void all.then((rs) =>
-    process.send?.({ sent: job.sustainMs ? sent : job.n, firstMs: rs.filter((r) => !r.error).map((r) => r.firstMs), errors: rs.flatMap((r) => (r.error ? [r.error] : [])) }),
+    process.send?.({ sent: job.sustainMs ? sent : job.n, startedAt, firstMs: rs.filter((r) => !r.error).map((r) => r.firstMs), firstAt: rs.flatMap((r) => (r.firstAt === undefined ? [] : [r.firstAt])), errors: rs.flatMap((r) => (r.error ? [r.error] : [])) }),
   );
 });
 process.send?.({ ready: true });

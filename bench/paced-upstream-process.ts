@@ -3,26 +3,31 @@
  * `POST /chat/completions` sends its first token after `firstMs`, then `tokens` more tokens
  * `gapMs` apart, a usage chunk and `[DONE]` (SSE), as a slow hosted model does. Options come as
  * JSON in argv[2]; the base URL is sent to the parent over IPC. On the IPC message `'arrivals'` it
- * answers with the arrival times (ms, `performance.now()`) of the requests and the number of new
- * connections since the last ask.
+ * answers with the arrival times of the requests and the times their first tokens were written
+ * (wall clock, ms) and the number of new connections since the last ask.
  */
 import { createServer } from 'node:http';
 
 const o = { firstMs: 500, gapMs: 100, tokens: 20, ...(JSON.parse(process.argv[2] ?? '{}') as Partial<{ firstMs: number; gapMs: number; tokens: number }>) };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Wall-clock time (ms since the epoch, sub-millisecond): comparable between processes of one machine. */
+const wall = () => performance.timeOrigin + performance.now();
 let arrivals: number[] = [];
+/** When each request's first token was written (wall clock). */
+let firstWrites: number[] = [];
 /** New connections since the last ask. */
 let connections = 0;
 process.on('message', (m) => {
   if (m !== 'arrivals') return;
-  process.send?.({ arrivals, connections });
+  process.send?.({ arrivals, firstWrites, connections });
   arrivals = [];
+  firstWrites = [];
   connections = 0;
 });
 
 const server = createServer((req, res) => {
-  arrivals.push(performance.now());
+  arrivals.push(wall());
   let body = '';
   req.on('data', (c: Buffer) => (body += c));
   req.on('end', () => {
@@ -38,6 +43,7 @@ const server = createServer((req, res) => {
       res.flushHeaders();
       await sleep(o.firstMs);
       res.write(chunk({ role: 'assistant', content: 'tok0 ' }));
+      firstWrites.push(wall());
       for (let i = 1; i <= o.tokens; i++) {
         await sleep(o.gapMs);
         res.write(chunk({ content: `tok${i} ` }));

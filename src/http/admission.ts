@@ -1,4 +1,5 @@
-import { noteArrival } from '../infra/after-arrivals.js';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { noteArrival, noteWaiting } from '../infra/after-arrivals.js';
 
 /**
  * Requests admitted in slices of event-loop time, so that what the first ones sent leaves before
@@ -43,6 +44,7 @@ export function requestAdmission(sliceMs: number, onHeld: () => void = () => und
   const release = (done: () => void): void => {
     if (!inSlice()) return void setImmediate(release, done);
     waiting--;
+    noteWaiting(-1);
     noteArrival();
     done();
   };
@@ -51,7 +53,39 @@ export function requestAdmission(sliceMs: number, onHeld: () => void = () => und
     noteArrival();
     if (waiting === 0 && inSlice()) return done();
     waiting++;
+    noteWaiting(1);
     onHeld();
     setImmediate(release, done);
   };
+}
+
+/** How long each held request waited for its slice (ms), for the requests that waited. */
+const waited = new WeakMap<IncomingMessage, number>();
+
+/** How long `req` waited before it was handled (ms; 0 if it went on at once). */
+export function admissionWaitMs(req: IncomingMessage): number {
+  return waited.get(req) ?? 0;
+}
+
+/**
+ * Puts `admit` in front of the server's request handlers (Fastify's router): a held request is
+ * only parsed by Node until its slice comes — not routed, no request or reply objects, no hooks —
+ * so reading a burst costs little before the first slice's model requests can leave.
+ */
+export function admitRequests(server: Server, admit: (done: () => void) => void): void {
+  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    let arrivedAt = -1;
+    admit(() => {
+      if (arrivedAt >= 0) {
+        // a client that went away while its request waited gets nothing started for it
+        if (req.socket.destroyed) return;
+        waited.set(req, performance.now() - arrivedAt);
+      }
+      for (const handler of handlers) handler.call(server, req, res);
+    });
+    // set after `admit`: still -1 when the request went on at once
+    arrivedAt = performance.now();
+  });
 }

@@ -38,7 +38,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
 import { registerProbes } from './probes.js';
-import { requestAdmission } from './admission.js';
+import { admissionWaitMs, admitRequests, requestAdmission } from './admission.js';
 import { releaseConnectionsOnClose } from './closing-connections.js';
 
 /** Registers one route plugin in a scope, handing it only the runtime members it declares. */
@@ -112,6 +112,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: handlerValidatedCompiler(AjvCompiler()) } },
   });
   releaseConnectionsOnClose(app);
+  // requests go on in slices of event-loop time, in arrival order, before they are routed (src/http/admission.ts)
+  admitRequests(app.server, requestAdmission(limits.admissionSliceMs, () => runtime.metrics.httpRequestsHeld.inc()));
   declareAuthDecorations(app);
   declareDatasetDecoration(app);
   declareUserDecorations(app);
@@ -141,16 +143,15 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     if (!runtime.tracing.enabled) return;
     // a span per request, ended when the response closes (streams included); named by route pattern
     const route = request.routeOptions.url ?? 'unmatched';
-    const span = runtime.tracing.start(`${request.method} ${route}`, { 'http.request.method': request.method, 'http.route': route, 'dovetail.request_id': request.id });
+    // begun when the request arrived: a wait for its slice of the event loop included
+    const startTime = performance.timeOrigin + performance.now() - admissionWaitMs(request.raw);
+    const span = runtime.tracing.start(`${request.method} ${route}`, { 'http.request.method': request.method, 'http.route': route, 'dovetail.request_id': request.id }, undefined, startTime);
     reply.raw.once('close', () => {
       span.setAttributes({ 'http.response.status_code': reply.statusCode });
       if (reply.statusCode >= 500) span.fail(`HTTP ${reply.statusCode}`);
       span.end();
     });
   });
-  // requests go on in slices of event-loop time, in arrival order (src/http/admission.ts)
-  const admit = requestAdmission(limits.admissionSliceMs, () => runtime.metrics.httpRequestsHeld.inc());
-  app.addHook('onRequest', (_request, _reply, done) => admit(done));
   // An error answered before the request body arrived (a bad key on an upload, a slow client):
   // the rest of the body is read and dropped as usual, but a client that has not finished sending
   // it shortly after the answer is cut off, rather than holding the connection. The grace lets a
@@ -164,10 +165,12 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   app.decorate('metrics', runtime.metrics);
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
+    // from the request's arrival: a wait for its slice of the event loop included
+    const ms = reply.elapsedTime + admissionWaitMs(request.raw);
     runtime.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    runtime.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    runtime.metrics.httpDuration.observe({ method: request.method, route }, ms / 1000);
     // the server's logger with the request's id, as the request's own logger would write it (without making it)
-    runtime.logger.info({ reqId: request.id, method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    runtime.logger.info({ reqId: request.id, method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(ms) }, 'request');
   });
 
   await app.register(cors, {

@@ -17,11 +17,21 @@ let queue: (() => void)[] = [];
 let oldest = 0;
 let armed = false;
 
+/** Requests read and waiting to be handled (held for a later slice of the event loop). */
+let waiting = 0;
+
 /** How long a task waits at most for arrivals to pause (ms). */
 export const AFTER_ARRIVALS_MAX_WAIT_MS = 50;
+/** The same while requests are waiting to be handled: they come first, up to this long. */
+export const AFTER_ARRIVALS_MAX_WAIT_HELD_MS = 1000;
 
 export function noteArrival(): void {
   arrivals++;
+}
+
+/** A request now waits to be handled (`+1`) or no longer waits (`-1`). */
+export function noteWaiting(delta: 1 | -1): void {
+  waiting += delta;
 }
 
 export function afterArrivals(fn: () => void): void {
@@ -34,7 +44,7 @@ export function afterArrivals(fn: () => void): void {
 }
 
 function check(): void {
-  if (arrivals !== seen && performance.now() - oldest < AFTER_ARRIVALS_MAX_WAIT_MS) {
+  if (arrivals !== seen && performance.now() - oldest < (waiting > 0 ? AFTER_ARRIVALS_MAX_WAIT_HELD_MS : AFTER_ARRIVALS_MAX_WAIT_MS)) {
     seen = arrivals;
     setImmediate(check);
     return;

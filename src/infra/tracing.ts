@@ -15,7 +15,8 @@ export interface SpanHandle {
  */
 export interface Tracing {
   readonly enabled: boolean;
-  start(name: string, attributes?: SpanAttributes, parent?: SpanHandle): SpanHandle;
+  /** `startTime`: when the span began (ms since the epoch), if before now. */
+  start(name: string, attributes?: SpanAttributes, parent?: SpanHandle, startTime?: number): SpanHandle;
   flush(): Promise<void>;
   close(): Promise<void>;
 }
@@ -61,9 +62,9 @@ export async function otlpTracing(opts: { endpoint: string; serviceName: string 
   const tracer: Tracer = provider.getTracer('dovetail');
   return {
     enabled: true,
-    start(name, attributes, parent) {
+    start(name, attributes, parent, startTime) {
       const ctx = parent instanceof OtelSpan ? trace.setSpan(context.active(), parent.span) : context.active();
-      return new OtelSpan(tracer.startSpan(name, { attributes: { ...attributes } }, ctx));
+      return new OtelSpan(tracer.startSpan(name, { attributes: { ...attributes }, ...(startTime === undefined ? {} : { startTime }) }, ctx));
     },
     flush: () => provider.forceFlush(),
     close: () => provider.shutdown(),

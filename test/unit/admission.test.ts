@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { requestAdmission } from '../../src/http/admission.js';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { admissionWaitMs, admitRequests, requestAdmission } from '../../src/http/admission.js';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
 /** Keeps the event loop busy for at least `ms`, as handling a request does. */
@@ -58,5 +60,46 @@ describe('requestAdmission', () => {
     admit(() => handled.push('late'));
     for (let turn = 0; turn < 10 && handled.length < 7; turn++) await nextTurn();
     expect(handled).toEqual(['early 0', 'early 1', 'early 2', 'early 3', 'early 4', 'early 5', 'late']);
+  });
+});
+
+describe('admitRequests', () => {
+  /** A server's request event, as Node emits it, with the framework's handler behind `admitRequests`. */
+  const setUp = () => {
+    const server = new EventEmitter() as unknown as Server;
+    const handled: string[] = [];
+    server.on('request', (req: IncomingMessage) => handled.push(req.url!));
+    admitRequests(server, requestAdmission(2));
+    const emit = (url: string, destroyed = false) => {
+      const req = { url, socket: { destroyed } } as unknown as IncomingMessage;
+      server.emit('request', req, {} as ServerResponse);
+      return req;
+    };
+    return { handled, emit };
+  };
+
+  it('hands a request to the handler at once on a quiet loop, and a burst in slices, in order, with each wait recorded', async () => {
+    const { handled, emit } = setUp();
+    const first = emit('/a');
+    expect(handled).toEqual(['/a']);
+    busy(3); // the slice is spent
+    const held = [emit('/b'), emit('/c')];
+    expect(handled).toEqual(['/a']);
+    for (let turn = 0; turn < 5 && handled.length < 3; turn++) await nextTurn();
+    expect(handled).toEqual(['/a', '/b', '/c']);
+    expect(admissionWaitMs(first)).toBe(0);
+    for (const req of held) expect(admissionWaitMs(req)).toBeGreaterThan(0);
+  });
+
+  it('does not hand on a request whose client went away while it waited', async () => {
+    const { handled, emit } = setUp();
+    emit('/a');
+    busy(3);
+    const gone = emit('/gone');
+    emit('/b');
+    (gone.socket as { destroyed: boolean }).destroyed = true;
+    for (let turn = 0; turn < 5 && handled.length < 2; turn++) await nextTurn();
+    await nextTurn();
+    expect(handled).toEqual(['/a', '/b']);
   });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
-import { AFTER_ARRIVALS_MAX_WAIT_MS, afterArrivals, noteArrival } from '../../src/infra/after-arrivals.js';
+import { AFTER_ARRIVALS_MAX_WAIT_HELD_MS, AFTER_ARRIVALS_MAX_WAIT_MS, afterArrivals, noteArrival, noteWaiting } from '../../src/infra/after-arrivals.js';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
@@ -54,6 +54,27 @@ describe('afterArrivals', () => {
       noteArrival();
       await nextTurn();
     }
+    expect(ran).toBe(true);
+  });
+
+  it(`while requests wait to be handled, holds tasks past ${AFTER_ARRIVALS_MAX_WAIT_MS} ms (up to ${AFTER_ARRIVALS_MAX_WAIT_HELD_MS} ms), and keeps the shorter wait once none waits`, async () => {
+    let ran = false;
+    noteWaiting(1);
+    try {
+      afterArrivals(() => (ran = true));
+      const started = performance.now();
+      while (performance.now() - started < 3 * AFTER_ARRIVALS_MAX_WAIT_MS) {
+        noteArrival();
+        await nextTurn();
+      }
+      expect(ran).toBe(false);
+    } finally {
+      noteWaiting(-1);
+    }
+    // the task has waited over the shorter limit: with arrivals still coming, it runs in the next check
+    noteArrival();
+    await nextTurn();
+    await nextTurn();
     expect(ran).toBe(true);
   });
 });
