@@ -16,7 +16,8 @@
  * concurrency held in a steady state (`BENCH_LOAD_SUSTAIN_MS`, default 15 s; 0 skips it): each
  * client sends its next request when its answer ends, the starts spread over one answer's length,
  * direct and then through Dovetail. Set
- * `BENCH_SERVER_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) to profile the server.
+ * `BENCH_SERVER_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) to profile the server, and
+ * `BENCH_SERVER_BIN` to the `bin/dovetail.js` of another checkout (built) to measure that build.
  * With `BENCH_LOAD_API_PROCESSES=N` (N ≥ 2) and BENCH_DATABASE_URL / BENCH_REDIS_URL (or TEST_*), the
  * burst rounds are measured again through N `serve --role api` processes and one `dovetail worker` on
  * PostgreSQL + Redis (a schema and key prefix of their own, dropped after), the client sending its
@@ -121,7 +122,8 @@ async function startDovetail(upstream: string, scaled?: { pgUrl: string; redisUr
   const prefix = `dovetail-bench-load-${process.pid}:`;
   const storage = scaled ? { DATABASE_URL: scaled.pgUrl, DATABASE_SCHEMA: schema, QUEUE: 'bullmq', REDIS_URL: scaled.redisUrl, REDIS_KEY_PREFIX: prefix } : { DATABASE_URL: '', QUEUE: '', REDIS_URL: '' };
   const env = { ...process.env, DOVETAIL_DATA_DIR: dataDir, ...storage, DOVETAIL_SEED_EXAMPLES: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: upstream };
-  const bin = path.join(ROOT, 'bin', 'dovetail.js');
+  // another build to measure (a checkout's `bin/dovetail.js`), to compare two builds in alternate runs
+  const bin = process.env.BENCH_SERVER_BIN ?? path.join(ROOT, 'bin', 'dovetail.js');
   await exec(process.execPath, [bin, '--init', 'migrate'], { env });
   const dsl = path.join(dataDir, 'app.yml');
   writeFileSync(dsl, completionApp());

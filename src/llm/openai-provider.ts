@@ -2,6 +2,7 @@ import OpenAI, { AzureOpenAI, toFile } from 'openai';
 import { completionRequestError } from './errors.js';
 import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, type UpstreamHttp } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
+import type { ResponseBody } from './upstream-body.js';
 import { deferredIterable } from '../lib/deferred-iterable.js';
 import {
   messagesText,
@@ -218,7 +219,7 @@ export class OpenAIProvider implements ModelProvider {
 
   stream(req: GenerateRequest): AsyncIterable<GenerateChunk> {
     // The body is read by `readOpenAIStream`, several times faster than the SDK's per-event iterator.
-    let body: ReadableStream<Uint8Array> | null = null;
+    let body: ResponseBody | null = null;
     return deferredIterable(async () => {
       const params = openAIParams(req.params, req.model, this.#strict);
       try {

@@ -3,6 +3,7 @@ import { completionRequestError } from './errors.js';
 import { EventShape } from './event-shape.js';
 import type { GenerateChunk, ToolCall } from './model-provider.js';
 import { ThinkWrap } from './think-wrap.js';
+import type { ByteSource } from './upstream-body.js';
 
 /** One piece of a streamed tool call: the first names it, the rest append to its arguments. */
 interface ToolCallDelta {
@@ -25,8 +26,8 @@ interface StreamChunk {
  * `JSON.parse` (`EventShape`). A body that breaks off throws `completion_request_error`; an
  * aborted request rethrows the abort.
  */
-export async function* readOpenAIStream(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<GenerateChunk> {
-  const reader = body.getReader();
+export async function* readOpenAIStream(body: ReadableStream<Uint8Array> | ByteSource, signal: AbortSignal | undefined): AsyncGenerator<GenerateChunk> {
+  const reader = 'getReader' in body ? body.getReader() : body;
   const decoder = new EventStreamDecoder();
   const shape = new EventShape();
   const think = new ThinkWrap();

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from '../config/defaults.js';
-import { UpstreamBody } from './upstream-body.js';
+import { UpstreamBody, type ResponseBody } from './upstream-body.js';
 
 /**
  * Per connection: how many requests were written on it and how many bytes it had read when the
@@ -75,7 +75,7 @@ export interface RawResponse {
   readonly statusText: string;
   readonly headers: IncomingHttpHeaders;
   /** Null for statuses without a body and for HEAD. */
-  readonly body: ReadableStream<Uint8Array> | null;
+  readonly body: ResponseBody | null;
 }
 
 export interface UpstreamHttp {
@@ -164,7 +164,7 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp
 
 /** The `Response` of a raw answer (the body is not read). */
 export function toResponse(raw: RawResponse): Response {
-  return new Response(raw.body, { status: raw.status, statusText: raw.statusText, headers: toHeaders(raw.headers) });
+  return new Response(raw.body?.stream ?? null, { status: raw.status, statusText: raw.statusText, headers: toHeaders(raw.headers) });
 }
 
 /** HTTP allows any byte in a reason phrase; `Response` takes Latin-1 only. */
@@ -241,7 +241,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     this.#responded = true;
     if (nullBody) this.#body = undefined;
     else this.#bodyOf(controller).decode(headers['content-encoding']);
-    this.resolve({ status, statusText: latin1(statusText), headers, body: this.#body?.stream ?? null });
+    this.resolve({ status, statusText: latin1(statusText), headers, body: this.#body ?? null });
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
