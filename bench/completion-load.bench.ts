@@ -287,7 +287,7 @@ export async function run(): Promise<void> {
   try {
     const dovetail = await startDovetail(upstream.info.baseUrl);
     try {
-      out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart); load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
+      out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart), load client on ${process.env.BENCH_LOAD_CLIENT === 'fetch' ? 'fetch' : 'undici.request'}; load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
       await bursts(dovetail);
       if (SUSTAIN_MS > 0) {
         // The steady state of the same concurrency: each of 200 clients sends its next request when its

@@ -7,14 +7,26 @@
  * request when its answer ends, for `sustainMs`; only requests sent after the ramp are answered
  * (the steady state of `n` concurrent streams).
  */
-import { Agent, setGlobalDispatcher } from 'undici';
+import { Agent, request, setGlobalDispatcher } from 'undici';
 
 // Enough sockets for every request at once, as a load generator must have. Idle connections are
 // kept a minute (a server's `Keep-Alive` hint may shorten it), so that every leg of a round — direct,
 // bare proxy, Dovetail — finds its connections open: with undici's default of 4 s, the leg that
 // came after two others (~5 s later) opened 200 new connections and its first tokens came later for
 // it, which made the other legs' overhead look smaller in those rounds.
-setGlobalDispatcher(new Agent({ connections: 1000, pipelining: 1, headersTimeout: 120_000, bodyTimeout: 120_000, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 }));
+const dispatcher = new Agent({ connections: 1000, pipelining: 1, headersTimeout: 120_000, bodyTimeout: 120_000, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 });
+setGlobalDispatcher(dispatcher);
+
+/**
+ * How a request is sent and its answer read. `undici` (the default): undici's `request`, the body
+ * read as a Node stream of text — the least CPU per request this client can spend. It shares the
+ * cores with the upstream and the server it measures, and every tenth of a millisecond it spends per
+ * request in a burst is one the server waits for, which counts against every leg but direct (a
+ * deployed server's clients are other machines). `fetch`: the built-in `fetch` with a web-stream
+ * reader, about three times this client's CPU per request on Node 20 — what the figures up to
+ * 2026-11-28 were measured with.
+ */
+const CLIENT = process.env.BENCH_LOAD_CLIENT === 'fetch' ? 'fetch' : 'undici';
 
 interface Job {
   /** Several: the requests go to them in turn (a round-robin balancer). */
@@ -64,21 +76,51 @@ interface Answer {
   readonly error?: string;
 }
 
+/** An answer's status and its body as text chunks (`error` for a status over 299: its text). */
+interface Sent {
+  readonly status: number;
+  readonly chunks: AsyncIterable<string>;
+  text(): Promise<string>;
+}
+
+async function send(url: string, headers: Record<string, string>, body: string): Promise<Sent> {
+  if (CLIENT === 'fetch') {
+    const res = await fetch(url, { method: 'POST', headers, body });
+    const decoder = new TextDecoder();
+    return {
+      status: res.status,
+      text: () => res.text(),
+      chunks: (async function* () {
+        const reader = res.body!.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          yield decoder.decode(value, { stream: true });
+        }
+      })(),
+    };
+  }
+  const res = await request(url, { method: 'POST', headers, body, dispatcher });
+  res.body.setEncoding('utf8');
+  return { status: res.statusCode, text: () => res.body.text(), chunks: res.body as AsyncIterable<string> };
+}
+
+/** Per job: its headers and its body's JSON, made once. */
+const prepared = new WeakMap<Job, { readonly headers: Record<string, string>; readonly body: string }>();
+
 async function one(job: Job): Promise<Answer> {
   const url = typeof job.url === 'string' ? job.url : job.url[turn++ % job.url.length]!;
+  let req = prepared.get(job);
+  if (!req) prepared.set(job, (req = { headers: { 'content-type': 'application/json', ...job.headers }, body: JSON.stringify(job.body) }));
   const t0 = performance.now();
   let firstMs = NaN;
   try {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...job.headers }, body: JSON.stringify(job.body) });
-    if (!res.ok) return { firstMs, error: `HTTP ${res.status} ${(await res.text()).slice(0, 200)}` };
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
+    const res = await send(url, req.headers, req.body);
+    if (res.status > 299) return { firstMs, error: `HTTP ${res.status} ${(await res.text()).slice(0, 200)}` };
     let buf = '';
     let tokens = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, { stream: true });
+    for await (const text of res.chunks) {
+      buf += text;
       let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, nl);
