@@ -1,4 +1,5 @@
 import type { ProviderReadiness } from './provider-readiness.js';
+import type { CancelSource } from '../lib/cancellation.js';
 
 /**
  * The port every model backend implements. Implementations live beside this file as
@@ -47,6 +48,11 @@ export interface GenerateRequest {
   readonly params: Readonly<Record<string, unknown>>;
   /** Aborting closes the upstream connection; the stream then throws (check `signal.aborted`). */
   readonly signal?: AbortSignal;
+  /**
+   * The same cancellation without an `AbortSignal` (see `Cancellation`), for providers that can use
+   * it; when given, `signal` follows it and need not be read.
+   */
+  readonly cancel?: CancelSource;
   /**
    * Called once, right after the request has been handed to the network: the caller's own work
    * (storing the message) then runs while the upstream is busy. Providers without an upstream

@@ -4,6 +4,7 @@ import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, ty
 import { readOpenAIStream } from './openai-stream.js';
 import type { ResponseBody } from './upstream-body.js';
 import { deferredIterable } from '../lib/deferred-iterable.js';
+import { fromSignal, type CancelSource } from '../lib/cancellation.js';
 import {
   messagesText,
   type ChatMessage,
@@ -149,6 +150,9 @@ interface PreparedRequest {
  * abort controller and timeout) cost 1.5–2 ms of time to first token on the benchmark machine,
  * more than all of Dovetail's own work on that path. No retries, so a stop or failure is seen at once.
  */
+/** The request's cancellation, without making an `AbortSignal` when it has one of its own. */
+const cancelOf = (req: GenerateRequest): CancelSource | undefined => req.cancel ?? (req.signal ? fromSignal(req.signal) : undefined);
+
 export class OpenAIProvider implements ModelProvider {
   readonly name: string;
   readonly toolCalling = true;
@@ -198,10 +202,11 @@ export class OpenAIProvider implements ModelProvider {
     const { url, headers } = await this.#request(path, String(body.model));
     let raw: RawResponse;
     try {
-      const init: SdkFetchInit = { method: 'POST', headers, body: JSON.stringify(body), signal: req.signal ?? null, onRequestSent: req.onSent };
+      const cancel = cancelOf(req);
+      const init: SdkFetchInit = { method: 'POST', headers, body: JSON.stringify(body), cancel, onRequestSent: req.onSent };
       raw = await this.#http.request(url, init);
     } catch (err) {
-      if (req.signal?.aborted) throw new OpenAI.APIUserAbortError();
+      if (cancelOf(req)?.aborted) throw new OpenAI.APIUserAbortError();
       throw new OpenAI.APIConnectionError({ cause: err instanceof Error ? err : undefined });
     }
     if (raw.status >= 200 && raw.status < 300) return raw;
@@ -232,7 +237,7 @@ export class OpenAIProvider implements ModelProvider {
         throw upstreamError(err);
       }
       if (!body) throw completionRequestError('the upstream answered without a body');
-      return readOpenAIStream(body, req.signal);
+      return readOpenAIStream(body, cancelOf(req));
     }, () => void body?.cancel().catch(() => undefined)); // a stop before the first read; once read, `readOpenAIStream` closes it
   }
 

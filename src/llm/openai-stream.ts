@@ -26,7 +26,7 @@ interface StreamChunk {
  * `JSON.parse` (`EventShape`). A body that breaks off throws `completion_request_error`; an
  * aborted request rethrows the abort.
  */
-export async function* readOpenAIStream(body: ReadableStream<Uint8Array> | ByteSource, signal: AbortSignal | undefined): AsyncGenerator<GenerateChunk> {
+export async function* readOpenAIStream(body: ReadableStream<Uint8Array> | ByteSource, signal: { readonly aborted: boolean; readonly reason: unknown } | undefined): AsyncGenerator<GenerateChunk> {
   const reader = 'getReader' in body ? body.getReader() : body;
   const decoder = new EventStreamDecoder();
   const shape = new EventShape();

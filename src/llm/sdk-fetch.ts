@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from '../config/defaults.js';
 import { UpstreamBody, type ResponseBody } from './upstream-body.js';
+import { fromSignal, type CancelSource } from '../lib/cancellation.js';
 
 /**
  * Per connection: how many requests were written on it and how many bytes it had read when the
@@ -39,6 +40,8 @@ function markStale(socket: Socket, err: Error): void {
  */
 export interface SdkFetchInit extends RequestInit {
   readonly onRequestSent?: () => void;
+  /** Cancels the request as `signal` does (and instead of it): Dovetail's own callers, without an `AbortSignal`. */
+  readonly cancel?: CancelSource;
 }
 
 /** The SDK call option that makes `fetch` report when the request is on its way. */
@@ -123,7 +126,7 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp
   const request = async (input: string | URL, init: SdkFetchInit): Promise<RawResponse> => {
     const url = new URL(input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
-    const signal = init.signal ?? undefined;
+    const signal = init.cancel ?? (init.signal ? fromSignal(init.signal) : undefined);
     if (signal?.aborted) throw abortError(signal);
     const headers = toHeaderRecord(init.headers);
     if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'gzip, deflate, br';
@@ -182,6 +185,8 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   #requestDone = false;
   /** Undefined until the first body bytes; true while the parser is held after them. */
   #holding: boolean | undefined;
+  /** Removes `#onAbort` from the caller's cancellation. */
+  readonly #unlisten: (() => void) | undefined;
   readonly #onAbort = () => {
     const err = abortError(this.signal!);
     if (!this.#controller) return this.#settle(err); // not on a connection yet; dropped when it gets one
@@ -190,13 +195,13 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   };
 
   constructor(
-    readonly signal: AbortSignal | undefined,
+    readonly signal: CancelSource | undefined,
     readonly head: boolean,
     readonly onSent: () => void,
     readonly resolve: (r: RawResponse) => void,
     readonly fail: (err: Error, beforeResponse: boolean) => void,
   ) {
-    signal?.addEventListener('abort', this.#onAbort, { once: true });
+    this.#unlisten = signal?.onAbort(this.#onAbort);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -284,12 +289,12 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
 
   /** The answer and its body are over: the caller's signal no longer concerns this request. */
   #release(): void {
-    this.signal?.removeEventListener('abort', this.#onAbort);
+    this.#unlisten?.();
   }
 }
 
-function abortError(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
+function abortError(signal: CancelSource): Error {
+  const reason = signal.reason;
   return reason instanceof Error && reason.name === 'AbortError' ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
 

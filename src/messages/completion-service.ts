@@ -4,6 +4,7 @@ import { validateInputs } from '../apps/input-form.js';
 import { effectiveLimit } from '../infra/active-requests.js';
 import { internalServerError, invalidParam, ServiceError } from '../infra/errors.js';
 import { newId } from '../infra/ids.js';
+import { Cancellation } from '../lib/cancellation.js';
 import type { ProviderUsage } from '../llm/model-provider.js';
 import type { UsageBody } from '../llm/usage.js';
 import { buildChatPrompt, type Exchange } from './chat-prompt.js';
@@ -133,14 +134,14 @@ export class CompletionService {
    * Takes a concurrency slot and registers a task, then runs `run` (which never rejects) for its
    * outcome; the slot and the task are held until it ends.
    */
-  async #start(p: Prepared, messageId: string, run: (task: { taskId: string; controller: AbortController }) => Promise<CompletionOutcome>): Promise<CompletionRun> {
+  async #start(p: Prepared, messageId: string, run: (task: { taskId: string; controller: Cancellation }) => Promise<CompletionOutcome>): Promise<CompletionRun> {
     const d = this.#d;
     const { app } = p;
     // the slot is named by the message, so a sweep can free it should this process die
     const release = await d.activeRequests.acquire(app.id, effectiveLimit(app.maxActiveRequests, d.config.maxActiveRequests), messageId);
     try {
       const taskId = newId();
-      const controller = new AbortController();
+      const controller = new Cancellation();
       const unregister = d.tasks.register(taskId, { appId: app.id, endUserId: p.endUserId, controller });
       const done = run({ taskId, controller }).finally(() => {
         unregister();

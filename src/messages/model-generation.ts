@@ -6,6 +6,7 @@ import { NodeFailure } from '../engine/types.js';
 import type { buildCompletionPrompt } from './completion-prompt.js';
 import type { CompletionDeps, CompletionOutcome, CompletionSink, ModelSettings } from './completion-types.js';
 import { StopRequested } from './task-registry.js';
+import type { Cancellation } from '../lib/cancellation.js';
 
 /** A model-config app's generation: the model's answer streamed, its message finished, its end reported. */
 
@@ -29,14 +30,14 @@ export async function generate(d: CompletionDeps, g: {
   provider: ModelProvider;
   model: ModelSettings;
   prompt: ReturnType<typeof buildCompletionPrompt>;
-  controller: AbortController;
+  controller: Cancellation;
   startedAt: number;
   messageId: string;
   /** Stores the message row (once; later calls return the same promise). */
   insert: () => Promise<void>;
   sink: CompletionSink | undefined;
 }): Promise<CompletionOutcome> {
-  const { signal } = g.controller;
+  const cancel = g.controller;
   const emit = emitter(d, g.sink, g.messageId);
   const limitS = d.config.appMaxExecutionSeconds;
   const timer = setTimeout(() => g.controller.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
@@ -53,7 +54,19 @@ export async function generate(d: CompletionDeps, g: {
       void g.insert();
       emit({ type: 'sent' });
     };
-    const chunks = g.provider.stream({ model: g.model.name, mode: g.model.mode, messages: g.prompt.messages, prompt: g.prompt.text, params: g.model.params, signal, onSent });
+    // `signal` is made only for a provider that reads it (see `Cancellation`)
+    const chunks = g.provider.stream({
+      model: g.model.name,
+      mode: g.model.mode,
+      messages: g.prompt.messages,
+      prompt: g.prompt.text,
+      params: g.model.params,
+      cancel,
+      get signal() {
+        return cancel.signal;
+      },
+      onSent,
+    });
     for await (const chunk of chunks) {
       if (chunk.type === 'text') {
         if (!sent) {
@@ -68,11 +81,11 @@ export async function generate(d: CompletionDeps, g: {
       } else if (chunk.type === 'usage') {
         reported = { ...reported, ...chunk.usage };
       }
-      if (signal.aborted) break;
+      if (cancel.aborted) break;
     }
-    if (signal.aborted) throw signal.reason;
+    if (cancel.aborted) throw cancel.reason;
   } catch (err) {
-    ({ status, error } = failure(d, err, signal));
+    ({ status, error } = failure(d, err, cancel));
   } finally {
     clearTimeout(timer);
     live.end();
@@ -135,7 +148,7 @@ export async function conclude(d: CompletionDeps, g: {
 }
 
 /** The outcome of a generation that threw: stopped by its owner, timed out, or failed. */
-export function failure(d: CompletionDeps, err: unknown, signal: AbortSignal): { status: CompletionOutcome['status']; error: ServiceError | undefined } {
+export function failure(d: CompletionDeps, err: unknown, signal: { readonly aborted: boolean; readonly reason: unknown }): { status: CompletionOutcome['status']; error: ServiceError | undefined } {
   if (signal.aborted && signal.reason instanceof StopRequested) return { status: 'stopped', error: undefined };
   if (signal.aborted && signal.reason instanceof ExecutionTimeout) return { status: 'error', error: completionRequestError(signal.reason.message) };
   if (err instanceof ServiceError) return { status: 'error', error: err };

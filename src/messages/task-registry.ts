@@ -4,7 +4,8 @@ import type { Bus } from '../infra/bus/bus.js';
 export interface RunningTask {
   readonly appId: string;
   readonly endUserId: string;
-  readonly controller: AbortController;
+  /** An `AbortController` or a `Cancellation`: a stop aborts it with `StopRequested`. */
+  readonly controller: { abort(reason?: unknown): void };
 }
 
 interface StopMessage {

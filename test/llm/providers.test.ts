@@ -9,6 +9,7 @@ import { createSdkFetch, type SdkFetchInit } from '../../src/llm/sdk-fetch.js';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import { addDecimals, priceOf } from '../../src/lib/decimal.js';
+import { Cancellation } from '../../src/lib/cancellation.js';
 import { buildUsage } from '../../src/llm/usage.js';
 import { countTokens } from '../../src/text/tokenizer.js';
 import { isProviderError } from '../../src/llm/errors.js';
@@ -548,6 +549,27 @@ describe('OpenAI provider against the local upstream', () => {
     ac.abort();
     expect(await pending).toBeInstanceOf(Error);
     await fake.waitForAbort();
+  });
+
+  it('is cancelled through `cancel` without its `signal` being made (a Cancellation, as generations pass it)', async () => {
+    fake.behaviour = { hang: true };
+    const p = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: fake.baseUrl });
+    const cancel = new Cancellation();
+    let signalRead = false;
+    const request = {
+      ...req(),
+      cancel,
+      get signal() {
+        signalRead = true;
+        return cancel.signal;
+      },
+    };
+    const pending = drain(p.stream(request)).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 50));
+    cancel.abort(new Error('stopped by its owner'));
+    expect(await pending).toBeInstanceOf(Error);
+    await fake.waitForAbort();
+    expect(signalRead).toBe(false);
   });
 });
 
