@@ -2,7 +2,9 @@
  * Bench: 200 concurrent streaming completions against a paced upstream (first token after 500 ms,
  * then 20 tokens 100 ms apart), directly and through Dovetail, in the same run. The upstream
  * (`paced-upstream-process.ts`), Dovetail (compiled: `node bin/dovetail.js serve`, fresh SQLite)
- * and the load client (`load-client-process.ts`) each run in their own process. Prints first-token
+ * and the load client (`load-client-process.ts`: undici's `request`, the least CPU a client spends
+ * per request on Node 20; `BENCH_LOAD_CLIENT=fetch` sends with the built-in `fetch`, as the figures
+ * before 2026-11-28 were measured) each run in their own process. Prints first-token
  * latency p50/p99 direct and through Dovetail, the overhead, errors, Dovetail's RSS and where each
  * batch's time went: when its requests reached the upstream after the client began sending (the
  * request leg; through Dovetail, the time spent before the upstream request) and how long a first
