@@ -15,8 +15,8 @@ export interface CancelSource {
  * On Node 20 an `AbortSignal` made, listened to and let go costs about 6 µs (each signal is an
  * `EventTarget` given another prototype); this, 0.14 µs (`npm run bench cancellation`), on every
  * model request of a burst. A generation's model request over Dovetail's own HTTP client needs no
- * signal: it is cancelled through `onAbort`. The SDK-based providers and the agent's tools ask for `signal`, which follows
- * this cancellation from then on (and is made aborted when it came later).
+ * signal: it is cancelled through `onAbort`. The SDK-based providers and the agent's tools ask for
+ * `signal`, which follows this cancellation from then on (and is made aborted when it came later).
  */
 export class Cancellation implements CancelSource {
   #aborted = false;

@@ -138,6 +138,9 @@ interface PreparedRequest {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/** The request's cancellation, without making an `AbortSignal` when it has one of its own. */
+const cancelOf = (req: GenerateRequest): CancelSource | undefined => req.cancel ?? (req.signal ? fromSignal(req.signal) : undefined);
+
 /**
  * OpenAI and every OpenAI-compatible server (vLLM, Ollama, llama.cpp server, LM Studio) through the
  * official SDK: chat mode streams `/chat/completions`, completion mode streams the legacy
@@ -150,9 +153,6 @@ interface PreparedRequest {
  * abort controller and timeout) cost 1.5–2 ms of time to first token on the benchmark machine,
  * more than all of Dovetail's own work on that path. No retries, so a stop or failure is seen at once.
  */
-/** The request's cancellation, without making an `AbortSignal` when it has one of its own. */
-const cancelOf = (req: GenerateRequest): CancelSource | undefined => req.cancel ?? (req.signal ? fromSignal(req.signal) : undefined);
-
 export class OpenAIProvider implements ModelProvider {
   readonly name: string;
   readonly toolCalling = true;
@@ -200,13 +200,13 @@ export class OpenAIProvider implements ModelProvider {
   /** Sends `body` to `path` as a streaming request; non-2xx answers become the SDK's errors. */
   async #post(path: Endpoint, body: Record<string, unknown>, req: GenerateRequest): Promise<RawResponse> {
     const { url, headers } = await this.#request(path, String(body.model));
+    const cancel = cancelOf(req);
     let raw: RawResponse;
     try {
-      const cancel = cancelOf(req);
       const init: SdkFetchInit = { method: 'POST', headers, body: JSON.stringify(body), cancel, onRequestSent: req.onSent };
       raw = await this.#http.request(url, init);
     } catch (err) {
-      if (cancelOf(req)?.aborted) throw new OpenAI.APIUserAbortError();
+      if (cancel?.aborted) throw new OpenAI.APIUserAbortError();
       throw new OpenAI.APIConnectionError({ cause: err instanceof Error ? err : undefined });
     }
     if (raw.status >= 200 && raw.status < 300) return raw;

@@ -2,6 +2,7 @@ import { isAscii } from 'node:buffer';
 import { completionRequestError } from './errors.js';
 import { EventShape } from './event-shape.js';
 import type { GenerateChunk, ToolCall } from './model-provider.js';
+import type { CancelSource } from '../lib/cancellation.js';
 import { ThinkWrap } from './think-wrap.js';
 import type { ByteSource } from './upstream-body.js';
 
@@ -26,7 +27,7 @@ interface StreamChunk {
  * `JSON.parse` (`EventShape`). A body that breaks off throws `completion_request_error`; an
  * aborted request rethrows the abort.
  */
-export async function* readOpenAIStream(body: ReadableStream<Uint8Array> | ByteSource, signal: { readonly aborted: boolean; readonly reason: unknown } | undefined): AsyncGenerator<GenerateChunk> {
+export async function* readOpenAIStream(body: ReadableStream<Uint8Array> | ByteSource, signal: Pick<CancelSource, 'aborted' | 'reason'> | undefined): AsyncGenerator<GenerateChunk> {
   const reader = 'getReader' in body ? body.getReader() : body;
   const decoder = new EventStreamDecoder();
   const shape = new EventShape();

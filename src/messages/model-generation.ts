@@ -6,7 +6,7 @@ import { NodeFailure } from '../engine/types.js';
 import type { buildCompletionPrompt } from './completion-prompt.js';
 import type { CompletionDeps, CompletionOutcome, CompletionSink, ModelSettings } from './completion-types.js';
 import { StopRequested } from './task-registry.js';
-import type { Cancellation } from '../lib/cancellation.js';
+import type { Cancellation, CancelSource } from '../lib/cancellation.js';
 
 /** A model-config app's generation: the model's answer streamed, its message finished, its end reported. */
 
@@ -148,7 +148,7 @@ export async function conclude(d: CompletionDeps, g: {
 }
 
 /** The outcome of a generation that threw: stopped by its owner, timed out, or failed. */
-export function failure(d: CompletionDeps, err: unknown, signal: { readonly aborted: boolean; readonly reason: unknown }): { status: CompletionOutcome['status']; error: ServiceError | undefined } {
+export function failure(d: CompletionDeps, err: unknown, signal: Pick<CancelSource, 'aborted' | 'reason'>): { status: CompletionOutcome['status']; error: ServiceError | undefined } {
   if (signal.aborted && signal.reason instanceof StopRequested) return { status: 'stopped', error: undefined };
   if (signal.aborted && signal.reason instanceof ExecutionTimeout) return { status: 'error', error: completionRequestError(signal.reason.message) };
   if (err instanceof ServiceError) return { status: 'error', error: err };
