@@ -72,6 +72,11 @@ export class Cancellation implements CancelSource {
 
 const noop = (): void => undefined;
 
+/** A request's cancellation: its own `cancel` when it has one, else its `signal` adapted (`fromSignal`). */
+export function cancelSourceOf(req: { readonly cancel?: CancelSource; readonly signal?: AbortSignal | null }): CancelSource | undefined {
+  return req.cancel ?? (req.signal ? fromSignal(req.signal) : undefined);
+}
+
 /** `signal` as a `CancelSource` (its listener added with `onAbort`). */
 export function fromSignal(signal: AbortSignal): CancelSource {
   return {

@@ -4,7 +4,7 @@ import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, ty
 import { readOpenAIStream } from './openai-stream.js';
 import type { ResponseBody } from './upstream-body.js';
 import { deferredIterable } from '../lib/deferred-iterable.js';
-import { fromSignal, type CancelSource } from '../lib/cancellation.js';
+import { cancelSourceOf, type CancelSource } from '../lib/cancellation.js';
 import {
   messagesText,
   type ChatMessage,
@@ -138,9 +138,6 @@ interface PreparedRequest {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-/** The request's cancellation, without making an `AbortSignal` when it has one of its own. */
-const cancelOf = (req: GenerateRequest): CancelSource | undefined => req.cancel ?? (req.signal ? fromSignal(req.signal) : undefined);
-
 /**
  * OpenAI and every OpenAI-compatible server (vLLM, Ollama, llama.cpp server, LM Studio) through the
  * official SDK: chat mode streams `/chat/completions`, completion mode streams the legacy
@@ -198,9 +195,8 @@ export class OpenAIProvider implements ModelProvider {
   }
 
   /** Sends `body` to `path` as a streaming request; non-2xx answers become the SDK's errors. */
-  async #post(path: Endpoint, body: Record<string, unknown>, req: GenerateRequest): Promise<RawResponse> {
+  async #post(path: Endpoint, body: Record<string, unknown>, req: GenerateRequest, cancel: CancelSource | undefined): Promise<RawResponse> {
     const { url, headers } = await this.#request(path, String(body.model));
-    const cancel = cancelOf(req);
     let raw: RawResponse;
     try {
       const init: SdkFetchInit = { method: 'POST', headers, body: JSON.stringify(body), cancel, onRequestSent: req.onSent };
@@ -227,17 +223,19 @@ export class OpenAIProvider implements ModelProvider {
     let body: ResponseBody | null = null;
     return deferredIterable(async () => {
       const params = openAIParams(req.params, req.model, this.#strict);
+      // the request's own cancellation (no `AbortSignal` made for it), for the request and the reader
+      const cancel = cancelSourceOf(req);
       try {
         const response =
           req.mode === 'completion'
-            ? await this.#post('/completions', { model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, req)
-            : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params, ...toolFields(req) }, req);
+            ? await this.#post('/completions', { model: req.model, prompt: req.prompt ?? messagesText(req.messages), stream: true, stream_options: { include_usage: true }, ...params }, req, cancel)
+            : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params, ...toolFields(req) }, req, cancel);
         body = response.body;
       } catch (err) {
         throw upstreamError(err);
       }
       if (!body) throw completionRequestError('the upstream answered without a body');
-      return readOpenAIStream(body, cancelOf(req));
+      return readOpenAIStream(body, cancel);
     }, () => void body?.cancel().catch(() => undefined)); // a stop before the first read; once read, `readOpenAIStream` closes it
   }
 

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from '../config/defaults.js';
 import { UpstreamBody, type ResponseBody } from './upstream-body.js';
-import { fromSignal, type CancelSource } from '../lib/cancellation.js';
+import { cancelSourceOf, type CancelSource } from '../lib/cancellation.js';
 
 /**
  * Per connection: how many requests were written on it and how many bytes it had read when the
@@ -126,8 +126,8 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp
   const request = async (input: string | URL, init: SdkFetchInit): Promise<RawResponse> => {
     const url = new URL(input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
-    const signal = init.cancel ?? (init.signal ? fromSignal(init.signal) : undefined);
-    if (signal?.aborted) throw abortError(signal);
+    const cancel = cancelSourceOf(init);
+    if (cancel?.aborted) throw abortError(cancel);
     const headers = toHeaderRecord(init.headers);
     if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'gzip, deflate, br';
     const options: Dispatcher.DispatchOptions = {
@@ -150,11 +150,11 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp
     };
     const send = (attempt: number) =>
       new Promise<RawResponse>((resolve, reject) => {
-        agent.dispatch(options, new ResponseHandler(signal, init.method === 'HEAD', onSent, resolve, (err, beforeResponse) => {
+        agent.dispatch(options, new ResponseHandler(cancel, init.method === 'HEAD', onSent, resolve, (err, beforeResponse) => {
           // A kept-alive connection the server had closed: again, on another connection (the pool
           // may hold more such; a fresh connection's failure is final).
-          if (beforeResponse && attempt < MAX_STALE_RETRIES && !signal?.aborted && staleConnectionErrors.has(err)) resolve(send(attempt + 1));
-          else reject(signal?.aborted ? abortError(signal) : new TypeError('fetch failed', { cause: err }));
+          if (beforeResponse && attempt < MAX_STALE_RETRIES && !cancel?.aborted && staleConnectionErrors.has(err)) resolve(send(attempt + 1));
+          else reject(cancel?.aborted ? abortError(cancel) : new TypeError('fetch failed', { cause: err }));
         }));
       });
     return send(0);
@@ -188,25 +188,25 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   /** Removes `#onAbort` from the caller's cancellation. */
   readonly #unlisten: (() => void) | undefined;
   readonly #onAbort = () => {
-    const err = abortError(this.signal!);
+    const err = abortError(this.cancel!);
     if (!this.#controller) return this.#settle(err); // not on a connection yet; dropped when it gets one
     if (!this.#requestDone) this.#controller.abort(err);
     else this.#body?.error(err); // the request ended but its body is still being inflated
   };
 
   constructor(
-    readonly signal: CancelSource | undefined,
+    readonly cancel: CancelSource | undefined,
     readonly head: boolean,
     readonly onSent: () => void,
     readonly resolve: (r: RawResponse) => void,
     readonly fail: (err: Error, beforeResponse: boolean) => void,
   ) {
-    this.#unlisten = signal?.onAbort(this.#onAbort);
+    this.#unlisten = cancel?.onAbort(this.#onAbort);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    if (this.signal?.aborted) return this.#onAbort();
+    if (this.cancel?.aborted) return this.#onAbort();
     // undici writes the request right after this call returns, in the same tick; the body stream
     // is made after that write, off the request's path (and before any answer can arrive).
     queueMicrotask(() => {
@@ -272,7 +272,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.#requestDone = true;
-    const cause = this.signal?.aborted ? abortError(this.signal) : err;
+    const cause = this.cancel?.aborted ? abortError(this.cancel) : err;
     if (this.#responded && this.#body) this.#body.error(cause);
     else if (this.#responded) this.#release();
     else this.#settle(err);
@@ -287,14 +287,14 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     this.fail(err, beforeResponse);
   }
 
-  /** The answer and its body are over: the caller's signal no longer concerns this request. */
+  /** The answer and its body are over: the caller's cancellation no longer concerns this request. */
   #release(): void {
     this.#unlisten?.();
   }
 }
 
-function abortError(signal: CancelSource): Error {
-  const reason = signal.reason;
+function abortError(cancel: CancelSource): Error {
+  const reason = cancel.reason;
   return reason instanceof Error && reason.name === 'AbortError' ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
 

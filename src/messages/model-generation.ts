@@ -40,7 +40,7 @@ export async function generate(d: CompletionDeps, g: {
   const cancel = g.controller;
   const emit = emitter(d, g.sink, g.messageId);
   const limitS = d.config.appMaxExecutionSeconds;
-  const timer = setTimeout(() => g.controller.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
+  const timer = setTimeout(() => cancel.abort(new ExecutionTimeout(`generation exceeded APP_MAX_EXECUTION_TIME (${limitS} s)`)), limitS * 1000);
   timer.unref();
   let answer = '';
   let reported: ProviderUsage | undefined;
