@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { dropSchema } from '../src/store/db.js';
+import { SERVER_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { freePort } from '../test/helpers/free-port.js';
 import { dropRedisKeys } from '../test/helpers/redis-keys.js';
 import { fmt, median } from './lib.js';
@@ -56,9 +57,9 @@ async function startShape(env: NodeJS.ProcessEnv, role: string | undefined, work
   writeFileSync(file, dsl());
   const apiKey = (JSON.parse((await exec(process.execPath, [BIN, 'app', 'import', file, '--json'], { env: e })).stdout) as { api_key: string }).api_key;
   const port = await freePort();
-  const procs: ChildProcess[] = [spawn(process.execPath, [BIN, 'serve', ...(role ? ['--role', role] : [])], { env: { ...e, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })];
+  const procs: ChildProcess[] = [spawn(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', ...(role ? ['--role', role] : [])], { env: { ...e, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })];
   // Each worker serves /health on its own port.
-  for (let i = 0; i < workers; i++) procs.push(spawn(process.execPath, [BIN, 'worker'], { env: { ...e, PORT: String(await freePort()), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] }));
+  for (let i = 0; i < workers; i++) procs.push(spawn(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'worker'], { env: { ...e, PORT: String(await freePort()), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] }));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, parseRole } from '../config.js';
 import { describeDatabase } from '../store/database-location.js';
+import { missingServerFlags } from './node-flags.js';
 
 /** `examples/` of the package: beside `src/` (tsx) and beside `dist/` (compiled) alike. */
 const EXAMPLES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'examples');
@@ -27,6 +28,10 @@ export async function serve(opts: { role?: string } = {}): Promise<void> {
   const runtime = await createRuntime(config);
   runtime.warmWorkers();
   runtime.logger.info({ database: describeDatabase(config) }, 'database');
+  const missing = missingServerFlags();
+  if (missing.length > 0) {
+    runtime.logger.info({ missing }, `node runs without ${missing.join(' ')}, which npm start passes: a burst of requests after a quiet period is slower (see docs/deployment.md)`);
+  }
   // the example apps are imported by a process that serves them (and not by every worker as well)
   if (config.seedExamples && config.role !== 'worker') {
     const seeded = await seedExamples(runtime, EXAMPLES_DIR);
