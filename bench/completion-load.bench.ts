@@ -24,9 +24,9 @@
  * burst rounds are measured again through N `serve --role api` processes and one `dovetail worker` on
  * PostgreSQL + Redis (a schema and key prefix of their own, dropped after), the client sending its
  * requests to them in turn (as a round-robin balancer would).
- * The server runs with the Node flags `npm start` gives it (SERVER_NODE_FLAGS; `BENCH_SERVER_FLAGS=0`
- * leaves them out, to measure without them). At the end the server's RSS after `BENCH_LOAD_IDLE_MS`
- * (default 12 s) without requests is printed.
+ * The server runs with the Node flags `npm start` gives it (`BENCH_SERVER_FLAGS` in lib.ts;
+ * `BENCH_SERVER_FLAGS=0` leaves them out, to measure without them). At the end the server's RSS
+ * after `BENCH_LOAD_IDLE_MS` (default 12 s) without requests is printed.
  * Run `npm run build` first.
  */
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
@@ -36,10 +36,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../test/helpers/free-port.js';
-import { fmt, median, percentile } from './lib.js';
+import { BENCH_SERVER_FLAGS, benchServerFlagsNote, fmt, median, percentile } from './lib.js';
 import { completionApp } from '../test/helpers/apps.js';
 import { dropSchema } from '../src/store/db.js';
-import { SERVER_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { dropRedisKeys } from '../test/helpers/redis-keys.js';
 
 const exec = promisify(execFile);
@@ -60,9 +59,6 @@ const SUSTAIN_MS = Number(process.env.BENCH_LOAD_SUSTAIN_MS ?? 15_000);
 const RAMP_MS = 2_500;
 /** How long the server is left without requests before its idle RSS is read (ms). */
 const IDLE_MS = Number(process.env.BENCH_LOAD_IDLE_MS ?? 12_000);
-/** The Node flags the server runs with: `npm start`'s, unless BENCH_SERVER_FLAGS=0. */
-const SERVER_FLAGS = process.env.BENCH_SERVER_FLAGS === '0' ? [] : SERVER_NODE_FLAGS;
-const nodeFlagsNote = SERVER_FLAGS.length > 0 ? SERVER_FLAGS.join(' ') : 'none (BENCH_SERVER_FLAGS=0)';
 /**
  * The part of a through-Dovetail batch before the upstream's first token (500 ms): the arrivals' CPU
  * (a cold batch's arrivals may take longer, and its figure then counts only this part).
@@ -140,7 +136,7 @@ async function startDovetail(upstream: string, scaled?: { pgUrl: string; redisUr
   writeFileSync(dsl, completionApp());
   const { stdout } = await exec(process.execPath, [bin, 'app', 'import', dsl, '--json'], { env });
   const apiKey = (JSON.parse(stdout) as { api_key: string }).api_key;
-  const nodeArgs = [...SERVER_FLAGS, ...(process.env.BENCH_SERVER_NODE_ARGS ? process.env.BENCH_SERVER_NODE_ARGS.split(' ') : [])];
+  const nodeArgs = [...BENCH_SERVER_FLAGS, ...(process.env.BENCH_SERVER_NODE_ARGS ? process.env.BENCH_SERVER_NODE_ARGS.split(' ') : [])];
   // The server's log goes to /dev/null as a deployment's goes to its collector: written, not read here.
   const start = async (args: string[]) => {
     const port = await freePort();
@@ -298,7 +294,7 @@ export async function run(): Promise<void> {
   try {
     const dovetail = await startDovetail(upstream.info.baseUrl);
     try {
-      out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart), load client on ${process.env.BENCH_LOAD_CLIENT === 'fetch' ? 'fetch' : 'undici.request'}; server node flags: ${nodeFlagsNote}; load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
+      out(`${CONCURRENCY} concurrent streaming completions, paced upstream (first token 500 ms, then 20 tokens 100 ms apart), load client on ${process.env.BENCH_LOAD_CLIENT === 'fetch' ? 'fetch' : 'undici.request'}; server node flags: ${benchServerFlagsNote}; load avg before ${loadBefore.map((l) => fmt(l)).join(' ')}`);
       await bursts(dovetail);
       if (SUSTAIN_MS > 0) {
         // The steady state of the same concurrency: each of 200 clients sends its next request when its
@@ -315,7 +311,7 @@ export async function run(): Promise<void> {
       out(`Dovetail RSS ${fmt(mem.rss, 0)} MB now, peak ${fmt(mem.hwm, 0)} MB; load avg after ${os.loadavg().map((l) => fmt(l)).join(' ')}`);
       // what the server keeps while quiet (the memory reducer, which `--no-memory-reducer` turns off, shrinks the heap after ~8 s)
       await new Promise((r) => setTimeout(r, IDLE_MS));
-      out(`Dovetail RSS after ${fmt(IDLE_MS / 1000, 0)} s without requests ${fmt(rssMb(dovetail.children[0]!.pid!).rss, 0)} MB (server node flags: ${nodeFlagsNote})`);
+      out(`Dovetail RSS after ${fmt(IDLE_MS / 1000, 0)} s without requests ${fmt(rssMb(dovetail.children[0]!.pid!).rss, 0)} MB (server node flags: ${benchServerFlagsNote})`);
     } finally {
       await dovetail.close();
     }

@@ -6,7 +6,16 @@ import { loadConfig, type Config } from '../src/config.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../src/runtime.js';
 import { buildServer } from '../src/http/server.js';
 import { createLogger } from '../src/infra/logger.js';
+import { SERVER_NODE_FLAGS } from '../src/cli/node-flags.js';
 import type { FastifyInstance } from 'fastify';
+
+/**
+ * The Node flags a bench starts a compiled server process with: `npm start`'s (SERVER_NODE_FLAGS),
+ * or none with `BENCH_SERVER_FLAGS=0`, to measure without them.
+ */
+export const BENCH_SERVER_FLAGS: readonly string[] = process.env.BENCH_SERVER_FLAGS === '0' ? [] : SERVER_NODE_FLAGS;
+/** BENCH_SERVER_FLAGS as a bench prints them. */
+export const benchServerFlagsNote = BENCH_SERVER_FLAGS.length > 0 ? BENCH_SERVER_FLAGS.join(' ') : 'none (BENCH_SERVER_FLAGS=0)';
 
 export interface BenchServer {
   readonly url: string;

@@ -4,7 +4,8 @@
  * Redis with `QUEUE=bullmq`, one `serve --role api` process and one `dovetail worker`; (c) the same
  * with 2 workers. Also the time to `workflow_started` over streaming, runs one at a time: inline
  * (a) against through the queue (b) — the latency a queue hop adds. Every server process is the
- * compiled bin (`npm run build` first). (b) and (c) need BENCH_DATABASE_URL / TEST_DATABASE_URL and
+ * compiled bin (`npm run build` first), started with `npm start`'s Node flags (`BENCH_SERVER_FLAGS`
+ * in lib.ts). (b) and (c) need BENCH_DATABASE_URL / TEST_DATABASE_URL and
  * BENCH_REDIS_URL / TEST_REDIS_URL; each uses its own schema and Redis key prefix, dropped after.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -15,10 +16,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { dropSchema } from '../src/store/db.js';
-import { SERVER_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { freePort } from '../test/helpers/free-port.js';
 import { dropRedisKeys } from '../test/helpers/redis-keys.js';
-import { fmt, median } from './lib.js';
+import { BENCH_SERVER_FLAGS, fmt, median } from './lib.js';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -57,9 +57,9 @@ async function startShape(env: NodeJS.ProcessEnv, role: string | undefined, work
   writeFileSync(file, dsl());
   const apiKey = (JSON.parse((await exec(process.execPath, [BIN, 'app', 'import', file, '--json'], { env: e })).stdout) as { api_key: string }).api_key;
   const port = await freePort();
-  const procs: ChildProcess[] = [spawn(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', ...(role ? ['--role', role] : [])], { env: { ...e, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })];
+  const procs: ChildProcess[] = [spawn(process.execPath, [...BENCH_SERVER_FLAGS, BIN, 'serve', ...(role ? ['--role', role] : [])], { env: { ...e, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })];
   // Each worker serves /health on its own port.
-  for (let i = 0; i < workers; i++) procs.push(spawn(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'worker'], { env: { ...e, PORT: String(await freePort()), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] }));
+  for (let i = 0; i < workers; i++) procs.push(spawn(process.execPath, [...BENCH_SERVER_FLAGS, BIN, 'worker'], { env: { ...e, PORT: String(await freePort()), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] }));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
