@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
+import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_PARSE_LIMITS, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
 import type { ModelPrice } from './lib/usage.js';
 import { readToolsConfig } from './tools/tool-config.js';
 import { MB, int, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
@@ -146,6 +146,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     text: {
       maxPieceChars: int(env, file, 'TOKENIZER_MAX_PIECE_CHARS', DEFAULT_TOKENIZER_MAX_PIECE_CHARS, 1),
       workerMinChars: int(env, file, 'TOKENIZER_WORKER_MIN_CHARS', 20_000, 0),
+    },
+    parse: {
+      timeoutMs: int(env, file, 'PARSE_TIMEOUT_MS', 120_000, 100),
+      maxHeapMb: int(env, file, 'PARSE_MAX_HEAP_MB', 512, 16),
+      workers: int(env, file, 'PARSE_WORKERS', 2, 1),
+      maxUncompressedBytes: int(env, file, 'PARSE_MAX_UNCOMPRESSED_BYTES', DEFAULT_PARSE_LIMITS.maxUncompressedBytes, 1),
+      maxTextChars: int(env, file, 'PARSE_MAX_TEXT_CHARS', DEFAULT_PARSE_LIMITS.maxTextChars, 1),
+      maxPages: int(env, file, 'PARSE_MAX_PAGES', DEFAULT_PARSE_LIMITS.maxPages, 1),
+      maxRows: int(env, file, 'PARSE_MAX_ROWS', DEFAULT_PARSE_LIMITS.maxRows, 1),
+      maxCells: int(env, file, 'PARSE_MAX_CELLS', DEFAULT_PARSE_LIMITS.maxCells, 1),
+      maxSections: int(env, file, 'PARSE_MAX_SECTIONS', DEFAULT_PARSE_LIMITS.maxSections, 1),
+      maxHtmlDepth: int(env, file, 'PARSE_MAX_HTML_DEPTH', DEFAULT_PARSE_LIMITS.maxHtmlDepth, 1),
     },
     knowledge: {
       embeddingsBaseUrl: str(env, file, 'EMBEDDINGS_BASE_URL'),

@@ -41,6 +41,7 @@ import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js'
 import type { Queue } from './infra/queue/queue.js';
 import { createQueue } from './infra/queue/create-queue.js';
 import { TextOffload } from './text/offload.js';
+import { DocumentParser } from './knowledge/ingest/parse/document-parser.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
 import { WorkflowTools } from './tools/workflow/workflow-tools.js';
@@ -165,6 +166,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const closers: (() => Promise<void>)[] = [];
   const offload = new TextOffload(config.text, logger);
   closers.push(() => offload.close());
+  // knowledge documents and document-extractor nodes are parsed on worker threads, within limits
+  const parser = new DocumentParser(config.parse, logger);
+  closers.push(() => parser.close());
   const tracing = config.otelEndpoint ? await otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
   const metrics = new Metrics({
     runsByStatus: () => new RunStore(store.db).countByStatus(),
@@ -272,7 +276,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     templates: code.quickjs,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
-    files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
+    files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts, parser }),
     tools: toolRuntime,
     tracing,
     queue,
@@ -297,7 +301,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   );
   resumer.current = runs;
   closers.push(() => queue.close());
-  knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, providers: () => modelProviders });
+  knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, parser, providers: () => modelProviders });
   // the retriever serves the workflow engine (above), not the runtime's callers
   const { retriever: _retriever, ...knowledgeServices } = knowledge;
   const { hits, annotations } = knowledge;

@@ -8,6 +8,7 @@ import type { Metrics } from '../infra/metrics.js';
 import type { Queue } from '../infra/queue/queue.js';
 import type { ModelProviders } from '../llm/model-provider.js';
 import type { TextOffload } from '../text/offload.js';
+import type { DocumentParser } from '../knowledge/ingest/parse/document-parser.js';
 import type { KnowledgeRetriever } from '../engine/types.js';
 import { createEmbedder, type Embedder } from '../knowledge/ingest/embedder.js';
 import { DatasetService } from '../knowledge/datasets.js';
@@ -36,6 +37,7 @@ export interface KnowledgeDeps {
   readonly queue: Queue;
   readonly uploads: UploadService;
   readonly offload: TextOffload;
+  readonly parser: DocumentParser;
   readonly providers: () => ModelProviders;
 }
 
@@ -86,6 +88,7 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
     qaModel: k.qaModel,
     qaConcurrency: k.qaConcurrency,
     offload,
+    parser: d.parser,
     onIndexed: (n) => d.metrics.indexedSegments.inc(n),
   });
   queue.register<IndexJobPayload>(INDEX_JOB, {

@@ -6,6 +6,7 @@ import type { MessageLeaseConfig } from '../messages/message-leases.js';
 import type { ProvidersConfig } from '../llm/provider-settings.js';
 import type { ToolsConfig } from '../tools/tool-config.js';
 import type { TextOffloadConfig } from '../text/offload.js';
+import type { ParseConfig } from '../knowledge/ingest/parse/document-parser.js';
 import type { MailConfig } from '../mail/mail-config.js';
 import type { StorageConfig } from '../files/blobs/storage-config.js';
 import type { WebFormConfig } from '../web/web-form-config.js';
@@ -169,6 +170,9 @@ export interface Config {
   /** Token counting and chunking (see `TextOffloadConfig`): `TOKENIZER_MAX_PIECE_CHARS` (default 128),
    * `TOKENIZER_WORKER_MIN_CHARS` (default 20000). */
   readonly text: TextOffloadConfig;
+  /** Document parsing, for knowledge indexing and document-extractor nodes (see `ParseConfig`): `PARSE_TIMEOUT_MS`,
+   * `PARSE_MAX_HEAP_MB`, `PARSE_WORKERS` and the `PARSE_MAX_*` caps of `ParseLimits`. */
+  readonly parse: ParseConfig;
   /** Human Input email delivery (`MAIL_TYPE`, `SMTP_*`, `MAIL_DEFAULT_SEND_FROM`; see src/mail/mail-config.ts). */
   readonly mail: MailConfig;
   /** Form pages and the web form API (`APP_WEB_URL`, `WEB_FORM_SUBMIT_RATE_LIMIT_*`). */

@@ -1,3 +1,5 @@
+import type { ParseLimits } from '../knowledge/ingest/parse/limits.js';
+
 /**
  * Defaults of the settings that a module outside the config loader also needs before (or without)
  * a loaded config: tests and tools open a store or count tokens without one. The loader reads these
@@ -23,3 +25,17 @@ export const DEFAULT_SSE_PING_INTERVAL_MS = 10_000;
  * caller gives none.
  */
 export const DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS = 60;
+
+/**
+ * Document parsing limits (`PARSE_MAX_*`, see `ParseLimits`): the parsers fall back to them when a
+ * caller (the web scraper tool, a test) gives none.
+ */
+export const DEFAULT_PARSE_LIMITS = Object.freeze({
+  maxUncompressedBytes: 100 * 1024 * 1024,
+  maxTextChars: 20_000_000,
+  maxPages: 10_000,
+  maxRows: 500_000,
+  maxCells: 5_000_000,
+  maxSections: 10_000,
+  maxHtmlDepth: 1000,
+} satisfies ParseLimits);

@@ -1,7 +1,8 @@
 import type { UploadLimits } from '../config.js';
 import type { RunFiles } from '../engine/types.js';
 import { isObject } from '../infra/objects.js';
-import { parseDocument, SUPPORTED_EXTENSIONS } from '../knowledge/ingest/parse/index.js';
+import { SUPPORTED_EXTENSIONS } from '../knowledge/ingest/parse/index.js';
+import type { DocumentParser } from '../knowledge/ingest/parse/document-parser.js';
 import { categoryOf, extensionOf, sizeLimitFor } from './file-types.js';
 import { fetchRemote, RemoteFetchError } from './remote-fetch.js';
 import type { UploadedFile, UploadService } from './upload-service.js';
@@ -18,16 +19,18 @@ interface Resolved {
 /**
  * The engine's file port: a caller's file reference or a Dify File mapping resolved to the stored
  * upload (same app, or app-less) or to its remote URL, described as Dify's File mapping and read
- * through the knowledge parsers. Remote bytes come through the SSRF guard, capped by the upload
+ * through the knowledge parsers (on a worker thread, within the `PARSE_*` limits). Remote bytes come through the SSRF guard, capped by the upload
  * size limits (`UPLOAD_FILE_SIZE_LIMIT`, …).
  */
 export class UploadRunFiles implements RunFiles {
   readonly #uploads: UploadService;
   readonly #limits: UploadLimits;
   readonly #allowHosts: readonly string[];
+  readonly #parser: DocumentParser;
 
-  constructor(deps: { uploads: UploadService; limits: UploadLimits; allowHosts: readonly string[] }) {
+  constructor(deps: { uploads: UploadService; limits: UploadLimits; allowHosts: readonly string[]; parser: DocumentParser }) {
     this.#uploads = deps.uploads;
+    this.#parser = deps.parser;
     this.#limits = deps.limits;
     this.#allowHosts = deps.allowHosts;
   }
@@ -54,7 +57,7 @@ export class UploadRunFiles implements RunFiles {
         throw err;
       }
     }
-    return parseDocument(bytes, ext, { allowEmpty: true });
+    return this.#parser.parse(bytes, ext, { name: String(r.mapping.filename || `file.${ext}`), allowEmpty: true, signal });
   }
 
   async #resolve(ref: unknown, appId: string): Promise<Resolved> {

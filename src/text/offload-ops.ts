@@ -1,4 +1,4 @@
-import { chunkDocument } from '../knowledge/ingest/chunk.js';
+import { chunkDocument, cleanText } from '../knowledge/ingest/chunk.js';
 import { countTokens } from './tokenizer.js';
 
 /**
@@ -8,6 +8,8 @@ import { countTokens } from './tokenizer.js';
 export const OFFLOAD_OPS = {
   /** Token counts of `texts` (see `countTokens`). */
   countTokens: (texts: readonly string[]): number[] => texts.map((t) => countTokens(t)),
+  /** A document cleaned by its process rule's pre-processing rules (see `cleanText`). */
+  cleanText,
   /** A cleaned document split by its process rule, with token counts (see `chunkDocument`). */
   chunkDocument,
 } as const;

@@ -240,6 +240,7 @@ export class DocumentService {
       paused_at: null,
       stopped_at: null,
       owner: null,
+      parsing_owner: null,
       total_segments: 0,
       completed_segments: 0,
       tokens: 0,

@@ -1,7 +1,11 @@
 import { countTokens, prefixWithinTokens } from '../../text/tokenizer.js';
 import { childRule, type ProcessRule } from './process-rule.js';
+import { removeEmails, removeUrls } from './remove-urls-emails.js';
 
-/** Dify's cleaning: invalid symbols always; extra spaces and URLs/e-mails when the rule says so. */
+/**
+ * Dify's cleaning: invalid symbols always; extra spaces and URLs/e-mails when the rule says so.
+ * Linear in the text's length (see `removeEmails`); the indexer runs it through `TextOffload`.
+ */
 export function cleanText(text: string, rule: ProcessRule): string {
   let t = text
     .replace(/<\|/g, '<')
@@ -13,7 +17,7 @@ export function cleanText(text: string, rule: ProcessRule): string {
     t = t.replace(/\n{3,}/g, '\n\n').replace(/[\t\f\r\x20\u00a0\u1680\u180e\u2000-\u200a\u202f\u205f\u3000]{2,}/g, ' ');
   }
   if (rule.removeUrlsEmails) {
-    t = t.replace(/([a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+)/g, '').replace(/https?:\/\/[^\s]+/g, '');
+    t = removeUrls(removeEmails(t));
   }
   return t;
 }

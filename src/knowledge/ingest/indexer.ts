@@ -5,8 +5,8 @@ import type { Logger } from '../../infra/logger.js';
 import { newId, sha256 } from '../../infra/ids.js';
 import type { UploadService } from '../../files/upload-service.js';
 import { DocumentRefused, IndexingUnavailable } from '../errors.js';
-import { parseDocument } from './parse/index.js';
-import { cleanText, type DocumentChunks } from './chunk.js';
+import type { DocumentParser } from './parse/document-parser.js';
+import type { DocumentChunks } from './chunk.js';
 import type { TextOffload } from '../../text/offload.js';
 import { AUTOMATIC_RULE, parseProcessRule } from './process-rule.js';
 import { parentChunkRow, segmentRow, type ChunkPlace } from './chunk-rows.js';
@@ -56,6 +56,7 @@ export class Indexer {
   readonly #qaModel: string | undefined;
   readonly #qaConcurrency: number;
   readonly #offload: TextOffload;
+  readonly #parser: DocumentParser;
   readonly #onIndexed: (segments: number) => void;
 
   constructor(deps: {
@@ -80,6 +81,8 @@ export class Indexer {
     qaConcurrency: number;
     /** Splitting and counting off the event loop. */
     offload: TextOffload;
+    /** Parsing on worker threads, within the `PARSE_*` limits. */
+    parser: DocumentParser;
     /** Told the number of segments (or child chunks) of each committed batch (metrics). */
     onIndexed?: (segments: number) => void;
   }) {
@@ -102,6 +105,7 @@ export class Indexer {
     this.#qaModel = deps.qaModel;
     this.#qaConcurrency = deps.qaConcurrency;
     this.#offload = deps.offload;
+    this.#parser = deps.parser;
   }
 
   /** Moves the run (and its document, while it is the latest version) to a stage. */
@@ -183,11 +187,14 @@ export class Indexer {
 
     const file = await this.#uploads.find(run.upload_file_id);
     if (!file) throw new DocumentRefused('The document file was deleted.');
+    // An earlier execution marked the parse and never cleared the mark: its process stopped while
+    // parsing this file (a parse that kills its process would kill the next one too).
+    if (run.parsing_owner !== null) throw new DocumentRefused(`Parsing ${file.name} did not finish: the process parsing it stopped (likely out of memory), so it is not parsed again.`);
     // A blob that is not readable now may be on its way (an object store catching up, a volume
     // coming back): retried like any storage failure; the last attempt ends the run with this.
     const bytes = await this.#uploads.read(file);
     if (!bytes) throw new IndexingUnavailable('The document file is missing from storage.');
-    const text = await parseDocument(bytes, file.extension);
+    const text = await this.#parse(run, bytes, file, signal);
     signal.throwIfAborted();
     await this.#stage(run, 'cleaning', { parsing_completed_at: this.#clock.now() });
     let rule = AUTOMATIC_RULE;
@@ -196,7 +203,8 @@ export class Indexer {
     } catch {
       // stored rules were validated on acceptance; fall back to automatic if the limit changed since
     }
-    const cleaned = cleanText(text, rule);
+    // the rules' regular expressions run over the whole document: off the event loop when it is large
+    const cleaned = await this.#offload.run('cleanText', text.length, text, rule);
     await this.#stage(run, 'splitting', { cleaning_completed_at: this.#clock.now() });
     // Splitting and counting are CPU-bound and grow with the document: off the event loop.
     const split = await this.#offload.run('chunkDocument', cleaned.length, cleaned, rule, this.#fullDocMaxTokens);
@@ -230,6 +238,17 @@ export class Indexer {
       this.#onIndexed(part.length);
     }
     await this.#swap(run, tokens, words);
+  }
+
+  /** The file's text, parsed on a worker thread, with the run marked as parsing (durably) until the parse ends. */
+  async #parse(run: IndexingRun, bytes: Buffer, file: { name: string; extension: string }, signal: AbortSignal): Promise<string> {
+    const owner = run.owner!;
+    if (!(await this.#runs.updateOwned(run, { parsing_owner: owner }))) throw new Fenced();
+    try {
+      return await this.#parser.parse(bytes, file.extension, { name: file.name, signal });
+    } finally {
+      await this.#runs.clearParsing(run.id, owner);
+    }
   }
 
   /** Q&A pairs of every chunk, `qaConcurrency` model calls at a time, in chunk order. */

@@ -62,13 +62,22 @@ export class IndexingRunStore {
   }
 
   /**
+   * Clears the "parsing" mark `owner` set (see `parsing_owner`), whoever owns the run now; a mark
+   * a pause already cleared (or another execution's) is left alone.
+   */
+  async clearParsing(id: string, owner: string): Promise<void> {
+    await this.#db.updateTable('indexing_runs').set({ parsing_owner: null }).where('id', '=', id).where('parsing_owner', '=', owner).execute();
+  }
+
+  /**
    * Moves a run from one of `from` to `status` (inside the caller's transaction), clearing its
-   * owner; false when it was in none of them.
+   * owner and its parsing mark (an execution paused mid-parse is still alive: the resumed run must
+   * not take its mark for a dead one); false when it was in none of them.
    */
   async transition(db: Kysely<Database>, id: string, from: readonly IndexingStatus[], set: { status: IndexingStatus; paused_at: number | null; updated_at: number }): Promise<boolean> {
     const res = await db
       .updateTable('indexing_runs')
-      .set({ ...set, owner: null })
+      .set({ ...set, owner: null, parsing_owner: null })
       .where('id', '=', id)
       .where('status', 'in', [...from])
       .executeTakeFirst();

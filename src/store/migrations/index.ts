@@ -22,6 +22,7 @@ import * as m020 from './020-form-recipient-token-hash.js';
 import * as m021 from './021-message-heartbeat.js';
 import * as m022 from './022-run-owner.js';
 import * as m023 from './023-job-outbox.js';
+import * as m024 from './024-indexing-parse-marker.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '021-message-heartbeat': m021,
   '022-run-owner': m022,
   '023-job-outbox': m023,
+  '024-indexing-parse-marker': m024,
 };

@@ -120,6 +120,12 @@ export interface IndexingRunTable {
   stopped_at: number | null;
   /** The execution allowed to write this run (a fresh id per claim; null while paused or not claimed). */
   owner: string | null;
+  /**
+   * The execution that is parsing the run's file: set before the parse, cleared after it (and by
+   * a pause). Still set when a new execution claims the run, it says the process parsing the file
+   * stopped mid-parse (a parse that killed its process), and the document ends in `error`.
+   */
+  parsing_owner: string | null;
   total_segments: number;
   completed_segments: number;
   tokens: number;

@@ -1,9 +1,10 @@
 import PostalMime from 'postal-mime';
 import { ParseError } from '../../errors.js';
-import { parseHtml } from './html.js';
+import { htmlText } from './html.js';
+import type { ParseLimits } from './limits.js';
 
 /** An e-mail (RFC 822 `.eml`): its headers that matter (from, to, subject, date), then the body text (the HTML part as text when there is no plain part). */
-export async function parseEml(bytes: Buffer): Promise<string> {
+export async function parseEml(bytes: Buffer, limits: ParseLimits): Promise<string> {
   let mail;
   try {
     mail = await PostalMime.parse(bytes);
@@ -17,6 +18,6 @@ export async function parseEml(bytes: Buffer): Promise<string> {
     mail.subject ? `Subject: ${mail.subject}` : '',
     mail.date ? `Date: ${mail.date}` : '',
   ].filter(Boolean);
-  const body = mail.text ?? (mail.html ? parseHtml(Buffer.from(mail.html)) : '');
+  const body = mail.text ?? (mail.html ? htmlText(mail.html, limits) : '');
   return [...head, '', body.trim()].join('\n').trim();
 }

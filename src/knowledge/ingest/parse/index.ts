@@ -1,11 +1,12 @@
 import { ParseError } from '../../errors.js';
 import { parseCsv } from './csv.js';
 import { parseJson } from './json.js';
+import { overLimit, type ParseLimits } from './limits.js';
 import { parseText } from './text.js';
 import { parseVtt } from './vtt.js';
 import { parseProperties } from './properties.js';
 
-type Parser = (bytes: Buffer) => string | Promise<string>;
+type Parser = (bytes: Buffer, limits: ParseLimits) => string | Promise<string>;
 
 /**
  * A parser whose module (and library: mammoth, exceljs, cheerio, unpdf, …) is imported on the
@@ -13,8 +14,8 @@ type Parser = (bytes: Buffer) => string | Promise<string>;
  */
 const lazy =
   (load: () => Promise<Parser>): Parser =>
-  async (bytes) =>
-    (await load())(bytes);
+  async (bytes, limits) =>
+    (await load())(bytes, limits);
 
 const parseHtml = lazy(async () => (await import('./html.js')).parseHtml);
 
@@ -43,19 +44,23 @@ const PARSERS: Record<string, Parser> = {
 export const SUPPORTED_EXTENSIONS: readonly string[] = Object.keys(PARSERS);
 
 /**
- * Extracts the text of a stored file; throws ParseError saying why it cannot. A file without text
- * is an error unless `allowEmpty` (the document-extractor node gives `""` for it, as Dify).
+ * Extracts the text of a stored file, on the calling thread; throws ParseError saying why it
+ * cannot (a `ParseLimitExceeded` when it needs more than `limits` allow). A file without text is
+ * an error unless `allowEmpty` (the document-extractor node gives `""` for it, as Dify). The
+ * server parses through `DocumentParser`, which runs this on a worker thread with a heap and a
+ * time limit.
  */
-export async function parseDocument(bytes: Buffer, extension: string, opts: { readonly allowEmpty?: boolean } = {}): Promise<string> {
+export async function parseDocument(bytes: Buffer, extension: string, limits: ParseLimits, opts: { readonly allowEmpty?: boolean } = {}): Promise<string> {
   const parser = PARSERS[extension.toLowerCase()];
   if (!parser) throw new ParseError(`Files of type .${extension} cannot be parsed.`);
   let text: string;
   try {
-    text = await parser(bytes);
+    text = await parser(bytes, limits);
   } catch (err) {
     if (err instanceof ParseError) throw err;
     throw new ParseError(`The .${extension} file could not be parsed: ${(err as Error).message}`);
   }
+  if (text.length > limits.maxTextChars) throw overLimit(limits, 'maxTextChars', `The .${extension} file has more text than the limit of ${limits.maxTextChars} characters`);
   if (text.trim() === '' && !opts.allowEmpty) throw new ParseError(`The .${extension} file contains no text.`);
   return text;
 }
