@@ -101,10 +101,13 @@ const NO_TENANT = '';
 export class WorkerPool {
   readonly #opts: WorkerPoolOptions;
   readonly #slots: Slot[] = [];
-  /** Waiting jobs per tenant, tenants in the order they are next served (a served one moves last). */
+  /** Waiting jobs per tenant (in the order their queues were made: who goes first on a tie). */
   readonly #queues = new Map<string, Waiter[]>();
   /** Workers each tenant's jobs hold now. */
   readonly #held = new Map<string, number>();
+  /** When each tenant with a job waiting or running was last given a worker (`#turn` then). */
+  readonly #servedAt = new Map<string, number>();
+  #turn = 0;
   #closed = false;
   #started = false;
 
@@ -153,6 +156,7 @@ export class WorkerPool {
           if (!q || i < 0) return;
           q.splice(i, 1);
           if (q.length === 0) this.#queues.delete(tenant);
+          this.#forgetIfIdle(tenant);
           reject(new PoolError('aborted', 'Code execution was stopped.'));
         },
       };
@@ -180,6 +184,11 @@ export class WorkerPool {
     if (!q) this.#queues.set(waiter.tenant, [waiter]);
     else if (first) q.unshift(waiter);
     else q.push(waiter);
+  }
+
+  /** A tenant with nothing waiting or running is served as if new next time. */
+  #forgetIfIdle(tenant: string): void {
+    if (!this.#queues.has(tenant) && !this.#held.has(tenant)) this.#servedAt.delete(tenant);
   }
 
   #cap(): number {
@@ -253,26 +262,26 @@ export class WorkerPool {
     return this.#replace(other);
   }
 
+  /** Gives free workers to waiting jobs: each time to the tenant served least recently (under its cap). */
   #pump(): void {
     for (;;) {
-      let served = false;
-      for (const [tenant, queue] of this.#queues) {
+      let next: string | undefined;
+      for (const tenant of this.#queues.keys()) {
         if ((this.#held.get(tenant) ?? 0) >= this.#cap()) continue;
-        const slot = this.#freeSlot(tenant);
-        if (!slot) return;
-        const waiter = queue.shift()!;
-        // The tenant goes to the back of the line.
-        this.#queues.delete(tenant);
-        if (queue.length > 0) this.#queues.set(tenant, queue);
-        waiter.job.signal.removeEventListener('abort', waiter.onAbort);
-        slot.busy = true;
-        if (this.#opts.isolateTenants) slot.tenant = tenant;
-        this.#held.set(tenant, (this.#held.get(tenant) ?? 0) + 1);
-        void this.#dispatch(slot, waiter);
-        served = true;
-        break;
+        if (next === undefined || (this.#servedAt.get(tenant) ?? 0) < (this.#servedAt.get(next) ?? 0)) next = tenant;
       }
-      if (!served) return;
+      if (next === undefined) return;
+      const slot = this.#freeSlot(next);
+      if (!slot) return;
+      const queue = this.#queues.get(next)!;
+      const waiter = queue.shift()!;
+      if (queue.length === 0) this.#queues.delete(next);
+      waiter.job.signal.removeEventListener('abort', waiter.onAbort);
+      slot.busy = true;
+      if (this.#opts.isolateTenants) slot.tenant = next;
+      this.#held.set(next, (this.#held.get(next) ?? 0) + 1);
+      this.#servedAt.set(next, ++this.#turn);
+      void this.#dispatch(slot, waiter);
     }
   }
 
@@ -285,6 +294,7 @@ export class WorkerPool {
       const held = (this.#held.get(waiter.tenant) ?? 1) - 1;
       if (held > 0) this.#held.set(waiter.tenant, held);
       else this.#held.delete(waiter.tenant);
+      this.#forgetIfIdle(waiter.tenant);
       if (this.#opts.size === 0) {
         const i = this.#slots.indexOf(slot);
         if (i >= 0) this.#slots.splice(i, 1);
