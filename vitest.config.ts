@@ -40,6 +40,7 @@ const NOT_ON_POSTGRES = [
   'test/knowledge/qa-parse.test.ts',
   'test/knowledge/vector-top-k.test.ts',
   'test/security/js-sandbox.test.ts',
+  'test/security/python-sandbox-isolation.test.ts',
   'test/security/template-sandbox.test.ts',
   'test/security/slow-clients.test.ts',
   'test/security/token-stall.test.ts',

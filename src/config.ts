@@ -132,6 +132,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       pythonPackagesDir: pathOrUndefined(str(env, file, 'CODE_PYTHON_PACKAGES_DIR')),
       pythonSnapshotDir: snapshotDir(str(env, file, 'CODE_PYTHON_SNAPSHOT_DIR'), dataDir),
       recycleAfterRuns: int(env, file, 'CODE_SANDBOX_RECYCLE_AFTER', 1000, 1),
+      maxQueuedPerApp: int(env, file, 'CODE_MAX_QUEUED_PER_APP', 50, 1),
+      maxWorkersPerApp: int(env, file, 'CODE_MAX_WORKERS_PER_APP', 0, 0),
       templateMaxLength: int(env, file, 'TEMPLATE_TRANSFORM_MAX_LENGTH', 400_000, 1),
       pythonCommand: str(env, file, 'CODE_PYTHON_COMMAND') ?? 'python3',
       timeoutSeconds: int(env, file, 'CODE_EXECUTION_TIMEOUT', 15, 1),

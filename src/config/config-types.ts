@@ -206,6 +206,16 @@ export interface CodeConfig extends CodeOutputLimits {
   readonly pythonSnapshotDir: string | undefined;
   /** A sandbox worker is replaced after this many runs (`CODE_SANDBOX_RECYCLE_AFTER`, default 1000). */
   readonly recycleAfterRuns: number;
+  /**
+   * Code runs (or template renders) of one app that may wait for a sandbox worker of one language;
+   * one more fails at once naming the setting (`CODE_MAX_QUEUED_PER_APP`, default 50).
+   */
+  readonly maxQueuedPerApp: number;
+  /**
+   * Workers of one language's pool one app's runs may hold at once (`CODE_MAX_WORKERS_PER_APP`,
+   * default 0: all but one of the pool's workers, at least one; a pool of size 0 is then unbounded).
+   */
+  readonly maxWorkersPerApp: number;
   /** Longest template-transform output, characters (`TEMPLATE_TRANSFORM_MAX_LENGTH`, default 400000 as Dify). */
   readonly templateMaxLength: number;
   /** Program run for `python3` code nodes (`CODE_PYTHON_COMMAND`, default `python3` on the PATH). */

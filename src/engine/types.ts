@@ -144,6 +144,11 @@ export interface CodeRequest {
   readonly language: 'python3' | 'javascript';
   readonly code: string;
   readonly inputs: Readonly<Record<string, unknown>>;
+  /**
+   * The app the node runs in: the sandboxes queue, cap and (python3) isolate runs per app, so one
+   * app's runs neither wait behind another's nor share an interpreter with them.
+   */
+  readonly appId?: string;
 }
 
 /** Runs code nodes; rejects with a message when the program fails, times out or is too large. */
@@ -160,7 +165,8 @@ export interface CodeExecutor {
  * interrupted at a time limit (src/code); rejects with the message the node reports.
  */
 export interface TemplateRenderer {
-  render(template: string, vars: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string>;
+  /** `appId`: the app the node runs in (renders are queued per app, as code runs). */
+  render(template: string, vars: Readonly<Record<string, unknown>>, signal: AbortSignal, appId?: string): Promise<string>;
 }
 
 /** An HTTP request as the http-request node built it. */

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QuickJsSandbox } from '../../src/code/sandbox/quickjs-sandbox.js';
 import { contractCodeConfig } from '../code/code-executor.contract.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
 
 /** javascript code nodes in QuickJS: attempts to break out, each of which must fail. */
 let js: QuickJsSandbox;
@@ -51,4 +53,43 @@ describe('javascript sandbox', () => {
   it('a promise that never settles fails instead of hanging', async () => {
     await expect(run('function main() { return new Promise(() => {}); }')).rejects.toThrow(/^Code execution failed: Error: main returned a promise that never settles/);
   });
+});
+
+describe('javascript code nodes on a server: CODE_MAX_MEMORY_MB counts every allocation', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    // A long time limit: the node must end at the memory limit, not the clock.
+    s = await startServer({ env: { CODE_MAX_MEMORY_MB: '128', CODE_EXECUTION_TIMEOUT: '30' } });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  async function runCode(code: string): Promise<{ status: string; outputs: Record<string, unknown> | null; error: string | null }> {
+    const dsl = workflowDsl(
+      [startNode(), { id: 'code', type: 'code', code_language: 'javascript', code, outputs: { n: { type: 'number', children: null } }, variables: [] }, endNode({ n: ['code', 'n'] })],
+      [
+        ['start', 'code'],
+        ['code', 'end'],
+      ],
+    );
+    const { apiKey } = await s.importApp(dsl);
+    const r = await fetch(`${s.api}/workflows/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: {}, response_mode: 'blocking', user: 'u' }),
+    });
+    expect(r.status).toBe(200);
+    return ((await r.json()) as { data: { status: string; outputs: Record<string, unknown> | null; error: string | null } }).data;
+  }
+
+  it('a hundred 10 MB strings (1 GB) fail the node with the memory error, caught or not, and the next run works', async () => {
+    const bomb = await runCode('function main() { const a = []; for (let i = 0; i < 100; i++) a.push(("x" + i).repeat(10 * 1024 * 1024)); return { n: a.length }; }');
+    expect(bomb).toMatchObject({ status: 'failed', error: 'Code execution ran out of memory: more than 128 MB (CODE_MAX_MEMORY_MB).' });
+    // A program that catches the out-of-memory error is still ended by the limit.
+    const caught = await runCode('function main() { const a = []; try { for (let i = 0; i < 100; i++) a.push(new Array(1310720).fill(i)); } catch (e) { return { n: -1 }; } return { n: a.length }; }');
+    expect(caught).toMatchObject({ status: 'failed', error: 'Code execution ran out of memory: more than 128 MB (CODE_MAX_MEMORY_MB).' });
+    expect(await runCode('function main() { return { n: 7 }; }')).toMatchObject({ status: 'succeeded', outputs: { n: 7 } });
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
+  }, 60_000);
 });

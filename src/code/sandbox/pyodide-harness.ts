@@ -55,8 +55,13 @@ export const BLOCKED_PYTHON_MODULES = [
  *   for a module or instance whose class a run replaced), 1 (clean) or 2 (something was put back:
  *   the worker resets again with what changed since).
  *
- * Returns `(run, reset, settrace, setprofile, dict_ids, class_ids)`: the last two are the
- * addresses (`id`) of the dicts and classes the worker watches.
+ * - `intact()` (called before each run): True when builtins (`exec`, `__import__`, …) are the same
+ *   objects as after set-up, no trace or profile hook is set and what no watcher sees is unchanged.
+ * - Pyodide's event loop cannot schedule (its `scheduleCallback` refuses): a callback would run from
+ *   a JavaScript timer between runs, after the reset. Every signal's handler is put back too.
+ *
+ * Returns `(run, reset, settrace, setprofile, dict_ids, class_ids, intact)`: dict_ids and
+ * class_ids are the addresses (`id`) of the dicts and classes the worker watches.
  */
 export const PYODIDE_HARNESS = `${PYTHON_RUN_MAIN}
 def _dovetail_setup(blocked, max_bytes_marker):
@@ -90,6 +95,17 @@ def _dovetail_setup(blocked, max_bytes_marker):
                 importlib.import_module(name)
             except Exception:
                 pass
+    # asyncio's event loop here is Pyodide's WebLoop, which runs every callback (call_soon,
+    # call_later, call_at, tasks) from a JavaScript timer: one would fire between runs, outside
+    # any run's limits and after the reset. Its scheduler refuses instead.
+    try:
+        webloop = importlib.import_module("pyodide.webloop")
+    except Exception:
+        webloop = None
+    if webloop is not None:
+        def _no_schedule(*args, **kwargs):
+            raise RuntimeError("event loop callbacks (call_soon, call_later, call_at, tasks) are not available in the code sandbox")
+        webloop.__dict__["scheduleCallback"] = _no_schedule
     sys.meta_path[:] = [f for f in sys.meta_path if "pyodide" not in getattr(f, "__module__", "") and "Js" not in getattr(f, "__name__", type(f).__name__)]
     sys.meta_path.insert(0, _DovetailImportBlocker)
     blocked_mods = {id(m) for n, m in sys.modules.items() if is_blocked(n)}
@@ -115,7 +131,10 @@ def _dovetail_setup(blocked, max_bytes_marker):
     settrace, setprofile, setrecursionlimit = sys.settrace, sys.setprofile, sys.setrecursionlimit
     recursion_limit = sys.getrecursionlimit()
     sigint, int_handler = signal.SIGINT, signal.default_int_handler
-    set_signal = signal.signal
+    set_signal, get_signal = signal.signal, signal.getsignal
+    # Every signal's handler as it is now (SIGINT's is put back to int_handler, for the interrupt).
+    handlers = [(s, h) for s in signal.valid_signals() if s != sigint for h in (get_signal(s),) if h is not None]
+    gettrace, getprofile = sys.gettrace, sys.getprofile
     environ, env_copy = os.environ, dict(os.environ)
     # The C part of random.seed(): Random.seed() also assigns gauss_next, a change the dict watcher
     # would report after every run (a gauss_next the run left is restored with the other state).
@@ -269,6 +288,12 @@ def _dovetail_setup(blocked, max_bytes_marker):
         setprofile(None)
         setrecursionlimit(recursion_limit)
         set_signal(sigint, int_handler)
+        for s, h in handlers:
+            if get_signal(s) is not h:
+                try:
+                    set_signal(s, h)
+                except Exception:
+                    return 0
         collect(0)
         status = 1
         if not small_unchanged():
@@ -314,6 +339,21 @@ def _dovetail_setup(blocked, max_bytes_marker):
                 return 0
         return status
 
+    # Checked before each run (the worker also asks its watchers): nothing changed the interpreter
+    # since the reset after the last run. builtins (exec, __import__, …) by identity, no trace or
+    # profile hook, and what no watcher sees.
+    builtins_dict = builtins.__dict__
+
+    def intact():
+        try:
+            if gettrace() is not None or getprofile() is not None:
+                return False
+            if len(builtins_dict) != len(builtins_items) or not all(a[0] is b[0] and a[1] is b[1] for a, b in zip(builtins_dict.items(), builtins_items)):
+                return False
+            return small_unchanged()
+        except BaseException:
+            return False
+
     dumps, encode = json.dumps, str.encode
     run_main = _dovetail_run
 
@@ -337,7 +377,8 @@ def _dovetail_setup(blocked, max_bytes_marker):
     by_dict, by_class, by_function = ({id(e[0]): e for e in kept} for kept in (dicts, classes, functions))
     before = picture()
     small_before = small_picture()
+    builtins_items = list(builtins_dict.items())
     # For the worker's watchers: the addresses (id) of the dicts and classes to watch; the harness
     # keeps them alive, so the addresses stay valid.
-    return run, reset, settrace, setprofile, [id(d) for d in D], [id(c) for c, _ in classes]
+    return run, reset, settrace, setprofile, [id(d) for d in D], [id(c) for c, _ in classes], intact
 `;

@@ -6,7 +6,7 @@ import type { CodeExecutor, CodeRequest } from '../../engine/types.js';
 import { CodeExecutionError } from '../code-execution-error.js';
 import type { PyodideJob, PyodideWorkerData } from './pyodide-worker.js';
 import type { RealmReply } from './quickjs-realm.js';
-import { limitMessage, poolFailure } from './quickjs-sandbox.js';
+import { limitMessage, poolFailure, tenantLimits } from './quickjs-sandbox.js';
 import { PyodideModules } from './pyodide-modules.js';
 import { WorkerPool } from './worker-pool.js';
 import { workerModule } from '../../infra/worker-entry.js';
@@ -71,6 +71,10 @@ export class PyodideSandbox implements CodeExecutor {
       // Pyodide's JavaScript side; Python's own heap is WebAssembly memory, bounded in the worker.
       heapMb: 256,
       interruptible: { stopGraceMs: STOP_GRACE_MS },
+      ...tenantLimits(config, config.pythonWorkers),
+      // What a run leaves in an interpreter can outlive the reset (deeper than the state it puts
+      // back, or a finalizer the garbage collector runs later): no other app's run shares it.
+      isolateTenants: true,
     });
   }
 
@@ -100,9 +104,9 @@ export class PyodideSandbox implements CodeExecutor {
     const job: PyodideJob = { code: req.code, inputsJson: JSON.stringify(req.inputs), maxOutputBytes: this.#config.maxOutputBytes };
     let reply: RealmReply;
     try {
-      reply = (await this.#pool.run({ message: { ...job }, hardTimeoutMs: timeoutMs + HARD_TIMEOUT_GRACE_MS, softTimeoutMs: timeoutMs, signal })) as RealmReply;
+      reply = (await this.#pool.run({ message: { ...job }, hardTimeoutMs: timeoutMs + HARD_TIMEOUT_GRACE_MS, softTimeoutMs: timeoutMs, signal, ...(req.appId !== undefined ? { tenant: req.appId } : {}) })) as RealmReply;
     } catch (err) {
-      throw poolFailure(err, this.#config);
+      throw poolFailure(err, this.#config, 'python3 code runs');
     }
     if (!reply.ok) {
       if (reply.limit) throw new CodeExecutionError(limitMessage(reply.limit, this.#config));

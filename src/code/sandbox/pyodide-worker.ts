@@ -147,7 +147,7 @@ py.setInterruptBuffer(new Int32Array(data.interrupt, 0, 1));
 type Py = ((...args: unknown[]) => unknown) & { toJs(o?: { depth: number }): Py[] };
 const harnessGlobals = py.runPython('dict()') as unknown as { get(k: string): Py };
 py.runPython(PYODIDE_HARNESS, { globals: harnessGlobals as never });
-const [run, reset, settrace, setprofile, dictIds, classIds] = (harnessGlobals.get('_dovetail_setup')([...BLOCKED_PYTHON_MODULES], OUTPUT_TOO_LARGE) as Py).toJs({ depth: 1 }) as [Py, Py, Py, Py, Py, Py];
+const [run, reset, settrace, setprofile, dictIds, classIds, intact] = (harnessGlobals.get('_dovetail_setup')([...BLOCKED_PYTHON_MODULES], OUTPUT_TOO_LARGE) as Py).toJs({ depth: 1 }) as [Py, Py, Py, Py, Py, Py, Py];
 watchInterpreterState(dictIds.toJs() as unknown as number[], classIds.toJs() as unknown as number[]);
 
 /**
@@ -198,6 +198,73 @@ for (const key of Reflect.ownKeys(py)) Reflect.deleteProperty(py, key);
 for (const fn of [function () {}, async function () {}, function* () {}, async function* () {}]) Reflect.deleteProperty(Object.getPrototypeOf(fn) as object, 'constructor');
 for (const name of ['eval', 'process', 'fetch', 'require', 'BroadcastChannel', 'WebSocket', 'XMLHttpRequest', 'EventSource', 'importScripts']) Reflect.deleteProperty(globalThis, name);
 
+/**
+ * Every timer and immediate this worker's realm sets from here on: only Python can set one (Pyodide
+ * schedules its event loop's callbacks with setTimeout / setImmediate; the harness takes that away,
+ * this is the backstop). Whatever a run left pending is cancelled before the reset and the worker
+ * is replaced, so no Python runs between runs.
+ */
+const pendingTimers = new Set<ReturnType<typeof setTimeout> | ReturnType<typeof setImmediate>>();
+const realSetImmediate = globalThis.setImmediate;
+const realClearTimeout = globalThis.clearTimeout;
+const realClearImmediate = globalThis.clearImmediate;
+{
+  const realSetTimeout = globalThis.setTimeout;
+  const realSetInterval = globalThis.setInterval;
+  const realClearInterval = globalThis.clearInterval;
+  type Fn = (...args: unknown[]) => void;
+  globalThis.setTimeout = ((fn: Fn, ms?: number, ...args: unknown[]) => {
+    const h = realSetTimeout(() => {
+      pendingTimers.delete(h);
+      fn(...args);
+    }, ms);
+    pendingTimers.add(h);
+    return h;
+  }) as unknown as typeof setTimeout;
+  globalThis.setImmediate = ((fn: Fn, ...args: unknown[]) => {
+    const h = realSetImmediate(() => {
+      pendingTimers.delete(h);
+      fn(...args);
+    });
+    pendingTimers.add(h);
+    return h;
+  }) as unknown as typeof setImmediate;
+  globalThis.setInterval = ((fn: Fn, ms?: number, ...args: unknown[]) => {
+    const h = realSetInterval(() => fn(...args), ms);
+    pendingTimers.add(h);
+    return h;
+  }) as unknown as typeof setInterval;
+  globalThis.clearTimeout = ((h: ReturnType<typeof setTimeout>) => (pendingTimers.delete(h), realClearTimeout(h))) as typeof clearTimeout;
+  globalThis.clearInterval = ((h: ReturnType<typeof setInterval>) => (pendingTimers.delete(h), realClearInterval(h))) as typeof clearInterval;
+  globalThis.clearImmediate = ((h: ReturnType<typeof setImmediate>) => (pendingTimers.delete(h), realClearImmediate(h))) as typeof clearImmediate;
+}
+
+/** Cancels every timer a run left; true if there was one. */
+function cancelPendingTimers(): boolean {
+  if (pendingTimers.size === 0) return false;
+  for (const h of pendingTimers) {
+    realClearTimeout(h as ReturnType<typeof setTimeout>);
+    realClearImmediate(h as ReturnType<typeof setImmediate>);
+  }
+  pendingTimers.clear();
+  return true;
+}
+
+/**
+ * Before a run: nothing changed the interpreter since the reset after the last one (no watcher saw
+ * a change, builtins are the originals, no hook is set). Nothing should have run in between; if
+ * something did, the worker refuses the job and is replaced.
+ */
+function untouchedSinceIdle(): boolean {
+  const since = takeWatched();
+  if (since.dicts.size + since.classes.size + since.functions.size > 0) return false;
+  try {
+    return intact() === true;
+  } catch {
+    return false;
+  }
+}
+
 function handle(job: PyodideJob): { reply: RealmReply; retire: boolean } {
   Atomics.store(interrupt, 1, 0);
   Atomics.store(interrupt, 0, 0);
@@ -217,9 +284,19 @@ function handle(job: PyodideJob): { reply: RealmReply; retire: boolean } {
   return { reply: { ok: true, json: String(text) }, retire: false };
 }
 
-port.on('message', (job: PyodideJob) => {
+port.on('message', (job: PyodideJob) => void onJob(job));
+
+async function onJob(job: PyodideJob): Promise<void> {
+  if (!untouchedSinceIdle()) {
+    port.postMessage({ type: 'refused' });
+    return;
+  }
   const { reply, retire } = handle(job);
   port.postMessage({ type: 'reply', reply, retire });
+  // What the run queued for right after it (microtasks) runs now, before the timers are cancelled
+  // and the interpreter is reset.
+  await new Promise((resolve) => realSetImmediate(resolve));
+  const leftTimers = cancelPendingTimers();
   let clean = false;
   try {
     settrace(undefined);
@@ -239,6 +316,6 @@ port.on('message', (job: PyodideJob) => {
   } catch {
     clean = false;
   }
-  port.postMessage({ type: 'idle', retire: retire || !clean });
-});
+  port.postMessage({ type: 'idle', retire: retire || !clean || leftTimers });
+}
 port.postMessage({ type: 'ready' });

@@ -21,13 +21,29 @@ export function limitMessage(limit: 'timeout' | 'memory' | 'output', config: Cod
   }
 }
 
-export function poolFailure(err: unknown, config: CodeConfig): CodeExecutionError {
+/** What a pool runs, in its queue-full message. */
+export type SandboxWork = 'python3 code runs' | 'javascript code runs and template renders';
+
+export function poolFailure(err: unknown, config: CodeConfig, work: SandboxWork): CodeExecutionError {
   if (err instanceof PoolError) {
     if (err.reason === 'timeout') return new CodeExecutionError(limitMessage('timeout', config));
     if (err.reason === 'aborted') return new CodeExecutionError('Code execution was stopped.');
+    if (err.reason === 'full') {
+      const n = config.maxQueuedPerApp;
+      return new CodeExecutionError(`Code execution queue of this app is full: ${n} ${work} already wait for a sandbox worker (CODE_MAX_QUEUED_PER_APP=${n}).`);
+    }
     return new CodeExecutionError(`Code execution failed: ${err.message}.`);
   }
   return new CodeExecutionError(`Code execution failed: ${(err as Error).message}`);
+}
+
+/**
+ * A sandbox pool's per-app limits: CODE_MAX_QUEUED_PER_APP, and CODE_MAX_WORKERS_PER_APP (0: all
+ * but one of the pool's `size` workers, at least one; unbounded for a pool that starts one per run).
+ */
+export function tenantLimits(config: CodeConfig, size: number): { maxQueuedPerTenant: number; maxWorkersPerTenant: number } {
+  const auto = size > 0 ? Math.max(1, size - 1) : Number.POSITIVE_INFINITY;
+  return { maxQueuedPerTenant: config.maxQueuedPerApp, maxWorkersPerTenant: config.maxWorkersPerApp > 0 ? config.maxWorkersPerApp : auto };
 }
 
 /**
@@ -50,6 +66,7 @@ export class QuickJsSandbox implements TemplateRenderer {
       recycleAfter: config.recycleAfterRuns,
       // QuickJS's heap lives in the WebAssembly memory, outside V8's; this bounds the worker's own.
       heapMb: 64,
+      ...tenantLimits(config, config.jsWorkers),
     });
   }
 
@@ -70,14 +87,14 @@ export class QuickJsSandbox implements TemplateRenderer {
   }
 
   async runJavaScript(req: CodeRequest, signal: AbortSignal): Promise<unknown> {
-    const reply = await this.#run({ kind: 'javascript', code: req.code, inputsJson: JSON.stringify(req.inputs), limits: this.#limits }, signal);
+    const reply = await this.#run({ kind: 'javascript', code: req.code, inputsJson: JSON.stringify(req.inputs), limits: this.#limits }, signal, req.appId);
     return (JSON.parse(reply) as { result: unknown }).result;
   }
 
-  async render(template: string, vars: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string> {
+  async render(template: string, vars: Readonly<Record<string, unknown>>, signal: AbortSignal, appId?: string): Promise<string> {
     let reply: string;
     try {
-      reply = await this.#run({ kind: 'template', template, varsJson: JSON.stringify(vars), limits: this.#limits }, signal);
+      reply = await this.#run({ kind: 'template', template, varsJson: JSON.stringify(vars), limits: this.#limits }, signal, appId);
     } catch (err) {
       const m = (err as Error).message;
       throw new CodeExecutionError(m.startsWith('Code execution failed: ') ? `template rendering failed: ${m.slice(23)}` : m);
@@ -92,12 +109,12 @@ export class QuickJsSandbox implements TemplateRenderer {
     return this.#pool.close();
   }
 
-  async #run(job: QuickJsJob, signal: AbortSignal): Promise<string> {
+  async #run(job: QuickJsJob, signal: AbortSignal, appId: string | undefined): Promise<string> {
     let reply: RealmReply;
     try {
-      reply = (await this.#pool.run({ message: job, hardTimeoutMs: this.#limits.timeoutMs + HARD_TIMEOUT_GRACE_MS, signal })) as RealmReply;
+      reply = (await this.#pool.run({ message: job, hardTimeoutMs: this.#limits.timeoutMs + HARD_TIMEOUT_GRACE_MS, signal, ...(appId !== undefined ? { tenant: appId } : {}) })) as RealmReply;
     } catch (err) {
-      throw poolFailure(err, this.#config);
+      throw poolFailure(err, this.#config, 'javascript code runs and template renders');
     }
     if (reply.ok) return reply.json;
     if (reply.limit) throw new CodeExecutionError(limitMessage(reply.limit, this.#config));

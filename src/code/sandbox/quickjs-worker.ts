@@ -1,7 +1,8 @@
 /**
  * The worker thread that hosts QuickJS for javascript code nodes and templates (see
- * quickjs-pool.ts). It starts with an empty environment and answers `{type: 'reply', reply,
- * retire}` to each job; `retire` asks the pool to replace it after a limit breach.
+ * quickjs-sandbox.ts). It starts with an empty environment and answers `{type: 'reply', reply,
+ * retire}` to each job; `retire` asks the pool to replace it after a memory breach or a run that
+ * left its memory grown.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -15,7 +16,26 @@ export type QuickJsJob =
   | { readonly kind: 'template'; readonly template: string; readonly varsJson: string; readonly limits: RealmLimits };
 
 const port = parentPort!;
+const memoryBytes = (workerData as { memoryBytes: number }).memoryBytes;
 const mod = await newQuickJSWASMModuleFromVariant(variantModule as unknown as Parameters<typeof newQuickJSWASMModuleFromVariant>[0]);
+
+// CODE_MAX_MEMORY_MB. QuickJS's own limit (JS_SetMemoryLimit, set on every runtime) counts only 8
+// bytes per allocation in this build (no malloc_usable_size in Emscripten's malloc), so a run could
+// take gigabytes. Every allocation of every runtime comes from this module's WebAssembly memory:
+// its growth is capped at the size the worker had once ready plus the limit. A refused growth is
+// malloc returning NULL, which QuickJS throws as "out of memory"; the memory never shrinks, so a
+// breach, or a run that left it grown by more than half the limit, retires the worker.
+const memory = mod.getWasmMemory();
+const grow = memory.grow.bind(memory);
+let heapCap = Number.POSITIVE_INFINITY;
+let memoryHit = false;
+memory.grow = (pages: number): number => {
+  if (memory.buffer.byteLength + pages * 65536 > heapCap) {
+    memoryHit = true;
+    throw new RangeError('the code sandbox memory limit is reached');
+  }
+  return grow(pages);
+};
 const nunjucksSource = readFileSync(createRequire(import.meta.url).resolve('nunjucks/browser/nunjucks.min.js'), 'utf8');
 let realm: TemplateRealm | undefined;
 
@@ -31,14 +51,20 @@ function handle(job: QuickJsJob): RealmReply {
 }
 
 port.on('message', (job: QuickJsJob) => {
+  memoryHit = false;
   let reply: RealmReply;
   try {
     reply = handle(job);
   } catch (err) {
     reply = { ok: false, error: `Error: ${(err as Error).message}` };
   }
-  port.postMessage({ type: 'reply', reply, retire: !reply.ok && reply.limit === 'memory' });
+  // A breach is reported as such, whatever the program made of the exception it saw.
+  if (memoryHit) reply = { ok: false, error: 'out of memory', limit: 'memory' };
+  const grown = memory.buffer.byteLength > readySize + memoryBytes / 2;
+  port.postMessage({ type: 'reply', reply, retire: memoryHit || grown || (!reply.ok && reply.limit === 'memory') });
 });
 // The first template realm is built before the worker reports ready, so no render waits for it.
-realm = new TemplateRealm(mod, nunjucksSource, { timeoutMs: 60_000, memoryBytes: (workerData as { memoryBytes: number }).memoryBytes, maxOutputBytes: 1 });
+realm = new TemplateRealm(mod, nunjucksSource, { timeoutMs: 60_000, memoryBytes, maxOutputBytes: 1 });
+const readySize = memory.buffer.byteLength;
+heapCap = readySize + memoryBytes;
 port.postMessage({ type: 'ready' });

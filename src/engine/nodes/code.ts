@@ -132,7 +132,7 @@ export const codeNode: NodeHandler = {
     if (!executor) throw new NodeFailure('no code executor is configured on this server', 'CodeNodeError', false);
     let result: unknown;
     try {
-      result = await executor.run({ language: spec.language, code: spec.code, inputs }, ctx.signal);
+      result = await executor.run({ language: spec.language, code: spec.code, inputs, appId: ctx.appId }, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const message = (err as Error).message || 'code execution failed';

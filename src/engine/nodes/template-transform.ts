@@ -19,7 +19,7 @@ export const templateTransformNode: NodeHandler = {
     if (!templates) throw new NodeFailure('no template renderer is configured on this server', 'TemplateError', false);
     let output: string;
     try {
-      output = await templates.render(String(ctx.node.data.template ?? ''), vars, ctx.signal);
+      output = await templates.render(String(ctx.node.data.template ?? ''), vars, ctx.signal, ctx.appId);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       throw new NodeFailure((err as Error).message, 'TemplateError', false, { cause: err });
