@@ -57,6 +57,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxHeaderBytes: int(env, file, 'HTTP_MAX_HEADER_SIZE', 16384, 1024),
       admissionSliceMs: int(env, file, 'HTTP_ADMISSION_SLICE_MS', 5),
       trustProxy: trustProxy(str(env, file, 'TRUST_PROXY')),
+      maxJsonDepth: int(env, file, 'REQUEST_MAX_JSON_DEPTH', 100, 2),
     },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
     httpBodyTimeoutSeconds: int(env, file, 'HTTP_BODY_TIMEOUT_SECONDS', 30, 1),

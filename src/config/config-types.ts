@@ -52,6 +52,11 @@ export interface HttpServerConfig {
    * client's `Host` header never reaches a URL the server hands out.
    */
   readonly trustProxy: boolean | readonly string[];
+  /**
+   * Deepest nesting of arrays and objects a JSON request body may have (`REQUEST_MAX_JSON_DEPTH`,
+   * default 100); deeper answers 400 `invalid_param` naming the top-level field.
+   */
+  readonly maxJsonDepth: number;
 }
 
 /** What a process does (`DOVETAIL_ROLE`, `serve --role`): see docs/deployment.md, "Roles". */

@@ -1,0 +1,51 @@
+/**
+ * Issue 39, request-side findings: a deeply nested JSON body (500 from a stack overflow in run
+ * start), another end user's workflow stopped, a knowledge document's file read through an app,
+ * and thousands of `files` fetched in one request. Each against the real server; `/health`
+ * answers at the end.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
+
+let s: TestServer;
+let flowKey = '';
+beforeAll(async () => {
+  s = await startServer();
+  ({ apiKey: flowKey } = await s.importApp(workflowDsl([startNode([{ variable: 'cfg', type: 'json_object', required: false }]), endNode({ cfg: ['start', 'cfg'] })], [['start', 'end']])));
+});
+afterAll(async () => {
+  expect((await fetch(`${s.url}/health`)).status).toBe(200);
+  await s?.close();
+});
+
+const json = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+
+/** `depth` nested one-key objects around a string, as text (JSON.stringify would overflow first). */
+function nested(depth: number): string {
+  return '{"a":'.repeat(depth) + '"x"' + '}'.repeat(depth);
+}
+
+describe('a JSON body nested past REQUEST_MAX_JSON_DEPTH', () => {
+  it('~4,500 levels in a workflow input: 400 invalid_param naming the field and the setting, not a 500', async () => {
+    const body = `{"inputs":{"cfg":${nested(4500)}},"response_mode":"blocking","user":"u1"}`;
+    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: json(flowKey), body });
+    expect(r.status).toBe(400);
+    expect(await r.json()).toEqual({ code: 'invalid_param', message: 'inputs is nested more than REQUEST_MAX_JSON_DEPTH (100) levels deep', status: 400 });
+  });
+
+  it('a deep array body is refused the same way, naming `body`', async () => {
+    const arr = '['.repeat(5000) + ']'.repeat(5000);
+    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: json(flowKey), body: arr });
+    expect(r.status).toBe(400);
+    expect((await r.json()).message).toBe('body is nested more than REQUEST_MAX_JSON_DEPTH (100) levels deep');
+  });
+
+  it('a body within the bound still runs (90 levels of a json_object input come back as sent)', async () => {
+    const body = `{"inputs":{"cfg":${nested(90)}},"response_mode":"blocking","user":"u1"}`;
+    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: json(flowKey), body });
+    expect(r.status).toBe(200);
+    const out = (await r.json()).data.outputs as { cfg: unknown };
+    expect(JSON.stringify(out.cfg)).toBe(nested(90 - 1).replace(/^/, '{"a":').replace(/$/, '}'));
+  });
+});
