@@ -47,7 +47,7 @@ function blockingData(run: RunRow): Record<string, unknown> {
 
 /**
  * `POST /workflows/run` (and `/workflows/{workflow_id}/run`, where the id is the app's one published
- * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`.
+ * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop` (the caller's own runs only).
  */
 export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> = async (app, { runtime }) => {
   const userFromBody = callerUser(runtime, { from: 'body', user: 'required' });
@@ -101,7 +101,10 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> 
     async (request) => {
       const a = requireApp(request);
       if (a.mode !== 'workflow') throw notWorkflowApp();
-      await runtime.runs.stopTask(a.id, request.params.task_id);
+      // Only the end user who started the run stops it (as the chat stop); another `user` is
+      // Dify's silent no-op for a task that is not the caller's, still `success`.
+      const endUser = await request.findEndUser();
+      if (endUser) await runtime.runs.stopTask(a.id, request.params.task_id, { endUserId: endUser.id });
       return { result: 'success' };
     },
   );
