@@ -9,6 +9,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
 import { reviewApp } from '../helpers/form-apps.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
+import { kbClient } from '../helpers/kb-client.js';
 
 let s: TestServer;
 let flowKey = '';
@@ -79,5 +80,42 @@ describe('POST /workflows/tasks/{task_id}/stop stops only the caller\'s own run'
     // 3. the starter stops it
     expect(await (await stop('alice')).json()).toEqual({ result: 'success' });
     expect(await state()).toBe('stopped');
+  });
+});
+
+describe('files that belong to no app are unreachable from app routes', () => {
+  const extractor = workflowDsl(
+    [startNode([]), { id: 'ex', type: 'document-extractor', variable_selector: ['sys', 'files'], is_array_file: true }, endNode({ text: ['ex', 'text'] })],
+    [['start', 'ex'], ['ex', 'end']],
+  );
+  const runWith = async (key: string, files: unknown[]) => {
+    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: json(key), body: JSON.stringify({ inputs: {}, files, response_mode: 'blocking', user: 'u1' }) });
+    return { status: r.status, text: await r.text() };
+  };
+
+  it('a knowledge document\'s upload_file_id in `files` gives an app nothing of its text; the app\'s own upload still works', async () => {
+    const kb = kbClient(s, await s.datasetKey());
+    const datasetId = await kb.dataset('private handbook');
+    const secret = 'SALARY-BANDS-CONFIDENTIAL-7731';
+    const doc = await kb.form('POST', `/datasets/${datasetId}/document/create-by-file`, { name: 'handbook.txt', bytes: Buffer.from(`Internal: ${secret}`), mime: 'text/plain' }, { indexing_technique: 'economy', process_rule: { mode: 'automatic' } });
+    expect(doc.status).toBe(200);
+    const fileId = String(doc.body.document.data_source_info.upload_file_id);
+    const { apiKey } = await s.importApp(extractor);
+
+    const stolen = await runWith(apiKey, [{ type: 'document', transfer_method: 'local_file', upload_file_id: fileId }]);
+    expect(stolen.text).not.toContain(secret);
+    // nor through the file preview of the app
+    const preview = await fetch(`${s.api}/files/${fileId}/preview`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(preview.status).toBe(404);
+    expect(await preview.text()).not.toContain(secret);
+
+    // the app's own upload is read
+    const fd = new FormData();
+    fd.append('user', 'u1');
+    fd.append('file', new Blob(['own words 4411'], { type: 'text/plain' }), 'own.txt');
+    const up = await (await fetch(`${s.api}/files/upload`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: fd })).json();
+    const own = await runWith(apiKey, [{ type: 'document', transfer_method: 'local_file', upload_file_id: up.id }]);
+    expect(own.status).toBe(200);
+    expect(JSON.parse(own.text).data.outputs.text).toEqual(['own words 4411']);
   });
 });
