@@ -46,6 +46,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       extensionBlacklist: list(str(env, file, 'UPLOAD_FILE_EXTENSION_BLACKLIST'), [
         'exe', 'bat', 'cmd', 'com', 'scr', 'vbs', 'ps1', 'msi', 'dll', 'sh', 'jar',
       ]),
+      workflowFileUploadLimit: int(env, file, 'WORKFLOW_FILE_UPLOAD_LIMIT', 10, 1),
     },
     fileUrls: {
       baseUrl: str(env, file, 'FILES_URL')?.replace(/\/+$/, ''),

@@ -23,6 +23,11 @@ export interface UploadLimits {
   readonly audioBytes: number;
   /** Lower-case extensions without the dot (`UPLOAD_FILE_EXTENSION_BLACKLIST`, comma separated). */
   readonly extensionBlacklist: readonly string[];
+  /**
+   * Most files one request may name in `files` (and in a `file-list` input) when the app sets no
+   * number (`WORKFLOW_FILE_UPLOAD_LIMIT`, default 10 as Dify; `/parameters` reports it).
+   */
+  readonly workflowFileUploadLimit: number;
 }
 
 /** Signed, key-less file URLs (Dify's `/files/{id}/file-preview?timestamp&nonce&sign`), as document downloads hand out. */

@@ -64,7 +64,7 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(feedbackRoutes, ['config', 'feedback']),
   narrowed(suggestedQuestionRoutes, ['suggestedQuestions']),
   narrowed(humanInputFormRoutes, ['forms']),
-  narrowed(workflowRoutes, ['endUsers', 'runs']),
+  narrowed(workflowRoutes, ['config', 'endUsers', 'runs']),
   narrowed(workflowEventRoutes, ['endUsers', 'runs']),
   narrowed(workflowLogRoutes, ['workflowLogs']),
   narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'runs']),

@@ -4,22 +4,37 @@
  * and thousands of `files` fetched in one request. Each against the real server; `/health`
  * answers at the end.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
 import { reviewApp } from '../helpers/form-apps.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { kbClient } from '../helpers/kb-client.js';
+import { completionApp, imageChatApp } from '../helpers/apps.js';
 
 let s: TestServer;
 let flowKey = '';
+/** A file server on loopback (allowed through SSRF_ALLOW_HOSTS) that counts the requests it gets. */
+let files: http.Server;
+let fileHits = 0;
+let filesUrl = '';
 beforeAll(async () => {
-  s = await startServer();
+  files = http.createServer((_req, res) => {
+    fileHits++;
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('remote words');
+  });
+  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  s = await startServer({ env: { SSRF_ALLOW_HOSTS: '127.0.0.1' } });
   ({ apiKey: flowKey } = await s.importApp(workflowDsl([startNode([{ variable: 'cfg', type: 'json_object', required: false }]), endNode({ cfg: ['start', 'cfg'] })], [['start', 'end']])));
 });
 afterAll(async () => {
   expect((await fetch(`${s.url}/health`)).status).toBe(200);
   await s?.close();
+  await new Promise((resolve) => files?.close(resolve));
 });
 
 const json = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
@@ -117,5 +132,67 @@ describe('files that belong to no app are unreachable from app routes', () => {
     const own = await runWith(apiKey, [{ type: 'document', transfer_method: 'local_file', upload_file_id: up.id }]);
     expect(own.status).toBe(200);
     expect(JSON.parse(own.text).data.outputs.text).toEqual(['own words 4411']);
+  });
+});
+
+describe('the app\'s file upload limits apply to `files` before any fetch', () => {
+  /** A workflow that reads every file of `sys.files`, with `file_upload` features as given (none: unset). */
+  const reader = (fileUpload?: Record<string, unknown>) => {
+    const doc = parse(workflowDsl(
+      [startNode([]), { id: 'ex', type: 'document-extractor', variable_selector: ['sys', 'files'], is_array_file: true }, endNode({ text: ['ex', 'text'] })],
+      [['start', 'ex'], ['ex', 'end']],
+    )) as { workflow: Record<string, unknown> };
+    if (fileUpload) doc.workflow.features = { file_upload: fileUpload };
+    return stringify(doc);
+  };
+  const remote = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'document', transfer_method: 'remote_url', url: `${filesUrl}/f${i}.txt` }));
+  const post = async (key: string, path: string, body: Record<string, unknown>) => {
+    const r = await fetch(`${s.api}${path}`, { method: 'POST', headers: json(key), body: JSON.stringify({ response_mode: 'blocking', user: 'u1', ...body }) });
+    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+  };
+
+  it('2,000 remote_url files to workflows/run: 400 naming files and number_limits, and not one fetch', async () => {
+    const { apiKey } = await s.importApp(reader({ enabled: true, number_limits: 3, allowed_file_upload_methods: ['remote_url', 'local_file'], allowed_file_types: ['document'] }));
+    const before = fileHits;
+    const r = await post(apiKey, '/workflows/run', { inputs: {}, files: remote(2000) });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ code: 'invalid_param', message: "files: Number of files exceeds the maximum limit 3 (the app's file_upload.number_limits=3); got 2000", status: 400 });
+    expect(fileHits).toBe(before);
+    // within the limit the files are read (each fetched once)
+    const ok = await post(apiKey, '/workflows/run', { inputs: {}, files: remote(3) });
+    expect(ok.status).toBe(200);
+    expect((ok.body.data as { outputs: unknown }).outputs).toEqual({ text: ['remote words', 'remote words', 'remote words'] });
+    expect(fileHits).toBe(before + 3);
+  });
+
+  it('an app without a number is held to WORKFLOW_FILE_UPLOAD_LIMIT (10); methods and types the app does not allow are refused', async () => {
+    const { apiKey } = await s.importApp(reader());
+    const before = fileHits;
+    const r = await post(apiKey, '/workflows/run', { inputs: {}, files: remote(11) });
+    expect(r.status).toBe(400);
+    expect(r.body.message).toBe('files: Number of files exceeds the maximum limit 10 (WORKFLOW_FILE_UPLOAD_LIMIT=10); got 11');
+    const params = await (await fetch(`${s.api}/parameters`, { headers: json(apiKey) })).json();
+    expect(params.system_parameters.workflow_file_upload_limit).toBe(10);
+
+    const { apiKey: localOnly } = await s.importApp(reader({ enabled: true, number_limits: 5, allowed_file_upload_methods: ['local_file'], allowed_file_types: ['document'] }));
+    const m = await post(localOnly, '/workflows/run', { inputs: {}, files: remote(1) });
+    expect(m.status).toBe(400);
+    expect(m.body.message).toBe("files[0].transfer_method remote_url is not allowed (the app's file_upload.allowed_file_upload_methods: local_file)");
+    const t = await post(localOnly, '/workflows/run', { inputs: {}, files: [{ type: 'video', transfer_method: 'local_file', upload_file_id: '00000000-0000-0000-0000-000000000000' }] });
+    expect(t.status).toBe(400);
+    expect(t.body.message).toBe("files[0].type video is not allowed (the app's file_upload.allowed_file_types: document)");
+    expect(fileHits).toBe(before);
+  });
+
+  it('chat-messages and completion-messages apply the app\'s image limits the same way', async () => {
+    const { apiKey: chatKey } = await s.importApp(imageChatApp('image chat'));
+    const c = await post(chatKey, '/chat-messages', { query: 'hi', inputs: {}, files: [{ type: 'image', transfer_method: 'remote_url', url: `${filesUrl}/a.png` }] });
+    expect(c.status).toBe(400);
+    expect(c.body.message).toBe("files[0].transfer_method remote_url is not allowed (the app's file_upload.allowed_file_upload_methods: local_file)");
+    const { apiKey: writerKey } = await s.importApp(completionApp());
+    const images = Array.from({ length: 4 }, (_, i) => ({ type: 'image', transfer_method: 'remote_url', url: `${filesUrl}/${i}.png` }));
+    const w = await post(writerKey, '/completion-messages', { inputs: { topic: 'x' }, files: images });
+    expect(w.status).toBe(400);
+    expect(w.body.message).toBe("files: Number of files exceeds the maximum limit 3 (the app's file_upload.image.number_limits=3); got 4");
   });
 });
