@@ -21,7 +21,7 @@ import {
 import { TIMEOUT_HANDLE, type HumanInputContext, type HumanInputDecision, type HumanInputGateway, type RunResumer } from './human-input-port.js';
 import { checkActionAndPresence, resolveValues } from './submission.js';
 import type { Queue } from '../infra/queue/queue.js';
-import { resolveRecipients, withTokens, type TokenedRecipient } from './form-recipients.js';
+import { resolveRecipients, URL_PLACEHOLDER, withTokens, type RenderedEmail, type TokenedRecipient } from './form-recipients.js';
 import type { AppStore } from '../apps/app-store.js';
 
 /** Queue kind of one Human Input email (payload `{ recipientId }`); handled by src/mail. */
@@ -385,9 +385,13 @@ export class FormService implements HumanInputGateway {
   }
 }
 
-/** Subject and body of an email delivery with the run's variables filled in; the recipient's `{{#url#}}` is kept for sending. */
-function renderEmail(ctx: HumanInputContext, config: Readonly<Record<string, unknown>>): { subject: string; body: string } {
-  // `{{#url#}}` has no dot, so the variable renderer leaves it for the sender (URL_PLACEHOLDER).
-  const render = (t: unknown) => ctx.render(typeof t === 'string' ? t : '');
+/**
+ * Subject and body of an email delivery with the run's variables filled in, each as the pieces of
+ * the DSL's template between its `{{#url#}}` placeholders, rendered one by one: the sender joins
+ * them with the recipient's link, so a `{{#url#}}` inside a run value stays text and never
+ * becomes the link.
+ */
+function renderEmail(ctx: HumanInputContext, config: Readonly<Record<string, unknown>>): RenderedEmail {
+  const render = (t: unknown) => (typeof t === 'string' ? t : '').split(URL_PLACEHOLDER).map((piece) => ctx.render(piece));
   return { subject: render(config.subject), body: render(config.body) };
 }
