@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
+import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_SSE_MAX_BUFFERED_BYTES, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
 import type { ModelPrice } from './lib/usage.js';
 import { readToolsConfig } from './tools/tool-config.js';
 import { MB, int, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
@@ -59,6 +59,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       admissionSliceMs: int(env, file, 'HTTP_ADMISSION_SLICE_MS', 5),
       trustProxy: trustProxy(str(env, file, 'TRUST_PROXY')),
       maxJsonDepth: int(env, file, 'REQUEST_MAX_JSON_DEPTH', 100, 2),
+      sseMaxBufferedBytes: int(env, file, 'SSE_MAX_BUFFERED_BYTES', DEFAULT_SSE_MAX_BUFFERED_BYTES, 1024),
     },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
     httpBodyTimeoutSeconds: int(env, file, 'HTTP_BODY_TIMEOUT_SECONDS', 30, 1),

@@ -62,6 +62,12 @@ export interface HttpServerConfig {
    * default 100); deeper answers 400 `invalid_param` naming the top-level field.
    */
   readonly maxJsonDepth: number;
+  /**
+   * Most bytes a server-sent event stream may hold unsent for a client that does not read
+   * (`SSE_MAX_BUFFERED_BYTES`, default 1048576, at least 1024): a run stream stops reading the run's event log
+   * until the client has taken them; a generation stream drops the client.
+   */
+  readonly sseMaxBufferedBytes: number;
 }
 
 /** What a process does (`DOVETAIL_ROLE`, `serve --role`): see docs/deployment.md, "Roles". */

@@ -23,3 +23,10 @@ export const DEFAULT_SSE_PING_INTERVAL_MS = 10_000;
  * caller gives none.
  */
 export const DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS = 60;
+
+/**
+ * `SSE_MAX_BUFFERED_BYTES`: most bytes a stream holds unsent for a client that does not read (1 MiB):
+ * a run stream stops reading the run's log until they are taken, a generation stream drops the
+ * client. A normal reader never comes near it: models write far slower than a network reads.
+ */
+export const DEFAULT_SSE_MAX_BUFFERED_BYTES = 1024 * 1024;

@@ -65,7 +65,7 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(suggestedQuestionRoutes, ['suggestedQuestions']),
   narrowed(humanInputFormRoutes, ['forms']),
   narrowed(workflowRoutes, ['config', 'endUsers', 'runs']),
-  narrowed(workflowEventRoutes, ['endUsers', 'runs']),
+  narrowed(workflowEventRoutes, ['config', 'endUsers', 'runs']),
   narrowed(workflowLogRoutes, ['workflowLogs']),
   narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'runs']),
   narrowed(conversationRoutes, ['chatflow', 'endUsers', 'runs']),
