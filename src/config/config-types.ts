@@ -142,6 +142,11 @@ export interface Config {
   readonly humanInputGlobalTimeoutSeconds: number;
   /** How often waiting forms are checked for deadlines (`HUMAN_INPUT_TIMEOUT_SCAN_MS`, default 5000). */
   readonly humanInputScanIntervalMs: number;
+  /**
+   * How often files uploaded through a form's web surface and not submitted are deleted once their
+   * form has ended, seconds (`HUMAN_INPUT_UPLOAD_SWEEP_SECONDS`, default 300).
+   */
+  readonly humanInputUploadSweepSeconds: number;
   /** Import `examples/*.yml` and print their keys when the database has no apps. */
   readonly seedExamples: boolean;
   /** On SIGTERM / SIGINT, how long blocking requests and streams may still take before runs are handed back and streams ended, seconds (`SHUTDOWN_TIMEOUT_SECONDS`, default 8: inside Docker's 10 s stop grace). */

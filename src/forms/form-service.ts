@@ -82,6 +82,10 @@ export interface FormServiceDeps {
 
 /** The repeatable job that times out and expires forms past their deadlines. */
 export const FORM_TIMEOUT_SCAN_JOB = 'forms.timeout-scan';
+/** The repeatable job that deletes files uploaded through a form's web surface and never submitted. */
+export const FORM_UPLOAD_SWEEP_JOB = 'forms.upload-sweep';
+/** Files deleted per sweep pass at most (the next pass goes on). */
+const UPLOAD_SWEEP_BATCH = 200;
 
 /**
  * Human Input forms: created when a run reaches the node, fetched and submitted by token, timed
@@ -382,6 +386,29 @@ export class FormService implements HumanInputGateway {
   async scheduleTimeoutScan(): Promise<void> {
     this.#d.queue.register(FORM_TIMEOUT_SCAN_JOB, { run: async () => void (await this.scanTimeouts()) });
     await this.#d.queue.repeat(FORM_TIMEOUT_SCAN_JOB, this.#d.config.humanInputScanIntervalMs);
+    this.#d.queue.register(FORM_UPLOAD_SWEEP_JOB, { run: async () => void (await this.sweepUnsubmittedUploads()) });
+    await this.#d.queue.repeat(FORM_UPLOAD_SWEEP_JOB, this.#d.config.humanInputUploadSweepSeconds * 1000);
+  }
+
+  /**
+   * Deletes files uploaded through a form's web surface (the form page, `/api/form/human_input/
+   * {token}/files/upload`) once the form is no longer waiting (submitted, timed out, expired,
+   * closed) and its submission does not name them. Files a submission names stay: the run reads
+   * them. Returns how many were deleted (at most one batch per pass).
+   */
+  async sweepUnsubmittedUploads(): Promise<number> {
+    const ids = await this.#store.unsubmittedUploads(FormService.webUser(''), UPLOAD_SWEEP_BATCH);
+    let n = 0;
+    for (const id of ids) {
+      try {
+        await this.#d.uploads.remove(id);
+        n++;
+      } catch (err) {
+        this.#d.logger.warn({ err, fileId: id }, 'unsubmitted form upload not deleted (the next sweep retries)');
+      }
+    }
+    if (n > 0) this.#d.logger.info({ files: n }, 'deleted files uploaded to forms that ended without them');
+    return n;
   }
 }
 
