@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_PARSE_LIMITS, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
+import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_PARSE_LIMITS, DEFAULT_SSE_MAX_BUFFERED_BYTES, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
 import type { ModelPrice } from './lib/usage.js';
 import { readToolsConfig } from './tools/tool-config.js';
 import { MB, int, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
@@ -46,6 +46,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       extensionBlacklist: list(str(env, file, 'UPLOAD_FILE_EXTENSION_BLACKLIST'), [
         'exe', 'bat', 'cmd', 'com', 'scr', 'vbs', 'ps1', 'msi', 'dll', 'sh', 'jar',
       ]),
+      workflowFileUploadLimit: int(env, file, 'WORKFLOW_FILE_UPLOAD_LIMIT', 10, 1),
     },
     fileUrls: {
       baseUrl: str(env, file, 'FILES_URL')?.replace(/\/+$/, ''),
@@ -57,6 +58,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxHeaderBytes: int(env, file, 'HTTP_MAX_HEADER_SIZE', 16384, 1024),
       admissionSliceMs: int(env, file, 'HTTP_ADMISSION_SLICE_MS', 5),
       trustProxy: trustProxy(str(env, file, 'TRUST_PROXY')),
+      maxJsonDepth: int(env, file, 'REQUEST_MAX_JSON_DEPTH', 100, 2),
+      sseMaxBufferedBytes: int(env, file, 'SSE_MAX_BUFFERED_BYTES', DEFAULT_SSE_MAX_BUFFERED_BYTES, 1024),
     },
     maxActiveRequests: int(env, file, 'APP_MAX_ACTIVE_REQUESTS', 0),
     httpBodyTimeoutSeconds: int(env, file, 'HTTP_BODY_TIMEOUT_SECONDS', 30, 1),
@@ -72,6 +75,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     prices: readPrices(file),
     humanInputGlobalTimeoutSeconds: int(env, file, 'HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS', 604_800, -1),
     humanInputScanIntervalMs: int(env, file, 'HUMAN_INPUT_TIMEOUT_SCAN_MS', 5000, 100),
+    humanInputUploadSweepSeconds: int(env, file, 'HUMAN_INPUT_UPLOAD_SWEEP_SECONDS', 300, 1),
     seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',
     shutdownTimeoutSeconds: int(env, file, 'SHUTDOWN_TIMEOUT_SECONDS', 8, 0),
     runs: {

@@ -84,8 +84,9 @@ function isFileRef(v: unknown): v is FileRef {
 /**
  * Validates caller inputs against the declared variables with Dify's messages (400 invalid_param).
  * Undeclared inputs are dropped, missing optional values take defaults, NUL bytes are stripped.
+ * A `file-list` without its own `max_length` holds at most `maxFiles` (`WORKFLOW_FILE_UPLOAD_LIMIT`).
  */
-export function validateInputs(vars: readonly InputVariable[], raw: unknown): Record<string, unknown> {
+export function validateInputs(vars: readonly InputVariable[], raw: unknown, maxFiles: number): Record<string, unknown> {
   if (raw === undefined || raw === null) raw = {};
   if (!isObject(raw)) throw invalidParam('inputs must be an object');
   const out: Record<string, unknown> = {};
@@ -129,6 +130,9 @@ export function validateInputs(vars: readonly InputVariable[], raw: unknown): Re
         if (!Array.isArray(value) || !value.every(isFileRef)) throw invalidParam(`${v.variable} in input form must be a list of files`);
         if (v.max_length !== undefined && value.length > v.max_length) {
           throw invalidParam(`${v.variable} in input form must be less than ${v.max_length} files`);
+        }
+        if (v.max_length === undefined && value.length > maxFiles) {
+          throw invalidParam(`${v.variable} in input form must be less than ${maxFiles} files (WORKFLOW_FILE_UPLOAD_LIMIT=${maxFiles})`);
         }
         break;
     }

@@ -36,7 +36,7 @@ export function appParameters(app: App, limits: UploadLimits): Record<string, un
       image_file_size_limit: limits.imageBytes / MB,
       audio_file_size_limit: limits.audioBytes / MB,
       video_file_size_limit: limits.videoBytes / MB,
-      workflow_file_upload_limit: 10,
+      workflow_file_upload_limit: limits.workflowFileUploadLimit,
     },
   };
 }

@@ -24,6 +24,11 @@ export interface UploadLimits {
   readonly audioBytes: number;
   /** Lower-case extensions without the dot (`UPLOAD_FILE_EXTENSION_BLACKLIST`, comma separated). */
   readonly extensionBlacklist: readonly string[];
+  /**
+   * Most files one request may name in `files` (and in a `file-list` input) when the app sets no
+   * number (`WORKFLOW_FILE_UPLOAD_LIMIT`, default 10 as Dify; `/parameters` reports it).
+   */
+  readonly workflowFileUploadLimit: number;
 }
 
 /** Signed, key-less file URLs (Dify's `/files/{id}/file-preview?timestamp&nonce&sign`), as document downloads hand out. */
@@ -53,6 +58,17 @@ export interface HttpServerConfig {
    * client's `Host` header never reaches a URL the server hands out.
    */
   readonly trustProxy: boolean | readonly string[];
+  /**
+   * Deepest nesting of arrays and objects a JSON request body may have (`REQUEST_MAX_JSON_DEPTH`,
+   * default 100); deeper answers 400 `invalid_param` naming the top-level field.
+   */
+  readonly maxJsonDepth: number;
+  /**
+   * Most bytes a server-sent event stream may hold unsent for a client that does not read
+   * (`SSE_MAX_BUFFERED_BYTES`, default 1048576, at least 1024): a run stream stops reading the run's event log
+   * until the client has taken them; a generation stream drops the client.
+   */
+  readonly sseMaxBufferedBytes: number;
 }
 
 /** What a process does (`DOVETAIL_ROLE`, `serve --role`): see docs/deployment.md, "Roles". */
@@ -127,6 +143,11 @@ export interface Config {
   readonly humanInputGlobalTimeoutSeconds: number;
   /** How often waiting forms are checked for deadlines (`HUMAN_INPUT_TIMEOUT_SCAN_MS`, default 5000). */
   readonly humanInputScanIntervalMs: number;
+  /**
+   * How often files uploaded through a form's web surface and not submitted are deleted once their
+   * form has ended, seconds (`HUMAN_INPUT_UPLOAD_SWEEP_SECONDS`, default 300).
+   */
+  readonly humanInputUploadSweepSeconds: number;
   /** Import `examples/*.yml` and print their keys when the database has no apps. */
   readonly seedExamples: boolean;
   /** On SIGTERM / SIGINT, how long blocking requests and streams may still take before runs are handed back and streams ended, seconds (`SHUTDOWN_TIMEOUT_SECONDS`, default 8: inside Docker's 10 s stop grace). */

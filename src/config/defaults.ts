@@ -39,3 +39,10 @@ export const DEFAULT_PARSE_LIMITS = Object.freeze({
   maxSections: 10_000,
   maxHtmlDepth: 1000,
 } satisfies ParseLimits);
+
+/**
+ * `SSE_MAX_BUFFERED_BYTES`: most bytes a stream holds unsent for a client that does not read (1 MiB):
+ * a run stream stops reading the run's log until they are taken, a generation stream drops the
+ * client. A normal reader never comes near it: models write far slower than a network reads.
+ */
+export const DEFAULT_SSE_MAX_BUFFERED_BYTES = 1024 * 1024;

@@ -42,6 +42,10 @@ export class FileStore {
     return toUploadedFile(row);
   }
 
+  async delete(id: string): Promise<void> {
+    await this.#db.deleteFrom('upload_files').where('id', '=', id).execute();
+  }
+
   async find(id: string): Promise<UploadedFile | undefined> {
     const row = await this.#db.selectFrom('upload_files').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toUploadedFile(row) : undefined;

@@ -18,7 +18,7 @@ interface Resolved {
 
 /**
  * The engine's file port: a caller's file reference or a Dify File mapping resolved to the stored
- * upload (same app, or app-less) or to its remote URL, described as Dify's File mapping and read
+ * upload (uploaded through the same app, or a tool file of its runs) or to its remote URL, described as Dify's File mapping and read
  * through the knowledge parsers (on a worker thread, within the `PARSE_*` limits). Remote bytes come through the SSRF guard, capped by the upload
  * size limits (`UPLOAD_FILE_SIZE_LIMIT`, …).
  */
@@ -67,7 +67,8 @@ export class UploadRunFiles implements RunFiles {
       const id = [ref.upload_file_id, ref.related_id, ref.id].find((x): x is string => typeof x === 'string' && x !== '');
       if (!id) throw new Error(`a ${method} file needs upload_file_id`);
       const f = await this.#uploads.find(id);
-      if (!f || (f.appId !== null && f.appId !== appId)) throw new Error(`file ${id} not found`);
+      // only this app's uploads and tool files: a knowledge document's file (no app) is not the app's to read
+      if (!f || f.appId !== appId) throw new Error(`file ${id} not found`);
       return { stored: f, url: undefined, mapping: mapping(ref, method, f.id, f.name, f.extension, f.mimeType, f.size, null) };
     }
     if (method === 'remote_url') {

@@ -158,6 +158,14 @@ export class UploadService {
     return this.#store.find(id);
   }
 
+  /** Deletes a recorded file: its bytes first, then its record (a failure in between leaves a record to retry). */
+  async remove(id: string): Promise<void> {
+    const f = await this.#store.find(id);
+    if (!f) return;
+    await this.#blobs.delete(f.blobKey);
+    await this.#store.delete(id);
+  }
+
   async read(file: UploadedFile): Promise<Buffer | undefined> {
     return this.#blobs.read(file.blobKey);
   }

@@ -11,10 +11,13 @@ export type { RecipientState, TokenedRecipient };
 /** Placeholder of the recipient's personal link in an email body (Dify's `{{#url#}}`). */
 export const URL_PLACEHOLDER = '{{#url#}}';
 
-/** An email delivery's config with the run's variables rendered into subject and body (`{{#url#}}` kept). */
+/**
+ * An email delivery's subject and body with the run's variables rendered in: the pieces of the
+ * DSL's template between its `{{#url#}}` placeholders (the link goes between them, and only there).
+ */
 export interface RenderedEmail {
-  readonly subject: string;
-  readonly body: string;
+  readonly subject: readonly string[];
+  readonly body: readonly string[];
 }
 
 /** One mail to send: the recipient's address and token, the rendered texts, and whether it is still wanted. */
@@ -23,13 +26,23 @@ export interface OutgoingMail {
   readonly deliveryId: string;
   readonly email: string;
   readonly token: string;
-  readonly subject: string;
-  readonly body: string;
+  /** The pieces to join with the recipient's link (`RenderedEmail`). */
+  readonly subject: readonly string[];
+  readonly body: readonly string[];
   /** False when the recipient was already sent or the form is no longer waiting. */
   readonly wanted: boolean;
 }
 
 const MAX_RECIPIENTS = 100;
+
+/**
+ * The stored pieces of a rendered text; a text stored as one string (by a version before the
+ * pieces) is split at its placeholders, as it was then sent.
+ */
+function pieces(v: unknown): string[] {
+  if (Array.isArray(v)) return v.map(String);
+  return String(v ?? '').split(URL_PLACEHOLDER);
+}
 
 function isEmail(s: string): boolean {
   return s.length <= 254 && /^[^\s@<>"',;]+@[^\s@<>"',;]+\.[^\s@<>"',;]+$/.test(s);
@@ -112,8 +125,8 @@ export class FormRecipients {
       deliveryId: r.deliveryId,
       email: r.email,
       token: wanted ? await this.#box.open(r.token!) : '',
-      subject: String(rendered.subject ?? ''),
-      body: String(rendered.body ?? ''),
+      subject: pieces(rendered.subject),
+      body: pieces(rendered.body),
       wanted,
     };
   }

@@ -21,7 +21,7 @@ import {
 import { TIMEOUT_HANDLE, type HumanInputContext, type HumanInputDecision, type HumanInputGateway, type RunResumer } from './human-input-port.js';
 import { checkActionAndPresence, resolveValues } from './submission.js';
 import type { Queue } from '../infra/queue/queue.js';
-import { resolveRecipients, withTokens, type TokenedRecipient } from './form-recipients.js';
+import { resolveRecipients, URL_PLACEHOLDER, withTokens, type RenderedEmail, type TokenedRecipient } from './form-recipients.js';
 import type { AppStore } from '../apps/app-store.js';
 
 /** Queue kind of one Human Input email (payload `{ recipientId }`); handled by src/mail. */
@@ -82,6 +82,10 @@ export interface FormServiceDeps {
 
 /** The repeatable job that times out and expires forms past their deadlines. */
 export const FORM_TIMEOUT_SCAN_JOB = 'forms.timeout-scan';
+/** The repeatable job that deletes files uploaded through a form's web surface and never submitted. */
+export const FORM_UPLOAD_SWEEP_JOB = 'forms.upload-sweep';
+/** Files deleted per sweep pass at most (the next pass goes on). */
+const UPLOAD_SWEEP_BATCH = 200;
 
 /**
  * Human Input forms: created when a run reaches the node, fetched and submitted by token, timed
@@ -382,12 +386,39 @@ export class FormService implements HumanInputGateway {
   async scheduleTimeoutScan(): Promise<void> {
     this.#d.queue.register(FORM_TIMEOUT_SCAN_JOB, { run: async () => void (await this.scanTimeouts()) });
     await this.#d.queue.repeat(FORM_TIMEOUT_SCAN_JOB, this.#d.config.humanInputScanIntervalMs);
+    this.#d.queue.register(FORM_UPLOAD_SWEEP_JOB, { run: async () => void (await this.sweepUnsubmittedUploads()) });
+    await this.#d.queue.repeat(FORM_UPLOAD_SWEEP_JOB, this.#d.config.humanInputUploadSweepSeconds * 1000);
+  }
+
+  /**
+   * Deletes files uploaded through a form's web surface (the form page, `/api/form/human_input/
+   * {token}/files/upload`) once the form is no longer waiting (submitted, timed out, expired,
+   * closed) and its submission does not name them. Files a submission names stay: the run reads
+   * them. Returns how many were deleted (at most one batch per pass).
+   */
+  async sweepUnsubmittedUploads(): Promise<number> {
+    const ids = await this.#store.unsubmittedUploads(FormService.webUser(''), UPLOAD_SWEEP_BATCH);
+    let n = 0;
+    for (const id of ids) {
+      try {
+        await this.#d.uploads.remove(id);
+        n++;
+      } catch (err) {
+        this.#d.logger.warn({ err, fileId: id }, 'unsubmitted form upload not deleted (the next sweep retries)');
+      }
+    }
+    if (n > 0) this.#d.logger.info({ files: n }, 'deleted files uploaded to forms that ended without them');
+    return n;
   }
 }
 
-/** Subject and body of an email delivery with the run's variables filled in; the recipient's `{{#url#}}` is kept for sending. */
-function renderEmail(ctx: HumanInputContext, config: Readonly<Record<string, unknown>>): { subject: string; body: string } {
-  // `{{#url#}}` has no dot, so the variable renderer leaves it for the sender (URL_PLACEHOLDER).
-  const render = (t: unknown) => ctx.render(typeof t === 'string' ? t : '');
+/**
+ * Subject and body of an email delivery with the run's variables filled in, each as the pieces of
+ * the DSL's template between its `{{#url#}}` placeholders, rendered one by one: the sender joins
+ * them with the recipient's link, so a `{{#url#}}` inside a run value stays text and never
+ * becomes the link.
+ */
+function renderEmail(ctx: HumanInputContext, config: Readonly<Record<string, unknown>>): RenderedEmail {
+  const render = (t: unknown) => (typeof t === 'string' ? t : '').split(URL_PLACEHOLDER).map((piece) => ctx.render(piece));
   return { subject: render(config.subject), body: render(config.body) };
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { newId } from '../infra/ids.js';
 import type { Database, HumanInputFormTable } from '../store/schema.js';
 
@@ -221,6 +221,25 @@ export class FormStore {
         await trx.updateTable('human_input_deliveries').set({ last_error: outcome.error }).where('id', '=', r.delivery_id).execute();
       }
     });
+  }
+
+  /**
+   * Uploads made through a form's web surface (by its web user, session `webUserPrefix` + form id)
+   * whose form is no longer waiting and whose submission does not name them: files a person
+   * uploaded and then did not submit. Read-only here; the files side deletes them. At most `limit`.
+   */
+  async unsubmittedUploads(webUserPrefix: string, limit: number): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('upload_files as uf')
+      .innerJoin('end_users as eu', (j) => j.onRef('eu.id', '=', 'uf.created_by').onRef('eu.app_id', '=', 'uf.app_id'))
+      .innerJoin('human_input_forms as f', (j) => j.on(sql<string>`${webUserPrefix} || ${sql.ref('f.id')}`, '=', sql.ref('eu.session_id')))
+      .select('uf.id')
+      .where('eu.session_id', 'like', `${webUserPrefix}%`)
+      .where('f.status', '!=', 'waiting')
+      .where((eb) => eb.or([eb('f.submitted_data', 'is', null), eb('f.submitted_data', 'not like', sql<string>`'%' || ${sql.ref('uf.id')} || '%'`)]))
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** Deletes an app's forms with their deliveries (`app delete --purge`, in its transaction). */

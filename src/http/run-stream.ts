@@ -32,15 +32,24 @@ function isTerminal(payload: Record<string, unknown>, seq: number, opts: RunStre
 
 /**
  * Serves a run as SSE: a leading ping, then "replay the log from the cursor, then tail" until a
- * terminal event. A client that goes away only ends its own stream, never the run.
+ * terminal event. A client that goes away only ends its own stream, never the run; one that does
+ * not read holds at most `SSE_MAX_BUFFERED_BYTES` (plus one event) while the stream waits for it.
  */
-export async function streamRun(reply: FastifyReply, runtime: Pick<Runtime, 'runs'>, runId: string, opts: RunStreamOptions): Promise<void> {
+export async function streamRun(reply: FastifyReply, runtime: Pick<Runtime, 'config' | 'runs'>, runId: string, opts: RunStreamOptions): Promise<void> {
   // cut by a shutdown, the stream's last frame names the run to follow again (GET /workflow/{id}/events)
-  const sse = openSse(reply, { leadingPing: true, shutdownFields: { workflow_run_id: runId }, ...(opts.headers ? { headers: opts.headers } : {}) });
+  const sse = openSse(reply, {
+    leadingPing: true,
+    shutdownFields: { workflow_run_id: runId },
+    ...(opts.headers ? { headers: opts.headers } : {}),
+    maxBufferedBytes: runtime.config.httpServer.sseMaxBufferedBytes,
+    slowClient: 'wait',
+  });
   try {
     for await (const e of runtime.runs.events(runId, opts.afterSeq, sse.signal)) {
       if (!sse.send(e.payload)) break;
       if (isTerminal(e.payload, e.seq, opts)) break;
+      // a client that does not keep up pauses the reading of the log (the run goes on; the log keeps every event)
+      if (!(await sse.drained())) break;
     }
   } catch (err) {
     reply.log.warn({ err, runId }, 'run stream failed');

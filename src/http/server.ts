@@ -7,6 +7,7 @@ import type { Runtime } from '../runtime.js';
 import { newId } from '../infra/ids.js';
 import { methodNotAllowed, notFound } from '../infra/errors.js';
 import type { Metrics } from '../infra/metrics.js';
+import { limitJsonDepth } from './json-depth.js';
 import { appAuth, datasetAuth, declareAuthDecorations } from './auth.js';
 import { declareDatasetDecoration } from './request-dataset.js';
 import { declareUserDecorations } from './request-user.js';
@@ -63,8 +64,8 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(feedbackRoutes, ['config', 'feedback']),
   narrowed(suggestedQuestionRoutes, ['suggestedQuestions']),
   narrowed(humanInputFormRoutes, ['forms']),
-  narrowed(workflowRoutes, ['endUsers', 'runs']),
-  narrowed(workflowEventRoutes, ['endUsers', 'runs']),
+  narrowed(workflowRoutes, ['config', 'endUsers', 'runs']),
+  narrowed(workflowEventRoutes, ['config', 'endUsers', 'runs']),
   narrowed(workflowLogRoutes, ['workflowLogs']),
   narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'runs']),
   narrowed(conversationRoutes, ['chatflow', 'endUsers', 'runs']),
@@ -112,6 +113,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: handlerValidatedCompiler(AjvCompiler()) } },
   });
   releaseConnectionsOnClose(app);
+  limitJsonDepth(app, limits.maxJsonDepth);
   // requests go on in slices of event-loop time, in arrival order, before they are routed (src/http/admission.ts)
   admitRequests(app.server, requestAdmission(limits.admissionSliceMs, () => runtime.metrics.httpRequestsHeld.inc()));
   declareAuthDecorations(app);

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import { DEFAULT_SSE_PING_INTERVAL_MS } from '../config/defaults.js';
+import { DEFAULT_SSE_MAX_BUFFERED_BYTES, DEFAULT_SSE_PING_INTERVAL_MS } from '../config/defaults.js';
 import type { Metrics } from '../infra/metrics.js';
 
 /** Open streams per HTTP server (every encapsulated context of one app shares its `server`), for shutdown. */
@@ -22,6 +22,12 @@ export interface SseStream {
   ping(): void;
   /** Ends the response (idempotent), with `payload` as its last frame when given: one write for both. */
   end(payload?: object): void;
+  /**
+   * Resolves once the client has taken the unsent bytes down to `maxBufferedBytes` (at once when
+   * they are within it): true, or false when the stream closed meanwhile. A stream that reads its
+   * frames from a log awaits it before reading more (`slowClient: 'wait'`).
+   */
+  drained(): Promise<boolean>;
   /** Aborted when the client disconnects or the stream ends. */
   readonly signal: AbortSignal;
   readonly closed: boolean;
@@ -45,6 +51,15 @@ export interface SseOptions {
   readonly flushEachFrame?: boolean;
   /** Fields the last frame gets when a shutdown ends the stream (a run stream names its run: where to reconnect). */
   readonly shutdownFields?: Readonly<Record<string, unknown>>;
+  /** Most bytes held unsent for this client (`SSE_MAX_BUFFERED_BYTES`). */
+  readonly maxBufferedBytes?: number;
+  /**
+   * What happens past `maxBufferedBytes`: `drop` (default) ends the connection at the next write
+   * (a generation stream: its frames come from a model call that does not wait); `wait` writes
+   * on and leaves the bound to the caller, which awaits `drained()` before producing more (a run
+   * stream pauses its reading of the run's log; the run goes on).
+   */
+  readonly slowClient?: 'drop' | 'wait';
 }
 
 /**
@@ -72,12 +87,17 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
   const server = reply.server.server as Server;
   let open = OPEN.get(server);
   if (!open) OPEN.set(server, (open = new Set()));
-  const streams = (reply.server as { metrics?: Metrics }).metrics?.activeStreams;
+  const metrics = (reply.server as { metrics?: Metrics }).metrics;
+  const streams = metrics?.activeStreams;
   streams?.inc();
+  const maxBuffered = opts.maxBufferedBytes ?? DEFAULT_SSE_MAX_BUFFERED_BYTES;
+  const buffered = { bytes: () => (closed ? 0 : res.writableLength) };
+  metrics?.sseBuffers.add(buffered);
   const close = () => {
     if (closed) return;
     closed = true;
     open.delete(stream);
+    metrics?.sseBuffers.delete(buffered);
     streams?.dec();
     clearInterval(timer);
     controller?.abort();
@@ -85,10 +105,20 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
   res.on('close', close);
   const write = (frame: string): boolean => {
     if (closed || res.destroyed) return false;
+    if (res.writableLength > maxBuffered && opts.slowClient !== 'wait') {
+      // a client that does not read: its unsent frames would grow with the answer
+      metrics?.sseSlowClientsDropped.inc();
+      reply.log.warn({ bufferedBytes: res.writableLength, limit: maxBuffered }, 'stream dropped: the client does not read (SSE_MAX_BUFFERED_BYTES)');
+      res.destroy();
+      close();
+      return false;
+    }
     res.write(frame);
     return true;
   };
-  const timer = setInterval(() => write('event: ping\n\n'), opts.pingIntervalMs ?? DEFAULT_SSE_PING_INTERVAL_MS);
+  // a keep-alive is pointless while frames wait to be read (and would only add to them)
+  const ping = () => void (res.writableLength === 0 && write('event: ping\n\n'));
+  const timer = setInterval(ping, opts.pingIntervalMs ?? DEFAULT_SSE_PING_INTERVAL_MS);
   timer.unref();
   if (opts.leadingPing) write('event: ping\n\n');
   else if (!opts.headersWithFirstFrame) res.flushHeaders();
@@ -104,7 +134,20 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
       }
       return true;
     },
-    ping: () => void write('event: ping\n\n'),
+    ping,
+    drained: () => {
+      if (closed || res.destroyed) return Promise.resolve(false);
+      if (res.writableLength <= maxBuffered) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve(!closed && !res.destroyed);
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    },
     end: (payload) => {
       if (!closed && !res.destroyed) res.end(payload ? `data: ${JSON.stringify(payload)}\n\n` : undefined);
       close();

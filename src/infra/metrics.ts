@@ -36,6 +36,13 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly activeStreams = new Gauge({ name: 'dovetail_sse_active_streams', help: 'Server-sent event streams open now.', registers: [this.registry] });
+  /** The open streams' unsent bytes, each read when scraped (src/http/sse.ts adds and removes them). */
+  readonly sseBuffers = new Set<{ bytes(): number }>();
+  readonly sseSlowClientsDropped = new Counter({
+    name: 'dovetail_sse_slow_clients_dropped_total',
+    help: 'Generation streams ended because their client left more than SSE_MAX_BUFFERED_BYTES unread.',
+    registers: [this.registry],
+  });
   readonly modelDuration = new Histogram({
     name: 'dovetail_model_call_duration_seconds',
     help: 'Model call latency (to the last chunk) by provider.',
@@ -82,6 +89,27 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         for (const [language, n] of Object.entries(source.codeSandboxWorkers())) this.set({ language }, n);
+      },
+    });
+    const buffers = this.sseBuffers;
+    new Gauge({
+      name: 'dovetail_sse_buffered_bytes',
+      help: 'Bytes written to server-sent event streams and not yet taken by their clients, all streams.',
+      registers: [this.registry],
+      collect() {
+        let sum = 0;
+        for (const b of buffers) sum += b.bytes();
+        this.set(sum);
+      },
+    });
+    new Gauge({
+      name: 'dovetail_sse_buffered_bytes_max',
+      help: 'The largest number of unsent bytes of one server-sent event stream (bounded by SSE_MAX_BUFFERED_BYTES plus one frame).',
+      registers: [this.registry],
+      collect() {
+        let max = 0;
+        for (const b of buffers) max = Math.max(max, b.bytes());
+        this.set(max);
       },
     });
     one('dovetail_job_failures', 'Background jobs that failed for good (from the job queue).', async () => (await source.jobsByStatus()).failed ?? 0);

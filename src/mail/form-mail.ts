@@ -1,5 +1,4 @@
-import { URL_PLACEHOLDER } from '../forms/form-recipients.js';
-import { renderMarkdown } from '../web/markdown.js';
+import { renderMailMarkdown } from '../web/markdown.js';
 
 export interface MailContent {
   readonly subject: string;
@@ -23,12 +22,14 @@ export function formLink(appWebUrl: string, token: string): string {
 }
 
 /**
- * One recipient's mail: `{{#url#}}` replaced by the link, the body rendered from Markdown to
- * sanitised HTML (raw HTML escaped), and the Markdown source as the plain-text part.
+ * One recipient's mail: the rendered pieces joined by the link (where the DSL's template had
+ * `{{#url#}}`, never inside a run value), the body rendered from Markdown to sanitised HTML (raw
+ * HTML escaped, remote images as links: nothing is fetched when the mail is opened), and the
+ * Markdown source as the plain-text part.
  */
-export function formMail(subject: string, body: string, link: string): MailContent {
-  const text = body.split(URL_PLACEHOLDER).join(link);
-  const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5;color:#1f2328">${renderMarkdown(text)}</body></html>`;
-  return { subject: cleanSubject(subject.split(URL_PLACEHOLDER).join(link)), html, text };
+export function formMail(subject: readonly string[], body: readonly string[], link: string): MailContent {
+  const text = body.join(link);
+  const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5;color:#1f2328">${renderMailMarkdown(text)}</body></html>`;
+  return { subject: cleanSubject(subject.join(link)), html, text };
 }
 

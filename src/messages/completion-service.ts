@@ -1,6 +1,7 @@
 import type { App } from '../apps/app-service.js';
 import { appUnavailable } from '../apps/errors.js';
 import { validateInputs } from '../apps/input-form.js';
+import { checkRequestFiles } from '../apps/file-upload-rules.js';
 import { effectiveLimit } from '../infra/active-requests.js';
 import { internalServerError, invalidParam, ServiceError } from '../infra/errors.js';
 import { newId } from '../infra/ids.js';
@@ -118,7 +119,9 @@ export class CompletionService {
     const { app } = input;
     const startedAt = d.clock.now();
     if (input.user === undefined || input.user === '') throw invalidParam('Arg user must be provided.');
-    const inputs = validate ? validateInputs(app.inputs, input.inputs) : {};
+    const maxFiles = d.config.upload.workflowFileUploadLimit;
+    const inputs = validate ? validateInputs(app.inputs, input.inputs, maxFiles) : {};
+    checkRequestFiles(app, input.files, maxFiles);
     const model = modelSettings(app);
     const provider = d.providers.get(model.provider);
     const upload = imageUpload(app);

@@ -9,7 +9,8 @@ const IMAGE_EXT = /\.(png|jpe?g|gif|webp|bmp|svg)(\?|#|$)/i;
  * Turns file references (`remote_url` with `url`, `local_file` with `upload_file_id` from
  * /files/upload) into image parts for vision models. Remote URLs are passed to the model as they
  * are (the model fetches them); uploads are inlined as `data:` URLs. Non-image files are skipped.
- * A reference that names no file, or a file of another app, is a 400 naming `field`.
+ * A reference that names no file, or a file not uploaded through this app (another app's, a
+ * knowledge document's), is a 400 naming `field`.
  */
 export async function imageParts(refs: readonly unknown[], appId: string, uploads: UploadService, field: string, detail: 'low' | 'high' = 'high'): Promise<ContentPart[]> {
   const parts: ContentPart[] = [];
@@ -23,7 +24,7 @@ export async function imageParts(refs: readonly unknown[], appId: string, upload
     } else if (ref.transfer_method === 'local_file') {
       if (typeof ref.upload_file_id !== 'string' || ref.upload_file_id === '') throw invalidParam(`${where}.upload_file_id is required for local_file`);
       const file = await uploads.find(ref.upload_file_id);
-      if (!file || (file.appId !== null && file.appId !== appId)) throw invalidParam(`${where}.upload_file_id: file ${ref.upload_file_id} not found`);
+      if (!file || file.appId !== appId) throw invalidParam(`${where}.upload_file_id: file ${ref.upload_file_id} not found`);
       if (!file.mimeType.startsWith('image/')) continue;
       const bytes = await uploads.read(file);
       if (!bytes) throw invalidParam(`${where}.upload_file_id: file ${ref.upload_file_id} not found`);

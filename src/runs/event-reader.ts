@@ -34,13 +34,15 @@ export async function* readRunEvents(
   try {
     while (!signal.aborted) {
       rang = false;
-      const rows = await store.after(runId, cursor, 500);
-      for (const r of rows) {
+      const rows = [...(await store.after(runId, cursor, 500))];
+      const read = rows.length;
+      // each row is let go once yielded: a reader paused by a slow client holds only the rest
+      for (let r = rows.shift(); r; r = rows.shift()) {
         cursor = Number(r.seq);
         yield { seq: cursor, payload: JSON.parse(r.payload) as LoggedEvent['payload'] };
         if (signal.aborted) return;
       }
-      if (rows.length === 500 || rang) continue;
+      if (read === 500 || rang) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, POLL_MS);
         wake = () => {

@@ -12,7 +12,8 @@ import type { RunService } from './run-service.js';
 export async function runWorkflowForTool(runs: RunService, app: App, raw: Record<string, unknown>, caller: ToolCaller, callDepth: number, signal: AbortSignal): Promise<WorkflowToolRunEnd> {
   let inputs: Record<string, unknown>;
   try {
-    inputs = validateInputs(app.inputs, raw);
+    // the calling run's values, not a request's: no request file bound
+    inputs = validateInputs(app.inputs, raw, Number.POSITIVE_INFINITY);
   } catch (err) {
     throw new ToolError(`workflow tool (app ${app.id}): ${(err as Error).message}`, 'ToolParameterError');
   }

@@ -13,13 +13,23 @@ describe('form mail content', () => {
 
   it('fills {{#url#}} and renders Markdown with raw HTML and javascript: links neutralised', () => {
     const link = formLink('https://f.example', 'tok_-1');
-    const m = formMail('Review', 'Go **now**: [form]({{#url#}})\n\n<img src=x onerror=alert(1)> [x](javascript:alert(1))', link);
+    const m = formMail(['Review'], ['Go **now**: [form](', ')\n\n<img src=x onerror=alert(1)> [x](javascript:alert(1))'], link);
     expect(link).toBe('https://f.example/form/tok_-1');
     expect(m.html).toContain('<strong>now</strong>');
     expect(m.html).toContain('<a href="https://f.example/form/tok_-1" rel="noopener noreferrer">form</a>');
     expect(m.html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(m.html).not.toContain('href="javascript:');
     expect(m.text).toContain('Go **now**: [form](https://f.example/form/tok_-1)');
+  });
+
+  it('puts the link only between the pieces, and renders remote images as links (data: images stay)', () => {
+    const m = formMail(['Review {{#url#}}'], ['![pixel](https://evil.example/p.png?t={{#url#}}) ', ' ![](https://evil.example/q.png) ![dot](data:image/png;base64,AAAA)'], 'https://f.example/form/T');
+    expect(m.subject).toBe('Review {{#url#}}');
+    expect(m.text.split('https://f.example/form/T').length).toBe(2);
+    expect(m.html).not.toMatch(/<img[^>]+src="https?:/);
+    expect(m.html).toContain('<a href="https://evil.example/p.png?t=%7B%7B#url#%7D%7D" rel="noopener noreferrer">pixel</a>');
+    expect(m.html).toContain('<a href="https://evil.example/q.png" rel="noopener noreferrer">https://evil.example/q.png</a>');
+    expect(m.html).toContain('<img src="data:image/png;base64,AAAA" alt="dot">');
   });
 });
 

@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import type { AnnotationAnswer } from '../../runs/chatflow-service.js';
 import { validateInputs } from '../../apps/input-form.js';
+import { checkRequestFiles } from '../../apps/file-upload-rules.js';
 import { completionRequestError } from '../../runs/errors.js';
 import { pauseReasons, usageOf } from '../../runs/frames.js';
 import type { RunEnd } from '../../runs/run-types.js';
@@ -21,7 +22,9 @@ export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator
   return async ({ app: a, user, endUser: resolveEndUser, body, streaming, reply }) => {
     // A conversation keeps the inputs it started with; later requests' inputs are ignored (as Dify).
     const continuing = Boolean(body.conversation_id?.trim());
-    const inputs = continuing ? {} : validateInputs(a.inputs, body.inputs);
+    const maxFiles = runtime.config.upload.workflowFileUploadLimit;
+    const inputs = continuing ? {} : validateInputs(a.inputs, body.inputs, maxFiles);
+    checkRequestFiles(a, body.files, maxFiles);
     const endUser = await resolveEndUser();
     const annotated = await runtime.chatflow.answerFromAnnotation({
       app: a,

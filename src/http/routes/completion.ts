@@ -87,7 +87,8 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
   let sse: SseStream | undefined;
   let run: R | undefined;
   const early: CompletionEvent[] = [];
-  const open = (flush: boolean) => (sse ??= openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: !flush, flushEachFrame: true }));
+  const open = (flush: boolean) =>
+    (sse ??= openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs, headersWithFirstFrame: !flush, flushEachFrame: true, maxBufferedBytes: runtime.config.httpServer.sseMaxBufferedBytes }));
   const deliver = (ev: CompletionEvent) => {
     if (!run) return void early.push(ev);
     if (ev.type === 'sent') return void afterArrivals(() => open(true));

@@ -10,7 +10,7 @@ import { requireApp } from '../auth.js';
 import { callerUser, requireCaller } from '../request-user.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type WorkflowEventRouteDeps = Pick<Runtime, 'endUsers' | 'runs'>;
+export type WorkflowEventRouteDeps = Pick<Runtime, 'config' | 'endUsers' | 'runs'>;
 
 const Params = Type.Object({ workflow_run_id: Type.String() });
 const Query = Type.Object({

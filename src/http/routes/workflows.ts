@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Runtime } from '../../runtime.js';
 import { notWorkflowApp } from '../../apps/errors.js';
 import { validateInputs } from '../../apps/input-form.js';
+import { checkRequestFiles } from '../../apps/file-upload-rules.js';
 import { badRequest, notFound } from '../../infra/errors.js';
 import { workflowRunNotFound } from '../../runs/errors.js';
 import type { RunRow } from '../../runs/run-service.js';
@@ -14,7 +15,7 @@ import { callerUser, requireCaller } from '../request-user.js';
 import { isUuid } from '../../infra/ids.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type WorkflowRouteDeps = Pick<Runtime, 'endUsers' | 'runs'>;
+export type WorkflowRouteDeps = Pick<Runtime, 'config' | 'endUsers' | 'runs'>;
 
 const RunBody = Type.Object({
   inputs: Type.Object({}, { additionalProperties: true }),
@@ -47,7 +48,7 @@ function blockingData(run: RunRow): Record<string, unknown> {
 
 /**
  * `POST /workflows/run` (and `/workflows/{workflow_id}/run`, where the id is the app's one published
- * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`.
+ * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop` (the caller's own runs only).
  */
 export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> = async (app, { runtime }) => {
   const userFromBody = callerUser(runtime, { from: 'body', user: 'required' });
@@ -61,7 +62,9 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> 
       // An app has one workflow, published under the app's id (`workflow_id` in run events).
       if (workflowId.toLowerCase() !== a.id.toLowerCase()) throw notFound(`Workflow not found with id: ${workflowId}`);
     }
-    const inputs = validateInputs(a.inputs, request.body.inputs);
+    const maxFiles = runtime.config.upload.workflowFileUploadLimit;
+    const inputs = validateInputs(a.inputs, request.body.inputs, maxFiles);
+    checkRequestFiles(a, request.body.files, maxFiles);
     const endUser = await request.endUser();
     const started = await runtime.runs.start({ app: a, endUserId: endUser.id, user, inputs, files: request.body.files ?? [] });
     if (request.body.response_mode === 'streaming') return streamRun(reply, runtime, started.runId, { afterSeq: 0 });
@@ -101,7 +104,10 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> 
     async (request) => {
       const a = requireApp(request);
       if (a.mode !== 'workflow') throw notWorkflowApp();
-      await runtime.runs.stopTask(a.id, request.params.task_id);
+      // Only the end user who started the run stops it (as the chat stop); another `user` is
+      // Dify's silent no-op for a task that is not the caller's, still `success`.
+      const endUser = await request.findEndUser();
+      if (endUser) await runtime.runs.stopTask(a.id, request.params.task_id, { endUserId: endUser.id });
       return { result: 'success' };
     },
   );
