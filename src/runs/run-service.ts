@@ -186,8 +186,6 @@ export class RunService implements RunResumer {
   /**
    * Stops a task of this app: a running run stops before its next node (in-flight calls are
    * aborted), a paused one ends `stopped` at once; unknown or finished tasks are left alone.
-   * With `endUserId`, only that end user's runs of the task (an API stop); without, any (the
-   * server's own stops: app deletion, a calling run that ended).
    */
   async stopTask(appId: string, taskId: string, opts: { reason?: string; endUserId?: string } = {}): Promise<void> {
     const reason = opts.reason ?? STOPPED_BY_USER;

@@ -117,7 +117,7 @@ export class RunStore {
   /** The runs of a task of this app (of this end user when given). */
   async byTask(appId: string, taskId: string, endUserId?: string): Promise<{ id: string; status: RunStatus }[]> {
     let q = this.#db.selectFrom('workflow_runs').select(['id', 'status']).where('task_id', '=', taskId).where('app_id', '=', appId);
-    if (endUserId !== undefined) q = q.where('end_user_id', '=', endUserId);
+    if (endUserId) q = q.where('end_user_id', '=', endUserId);
     const rows = await q.execute();
     return rows.map((r) => ({ id: r.id, status: r.status as RunStatus }));
   }

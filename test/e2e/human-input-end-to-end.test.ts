@@ -54,7 +54,7 @@ describe('Human Input flow end to end (form service + runs)', () => {
     const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: h(), body: JSON.stringify({ inputs: { draft: 'x' }, response_mode: 'streaming', user: 'erin' }) });
     const events = dataFrames(parseSse(await r.text()));
     const req = events.at(-2)!.data as Record<string, unknown>;
-    const stop = await fetch(`${s.api}/workflows/tasks/${events[0]!.task_id}/stop`, { method: 'POST', headers: h(), body: JSON.stringify({ user: 'erin' }) });
+    const stop = await fetch(`${s.api}/workflows/tasks/${events[0]!.task_id}/stop`, { method: 'POST', headers: h(), body: JSON.stringify({ user: 'ops' }) });
     expect(await stop.json()).toEqual({ result: 'success' });
     const run = await (await fetch(`${s.api}/workflows/run/${events[0]!.workflow_run_id}`, { headers: h() })).json();
     expect(run.status).toBe('stopped');

@@ -129,7 +129,7 @@ describe('human-input: pause, resume, branch (approval example)', () => {
   it('stopping a paused run ends it stopped and closes its forms', async () => {
     const ev = await startStreaming(key, { draft: 'D' });
     const runId = String(ev[0]!.workflow_run_id);
-    const r = await fetch(`${s.api}/workflows/tasks/${ev[0]!.task_id}/stop`, { method: 'POST', headers: headers(key), body: JSON.stringify({ user: 'alice' }) });
+    const r = await fetch(`${s.api}/workflows/tasks/${ev[0]!.task_id}/stop`, { method: 'POST', headers: headers(key), body: JSON.stringify({ user: 'admin' }) });
     expect(await r.json()).toEqual({ result: 'success' });
     expect(await status(key, runId)).toMatchObject({ status: 'stopped', error: 'Stopped by user.' });
     expect(gateway.closed).toContain(runId);

@@ -286,7 +286,7 @@ describe('two servers on one database', () => {
             for await (const g of readSse(m)) if (g.kind === 'data') got.push(g.data);
             return got;
           })();
-          await fetch(`${b.api}/workflows/tasks/${f.data.task_id}/stop`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ user: 'u' }) });
+          await fetch(`${b.api}/workflows/tasks/${f.data.task_id}/stop`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ user: 'ops' }) });
         }
       }
       expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'stopped' } });

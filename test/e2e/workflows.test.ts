@@ -300,7 +300,7 @@ describe('stop and disconnect', () => {
       seen.push(f);
       if (!stopped && f.kind === 'data' && f.data.event === 'text_chunk') {
         stopped = true;
-        const stop = await fetch(`${s.api}/workflows/tasks/${f.data.task_id}/stop`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ user: 'alice' }) });
+        const stop = await fetch(`${s.api}/workflows/tasks/${f.data.task_id}/stop`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ user: 'someone-else' }) });
         expect(await stop.json()).toEqual({ result: 'success' });
       }
     }

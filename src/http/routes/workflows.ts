@@ -48,7 +48,7 @@ function blockingData(run: RunRow): Record<string, unknown> {
 
 /**
  * `POST /workflows/run` (and `/workflows/{workflow_id}/run`, where the id is the app's one published
- * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop` (the caller's own runs only).
+ * workflow), `GET /workflows/run/{id}`, `POST /workflows/tasks/{task_id}/stop`.
  */
 export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> = async (app, { runtime }) => {
   const userFromBody = callerUser(runtime, { from: 'body', user: 'required' });
@@ -104,10 +104,7 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> 
     async (request) => {
       const a = requireApp(request);
       if (a.mode !== 'workflow') throw notWorkflowApp();
-      // Only the end user who started the run stops it (as the chat stop); another `user` is
-      // Dify's silent no-op for a task that is not the caller's, still `success`.
-      const endUser = await request.findEndUser();
-      if (endUser) await runtime.runs.stopTask(a.id, request.params.task_id, { endUserId: endUser.id });
+      await runtime.runs.stopTask(a.id, request.params.task_id);
       return { result: 'success' };
     },
   );
