@@ -48,7 +48,10 @@ function datasetIdsOf(data: Readonly<Record<string, unknown>>): string[] {
   return out;
 }
 
-/** Model providers a node calls: `model`, and the metadata model when filtering is automatic. */
+/**
+ * Model providers a node calls: `model`, the metadata model when filtering is automatic, and an
+ * agent node's model (`agent_parameters.model.value`).
+ */
 function providersOf(data: Readonly<Record<string, unknown>>): string[] {
   const out: string[] = [];
   const add = (m: unknown) => {
@@ -56,6 +59,10 @@ function providersOf(data: Readonly<Record<string, unknown>>): string[] {
   };
   add(data.model);
   if (data.metadata_filtering_mode === 'automatic') add(data.metadata_model_config);
+  if (data.type === 'agent' && isObject(data.agent_parameters)) {
+    const m = data.agent_parameters.model;
+    add(isObject(m) && 'value' in m ? m.value : m);
+  }
   return out;
 }
 
