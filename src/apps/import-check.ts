@@ -7,7 +7,7 @@ import type { ToolRuntime } from '../tools/tool.js';
 import { toolNodeWarnings } from '../tools/tool-warnings.js';
 import { agentChatToolRef, enabledAgentTools } from '../messages/agent-mode.js';
 import { isObject } from '../infra/objects.js';
-import { dslVersionOf, isNewerDslVersion, NEWEST_KNOWN_DSL_VERSION } from './dsl-upgrade.js';
+import { DEFAULT_DSL_VERSION, isNewerDslVersion, NEWEST_KNOWN_DSL_VERSION, parseDslVersion } from './dsl-upgrade.js';
 
 /** What the import check asks of the rest of the server. */
 export interface ImportCheckDeps {
@@ -107,7 +107,8 @@ function warning(node: DslNode, part: string, setting: string, message: string):
  */
 /** A DSL newer than the newest Dovetail knows (Dify asks the user to confirm such an import). */
 function versionWarnings(doc: DslDocument): ImportWarning[] {
-  const version = dslVersionOf(doc);
+  // an app stored before versions were checked may have a malformed one: the import refuses those, `app check` does not
+  const version = typeof doc.version === 'string' && parseDslVersion(doc.version) ? doc.version : DEFAULT_DSL_VERSION;
   if (!isNewerDslVersion(version, NEWEST_KNOWN_DSL_VERSION)) return [];
   return [
     {
