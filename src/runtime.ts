@@ -294,7 +294,15 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   await runs.startBackground();
   closers.push(() => runs.close());
   const chatflow = new ChatflowService(
-    { db: store.db, messages, conversations: conversationStore, feedback: feedbackStore, variables: runs.conversationVariables, thoughts: agentThoughts },
+    {
+      db: store.db,
+      messages,
+      conversations: conversationStore,
+      feedback: feedbackStore,
+      variables: runs.conversationVariables,
+      thoughts: agentThoughts,
+      files: { find: (id) => uploads.find(id), sign: (id, origin) => fileUrls.sign(id, origin, false) },
+    },
     clock,
     runs,
     annotationReplier,

@@ -68,7 +68,7 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(workflowEventRoutes, ['config', 'endUsers', 'runs']),
   narrowed(workflowLogRoutes, ['workflowLogs']),
   narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'runs']),
-  narrowed(conversationRoutes, ['chatflow', 'endUsers', 'runs']),
+  narrowed(conversationRoutes, ['chatflow', 'config', 'endUsers', 'runs']),
   narrowed(annotationRoutes, ['annotations']),
   narrowed(audioRoutes, ['audio']),
 ];

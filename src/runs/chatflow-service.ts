@@ -15,6 +15,7 @@ import { conversationName } from '../messages/conversation-name.js';
 import type { AnnotationReplier, AnnotationReplyInfo } from '../messages/completion-service.js';
 import type { UsageBody } from '../llm/usage.js';
 import { annotationReplyInfo, storeAnnotationAnswer } from '../messages/annotation-answer.js';
+import { messageFiles, type MessageFilePorts } from '../messages/message-files.js';
 
 export interface ChatflowMessage {
   readonly run: StartedRun;
@@ -51,6 +52,8 @@ export interface ChatflowStores {
   readonly variables: ConversationVariables;
   /** Agent-chat messages' agent thoughts (`agent_thoughts` of `GET /messages`). */
   readonly thoughts: AgentThoughtStore;
+  /** The uploads `message_files` describe (with signed preview URLs). */
+  readonly files: MessageFilePorts;
 }
 
 /**
@@ -171,8 +174,12 @@ export class ChatflowService {
     return this.#messages.find(id);
   }
 
-  /** A page of a conversation's messages, oldest first, before `firstId` (Dify's pagination). */
-  async messages(appId: string, endUserId: string, conversationId: string, firstId: string | undefined, limit: number): Promise<Page<Record<string, unknown>>> {
+  /**
+   * A page of a conversation's messages, oldest first, before `firstId` (Dify's pagination), each
+   * with the end user's `feedback` and its `message_files` (preview URLs on `origin` unless
+   * `FILES_URL` is set).
+   */
+  async messages(appId: string, endUserId: string, conversationId: string, firstId: string | undefined, limit: number, origin: string): Promise<Page<Record<string, unknown>>> {
     const conv = await this.conversation(appId, endUserId, conversationId);
     let before: Message | undefined;
     if (firstId) {
@@ -184,15 +191,17 @@ export class ChatflowService {
     const page = rows.slice(0, limit).reverse();
     const agentIds = page.filter((m) => m.mode === 'agent-chat').map((m) => m.id);
     const thoughts = agentIds.length > 0 ? await this.#s.thoughts.listFor(agentIds) : new Map<string, Record<string, unknown>[]>();
-    const data = page.map((m) => ({
+    const ratings = await this.#s.feedback.userRatings(page.map((m) => m.id));
+    const files = await Promise.all(page.map((m) => messageFiles(this.#s.files, origin, m, toolFileIds(thoughts.get(m.id)))));
+    const data = page.map((m, i) => ({
       id: m.id,
       conversation_id: m.conversationId,
       parent_message_id: null,
       inputs: m.inputs,
       query: m.query,
       answer: m.answer,
-      message_files: [],
-      feedback: null,
+      message_files: files[i],
+      feedback: ratings.has(m.id) ? { rating: ratings.get(m.id) } : null,
       retriever_resources: [],
       agent_thoughts: thoughts.get(m.id) ?? [],
       created_at: Math.floor(m.createdAt / 1000),
@@ -241,6 +250,11 @@ export class ChatflowService {
       await s.conversations.delete(conv.id, tx);
     });
   }
+}
+
+/** The ids of the files an agent's tools made, from its listed thoughts (each thought's `files`). */
+function toolFileIds(thoughts: readonly Record<string, unknown>[] | undefined): string[] {
+  return (thoughts ?? []).flatMap((t) => (Array.isArray(t.files) ? t.files.filter((f): f is string => typeof f === 'string') : []));
 }
 
 function conversationItem(c: Conversation): Record<string, unknown> {
