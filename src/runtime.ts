@@ -49,6 +49,8 @@ import { runWorkflowForTool } from './runs/workflow-tool-runner.js';
 import { UploadToolFiles } from './files/tool-files.js';
 import type { AnnotationService } from './annotations/annotation-service.js';
 import { importWarnings } from './apps/import-check.js';
+import { ModerationService } from './moderation/moderation-service.js';
+import { ApiExtensionClient } from './moderation/api-extension-client.js';
 import { missingPythonModules, processModuleAdvice } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
 import type { App } from './apps/app-service.js';
@@ -213,7 +215,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const agentThoughts = new AgentThoughtStore(store.db);
   const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests });
   closers.push(async () => leases.close());
+  const moderation = new ModerationService({
+    config: config.moderation,
+    providers: modelProviders,
+    extensions: new ApiExtensionClient(config.moderation, config.ssrfAllowHosts),
+    logger,
+  });
   const completions = new CompletionService({
+    moderation,
     leases,
     config,
     clock,
@@ -315,6 +324,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     pythonSetting: config.code.mode === 'sandbox' ? 'CODE_PYTHON_PACKAGES_DIR' : 'CODE_PYTHON_COMMAND',
     missingModuleAdvice: (m: string) => code.executor.missingModuleAdvice?.(m) ?? processModuleAdvice(m),
     tools: () => toolRuntime,
+    apiBasedExtensions: config.moderation.extensions,
   };
   return {
     ...knowledgeServices,

@@ -7,6 +7,8 @@ import type { ToolRuntime } from '../tools/tool.js';
 import { toolNodeWarnings } from '../tools/tool-warnings.js';
 import { agentChatToolRef, enabledAgentTools } from '../messages/agent-mode.js';
 import { isObject } from '../infra/objects.js';
+import type { ApiBasedExtension } from '../moderation/moderation-config.js';
+import { moderationWarnings } from '../moderation/moderation-warnings.js';
 
 /** What the import check asks of the rest of the server. */
 export interface ImportCheckDeps {
@@ -21,6 +23,8 @@ export interface ImportCheckDeps {
   readonly missingModuleAdvice: (module: string) => string;
   /** The tools tool and agent nodes run with; unset: their tools are not checked. */
   readonly tools?: () => ToolRuntime;
+  /** `api_based_extensions` of dovetail.yaml (moderation and external data tools name them); unset: none. */
+  readonly apiBasedExtensions?: readonly ApiBasedExtension[];
 }
 
 /** Node data fields that hold dataset ids (`knowledge-retrieval`, `knowledge-retrieval-v2`). */
@@ -103,7 +107,7 @@ export function pythonCodeNodes(doc: DslDocument): DslNode[] {
 }
 
 export async function importWarnings(doc: DslDocument, workspaceId: string, deps: ImportCheckDeps): Promise<ImportWarning[]> {
-  const out: ImportWarning[] = [];
+  const out: ImportWarning[] = moderationWarnings(doc, deps.apiBasedExtensions ?? [], () => problemOf(deps, 'openai'));
   if (!doc.workflow) {
     // completion and chat apps: the one model of `model_config`
     const model = isObject(doc.model_config) ? doc.model_config.model : undefined;
