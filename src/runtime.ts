@@ -86,6 +86,8 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly apps: AppService;
   /** What an imported app names that this server cannot serve yet (`app import` / `app check` warnings). */
   appWarnings(app: App): Promise<ImportWarning[]>;
+  /** Sensitive-word moderation and Dify's API-based extensions (the chat generators use it for chatflows). */
+  readonly moderation: ModerationService;
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
@@ -342,6 +344,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     blobs,
     apps,
     appWarnings: (app) => importWarnings(app.dsl, app.workspaceId, importDeps),
+    moderation,
     keys,
     endUsers,
     uploads,

@@ -66,7 +66,7 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(workflowRoutes, ['endUsers', 'runs']),
   narrowed(workflowEventRoutes, ['endUsers', 'runs']),
   narrowed(workflowLogRoutes, ['workflowLogs']),
-  narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'runs']),
+  narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'moderation', 'runs']),
   narrowed(conversationRoutes, ['chatflow', 'endUsers', 'runs']),
   narrowed(annotationRoutes, ['annotations']),
   narrowed(audioRoutes, ['audio']),

@@ -65,6 +65,11 @@ export class ModerationService {
     return rule;
   }
 
+  /** Whether the app has moderation on (a type Dovetail does not run included: using it fails naming it). */
+  enabled(app: App): boolean {
+    return moderationRuleOf(app.dsl) !== undefined;
+  }
+
   /**
    * Dify's input moderation of `inputs` and `query` before the model: flagged with `direct_output`
    * → the preset response answers; `overridden` → the extension's inputs and query go on. A check

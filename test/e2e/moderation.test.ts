@@ -7,6 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
+import { parse, stringify } from 'yaml';
+import { startNode, workflowDsl } from '../helpers/workflow-dsl.js';
 
 /**
  * Issue 41, "Moderation is ignored": an app's `sensitive_word_avoidance` (keywords,
@@ -85,6 +87,15 @@ const apiModeration = (extensionId: string) => `  sensitive_word_avoidance:
         enabled: true
 `;
 
+/** A chatflow answering `you said <query>`, with keywords moderation in its `features` (inputs and outputs on). */
+function chatflow(): string {
+  const doc = parse(workflowDsl([startNode(), { id: 'answer', type: 'answer', answer: 'you said {{#sys.query#}}' }], [['start', 'answer']], { mode: 'advanced-chat', name: 'moderated chatflow' })) as { workflow: Record<string, unknown> };
+  doc.workflow.features = {
+    sensitive_word_avoidance: { enabled: true, type: 'keywords', config: { keywords: 'badword', inputs_config: { enabled: true, preset_response: 'Chatflow refused.' }, outputs_config: { enabled: true, preset_response: 'x' } } },
+  };
+  return stringify(doc);
+}
+
 let fake: FakeOpenAI;
 let ext: Awaited<ReturnType<typeof startExtension>>;
 let s: TestServer;
@@ -136,6 +147,7 @@ beforeAll(async () => {
         api_based_extension_id: ext-1
 `, 'chat', 'The weather is {{weather}}.'),
     missing: app('missing extension', apiModeration('ext-missing')),
+    chatflow: chatflow(),
   };
   for (const [k, yaml] of Object.entries(apps)) {
     const r = await s.importApp(yaml);
@@ -301,5 +313,26 @@ describe('an extension missing from dovetail.yaml', () => {
     expect(body.message).toContain('sensitive_word_avoidance.config.api_based_extension_id');
     expect(body.message).toContain('api_based_extensions');
     expect(modelCalls()).toEqual([]);
+  });
+});
+
+describe('chatflows (features.sensitive_word_avoidance)', () => {
+  it('a flagged query is answered with the preset response and no workflow run', async () => {
+    const frames = await stream('chatflow', { query: 'a badword' });
+    expect(frames.map((f) => f.event)).toEqual(['message', 'message_replace', 'message_end']);
+    expect(frames[0]).toMatchObject({ answer: 'Chatflow refused.' });
+    expect(await storedAnswer('chatflow', frames[0]!.conversation_id as string)).toMatchObject({ query: 'a badword', answer: 'Chatflow refused.' });
+    const blocking = await (await send('chatflow', { query: 'BADWORD again' })).json();
+    expect(blocking).toMatchObject({ mode: 'advanced-chat', answer: 'Chatflow refused.' });
+  });
+
+  it('a clean query runs the workflow', async () => {
+    const body = await (await send('chatflow', { query: 'hello' })).json();
+    expect(body.answer).toBe('you said hello');
+  });
+
+  it('output moderation, not applied to chatflow answers, is an import warning', async () => {
+    const warnings = await s.runtime.appWarnings((await s.runtime.apps.find(appIds.chatflow!))!);
+    expect(warnings).toEqual([expect.objectContaining({ node_id: 'sensitive_word_avoidance.config.outputs_config', part: 'output moderation', setting: null })]);
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { Runtime } from '../../runtime.js';
-import type { AnnotationAnswer } from '../../runs/chatflow-service.js';
+import type { AnnotationAnswer, DirectAnswer } from '../../runs/chatflow-service.js';
 import { validateInputs } from '../../apps/input-form.js';
 import { completionRequestError } from '../../runs/errors.js';
 import { pauseReasons, usageOf } from '../../runs/frames.js';
@@ -11,7 +11,7 @@ import { streamRun } from '../run-stream.js';
 import type { ChatGenerator, ChatStopper } from './chat-request.js';
 
 /** The runtime members the chatflow (advanced-chat) generator uses. */
-export type ChatflowGeneratorDeps = Pick<Runtime, 'chatflow' | 'config' | 'runs'>;
+export type ChatflowGeneratorDeps = Pick<Runtime, 'chatflow' | 'config' | 'moderation' | 'runs'>;
 
 /**
  * `POST /chat-messages` for a chatflow (advanced-chat) app: an annotation answer if one matches,
@@ -23,21 +23,25 @@ export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator
     const continuing = Boolean(body.conversation_id?.trim());
     const inputs = continuing ? {} : validateInputs(a.inputs, body.inputs);
     const endUser = await resolveEndUser();
-    const annotated = await runtime.chatflow.answerFromAnnotation({
-      app: a,
-      endUserId: endUser.id,
-      query: body.query,
-      inputs,
-      conversationId: body.conversation_id ?? undefined,
-      files: body.files ?? [],
-    });
-    if (annotated) return replyWithAnnotation(reply, runtime, streaming, annotated);
+    const request = { app: a, endUserId: endUser.id, query: body.query, inputs, conversationId: body.conversation_id ?? undefined, files: body.files ?? [] };
+    // Dify's advanced-chat runner: input moderation (`features.sensitive_word_avoidance`) before
+    // anything else; its preset response answers with no workflow run
+    let query = body.query;
+    let runInputs = inputs;
+    if (runtime.moderation.enabled(a)) {
+      const gate = await runtime.moderation.checkInputs(a, await runtime.chatflow.inputsFor(request), body.query);
+      if (gate.type === 'direct') return replyDirectly(reply, runtime, streaming, await runtime.chatflow.answerDirectly(request, gate.answer), true);
+      query = gate.query;
+      if (!continuing) runInputs = gate.inputs;
+    }
+    const annotated = await runtime.chatflow.answerFromAnnotation({ ...request, query });
+    if (annotated) return replyDirectly(reply, runtime, streaming, annotated, false);
     const m = await runtime.chatflow.send({
       app: a,
       endUserId: endUser.id,
       user,
-      query: body.query,
-      inputs,
+      query,
+      inputs: runInputs,
       conversationId: body.conversation_id ?? undefined,
       files: body.files ?? [],
     });
@@ -73,11 +77,13 @@ export function chatflowStopper(runtime: Pick<Runtime, 'runs'>): ChatStopper {
 }
 
 /**
- * A chatflow answered by an annotation, as Dify: no workflow events; streaming sends the answer in
- * one `message` event and then `message_end` with `metadata.annotation_reply`.
+ * A chatflow answered by an annotation or by input moderation's preset response, as Dify: no
+ * workflow events; streaming sends the answer in one `message` event (moderated: then
+ * `message_replace` with it, as Dify's pipeline does for an app with moderation) and then
+ * `message_end` (an annotation's with `metadata.annotation_reply`).
  */
-function replyWithAnnotation(reply: FastifyReply, runtime: Pick<Runtime, 'config'>, streaming: boolean, a: AnnotationAnswer): FastifyReply {
-  const metadata = { usage: a.usage, retriever_resources: [], annotation_reply: a.annotationReply };
+function replyDirectly(reply: FastifyReply, runtime: Pick<Runtime, 'config'>, streaming: boolean, a: DirectAnswer | AnnotationAnswer, moderated: boolean): FastifyReply {
+  const metadata = { usage: a.usage, retriever_resources: [], ...('annotationReply' in a ? { annotation_reply: a.annotationReply } : {}) };
   const created_at = toSeconds(a.createdAt);
   if (!streaming) {
     return reply.type('application/json').send({
@@ -95,6 +101,7 @@ function replyWithAnnotation(reply: FastifyReply, runtime: Pick<Runtime, 'config
   const base = { conversation_id: a.conversationId, message_id: a.messageId, created_at };
   const sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs });
   sse.send({ event: 'message', ...base, task_id: a.taskId, id: a.messageId, answer: a.answer });
+  if (moderated && a.answer !== '') sse.send({ event: 'message_replace', ...base, task_id: a.taskId, answer: a.answer, reason: '' });
   sse.end({ event: 'message_end', ...base, task_id: a.taskId, id: a.messageId, metadata, files: null });
   return reply;
 }
