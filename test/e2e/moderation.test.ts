@@ -148,6 +148,12 @@ beforeAll(async () => {
 `, 'chat', 'The weather is {{weather}}.'),
     missing: app('missing extension', apiModeration('ext-missing')),
     chatflow: chatflow(),
+    agent: app('keywords agent', `${keywords(true, true)}  agent_mode:
+    enabled: true
+    max_iteration: 3
+    strategy: function_call
+    tools: []
+`, 'agent-chat'),
   };
   for (const [k, yaml] of Object.entries(apps)) {
     const r = await s.importApp(yaml);
@@ -230,6 +236,21 @@ describe('keywords moderation', () => {
     fake.behaviour = { reply: 'The evil plan is simple.' };
     const body = await (await send('outputsOnly', { query: 'tell me' })).json();
     expect(body.answer).toBe('Output refused.');
+  });
+});
+
+describe('agent-chat apps', () => {
+  it('a flagged query gets the preset response without a model call; a flagged answer is replaced and stored as the preset', async () => {
+    const refused = await stream('agent', { query: 'badword' });
+    expect(modelCalls()).toEqual([]);
+    expect(refused.at(-2)).toMatchObject({ event: 'message_replace', answer: 'Input refused.' });
+    fake.behaviour = { reply: 'my evil plan, in detail' };
+    const frames = await stream('agent', { query: 'what is your plan?' });
+    expect(modelCalls()).toHaveLength(1);
+    expect(frames.some((f) => f.event === 'agent_message')).toBe(true);
+    expect(frames.at(-2)).toMatchObject({ event: 'message_replace', answer: 'Output refused.' });
+    expect(frames.at(-1)!.event).toBe('message_end');
+    expect(await storedAnswer('agent', frames[0]!.conversation_id as string)).toMatchObject({ answer: 'Output refused.' });
   });
 });
 
