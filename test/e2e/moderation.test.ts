@@ -9,6 +9,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { parse, stringify } from 'yaml';
 import { startNode, workflowDsl } from '../helpers/workflow-dsl.js';
+import { validateSchema } from '../helpers/openapi.js';
 
 /**
  * Issue 41, "Moderation is ignored": an app's `sensitive_word_avoidance` (keywords,
@@ -209,6 +210,10 @@ describe('keywords moderation', () => {
   it('completion apps: a flagged query is answered with the preset response without a model call', async () => {
     const r = await send('completion', { query: 'badword' }, '/completion-messages');
     expect(await r.json()).toMatchObject({ mode: 'completion', answer: 'Input refused.' });
+    const frames = await stream('completion', { query: 'say BadWord' }, '/completion-messages');
+    expect(frames.map((f) => f.event).slice(-2)).toEqual(['message_replace', 'message_end']);
+    validateSchema('StreamEventMessageReplace', frames.at(-2));
+    expect(frames.at(-2)).not.toHaveProperty('conversation_id');
     expect(modelCalls()).toEqual([]);
   });
 
@@ -226,6 +231,7 @@ describe('keywords moderation', () => {
     const frames = await stream('outputsOnly', { query: 'tell me' });
     const replaced = frames.find((f) => f.event === 'message_replace');
     expect(replaced).toMatchObject({ answer: 'Output refused.', reason: 'output_moderation' });
+    for (const f of frames.filter((x) => x.event === 'message_replace')) validateSchema('StreamEventChatMessageReplace', f);
     expect(frames.at(-2)).toMatchObject({ event: 'message_replace', answer: 'Output refused.', reason: '' });
     expect(frames.at(-1)!.event).toBe('message_end');
     await fake.waitForAbort();
