@@ -271,6 +271,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   let knowledge: Knowledge | undefined;
   const runs = new RunService({
     db: store.db,
+    moderateAnswer: (app, answer) => moderation.replacementOf(app, answer),
     messages,
     conversations: conversationStore,
     endUsers,

@@ -213,8 +213,7 @@ export class CompletionService {
 
   /**
    * Answers with the input moderation's preset response, as Dify's `direct_output`: the message is
-   * stored with it, it streams one character per `message` event, then (the app has moderation,
-   * so Dify's pipeline sends it) `message_replace` with the whole answer, and the end with zero usage.
+   * stored with it, it streams one character per `message` event, and the end carries zero usage.
    */
   #replyDirect(
     p: Prepared,
@@ -229,7 +228,7 @@ export class CompletionService {
       const usage = zeroUsage();
       await d.messages.finish(ids.messageId, { answer, status: 'normal', error: null, promptTokens: 0, completionTokens: 0, usage: { ...usage }, totalPrice: usage.total_price, currency: usage.currency, latency: usage.latency, updatedAt: d.clock.now() });
       return usage;
-    }, undefined, true);
+    });
   }
 
   /** An answer no model writes (an annotation, a preset response): stored by `store`, then streamed one character per event. */
@@ -241,7 +240,6 @@ export class CompletionService {
     what: string,
     store: (taskId: string) => Promise<UsageBody>,
     annotationReply?: AnnotationReplyInfo,
-    replace = false,
   ): Promise<CompletionRun> {
     const d = this.#d;
     const { messageId } = ids;
@@ -258,7 +256,6 @@ export class CompletionService {
       }
       emit({ type: 'sent' });
       for (const ch of answer) emit({ type: 'message', text: ch });
-      if (replace && answer !== '') emit({ type: 'replace', text: answer, reason: '' });
       const outcome: CompletionOutcome = { status: 'normal', answer, usage, error: undefined, ...(annotationReply ? { annotationReply } : {}) };
       emit({ type: 'end', outcome });
       return outcome;

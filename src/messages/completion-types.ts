@@ -36,7 +36,7 @@ export type CompletionEvent =
   | { readonly type: 'message'; readonly text: string; readonly agent?: boolean }
   /** Agent-chat apps: a round of the agent loop started or changed (Dify's `agent_thought`). */
   | { readonly type: 'thought'; readonly thought: Readonly<Record<string, unknown>> }
-  /** Output moderation replaced the answer so far with `text` (Dify's `message_replace`; `reason` `output_moderation` while streaming, `` at the end). */
+  /** Output moderation replaced the answer so far with `text` (Dify's `message_replace`, `reason` `output_moderation`). */
   | { readonly type: 'replace'; readonly text: string; readonly reason: string }
   | { readonly type: 'end'; readonly outcome: CompletionOutcome };
 

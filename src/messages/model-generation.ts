@@ -6,7 +6,7 @@ import { NodeFailure } from '../engine/types.js';
 import type { buildCompletionPrompt } from './completion-prompt.js';
 import type { CompletionDeps, CompletionOutcome, CompletionSink, ModelSettings } from './completion-types.js';
 import { StopRequested } from './task-registry.js';
-import type { OutputModeration } from '../moderation/output-moderation.js';
+import { OUTPUT_MODERATION_REASON, type OutputModeration } from '../moderation/output-moderation.js';
 import type { Cancellation, CancelSource } from '../lib/cancellation.js';
 
 /** A model-config app's generation: the model's answer streamed, its message finished, its end reported. */
@@ -120,7 +120,7 @@ export async function conclude(d: CompletionDeps, g: {
   status: CompletionOutcome['status'];
   error: ServiceError | undefined;
   before?: () => Promise<void>;
-  /** The answer's output moderation: the stored answer is the one it gives, sent as `replace` first (as Dify's pipeline). */
+  /** The answer's output moderation: the stored answer is the one it gives, sent as `replace` first when its last check changed it (as Dify's pipeline). */
   moderation?: OutputModeration | undefined;
 }): Promise<CompletionOutcome> {
   let { answer } = g;
@@ -136,8 +136,9 @@ export async function conclude(d: CompletionDeps, g: {
     (texts) => d.offload.countTokens(texts),
   );
   if (g.moderation && status !== 'error') {
-    answer = await g.moderation.finish(answer);
-    if (answer !== '') g.emit({ type: 'replace', text: answer, reason: '' });
+    const checked = await g.moderation.finish(answer);
+    answer = checked.answer;
+    if (checked.flagged) g.emit({ type: 'replace', text: answer, reason: OUTPUT_MODERATION_REASON });
   }
   try {
     await g.insert();

@@ -27,9 +27,6 @@ export function moderationWarnings(doc: DslDocument, extensions: readonly ApiBas
     const problem = openaiProblem();
     if (problem) out.push({ node_id: swa, node_type: mode, part: 'model provider "openai" (moderation)', setting: 'OPENAI_API_KEY', message: `${swa} (${mode}): openai_moderation calls the openai provider's moderation endpoint: ${problem}` });
   }
-  if (mode === 'advanced-chat' && rule && rule.type !== 'unknown' && rule.outputs.enabled) {
-    out.push({ node_id: `${swa}.config.outputs_config`, node_type: mode, part: 'output moderation', setting: null, message: `${swa} (${mode}): output moderation is not applied to chatflow answers here (inputs are checked); see docs/compatibility.md` });
-  }
   for (const t of externalDataToolsOf(doc)) {
     const where = `external_data_tools[${t.index}]`;
     if (t.type !== 'api') out.push({ node_id: where, node_type: mode, part: `external data tool type "${t.type}"`, setting: null, message: `${where} (${mode}): type "${t.type}" is not supported here (api)` });

@@ -77,13 +77,14 @@ export class OutputModeration {
   /**
    * The answer to store: the preset response if the stream was replaced, else `answer` checked whole
    * (Dify's `moderation_completion`): the preset response or the overriding text when flagged.
+   * `flagged`: this last check changed it (the caller sends it as a replacement then, as Dify).
    */
-  async finish(answer: string): Promise<string> {
+  async finish(answer: string): Promise<{ readonly answer: string; readonly flagged: boolean }> {
     this.#finished = true;
     while (this.#inFlight) await this.#inFlight;
-    if (this.#final !== undefined) return this.#final;
+    if (this.#final !== undefined) return { answer: this.#final, flagged: false };
     const v = await this.#check(answer);
-    if (!v?.flagged) return answer;
-    return v.action === 'direct_output' ? v.presetResponse : v.text;
+    if (!v?.flagged) return { answer, flagged: false };
+    return { answer: v.action === 'direct_output' ? v.presetResponse : v.text, flagged: true };
   }
 }

@@ -89,10 +89,10 @@ const apiModeration = (extensionId: string) => `  sensitive_word_avoidance:
 `;
 
 /** A chatflow answering `you said <query>`, with keywords moderation in its `features` (inputs and outputs on). */
-function chatflow(): string {
-  const doc = parse(workflowDsl([startNode(), { id: 'answer', type: 'answer', answer: 'you said {{#sys.query#}}' }], [['start', 'answer']], { mode: 'advanced-chat', name: 'moderated chatflow' })) as { workflow: Record<string, unknown> };
+function chatflow(answer = 'you said {{#sys.query#}}'): string {
+  const doc = parse(workflowDsl([startNode(), { id: 'answer', type: 'answer', answer }], [['start', 'answer']], { mode: 'advanced-chat', name: 'moderated chatflow' })) as { workflow: Record<string, unknown> };
   doc.workflow.features = {
-    sensitive_word_avoidance: { enabled: true, type: 'keywords', config: { keywords: 'badword', inputs_config: { enabled: true, preset_response: 'Chatflow refused.' }, outputs_config: { enabled: true, preset_response: 'x' } } },
+    sensitive_word_avoidance: { enabled: true, type: 'keywords', config: { keywords: 'badword', inputs_config: { enabled: true, preset_response: 'Chatflow refused.' }, outputs_config: { enabled: true, preset_response: 'Chatflow answer refused.' } } },
   };
   return stringify(doc);
 }
@@ -126,7 +126,7 @@ beforeAll(async () => {
   s = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, DOVETAIL_CONFIG: settings, SSRF_ALLOW_HOSTS: '127.0.0.1', MODERATION_BUFFER_SIZE: '8' } });
   const apps: Record<string, string> = {
     chat: app('keywords chat', keywords(true, true)),
-    completion: app('keywords completion', keywords(true, false), 'completion'),
+    completion: app('keywords completion', keywords(true, true), 'completion'),
     outputsOnly: app('keywords outputs', keywords(false, true)),
     openai: app('openai moderation', `  sensitive_word_avoidance:
     enabled: true
@@ -149,6 +149,7 @@ beforeAll(async () => {
 `, 'chat', 'The weather is {{weather}}.'),
     missing: app('missing extension', apiModeration('ext-missing')),
     chatflow: chatflow(),
+    chatflowOut: chatflow('here is a badword for {{#sys.query#}}'),
     agent: app('keywords agent', `${keywords(true, true)}  agent_mode:
     enabled: true
     max_iteration: 3
@@ -198,31 +199,33 @@ describe('keywords moderation', () => {
     expect(await storedAnswer('chat', body.conversation_id)).toMatchObject({ query: 'say BADWORD please', answer: 'Input refused.' });
   });
 
-  it('a flagged input value counts too, and streaming sends the preset response, message_replace, message_end', async () => {
+  it('a flagged input value counts too, and streaming sends the preset response as message events, then message_end', async () => {
     const frames = await stream('chat', { query: 'hello', inputs: { persona: 'someone with an evil plan' } });
     expect(modelCalls()).toEqual([]);
-    const events = frames.map((f) => f.event);
-    expect(events.at(-1)).toBe('message_end');
+    expect(new Set(frames.slice(0, -1).map((f) => f.event))).toEqual(new Set(['message']));
+    expect(frames.at(-1)!.event).toBe('message_end');
     expect(frames.filter((f) => f.event === 'message').map((f) => f.answer).join('')).toBe('Input refused.');
-    expect(frames.at(-2)).toMatchObject({ event: 'message_replace', answer: 'Input refused.', reason: '' });
   });
 
-  it('completion apps: a flagged query is answered with the preset response without a model call', async () => {
+  it('completion apps: a flagged query is answered with the preset response without a model call; a flagged answer is replaced', async () => {
     const r = await send('completion', { query: 'badword' }, '/completion-messages');
     expect(await r.json()).toMatchObject({ mode: 'completion', answer: 'Input refused.' });
-    const frames = await stream('completion', { query: 'say BadWord' }, '/completion-messages');
+    expect(modelCalls()).toEqual([]);
+    fake.behaviour = { reply: 'the BadWord' };
+    const frames = await stream('completion', { query: 'say it' }, '/completion-messages');
+    expect(modelCalls()).toHaveLength(1);
     expect(frames.map((f) => f.event).slice(-2)).toEqual(['message_replace', 'message_end']);
+    expect(frames.at(-2)).toMatchObject({ answer: 'Output refused.', reason: 'output_moderation' });
     validateSchema('StreamEventMessageReplace', frames.at(-2));
     expect(frames.at(-2)).not.toHaveProperty('conversation_id');
-    expect(modelCalls()).toEqual([]);
   });
 
-  it('a clean query reaches the model; the answer ends with message_replace of the whole answer (as Dify\'s pipeline)', async () => {
-    fake.behaviour = { reply: 'All good here.' };
+  it('a clean query reaches the model and a clean answer is not replaced', async () => {
+    fake.behaviour = { reply: 'All good here, nothing to see.' };
     const frames = await stream('chat', { query: 'hello there' });
     expect(modelCalls()).toHaveLength(1);
-    expect(frames.filter((f) => f.event === 'message').map((f) => f.answer).join('')).toBe('All good here.');
-    expect(frames.at(-2)).toMatchObject({ event: 'message_replace', answer: 'All good here.' });
+    expect(frames.filter((f) => f.event === 'message').map((f) => f.answer).join('')).toBe('All good here, nothing to see.');
+    expect(frames.map((f) => f.event)).not.toContain('message_replace');
   });
 
   it('a flagged answer is replaced while it streams: message_replace with the preset response, the model call is stopped, the stored answer is the preset', async () => {
@@ -232,8 +235,8 @@ describe('keywords moderation', () => {
     const replaced = frames.find((f) => f.event === 'message_replace');
     expect(replaced).toMatchObject({ answer: 'Output refused.', reason: 'output_moderation' });
     for (const f of frames.filter((x) => x.event === 'message_replace')) validateSchema('StreamEventChatMessageReplace', f);
-    expect(frames.at(-2)).toMatchObject({ event: 'message_replace', answer: 'Output refused.', reason: '' });
-    expect(frames.at(-1)!.event).toBe('message_end');
+    // nothing streams after the replacement, and it is not sent twice
+    expect(frames.slice(frames.indexOf(replaced!) + 1).map((f) => f.event)).toEqual(['message_end']);
     await fake.waitForAbort();
     expect(await storedAnswer('outputsOnly', frames[0]!.conversation_id as string)).toMatchObject({ answer: 'Output refused.' });
   });
@@ -249,12 +252,12 @@ describe('agent-chat apps', () => {
   it('a flagged query gets the preset response without a model call; a flagged answer is replaced and stored as the preset', async () => {
     const refused = await stream('agent', { query: 'badword' });
     expect(modelCalls()).toEqual([]);
-    expect(refused.at(-2)).toMatchObject({ event: 'message_replace', answer: 'Input refused.' });
+    expect(refused.filter((f) => f.event === 'message').map((f) => f.answer).join('')).toBe('Input refused.');
     fake.behaviour = { reply: 'my evil plan, in detail' };
     const frames = await stream('agent', { query: 'what is your plan?' });
     expect(modelCalls()).toHaveLength(1);
     expect(frames.some((f) => f.event === 'agent_message')).toBe(true);
-    expect(frames.at(-2)).toMatchObject({ event: 'message_replace', answer: 'Output refused.' });
+    expect(frames.filter((f) => f.event === 'message_replace').map((f) => [f.answer, f.reason])).toEqual([['Output refused.', 'output_moderation']]);
     expect(frames.at(-1)!.event).toBe('message_end');
     expect(await storedAnswer('agent', frames[0]!.conversation_id as string)).toMatchObject({ answer: 'Output refused.' });
   });
@@ -346,7 +349,7 @@ describe('an extension missing from dovetail.yaml', () => {
 describe('chatflows (features.sensitive_word_avoidance)', () => {
   it('a flagged query is answered with the preset response and no workflow run', async () => {
     const frames = await stream('chatflow', { query: 'a badword' });
-    expect(frames.map((f) => f.event)).toEqual(['message', 'message_replace', 'message_end']);
+    expect(frames.map((f) => f.event)).toEqual(['message', 'message_end']);
     expect(frames[0]).toMatchObject({ answer: 'Chatflow refused.' });
     expect(await storedAnswer('chatflow', frames[0]!.conversation_id as string)).toMatchObject({ query: 'a badword', answer: 'Chatflow refused.' });
     const blocking = await (await send('chatflow', { query: 'BADWORD again' })).json();
@@ -358,8 +361,18 @@ describe('chatflows (features.sensitive_word_avoidance)', () => {
     expect(body.answer).toBe('you said hello');
   });
 
-  it('output moderation, not applied to chatflow answers, is an import warning', async () => {
-    const warnings = await s.runtime.appWarnings((await s.runtime.apps.find(appIds.chatflow!))!);
-    expect(warnings).toEqual([expect.objectContaining({ node_id: 'sensitive_word_avoidance.config.outputs_config', part: 'output moderation', setting: null })]);
+  it('a flagged answer is replaced at the end of the run: message_replace before message_end, the stored and blocking answer is the preset', async () => {
+    // `chatflow` answers "you said <query>"; `chatflowOut`'s answer contains the keyword
+    const frames = await stream('chatflow', { query: 'hello', inputs: {} });
+    expect(frames.map((f) => f.event)).not.toContain('message_replace');
+    const flaggedAnswer = await stream('chatflowOut', { query: 'hello' });
+    const events = flaggedAnswer.map((f) => f.event);
+    expect(events.slice(events.indexOf('message_replace'))).toEqual(['message_replace', 'message_end', 'workflow_finished']);
+    const replace = flaggedAnswer.find((f) => f.event === 'message_replace')!;
+    expect(replace).toMatchObject({ answer: 'Chatflow answer refused.', reason: 'output_moderation' });
+    validateSchema('StreamEventChatMessageReplace', replace);
+    expect(await storedAnswer('chatflowOut', replace.conversation_id as string)).toMatchObject({ answer: 'Chatflow answer refused.' });
+    expect(await (await send('chatflowOut', { query: 'again' })).json()).toMatchObject({ answer: 'Chatflow answer refused.' });
+    expect(await s.runtime.appWarnings((await s.runtime.apps.find(appIds.chatflow!))!)).toEqual([]);
   });
 });

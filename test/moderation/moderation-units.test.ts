@@ -58,7 +58,7 @@ describe('OutputModeration', () => {
     expect(replaced).toEqual([['PRESET', 'output_moderation']]);
     expect(stopped).toBe(true);
     expect(m.append('more')).toBe(false);
-    expect(await m.finish('abcdbad!more')).toBe('PRESET');
+    expect(await m.finish('abcdbad!more')).toEqual({ answer: 'PRESET', flagged: false });
   });
 
   it('overridden replaces the checked text and streaming goes on; the final check gives the stored answer', async () => {
@@ -68,7 +68,7 @@ describe('OutputModeration', () => {
     await new Promise((r) => setImmediate(r));
     expect(replaced).toEqual(['a*b']);
     expect(m.append('cx')).toBe(true);
-    expect(await m.finish('axbcx')).toBe('a*bc*');
+    expect(await m.finish('axbcx')).toEqual({ answer: 'a*bc*', flagged: true });
   });
 
   it('a check that answers nothing (it failed) replaces nothing', async () => {
@@ -76,7 +76,7 @@ describe('OutputModeration', () => {
       throw new Error('no replacement expected');
     });
     m.append('bad');
-    expect(await m.finish('bad')).toBe('bad');
+    expect(await m.finish('bad')).toEqual({ answer: 'bad', flagged: false });
   });
 });
 

@@ -30,12 +30,12 @@ export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator
     let runInputs = inputs;
     if (runtime.moderation.enabled(a)) {
       const gate = await runtime.moderation.checkInputs(a, await runtime.chatflow.inputsFor(request), body.query);
-      if (gate.type === 'direct') return replyDirectly(reply, runtime, streaming, await runtime.chatflow.answerDirectly(request, gate.answer), true);
+      if (gate.type === 'direct') return replyDirectly(reply, runtime, streaming, await runtime.chatflow.answerDirectly(request, gate.answer));
       query = gate.query;
       if (!continuing) runInputs = gate.inputs;
     }
     const annotated = await runtime.chatflow.answerFromAnnotation({ ...request, query });
-    if (annotated) return replyDirectly(reply, runtime, streaming, annotated, false);
+    if (annotated) return replyDirectly(reply, runtime, streaming, annotated);
     const m = await runtime.chatflow.send({
       app: a,
       endUserId: endUser.id,
@@ -78,11 +78,10 @@ export function chatflowStopper(runtime: Pick<Runtime, 'runs'>): ChatStopper {
 
 /**
  * A chatflow answered by an annotation or by input moderation's preset response, as Dify: no
- * workflow events; streaming sends the answer in one `message` event (moderated: then
- * `message_replace` with it, as Dify's pipeline does for an app with moderation) and then
- * `message_end` (an annotation's with `metadata.annotation_reply`).
+ * workflow events; streaming sends the answer in one `message` event and then `message_end` (an
+ * annotation's with `metadata.annotation_reply`).
  */
-function replyDirectly(reply: FastifyReply, runtime: Pick<Runtime, 'config'>, streaming: boolean, a: DirectAnswer | AnnotationAnswer, moderated: boolean): FastifyReply {
+function replyDirectly(reply: FastifyReply, runtime: Pick<Runtime, 'config'>, streaming: boolean, a: DirectAnswer | AnnotationAnswer): FastifyReply {
   const metadata = { usage: a.usage, retriever_resources: [], ...('annotationReply' in a ? { annotation_reply: a.annotationReply } : {}) };
   const created_at = toSeconds(a.createdAt);
   if (!streaming) {
@@ -101,7 +100,6 @@ function replyDirectly(reply: FastifyReply, runtime: Pick<Runtime, 'config'>, st
   const base = { conversation_id: a.conversationId, message_id: a.messageId, created_at };
   const sse = openSse(reply, { pingIntervalMs: runtime.config.ssePingIntervalMs });
   sse.send({ event: 'message', ...base, task_id: a.taskId, id: a.messageId, answer: a.answer });
-  if (moderated && a.answer !== '') sse.send({ event: 'message_replace', ...base, task_id: a.taskId, answer: a.answer, reason: '' });
   sse.end({ event: 'message_end', ...base, task_id: a.taskId, id: a.messageId, metadata, files: null });
   return reply;
 }
