@@ -49,6 +49,8 @@ import { runWorkflowForTool } from './runs/workflow-tool-runner.js';
 import { UploadToolFiles } from './files/tool-files.js';
 import type { AnnotationService } from './annotations/annotation-service.js';
 import { importWarnings } from './apps/import-check.js';
+import { ModerationService } from './moderation/moderation-service.js';
+import { ApiExtensionClient } from './moderation/api-extension-client.js';
 import { missingPythonModules, processModuleAdvice } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
 import type { App } from './apps/app-service.js';
@@ -84,6 +86,8 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly apps: AppService;
   /** What an imported app names that this server cannot serve yet (`app import` / `app check` warnings). */
   appWarnings(app: App): Promise<ImportWarning[]>;
+  /** Sensitive-word moderation and Dify's API-based extensions (the chat generators use it for chatflows). */
+  readonly moderation: ModerationService;
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
@@ -213,7 +217,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const agentThoughts = new AgentThoughtStore(store.db);
   const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests });
   closers.push(async () => leases.close());
+  const moderation = new ModerationService({
+    config: config.moderation,
+    providers: modelProviders,
+    extensions: new ApiExtensionClient(config.moderation, config.ssrfAllowHosts),
+    logger,
+  });
   const completions = new CompletionService({
+    moderation,
     leases,
     config,
     clock,
@@ -260,6 +271,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   let knowledge: Knowledge | undefined;
   const runs = new RunService({
     db: store.db,
+    moderateAnswer: (app, answer) => moderation.replacementOf(app, answer),
     messages,
     conversations: conversationStore,
     endUsers,
@@ -323,6 +335,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     pythonSetting: config.code.mode === 'sandbox' ? 'CODE_PYTHON_PACKAGES_DIR' : 'CODE_PYTHON_COMMAND',
     missingModuleAdvice: (m: string) => code.executor.missingModuleAdvice?.(m) ?? processModuleAdvice(m),
     tools: () => toolRuntime,
+    apiBasedExtensions: config.moderation.extensions,
   };
   return {
     ...knowledgeServices,
@@ -340,6 +353,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     blobs,
     apps,
     appWarnings: (app) => importWarnings(app.dsl, app.workspaceId, importDeps),
+    moderation,
     keys,
     endUsers,
     uploads,

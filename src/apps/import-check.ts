@@ -8,6 +8,8 @@ import { toolNodeWarnings } from '../tools/tool-warnings.js';
 import { agentChatToolRef, enabledAgentTools } from '../messages/agent-mode.js';
 import { isObject } from '../infra/objects.js';
 import { DEFAULT_DSL_VERSION, isNewerDslVersion, NEWEST_KNOWN_DSL_VERSION, parseDslVersion } from './dsl-upgrade.js';
+import type { ApiBasedExtension } from '../moderation/moderation-config.js';
+import { moderationWarnings } from '../moderation/moderation-warnings.js';
 
 /** What the import check asks of the rest of the server. */
 export interface ImportCheckDeps {
@@ -22,6 +24,8 @@ export interface ImportCheckDeps {
   readonly missingModuleAdvice: (module: string) => string;
   /** The tools tool and agent nodes run with; unset: their tools are not checked. */
   readonly tools?: () => ToolRuntime;
+  /** `api_based_extensions` of dovetail.yaml (moderation and external data tools name them); unset: none. */
+  readonly apiBasedExtensions?: readonly ApiBasedExtension[];
 }
 
 /** Node data fields that hold dataset ids (`knowledge-retrieval`, `knowledge-retrieval-v2`). */
@@ -127,7 +131,7 @@ export function pythonCodeNodes(doc: DslDocument): DslNode[] {
 }
 
 export async function importWarnings(doc: DslDocument, workspaceId: string, deps: ImportCheckDeps): Promise<ImportWarning[]> {
-  const out: ImportWarning[] = [...versionWarnings(doc)];
+  const out: ImportWarning[] = [...versionWarnings(doc), ...moderationWarnings(doc, deps.apiBasedExtensions ?? [], () => problemOf(deps, 'openai'))];
   if (!doc.workflow) {
     // completion and chat apps: the one model of `model_config`
     const model = isObject(doc.model_config) ? doc.model_config.model : undefined;

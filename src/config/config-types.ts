@@ -10,6 +10,7 @@ import type { ParseConfig } from '../knowledge/ingest/parse/document-parser.js';
 import type { MailConfig } from '../mail/mail-config.js';
 import type { StorageConfig } from '../files/blobs/storage-config.js';
 import type { WebFormConfig } from '../web/web-form-config.js';
+import type { ModerationConfig } from '../moderation/moderation-config.js';
 
 /** The shape of the loaded settings (src/config.ts `loadConfig`); each field names its setting. */
 
@@ -123,6 +124,8 @@ export interface Config {
   readonly chatMemoryMaxTokens: number;
   /** Remote-URL fetches may reach these hosts even when they resolve to private addresses. */
   readonly ssrfAllowHosts: readonly string[];
+  /** Sensitive-word moderation and Dify's API-based extensions (`api_based_extensions` of dovetail.yaml; see src/moderation/moderation-config.ts). */
+  readonly moderation: ModerationConfig;
   /** Model providers: `NAME_API_KEY` / `NAME_BASE_URL` (and extras) per provider, `providers:` of `dovetail.yaml` (see `src/llm/provider-table.ts`). */
   readonly providers: ProvidersConfig;
   /** Longest a generation may run before it is aborted, in seconds (`APP_MAX_EXECUTION_TIME`, default 1200). */

@@ -36,6 +36,11 @@ export interface RunServiceConfig extends RunLimits {
 /** What the run service is built from. */
 export interface RunServiceDeps {
   db: Kysely<Database>;
+  /**
+   * What output moderation puts in place of a chatflow's answer when the run succeeds, or
+   * undefined when it is not flagged; it never rejects. Unset: not checked.
+   */
+  moderateAnswer?: (app: App, answer: string) => Promise<string | undefined>;
   /** The messages, conversations and end users chatflow runs answer for (made from `db` when not given). */
   messages?: MessageStore;
   conversations?: ConversationStore;

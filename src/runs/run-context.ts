@@ -49,6 +49,8 @@ export interface RunContext {
   readonly conversationVariables: ConversationVariables;
   readonly findApp: (id: string) => Promise<App | undefined>;
   readonly findAppVersion: (id: string, version: number) => Promise<App | undefined>;
+  /** RunServiceDeps.moderateAnswer. */
+  readonly moderateAnswer: ((app: App, answer: string) => Promise<string | undefined>) | undefined;
   humanInput(): HumanInputGateway | undefined;
   /** Whether the service is closing (handBack / close). */
   closed(): boolean;

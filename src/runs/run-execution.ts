@@ -99,6 +99,7 @@ export class RunExecutions {
       limits: this.#c.config,
       tracing: this.#c.tracing,
       beforeFinish: meta.mode === 'advanced-chat' && meta.messageId ? (end) => this.#finishMessage(meta, end) : undefined,
+      moderateAnswer: meta.mode === 'advanced-chat' && this.#c.moderateAnswer ? (answer) => this.#moderateAnswer(meta, answer) : undefined,
     });
     const done = (async () => {
       const unsubscribe = await this.#c.bus.subscribe(STOP_CHANNEL(meta.id), (r) => loop.requestStop(r || STOPPED_BY_USER));
@@ -124,6 +125,12 @@ export class RunExecutions {
     })();
     this.#active.set(meta.id, { loop, done: done.catch(() => undefined), job });
     return done;
+  }
+
+  /** What output moderation (the app's `features.sensitive_word_avoidance`) puts in place of the chatflow's answer, or undefined. */
+  async #moderateAnswer(meta: RunMeta, answer: string): Promise<string | undefined> {
+    const app = await this.#c.findApp(meta.appId);
+    return app ? this.#c.moderateAnswer?.(app, answer) : undefined;
   }
 
   async #finishMessage(meta: RunMeta, end: RunEnd): Promise<void> {

@@ -97,6 +97,7 @@ export class RunService implements RunResumer {
       conversationVariables: this.conversationVariables,
       findApp: deps.findApp,
       findAppVersion: deps.findAppVersion,
+      moderateAnswer: deps.moderateAnswer,
       humanInput: () => this.#humanInput,
       closed: () => this.#closed,
       waiters: this.#waiters.signal,
