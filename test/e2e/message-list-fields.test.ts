@@ -11,7 +11,8 @@ let key: string;
 beforeAll(async () => {
   // a public base for the signed URLs (the spec's `url` format refuses loopback hosts)
   s = await startServer({ env: { FILES_URL: 'https://files.example.com' } });
-  ({ apiKey: key } = await s.importApp(imageChatApp('Lister')));
+  // the image block allows remote URLs too: the list below sends one (the app's file rules apply to `files`)
+  ({ apiKey: key } = await s.importApp(imageChatApp('Lister').replace('transfer_methods: [local_file]', 'transfer_methods: [local_file, remote_url]')));
 });
 afterAll(async () => s?.close());
 
