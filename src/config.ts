@@ -33,6 +33,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databasePoolSize: int(env, file, 'DATABASE_POOL_SIZE', DEFAULT_DATABASE_POOL_SIZE, 1),
     redisUrl: str(env, file, 'REDIS_URL'),
     redisKeyPrefix: str(env, file, 'REDIS_KEY_PREFIX') ?? 'dovetail:',
+    redisConnectTimeoutSeconds: int(env, file, 'REDIS_CONNECT_TIMEOUT_SECONDS', 5, 1),
     storage: storageOf(env, file),
     logLevel: str(env, file, 'LOG_LEVEL') ?? 'info',
     metricsToken: str(env, file, 'METRICS_TOKEN'),

@@ -149,6 +149,8 @@ export interface RuntimeOptions {
 export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
+  // A Redis that cannot be reached is a start-up error (the clients below would retry for ever)
+  if (config.redisUrl) await (await import('./infra/redis-check.js')).checkRedis(config.redisUrl, config.redisConnectTimeoutSeconds);
   const storage = await openBlobs(config.storage, config.dataDir);
   const blobs = storage.blobs;
   const store = await openStore(config).catch(async (err: unknown) => {

@@ -91,6 +91,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Prepended to every Redis key and pub/sub channel (`REDIS_KEY_PREFIX`, default `dovetail:`), so several deployments can share one Redis. */
   readonly redisKeyPrefix: string;
+  /** How long a process waits at start-up for Redis to answer a PING before it exits naming `REDIS_URL` (`REDIS_CONNECT_TIMEOUT_SECONDS`, default 5). */
+  readonly redisConnectTimeoutSeconds: number;
   /** Where uploaded files live (`STORAGE_TYPE`, `S3_*`; see src/files/blobs/storage-config.ts). */
   readonly storage: StorageConfig;
   readonly logLevel: string;

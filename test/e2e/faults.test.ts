@@ -1,15 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cliOn, sharedData, startCluster, type Cluster, type RoleProcess, type SharedData } from '../helpers/cluster.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { dataFrames, readSse, type SseFrame } from '../helpers/sse.js';
 import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
+import { freePort } from '../helpers/free-port.js';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
 
 /**
- * Faults of real processes on PostgreSQL and Redis (BullMQ): a worker that stalls past its lease
- * and takes its own run back.
+ * Faults of real processes: a server started with a Redis it cannot use or a port it cannot have;
+ * on PostgreSQL and Redis (BullMQ), a worker that stalls past its lease and takes its own run back.
  */
 const pgUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -86,5 +91,83 @@ describe.skipIf(!ready)('one BullMQ worker on PostgreSQL that stalls past its ru
       expect(row.status).toBe('succeeded');
     }
     expect(worker.alive()).toBe(true);
+  });
+});
+
+/** How long a server whose start failed may take to exit (the issue's bound). */
+const START_FAILURE_BOUND_MS = 15_000;
+
+/**
+ * `dovetail serve` (the compiled bin) on a fresh SQLite data dir with `env`; resolves with its exit
+ * code and output once it exited, or with `exit: 'still running'` (then killed) after the bound.
+ */
+async function serveUntilExit(env: Record<string, string>): Promise<{ exit: string; stdout: string; stderr: string }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-faults-'));
+  const childEnv: Record<string, string> = { ...(process.env as Record<string, string>), DOVETAIL_DATA_DIR: dataDir, DATABASE_URL: '', DOVETAIL_SEED_EXAMPLES: 'false', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env };
+  for (const k of ['DOVETAIL_CONFIG', 'DOVETAIL_ROLE', 'QUEUE', 'STORAGE_TYPE']) delete childEnv[k];
+  if (!env.REDIS_URL) delete childEnv.REDIS_URL;
+  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'dovetail.js'), 'serve'], { env: childEnv, cwd: dataDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    const exit = await new Promise<string>((resolve) => {
+      const bound = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve('still running');
+      }, START_FAILURE_BOUND_MS);
+      child.once('exit', (code, signal) => {
+        clearTimeout(bound);
+        resolve(signal ?? String(code));
+      });
+    });
+    return { exit, stdout, stderr };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+describe('a server that cannot start exits non-zero, naming the setting', { timeout: 60_000 }, () => {
+  const servers: net.Server[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  });
+  const listen = async (onConnection: (socket: net.Socket) => void): Promise<number> => {
+    const server = net.createServer(onConnection);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as net.AddressInfo).port;
+  };
+  const expectNoRawRedisErrors = (out: string) => {
+    expect(out).not.toContain('[ioredis] Unhandled error event');
+    expect(out).not.toContain('MaxRetriesPerRequestError');
+  };
+
+  it('REDIS_URL on a closed port', async () => {
+    const port = await freePort();
+    const r = await serveUntilExit({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CONNECT_TIMEOUT_SECONDS: '2' });
+    expect(r.exit).toBe('1');
+    expect(r.stderr).toMatch(new RegExp(`^error: REDIS_URL \\(redis://127\\.0\\.0\\.1:${port}\\) cannot be used: .*ECONNREFUSED`, 'm'));
+    expect(r.stderr).not.toContain('listening on');
+    expectNoRawRedisErrors(r.stdout + r.stderr);
+  });
+
+  it('REDIS_URL on a port that accepts and never answers', async () => {
+    const sockets: net.Socket[] = [];
+    const port = await listen((s) => sockets.push(s.on('error', () => undefined)));
+    const r = await serveUntilExit({ REDIS_URL: `redis://:secret@127.0.0.1:${port}`, REDIS_CONNECT_TIMEOUT_SECONDS: '2' });
+    for (const s of sockets) s.destroy();
+    expect(r.exit).toBe('1');
+    expect(r.stderr).toMatch(/^error: REDIS_URL \(redis:\/\/:\*\*\*@127\.0\.0\.1:\d+\) cannot be used: no answer to PING within REDIS_CONNECT_TIMEOUT_SECONDS=2 s/m);
+    expect(r.stderr).not.toContain('secret');
+    expectNoRawRedisErrors(r.stdout + r.stderr);
+  });
+
+  it('PORT already in use', async () => {
+    const port = await listen((s) => s.destroy());
+    const r = await serveUntilExit({ PORT: String(port) });
+    expect(r.exit).toBe('1');
+    expect(r.stderr).toMatch(new RegExp(`^error: PORT ${port} on HOST 127\\.0\\.0\\.1 is already in use`, 'm'));
   });
 });
