@@ -183,7 +183,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const redis = config.redisUrl
     ? await Promise.all([import('./infra/bus/redis-bus.js'), import('./infra/redis-active-requests.js'), import('./infra/redis-rate-limit.js')]).then(([bus, active, rate]) => ({ url: config.redisUrl!, ...bus, ...active, ...rate }))
     : undefined;
-  const bus: Bus = opts.bus ?? (redis ? new redis.RedisBus(redis.url, config.redisKeyPrefix) : new MemoryBus());
+  const bus: Bus = opts.bus ?? (redis ? new redis.RedisBus(redis.url, config.redisKeyPrefix, logger) : new MemoryBus());
   closers.push(() => bus.close());
   // Found keys are cached only where every instance hears a revocation (see KeyService).
   const keys = new KeyService(appStore, clock, { cacheFound: bus.shared, changeStamp: store.caps.changeStamp });
@@ -250,7 +250,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   closers.push(closeMail);
   await leases.scheduleSweep(queue);
-  const rateLimiter: RateLimiter = redis ? new redis.RedisRateLimiter(redis.url, `${config.redisKeyPrefix}ratelimit:`) : new MemoryRateLimiter(() => clock.now());
+  const rateLimiter: RateLimiter = redis ? new redis.RedisRateLimiter(redis.url, `${config.redisKeyPrefix}ratelimit:`, logger) : new MemoryRateLimiter(() => clock.now());
   closers.push(() => rateLimiter.close());
   apps.addGraphValidator(engineGraphValidator);
   const code = createCodeSandbox(config, apps, logger);

@@ -11,10 +11,13 @@ import { dataFrames, readSse, type SseFrame } from '../helpers/sse.js';
 import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
 import { freePort } from '../helpers/free-port.js';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
  * Faults of real processes: a server started with a Redis it cannot use or a port it cannot have;
- * on PostgreSQL and Redis (BullMQ), a worker that stalls past its lease and takes its own run back.
+ * on PostgreSQL and Redis (BullMQ, reached through a TCP proxy the test resets, the shared Redis
+ * untouched): blocking and streaming runs through a Redis outage, many blocking runs at once, and a
+ * worker that stalls past its lease and takes its own run back.
  */
 const pgUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -40,16 +43,19 @@ async function readUntil(stream: AsyncIterator<SseFrame>, frames: SseFrame[], un
   }
 }
 
-describe.skipIf(!ready)('one BullMQ worker on PostgreSQL that stalls past its run lease (SIGSTOP, then SIGCONT)', { timeout: 120_000 }, () => {
+describe.skipIf(!ready)('an api and a BullMQ worker process on PostgreSQL, Redis behind a proxy the test resets', { timeout: 120_000 }, () => {
   let fake: FakeOpenAI;
+  let proxy: TcpProxy;
   let data: SharedData;
   let cluster: Cluster;
   let key = '';
 
   beforeAll(async () => {
     fake = await startFakeOpenAI({ reply: REPLY, chunkSize: 1, delayMs: 20 });
+    const target = new URL(redisUrl!);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
     data = sharedData({
-      REDIS_URL: redisUrl!,
+      REDIS_URL: proxy.url('redis'),
       REDIS_KEY_PREFIX: `ft${Math.random().toString(36).slice(2, 8)}:`,
       OPENAI_API_KEY: 'sk-test',
       OPENAI_BASE_URL: fake.baseUrl,
@@ -67,6 +73,33 @@ describe.skipIf(!ready)('one BullMQ worker on PostgreSQL that stalls past its ru
     await cluster?.stop();
     await data?.remove();
     await fake?.close();
+    await proxy?.close();
+  });
+
+  /** Every line a process wrote to stdout is a JSON log line; stderr holds no raw client error or warning. */
+  const expectCleanOutput = (p: RoleProcess) => {
+    const raw = p.stdout().split('\n').filter((l) => l.trim() !== '' && !isJson(l));
+    expect(raw, `${p.role}: non-JSON lines on stdout`).toEqual([]);
+    expect(p.stderr()).not.toContain('[ioredis] Unhandled error event');
+    expect(p.stderr()).not.toContain('MaxListenersExceededWarning');
+  };
+
+  it('12 blocking runs waiting at once in one process', async () => {
+    const api = cluster.apis[0]!;
+    const before = fake.behaviour;
+    fake.behaviour = { reply: 'short', chunkSize: 1, delayMs: 20 };
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const r = await fetch(`${api.api}/workflows/run`, { method: 'POST', headers: json(key), body: JSON.stringify({ inputs: {}, response_mode: 'blocking', user: `many${i}` }) });
+          return { status: r.status, body: (await r.json()) as { data: unknown } };
+        }),
+      );
+      for (const a of answers) expect(a).toMatchObject({ status: 200, body: { data: { status: 'succeeded', outputs: { a: 'after short' } } } });
+    } finally {
+      fake.behaviour = before;
+    }
+    expectCleanOutput(api);
   });
 
   it('takes its own run back and finishes it, 10 times in a row', async () => {
@@ -91,8 +124,46 @@ describe.skipIf(!ready)('one BullMQ worker on PostgreSQL that stalls past its ru
       expect(row.status).toBe('succeeded');
     }
     expect(worker.alive()).toBe(true);
+    expectCleanOutput(worker);
+  });
+
+  it('a blocking run requested while Redis is unreachable answers with the finished run', async () => {
+    const api = cluster.apis[0]!;
+    const outage = proxy.outage(LEASE_SECONDS * 3000);
+    const r = await fetch(`${api.api}/workflows/run`, { method: 'POST', headers: json(key), body: JSON.stringify({ inputs: {}, response_mode: 'blocking', user: 'outage' }) });
+    await outage;
+    const body = (await r.json()) as { data: { status: string; outputs: Record<string, unknown>; finished_at: number | null } };
+    expect(r.status).toBe(200);
+    expect(body.data).toMatchObject({ status: 'succeeded', outputs: { a: `after ${REPLY}` } });
+    expect(body.data.finished_at).not.toBeNull();
+    for (const p of [...cluster.apis, ...cluster.workers]) expectCleanOutput(p);
+  });
+
+  it('a streaming and a blocking run whose Redis connections are reset mid-run end succeeded', async () => {
+    const api = cluster.apis[0]!;
+    const r = await fetch(`${api.api}/workflows/run`, { method: 'POST', headers: json(key), body: JSON.stringify({ inputs: {}, response_mode: 'streaming', user: 'reset' }) });
+    const stream = readSse(r)[Symbol.asyncIterator]();
+    const frames: SseFrame[] = [];
+    await readUntil(stream, frames, (events) => events.filter((e) => e.event === 'text_chunk').length >= 10);
+    const blocking = fetch(`${api.api}/workflows/run`, { method: 'POST', headers: json(key), body: JSON.stringify({ inputs: {}, response_mode: 'blocking', user: 'reset' }) });
+    proxy.reset();
+    await readUntil(stream, frames, (events) => events.some((e) => e.event === 'workflow_finished'));
+    expect(dataFrames(frames).at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded', outputs: { a: `after ${REPLY}` } } });
+    const b = await blocking;
+    expect(b.status).toBe(200);
+    expect(((await b.json()) as { data: unknown }).data).toMatchObject({ status: 'succeeded', outputs: { a: `after ${REPLY}` } });
+    for (const p of [...cluster.apis, ...cluster.workers]) expectCleanOutput(p);
   });
 });
+
+function isJson(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** How long a server whose start failed may take to exit (the issue's bound). */
 const START_FAILURE_BOUND_MS = 15_000;

@@ -11,19 +11,16 @@ export interface TcpProxy {
   readonly port: number;
   /** Connections open now. */
   open(): number;
-  /** Resets (RST) every open connection and refuses new ones for `ms` (0: only the reset). */
+  /** Resets (RST) every open connection; new ones are accepted at once. */
+  reset(): void;
+  /** Resets (RST) every open connection and refuses new ones (nothing listens on the port) for `ms`. */
   outage(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<{ client: net.Socket; up: net.Socket }>();
-  let down = false;
   const server = net.createServer((client) => {
-    if (down) {
-      client.resetAndDestroy();
-      return;
-    }
     const up = net.connect(target.port, target.host);
     const pair = { client, up };
     pairs.add(pair);
@@ -51,18 +48,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     port,
     url: (scheme) => `${scheme}://127.0.0.1:${port}`,
     open: () => pairs.size,
+    reset: resetAll,
     async outage(ms) {
-      down = ms > 0;
-      resetAll();
-      if (ms > 0) {
-        await new Promise((r) => setTimeout(r, ms));
+      // as a Redis that went away: connections reset, new ones refused, then back on the same port
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
         resetAll();
-        down = false;
-      }
+      });
+      await new Promise((r) => setTimeout(r, ms));
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     },
     async close() {
       resetAll();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

@@ -7,6 +7,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { OutboxRelay, writeOutbox, type OutboxRow } from './outbox-relay.js';
 import { RetakingWorker } from './bullmq-worker.js';
+import { logRedisErrors } from '../redis-errors.js';
 import { concurrencyOf, type EnqueueOptions, type JobHandler, type JobInfo, type JobStatus, type ListJobsOptions, type Queue, type QueueConfig, type RegisterOptions } from './queue.js';
 
 export interface BullmqQueueOptions {
@@ -75,9 +76,9 @@ export class BullmqQueue implements Queue {
     // Producers (enqueue, list, the relay) fail after a few retries when Redis is gone, rather than
     // hang a request; workers block on Redis and BullMQ wants no retry limit on theirs.
     this.#redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
-    this.#redis.on('error', (err) => this.#log.warn({ err }, 'queue redis connection error'));
+    logRedisErrors(this.#redis, logger, 'queue redis connection');
     this.#workerRedis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
-    this.#workerRedis.on('error', (err) => this.#log.warn({ err }, 'queue worker redis connection error'));
+    logRedisErrors(this.#workerRedis, logger, 'queue worker redis connection');
     this.#relay = new OutboxRelay(db, (row) => this.#send(row), cfg.pollMs, logger);
   }
 
@@ -204,7 +205,7 @@ export class BullmqQueue implements Queue {
     let q = this.#queues.get(kind);
     if (!q) {
       q = new BullQueue(kind, { connection: this.#redis, prefix: this.#prefix });
-      q.on('error', (err) => this.#log.warn({ err, kind }, 'queue error'));
+      logRedisErrors(q, this.#log, 'queue', { kind });
       this.#queues.set(kind, q);
     }
     return q;
@@ -251,7 +252,8 @@ export class BullmqQueue implements Queue {
       // An idle worker wakes at least this often (BullMQ blocks on Redis for new jobs meanwhile).
       drainDelay: 5,
     });
-    worker.on('error', (err) => this.#log.warn({ err, kind }, 'queue worker error'));
+    // BullMQ's own connections (the worker's blocking one) report their errors here
+    logRedisErrors(worker, this.#log, 'queue worker', { kind });
     worker.onLockLost((id, token) => {
       for (const r of this.#running) if (r.jobId === id && r.token === token) r.abort.abort(new Error('lease lost'));
     });
