@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
+import os from 'node:os';
+import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS, defaultSqliteMmapMb } from './config/defaults.js';
 import type { ModelPrice } from './lib/usage.js';
 import { readToolsConfig } from './tools/tool-config.js';
 import { MB, int, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
@@ -31,6 +32,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl,
     databaseSchema: str(env, file, 'DATABASE_SCHEMA'),
     databasePoolSize: int(env, file, 'DATABASE_POOL_SIZE', DEFAULT_DATABASE_POOL_SIZE, 1),
+    sqliteMmapMb: int(env, file, 'SQLITE_MMAP_MB', defaultSqliteMmapMb(os.totalmem()), 0),
     redisUrl: str(env, file, 'REDIS_URL'),
     redisKeyPrefix: str(env, file, 'REDIS_KEY_PREFIX') ?? 'dovetail:',
     redisConnectTimeoutSeconds: int(env, file, 'REDIS_CONNECT_TIMEOUT_SECONDS', 5, 1),

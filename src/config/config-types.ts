@@ -88,6 +88,8 @@ export interface Config {
   readonly databaseSchema: string | undefined;
   /** Connections each process keeps to PostgreSQL at most (`DATABASE_POOL_SIZE`, default 10). */
   readonly databasePoolSize: number;
+  /** SQLite: MB of the database file read through a memory map (`SQLITE_MMAP_MB`; 0: none; default sized to the machine, see defaultSqliteMmapMb). */
+  readonly sqliteMmapMb: number;
   readonly redisUrl: string | undefined;
   /** Prepended to every Redis key and pub/sub channel (`REDIS_KEY_PREFIX`, default `dovetail:`), so several deployments can share one Redis. */
   readonly redisKeyPrefix: string;
