@@ -209,7 +209,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   closers.push(() => toolRuntime.close());
   const agentThoughts = new AgentThoughtStore(store.db);
-  const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests });
+  const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests, observeCleanUp: (s) => metrics.takeoverDelay.observe({ what: 'message' }, s) });
   closers.push(async () => leases.close());
   const completions = new CompletionService({
     leases,
@@ -274,6 +274,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     templates: code.quickjs,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
+    observeTakeover: (s) => metrics.takeoverDelay.observe({ what: 'run' }, s),
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts }),
     tools: toolRuntime,
     tracing,

@@ -52,6 +52,8 @@ export interface RunContext {
   humanInput(): HumanInputGateway | undefined;
   /** Whether the service is closing (handBack / close). */
   closed(): boolean;
+  /** RunServiceDeps.observeTakeover. */
+  readonly observeTakeover: ((seconds: number) => void) | undefined;
   /** Blocking callers waiting for a run's end: told to stop waiting by handBack / close. */
   readonly waiters: RunWaiters;
   /** Ends a run that is not executing anywhere as `failed`; false when it was not running or paused. */

@@ -100,6 +100,7 @@ export class RunService implements RunResumer {
       humanInput: () => this.#humanInput,
       closed: () => this.#closed,
       waiters: this.#waiters,
+      observeTakeover: deps.observeTakeover,
       failRun: (runId, error) => this.#failRun(runId, error),
       resume: (runId) => this.resume(runId),
     };

@@ -125,6 +125,10 @@ describe.skipIf(!ready)('an api and a BullMQ worker process on PostgreSQL, Redis
     }
     expect(worker.alive()).toBe(true);
     expectCleanOutput(worker);
+    // each takeover is measured: seconds from the stale execution's last write to the new one
+    const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+    const takeovers = /^dovetail_takeover_delay_seconds_count\{what="run"\} (\d+)$/m.exec(metrics);
+    expect(Number(takeovers?.[1])).toBeGreaterThanOrEqual(10);
   });
 
   it('a blocking run requested while Redis is unreachable answers with the finished run', async () => {
