@@ -52,7 +52,13 @@ export async function main(argv: string[]): Promise<void> {
     const known = err instanceof CliError || err instanceof DslError || err instanceof ConfigError || err instanceof ServiceError;
     process.stderr.write(`error: ${known ? (err as Error).message : String((err as Error).stack ?? err)}\n`);
     process.exitCode = 1;
+    // A command that failed ends even when something it opened (a reconnecting Redis client, a
+    // database pool, a worker thread of a server that failed to start) would hold the event loop.
+    setTimeout(() => process.exit(1), FAILED_EXIT_GRACE_MS).unref();
   }
 }
+
+/** How long a failed command may take to flush its output before it is made to exit. */
+const FAILED_EXIT_GRACE_MS = 500;
 
 if (process.argv[1] && /cli\.(ts|js)$/.test(process.argv[1])) await main(process.argv);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_PARSE_LIMITS, DEFAULT_SSE_MAX_BUFFERED_BYTES, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
+import os from 'node:os';
+import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_PARSE_LIMITS, DEFAULT_SSE_MAX_BUFFERED_BYTES, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS, defaultSqliteMmapMb } from './config/defaults.js';
 import type { ModelPrice } from './lib/usage.js';
 import { readToolsConfig } from './tools/tool-config.js';
 import { readModerationConfig } from './moderation/moderation-config.js';
@@ -32,8 +33,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl,
     databaseSchema: str(env, file, 'DATABASE_SCHEMA'),
     databasePoolSize: int(env, file, 'DATABASE_POOL_SIZE', DEFAULT_DATABASE_POOL_SIZE, 1),
+    sqliteMmapMb: int(env, file, 'SQLITE_MMAP_MB', defaultSqliteMmapMb(os.totalmem()), 0),
     redisUrl: str(env, file, 'REDIS_URL'),
     redisKeyPrefix: str(env, file, 'REDIS_KEY_PREFIX') ?? 'dovetail:',
+    redisConnectTimeoutSeconds: int(env, file, 'REDIS_CONNECT_TIMEOUT_SECONDS', 5, 1),
     storage: storageOf(env, file),
     logLevel: str(env, file, 'LOG_LEVEL') ?? 'info',
     metricsToken: str(env, file, 'METRICS_TOKEN'),

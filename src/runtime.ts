@@ -154,6 +154,8 @@ export interface RuntimeOptions {
 export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
+  // A Redis that cannot be reached is a start-up error (the clients below would retry for ever)
+  if (config.redisUrl) await (await import('./infra/redis-check.js')).checkRedis(config.redisUrl, config.redisConnectTimeoutSeconds);
   const storage = await openBlobs(config.storage, config.dataDir);
   const blobs = storage.blobs;
   const store = await openStore(config).catch(async (err: unknown) => {
@@ -189,7 +191,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const redis = config.redisUrl
     ? await Promise.all([import('./infra/bus/redis-bus.js'), import('./infra/redis-active-requests.js'), import('./infra/redis-rate-limit.js')]).then(([bus, active, rate]) => ({ url: config.redisUrl!, ...bus, ...active, ...rate }))
     : undefined;
-  const bus: Bus = opts.bus ?? (redis ? new redis.RedisBus(redis.url, config.redisKeyPrefix) : new MemoryBus());
+  const bus: Bus = opts.bus ?? (redis ? new redis.RedisBus(redis.url, config.redisKeyPrefix, logger) : new MemoryBus());
   closers.push(() => bus.close());
   // Found keys are cached only where every instance hears a revocation (see KeyService).
   const keys = new KeyService(appStore, clock, { cacheFound: bus.shared, changeStamp: store.caps.changeStamp });
@@ -215,7 +217,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   closers.push(() => toolRuntime.close());
   const agentThoughts = new AgentThoughtStore(store.db);
-  const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests });
+  const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests, observeCleanUp: (s) => metrics.takeoverDelay.observe({ what: 'message' }, s) });
   closers.push(async () => leases.close());
   const moderation = new ModerationService({
     config: config.moderation,
@@ -263,7 +265,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   closers.push(closeMail);
   await leases.scheduleSweep(queue);
-  const rateLimiter: RateLimiter = redis ? new redis.RedisRateLimiter(redis.url, `${config.redisKeyPrefix}ratelimit:`) : new MemoryRateLimiter(() => clock.now());
+  const rateLimiter: RateLimiter = redis ? new redis.RedisRateLimiter(redis.url, `${config.redisKeyPrefix}ratelimit:`, logger) : new MemoryRateLimiter(() => clock.now());
   closers.push(() => rateLimiter.close());
   apps.addGraphValidator(engineGraphValidator);
   const code = createCodeSandbox(config, apps, logger);
@@ -288,6 +290,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     templates: code.quickjs,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
+    observeTakeover: (s) => metrics.takeoverDelay.observe({ what: 'run' }, s),
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts, parser }),
     tools: toolRuntime,
     tracing,

@@ -106,9 +106,13 @@ export interface Config {
   readonly databaseSchema: string | undefined;
   /** Connections each process keeps to PostgreSQL at most (`DATABASE_POOL_SIZE`, default 10). */
   readonly databasePoolSize: number;
+  /** SQLite: MB of the database file read through a memory map (`SQLITE_MMAP_MB`; 0: none; default sized to the machine, see defaultSqliteMmapMb). */
+  readonly sqliteMmapMb: number;
   readonly redisUrl: string | undefined;
   /** Prepended to every Redis key and pub/sub channel (`REDIS_KEY_PREFIX`, default `dovetail:`), so several deployments can share one Redis. */
   readonly redisKeyPrefix: string;
+  /** How long a process waits at start-up for Redis to answer a PING before it exits naming `REDIS_URL` (`REDIS_CONNECT_TIMEOUT_SECONDS`, default 5). */
+  readonly redisConnectTimeoutSeconds: number;
   /** Where uploaded files live (`STORAGE_TYPE`, `S3_*`; see src/files/blobs/storage-config.ts). */
   readonly storage: StorageConfig;
   readonly logLevel: string;

@@ -63,6 +63,8 @@ export interface RunServiceDeps {
   http?: HttpRequester;
   /** The price table row of a model name; unset: model calls are free. */
   priceOf?: (model: string) => ModelPrice | undefined;
+  /** Told the seconds from a run's last write to its takeover by another execution (a metric). */
+  observeTakeover?: (seconds: number) => void;
   /** Reads files in runs (document-extractor, list-operator on files); unset: those nodes fail with a clear error. */
   files?: RunFiles;
   /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */

@@ -69,8 +69,12 @@ export class RunExecutions {
       return;
     }
     const epoch = Number(row.owner_epoch) + 1;
-    if (!(await this.#c.runs.claim(runId, Number(row.owner_epoch), jobId, this.#c.clock.now()))) return;
-    this.#c.logger.info({ runId, jobId, epoch }, 'executing run');
+    const now = this.#c.clock.now();
+    if (!(await this.#c.runs.claim(runId, Number(row.owner_epoch), jobId, now))) return;
+    // an earlier execution of this job that wrote last at heartbeat_at: this is its takeover
+    const silentMs = row.owner_job === jobId && Number(row.heartbeat_at) > 0 ? now - Number(row.heartbeat_at) : undefined;
+    if (silentMs !== undefined) this.#c.observeTakeover?.(silentMs / 1000);
+    this.#c.logger.info({ runId, jobId, epoch, ...(silentMs !== undefined ? { silentMs } : {}) }, 'executing run');
     const run = await this.continue(runId, epoch, true);
     if (!run) return;
     const handBack = () => run.loop.requestHandBack();
