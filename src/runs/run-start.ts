@@ -32,6 +32,8 @@ export interface StartedRun {
   readonly taskId: string;
   /** Settles when the run ends or pauses, wherever it executes (never rejects; undefined when this process shuts down first). */
   readonly done: Promise<RunEnd | undefined>;
+  /** Queued for a worker (not executing in this process). */
+  readonly queued: boolean;
 }
 
 /** The events that end an execution of a run (it ended, or it waits for a form). */
@@ -106,10 +108,10 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
   });
   if (inline) {
     const done = executions.launch(meta, app.workspaceId, graph, state, 0, 1, 'initial');
-    return { runId: meta.id, taskId: meta.taskId, done: done.catch(() => undefined) };
+    return { runId: meta.id, taskId: meta.taskId, done: done.catch(() => undefined), queued: false };
   }
   c.queue!.notify();
-  return { runId: meta.id, taskId: meta.taskId, done: awaitRunEnd(c, meta.id, 0) };
+  return { runId: meta.id, taskId: meta.taskId, done: awaitRunEnd(c, meta.id, 0), queued: true };
 }
 
 /**

@@ -33,7 +33,7 @@ function runCommand(cmd: string, cwd: string, env: NodeJS.ProcessEnv, extra: str
 
 describe.skipIf(!RUN_INSTALL)('the production install in a clean directory', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-prod-install-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }), 120_000);
 
   it('builds, installs without the dev dependencies, starts with npm start\'s command and answers /health', async () => {
     // a clean copy: the files git tracks, as they are in the working tree
