@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliOn, sharedData, startRole, type RoleProcess, type SharedData } from '../helpers/cluster.js';
+import { dropRedisKeys } from '../helpers/redis-keys.js';
 import { endNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
 
 // An api process with no worker: it says so in its log, on /ready and on /metrics, and a blocking
@@ -9,17 +10,25 @@ import { endNode, startNode, templateNode, workflowDsl } from '../helpers/workfl
 const APP = workflowDsl([startNode(), templateNode('t', 'hello'), endNode({ out: ['t', 'output'] })], [['start', 't'], ['t', 'end']]);
 
 let data: SharedData;
+let redis: { REDIS_URL: string; REDIS_KEY_PREFIX: string } | undefined;
 let key: string;
+let chatKey: string;
 const started: RoleProcess[] = [];
 beforeAll(async () => {
-  data = sharedData({ QUEUE_POLL_MS: '20', WORKER_HEARTBEAT_SECONDS: '1', RUN_QUEUE_WAIT_SECONDS: '2' });
+  // on PostgreSQL with TEST_REDIS_URL, the runs go through BullMQ
+  redis = process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_KEY_PREFIX: `wp${Math.random().toString(36).slice(2, 8)}:` } : undefined;
+  data = sharedData({ QUEUE_POLL_MS: '20', WORKER_HEARTBEAT_SECONDS: '1', RUN_QUEUE_WAIT_SECONDS: '2', ...redis });
   const file = path.join(data.dataDir, 'app.yml');
   writeFileSync(file, APP);
   key = (JSON.parse(await cliOn(data, ['--init', 'app', 'import', file, '--json'])) as { api_key: string }).api_key;
+  const chat = path.join(data.dataDir, 'chat.yml');
+  writeFileSync(chat, workflowDsl([startNode(), { id: 'answer', type: 'answer', answer: 'hi {{#sys.query#}}' }], [['start', 'answer']], { mode: 'advanced-chat' }));
+  chatKey = (JSON.parse(await cliOn(data, ['app', 'import', chat, '--json'])) as { api_key: string }).api_key;
 });
 afterAll(async () => {
   await Promise.all(started.map((p) => p.close()));
   await data?.remove();
+  if (redis) await dropRedisKeys(redis.REDIS_URL, redis.REDIS_KEY_PREFIX);
 });
 
 async function start(role: 'api' | 'worker', env: Record<string, string> = {}): Promise<RoleProcess> {
@@ -71,6 +80,14 @@ describe('an api process without a worker', { timeout: 120_000 }, () => {
     expect(err.status).toBe(503);
     expect(err.message).toContain('RUN_QUEUE_WAIT_SECONDS=2');
     await vi.waitFor(() => expect(api.stdout()).toContain('no worker process took it within RUN_QUEUE_WAIT_SECONDS=2'), { timeout: 5000, interval: 100 });
+    // a chatflow's blocking message alike
+    const chat = await fetch(`${api.api}/chat-messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${chatKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: {}, query: 'there', user: 'u1', response_mode: 'blocking' }),
+    });
+    expect(chat.status).toBe(503);
+    expect(await chat.json()).toMatchObject({ code: 'run_not_picked_up', status: 503 });
 
     // a worker comes: the run that failed is not run later, new runs succeed, /ready and /metrics see it
     const worker = await start('worker');
