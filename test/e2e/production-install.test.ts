@@ -36,8 +36,8 @@ describe.skipIf(!RUN_INSTALL)('the production install in a clean directory', () 
   afterAll(() => rmSync(dir, { recursive: true, force: true }), 120_000);
 
   it('builds, installs without the dev dependencies, starts with npm start\'s command and answers /health', async () => {
-    // a clean copy: the files git tracks, as they are in the working tree
-    const files = execFileSync('git', ['ls-files', '-z'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+    // a clean copy: the files git tracks (and new ones it would), as they are in the working tree
+    const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
     for (const f of files) {
       const from = path.join(PROJECT_ROOT, f);
       if (!existsSync(from)) continue;
