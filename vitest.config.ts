@@ -62,6 +62,7 @@ const NOT_ON_POSTGRES = [
   'test/e2e/tracing.test.ts',
   'test/e2e/iteration-parallel.test.ts',
   'test/e2e/loop-iteration-code-nodes.test.ts',
+  'test/e2e/production-install.test.ts',
 ];
 
 /**

@@ -14,6 +14,14 @@ export { configFile } from './config/env-config.js';
 export { PROCESS_ROLES, parseRole } from './config/config-types.js';
 export type { UploadLimits, FileUrlConfig, HttpServerConfig, ProcessRole, Config, CodeConfig, SuggestedQuestionsConfig, AudioConfig, KnowledgeConfig } from './config/config-types.js';
 
+/** A true/false setting; anything else is refused naming it. */
+function flag(raw: string | undefined, key: string, fallback: boolean): boolean {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (v !== 'true' && v !== 'false') throw new ConfigError(`${key} must be true or false, got "${raw}"`);
+  return v === 'true';
+}
+
 /** Builds the one typed config from env (and an optional `dovetail.yaml`); throws ConfigError naming a bad key. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const file = readFileConfig(env);
@@ -92,6 +100,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       iterationMaxItems: int(env, file, 'MAX_ITERATIONS_NUM', 99, 1),
       iterationMaxParallel: int(env, file, 'ITERATION_MAX_PARALLEL', 10, 1),
       agentMaxIterations: int(env, file, 'AGENT_MAX_ITERATIONS', 50, 1),
+      queueWaitSeconds: int(env, file, 'RUN_QUEUE_WAIT_SECONDS', 120, 0),
+    },
+    workers: {
+      heartbeatMs: int(env, file, 'WORKER_HEARTBEAT_SECONDS', 5, 1) * 1000,
+      readyRequiresWorker: flag(str(env, file, 'READY_REQUIRES_WORKER'), 'READY_REQUIRES_WORKER', false),
     },
     suggestedQuestions: {
       model: modelRef(str(env, file, 'SUGGESTED_QUESTIONS_MODEL'), 'SUGGESTED_QUESTIONS_MODEL'),

@@ -40,6 +40,7 @@ import type { FormRecipients } from './forms/form-recipients.js';
 import type { HumanInputGateway, RunResumer } from './forms/human-input-port.js';
 import type { Queue } from './infra/queue/queue.js';
 import { createQueue } from './infra/queue/create-queue.js';
+import { WorkerPresence } from './infra/worker-presence.js';
 import { TextOffload } from './text/offload.js';
 import { DocumentParser } from './knowledge/ingest/parse/document-parser.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
@@ -134,6 +135,8 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   humanInput: HumanInputGateway | undefined;
   /** Durable background jobs (see src/infra/queue/queue.ts). */
   readonly queue: Queue;
+  /** The deployment's job workers, from their heartbeats (`/ready`, `/metrics`). */
+  readonly workers: WorkerPresence;
   readonly documentDownloads: DocumentDownloads;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
@@ -176,11 +179,13 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const parser = new DocumentParser(config.parse, logger);
   closers.push(() => parser.close());
   const tracing = config.otelEndpoint ? await otlpTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : NO_TRACING;
+  const workers = new WorkerPresence({ db: store.db, clock, logger, heartbeatMs: config.workers.heartbeatMs, runsWorker: config.queue.worker, role: config.role });
   const metrics = new Metrics({
     runsByStatus: () => new RunStore(store.db).countByStatus(),
     jobsByStatus: () => queue.counts(),
     // read at scrape time, once the sandboxes below exist
     codeSandboxWorkers: () => code.workers(),
+    workers: () => workers.status(),
   });
   const providers = metrics.instrumentProviders(new ProviderRegistry(config.providers), tracing);
   const modelProviders = opts.providers ? metrics.instrumentProviders(opts.providers, tracing) : providers;
@@ -331,6 +336,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => hits.flush());
   annotationPort.current = annotations;
   queue.start();
+  await workers.start();
+  closers.push(() => workers.close());
   const importDeps = {
     providers: () => modelProviders,
     missingDatasets: (ids: readonly string[], workspaceId: string) => knowledge.datasets.missing(workspaceId, ids),
@@ -389,6 +396,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       runs.setHumanInputGateway(gateway);
     },
     queue,
+    workers,
     documentDownloads: new DocumentDownloads({ documents: knowledge.documents, urls: fileUrls, blobs, zipMaxDocuments: config.knowledge.downloadZipMaxDocuments }),
     async close() {
       for (const c of closers.reverse()) await c();

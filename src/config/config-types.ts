@@ -177,6 +177,19 @@ export interface Config {
     readonly iterationMaxParallel: number;
     /** Largest `maximum_iterations` of an agent node (`AGENT_MAX_ITERATIONS`, default 50). */
     readonly agentMaxIterations: number;
+    /**
+     * How long a run queued for the workers may wait for one to take it, in seconds; then it ends
+     * `failed` and a blocking request answers 503 `run_not_picked_up` (`RUN_QUEUE_WAIT_SECONDS`,
+     * default 120; 0: no bound).
+     */
+    readonly queueWaitSeconds: number;
+  };
+  /** Worker presence: heartbeats of the processes that run the job worker (src/infra/worker-presence.ts). */
+  readonly workers: {
+    /** How often a worker writes its heartbeat, in ms; one not seen for three of these is gone (`WORKER_HEARTBEAT_SECONDS`, default 5). */
+    readonly heartbeatMs: number;
+    /** `/ready` of a process without a worker answers 503 while no worker is seen (`READY_REQUIRES_WORKER`, default false: 200 with the warning in the body). */
+    readonly readyRequiresWorker: boolean;
   };
   /** `GET /messages/{id}/suggested` (see `SuggestedQuestionsConfig`). */
   readonly suggestedQuestions: SuggestedQuestionsConfig;

@@ -16,5 +16,12 @@ export const fileTooLarge = defineError(
 );
 /** 404 `file_not_found` (Dify's `FileNotFoundError`); the message says which lookup failed. */
 export const fileNotFound = defineError('file_not_found', 404, (detail: string) => detail);
+/** 416 for a `Range` that starts past the file's end, with the `Content-Range` of the whole size (RFC 9110). */
+export const rangeNotSatisfiable = defineError(
+  'range_not_satisfiable',
+  416,
+  (size: number, range: string) => `Range not satisfiable: "${range}" starts past the end of the file (${size} bytes).`,
+  (size: number) => ({ 'content-range': `bytes */${size}` }),
+);
 /** 403 `file_access_denied` (Dify's `FileAccessDeniedError`): the file is another app's or workspace's. */
 export const fileAccessDenied = defineError('file_access_denied', 403, (detail: string) => detail);

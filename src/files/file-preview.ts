@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { App } from '../apps/app-service.js';
 import type { Blobs } from './blobs/blobs.js';
-import { fileAccessDenied, fileNotFound } from './errors.js';
+import { fileAccessDenied, fileNotFound, rangeNotSatisfiable } from './errors.js';
+import { parseByteRange } from './byte-range.js';
 import type { UploadedFile, UploadService } from './upload-service.js';
 import { isUuid } from '../infra/ids.js';
 
@@ -13,8 +14,25 @@ export interface MessageFileReferences {
 /** A file ready to be sent: its bytes and the headers Dify sends with them. */
 export interface FilePreview {
   readonly file: UploadedFile;
+  /** 200, or 206 for a `Range` request (its `content-range` and `content-length` in `headers`). */
+  readonly status: 200 | 206;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Readable;
+}
+
+/**
+ * Opens `file` to be sent: the whole file, or with a `Range` header (`range`) the one range it asks
+ * for (206; a range past the end is 416 `range_not_satisfiable`). Undefined when the stored bytes
+ * are missing.
+ */
+export async function openPreview(blobs: Blobs, file: UploadedFile, asAttachment: boolean, range: string | undefined): Promise<FilePreview | undefined> {
+  const headers = previewHeaders(file, asAttachment);
+  const r = parseByteRange(range, file.size);
+  if (r === 'unsatisfiable') throw rangeNotSatisfiable(file.size, range!);
+  const body = await blobs.get(file.blobKey, r);
+  if (!body) return undefined;
+  if (!r) return { file, status: 200, headers, body };
+  return { file, status: 206, headers: { ...headers, 'content-length': String(r.end - r.start + 1), 'content-range': `bytes ${r.start}-${r.end}/${file.size}` }, body };
 }
 
 /** Types Dify marks `Accept-Ranges: bytes` (it still answers every request with the whole file). */
@@ -113,7 +131,8 @@ export class FilePreviewService {
     this.#references = references;
   }
 
-  async open(app: App, fileId: string, asAttachment: boolean): Promise<FilePreview> {
+  /** `range`: the request's `Range` header (one byte range is served; see `openPreview`). */
+  async open(app: App, fileId: string, asAttachment: boolean, range?: string): Promise<FilePreview> {
     const file = isUuid(fileId) ? await this.#uploads.find(fileId) : undefined;
     if (!file) throw fileNotFound('File not found in message context');
     if (file.workspaceId !== app.workspaceId) throw fileAccessDenied('File access denied: tenant mismatch');
@@ -122,8 +141,8 @@ export class FilePreviewService {
     if (file.appId === null || !(await this.#references.referencesUpload(app.id, file.id))) {
       throw fileNotFound('File not found in message context');
     }
-    const body = await this.#blobs.get(file.blobKey);
-    if (!body) throw fileNotFound('Failed to load file content: the stored file is missing');
-    return { file, headers: previewHeaders(file, asAttachment), body };
+    const preview = await openPreview(this.#blobs, file, asAttachment, range);
+    if (!preview) throw fileNotFound('Failed to load file content: the stored file is missing');
+    return preview;
   }
 }

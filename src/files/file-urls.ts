@@ -4,7 +4,7 @@ import type { Clock } from '../infra/clock.js';
 import { invalidParam, notFound } from '../infra/errors.js';
 import { FILE_URL_KEY, type ServerKeys } from '../infra/server-keys.js';
 import type { Blobs } from './blobs/blobs.js';
-import { previewHeaders, type FilePreview } from './file-preview.js';
+import { openPreview, type FilePreview } from './file-preview.js';
 import type { UploadService } from './upload-service.js';
 import { isUuid } from '../infra/ids.js';
 
@@ -51,16 +51,17 @@ export class FileUrls {
   /**
    * The file behind a signed URL. A wrong or expired signature and an unknown file are the same
    * 404 (Dify: "File not found or signature is invalid"); a missing parameter is a 400 naming it.
+   * `range`: the request's `Range` header (see `openPreview`).
    */
-  async open(fileId: string, q: SignedQuery): Promise<FilePreview> {
+  async open(fileId: string, q: SignedQuery, range?: string): Promise<FilePreview> {
     for (const name of ['timestamp', 'nonce', 'sign'] as const) {
       if (!q[name]) throw invalidParam(`${name} is required.`);
     }
     if (!(await this.#valid(fileId, q.timestamp!, q.nonce!, q.sign!))) throw notFound('File not found or signature is invalid');
     const file = await this.#uploads.find(fileId);
-    const body = file ? await this.#blobs.get(file.blobKey) : undefined;
-    if (!file || !body) throw notFound('File not found or signature is invalid');
-    return { file, headers: previewHeaders(file, q.as_attachment === 'true'), body };
+    const preview = file ? await openPreview(this.#blobs, file, q.as_attachment === 'true', range) : undefined;
+    if (!preview) throw notFound('File not found or signature is invalid');
+    return preview;
   }
 
   async #valid(fileId: string, timestamp: string, nonce: string, sign: string): Promise<boolean> {

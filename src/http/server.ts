@@ -188,7 +188,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // A worker process serves only its probes and metrics; every other path is a 404 (Dify's shape).
   const servesApi = runtime.config.role !== 'worker';
   if (servesApi) await registerApiDescription(app);
-  registerProbes(app, { config: runtime.config, metrics: runtime.metrics, store: runtime.store });
+  registerProbes(app, { config: runtime.config, metrics: runtime.metrics, store: runtime.store, workers: runtime.workers });
   if (!servesApi) {
     await app.ready();
     return app;

@@ -10,6 +10,8 @@ export interface MetricsSource {
   jobsByStatus(): Promise<Record<string, number>>;
   /** Code sandbox worker threads started, by language. */
   codeSandboxWorkers(): Record<string, number>;
+  /** The deployment's job workers as their heartbeats show them (src/infra/worker-presence.ts). */
+  workers?(): Promise<{ readonly seen: number; readonly lastSeenAgeMs: number | null }>;
 }
 
 /** Provider names (per provider) whose instrumented wrapper is kept. */
@@ -124,6 +126,14 @@ export class Metrics {
         this.set(max);
       },
     });
+    const workers = source.workers;
+    if (workers) {
+      one('dovetail_workers_seen', 'Job worker processes with a recent heartbeat (within three WORKER_HEARTBEAT_SECONDS); 0: runs and background jobs stay queued.', async () => (await workers()).seen);
+      one('dovetail_worker_heartbeat_age_seconds', 'Seconds since the newest heartbeat of any job worker process; -1 when none ever beat.', async () => {
+        const age = (await workers()).lastSeenAgeMs;
+        return age === null ? -1 : age / 1000;
+      });
+    }
     one('dovetail_job_failures', 'Background jobs that failed for good (from the job queue).', async () => (await source.jobsByStatus()).failed ?? 0);
   }
 

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { completionRequestError } from './errors.js';
+import { completionRequestError, providerConnectionError } from './errors.js';
 import { createSdkFetch, reportSent } from './sdk-fetch.js';
 import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider, ToolCall } from './model-provider.js';
 import { ThinkWrap } from './think-wrap.js';
@@ -95,8 +95,9 @@ type Sdk = typeof import('@anthropic-ai/sdk').default;
 let sdk: Promise<Sdk> | undefined;
 const loadSdk = (): Promise<Sdk> => (sdk ??= import('@anthropic-ai/sdk').then((m) => m.default));
 
-function upstreamError(Sdk: Sdk, err: unknown): Error {
+function upstreamError(Sdk: Sdk, err: unknown, provider: string, url: string | undefined): Error {
   if (err instanceof Sdk.APIUserAbortError) return err;
+  if (err instanceof Sdk.APIConnectionError) return providerConnectionError(provider, url, err);
   if (err instanceof Sdk.APIError) {
     const body = err.error as { error?: { message?: unknown } } | undefined;
     const detail = typeof body?.error?.message === 'string' ? body.error.message : err.message;
@@ -161,7 +162,7 @@ export class AnthropicProvider implements ModelProvider {
       }
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason ?? err;
-      throw upstreamError(Sdk, err);
+      throw upstreamError(Sdk, err, this.name, this.#opts.baseUrl ?? 'https://api.anthropic.com');
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { BedrockRuntimeClient, ContentBlock, ConverseStreamCommandInput, Message, SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
-import { completionRequestError } from './errors.js';
+import { completionRequestError, providerConnectionError } from './errors.js';
 import type { ChatMessage, GenerateChunk, GenerateRequest, ModelProvider } from './model-provider.js';
 import { ThinkWrap } from './think-wrap.js';
 
@@ -104,15 +104,19 @@ export class BedrockProvider implements ModelProvider {
       if (close) yield { type: 'text', text: close };
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason ?? err;
-      throw upstreamError(err);
+      throw upstreamError(err, this.name, this.#opts.endpoint ?? `https://bedrock-runtime.${this.#opts.region}.amazonaws.com`);
     }
   }
 }
 
-function upstreamError(err: unknown): Error {
+/** Node's codes of a connection that never got an answer. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'TimeoutError']);
+
+function upstreamError(err: unknown, provider: string, url: string): Error {
   if (err instanceof Error && err.name === 'ProviderError') return err;
-  const e = err as { message?: string; $metadata?: { httpStatusCode?: number }; name?: string };
+  const e = err as { message?: string; $metadata?: { httpStatusCode?: number }; name?: string; code?: string };
   const status = e.$metadata?.httpStatusCode;
+  if (!status && (NETWORK_CODES.has(e.code ?? '') || NETWORK_CODES.has(e.name ?? ''))) return providerConnectionError(provider, url, err);
   const message = e.message || e.name || String(err);
   return completionRequestError(status ? `[${status}] ${message}` : message);
 }

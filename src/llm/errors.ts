@@ -3,6 +3,8 @@ import { defineError, ServiceError } from '../infra/errors.js';
 /** A model-provider failure, reported with Dify's codes. `isProviderError` tells it apart. */
 export class ProviderError extends ServiceError {
   override name = 'ProviderError';
+  /** The provider could not be reached (no answer at all); a model node names itself in the message. */
+  connection = false;
 }
 
 const NOT_INITIALIZED =
@@ -21,6 +23,41 @@ export function providerNotInitialize(detail?: string): ProviderError {
 export function completionRequestError(message: string): ProviderError {
   const e = requestFailed(message);
   return new ProviderError(e.code, e.status, e.message);
+}
+
+/** `host:port` of a base URL, or the URL as given when it does not parse. */
+function hostOf(url: string | undefined): string {
+  if (!url) return 'its default address';
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** What a network failure says underneath the SDK's "Connection error." (the deepest cause, with its code). */
+function causeOf(err: unknown): string {
+  let e: unknown = err;
+  for (let i = 0; i < 5; i++) {
+    const next: unknown = e instanceof Error ? (e as { cause?: unknown }).cause : undefined;
+    if (!(next instanceof Error)) break;
+    e = next;
+  }
+  if (!(e instanceof Error)) return String(e);
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && code && !e.message.includes(code) ? `${code}: ${e.message}` : e.message;
+}
+
+/**
+ * 400 `completion_request_error` for a provider that could not be reached: names the provider, its
+ * host and what the network said (the SDKs say only "Connection error.").
+ */
+export function providerConnectionError(provider: string, url: string | undefined, cause: unknown): ProviderError {
+  const why = causeOf(cause);
+  const e = requestFailed(`Cannot connect to model provider "${provider}" at ${hostOf(url)}${why && why !== 'Connection error.' ? `: ${why}` : ''}.`);
+  const out = new ProviderError(e.code, e.status, e.message);
+  out.connection = true;
+  return out;
 }
 
 export function isProviderError(err: unknown): err is ProviderError {

@@ -1,5 +1,5 @@
 import OpenAI, { AzureOpenAI, toFile } from 'openai';
-import { completionRequestError } from './errors.js';
+import { completionRequestError, providerConnectionError } from './errors.js';
 import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, type UpstreamHttp } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
 import type { ResponseBody } from './upstream-body.js';
@@ -117,9 +117,10 @@ function toolFields(req: GenerateRequest): Record<string, unknown> {
   return { tools, tool_choice: typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } } };
 }
 
-/** Turns an SDK failure into `completion_request_error` with the upstream's own message. */
-function upstreamError(err: unknown): Error {
+/** Turns an SDK failure into `completion_request_error` with the upstream's own message (a connection failure names `provider` and its host). */
+function upstreamError(err: unknown, provider?: { readonly name: string; readonly url: string | undefined }): Error {
   if (err instanceof OpenAI.APIUserAbortError) return err;
+  if (err instanceof OpenAI.APIConnectionError && provider) return providerConnectionError(provider.name, provider.url, err);
   if (err instanceof OpenAI.APIError) {
     const body = err.error as { message?: unknown } | undefined;
     const detail = typeof body?.message === 'string' ? body.message : err.message;
@@ -159,11 +160,14 @@ export class OpenAIProvider implements ModelProvider {
   readonly #prepared = new Map<string, Promise<PreparedRequest>>();
   readonly #strict: boolean;
   readonly #azure: OpenAIProviderOptions['azure'];
+  /** Who a connection failure names: this provider and its base URL. */
+  readonly #where: { readonly name: string; readonly url: string | undefined };
 
   constructor(opts: OpenAIProviderOptions) {
     this.name = opts.name;
     this.#strict = opts.strictParams === true;
     this.#azure = opts.azure;
+    this.#where = { name: opts.name, url: opts.baseUrl ?? (opts.azure ? undefined : 'https://api.openai.com/v1') };
     this.#http = createUpstreamHttp({ keepAliveMs: opts.keepAliveMs });
     this.#client = opts.azure
       ? // The base URL is given whole: the SDK would otherwise read OPENAI_BASE_URL / AZURE_OPENAI_* from the environment.
@@ -233,7 +237,7 @@ export class OpenAIProvider implements ModelProvider {
             : await this.#post('/chat/completions', { model: req.model, messages: toOpenAIMessages(req.messages), stream: true, stream_options: { include_usage: true }, ...params, ...toolFields(req) }, req, cancel);
         body = response.body;
       } catch (err) {
-        throw upstreamError(err);
+        throw upstreamError(err, this.#where);
       }
       if (!body) throw completionRequestError('the upstream answered without a body');
       return readOpenAIStream(body, cancel);
@@ -247,7 +251,7 @@ export class OpenAIProvider implements ModelProvider {
       const r = await this.#client.audio.transcriptions.create({ file, model: req.model }, { signal: req.signal ?? null });
       return typeof r.text === 'string' ? r.text : '';
     } catch (err) {
-      throw upstreamError(err);
+      throw upstreamError(err, this.#where);
     }
   }
 
@@ -267,7 +271,7 @@ export class OpenAIProvider implements ModelProvider {
     try {
       response = await this.#client.audio.speech.create({ model: req.model, input: req.text, voice: req.voice }, { signal: req.signal ?? null });
     } catch (err) {
-      throw upstreamError(err);
+      throw upstreamError(err, this.#where);
     }
     if (!response.body) throw completionRequestError('the upstream answered without a body');
     return { contentType: response.headers.get('content-type') || 'audio/mpeg', body: response.body };

@@ -8,6 +8,15 @@ export const conversationNotExists = () => notFound('Conversation Not Exists.');
 export const lastConversationNotExists = () => notFound('Last Conversation Not Exists.');
 export const firstMessageNotExists = () => notFound('First Message Not Exists.');
 /** A chatflow run that failed, answered in blocking mode. */
+/**
+ * A run queued for the workers that none took within RUN_QUEUE_WAIT_SECONDS (the run ended
+ * `failed` with this message as its error); a blocking request answers it.
+ */
+export const runNotPickedUp = defineError(
+  'run_not_picked_up',
+  503,
+  (seconds: number) => `No worker process took this run within RUN_QUEUE_WAIT_SECONDS=${seconds} s, so it ended failed. Start a worker (\`dovetail worker\`, or a process with the all role) and send the request again.`,
+);
 export const completionRequestError = defineError('completion_request_error', 400, (message: string) => message || 'Completion request failed.');
 /**
  * A blocking run request whose run's event log could not be read while waiting for its end (the

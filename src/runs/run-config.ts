@@ -31,6 +31,8 @@ export interface RunServiceConfig extends RunLimits {
   readonly codeOutputs: CodeOutputLimits;
   /** `AGENT_MAX_ITERATIONS`. */
   readonly agentMaxIterations: number;
+  /** `RUN_QUEUE_WAIT_SECONDS`: a queued run no worker takes within it ends failed; 0 or absent: no bound. */
+  readonly queueWaitSeconds?: number;
 }
 
 /** What the run service is built from. */

@@ -109,6 +109,8 @@ export class RunExecutions {
       const unsubscribe = await this.#c.bus.subscribe(STOP_CHANNEL(meta.id), (r) => loop.requestStop(r || STOPPED_BY_USER));
       try {
         const end = await loop.run(reason);
+        // once per failed run, where it ran: a warn line an operator can find (the API has the same error)
+        if (end.status === 'failed') this.#c.logger.warn({ runId: meta.id, appId: meta.appId, mode: meta.mode, node: loop.failedNode ?? null, error: end.error }, `run failed: ${end.error ?? 'failed'}`);
         if (end.status === 'paused') await this.#recheckPaused(meta.id, graph, end.state);
         else if (end.status === 'stopped' || end.status === 'failed') await this.#c.humanInput()?.closeForms(meta.id).catch(() => undefined);
         return end;

@@ -135,6 +135,13 @@ export class RunLoop {
     }
   }
 
+  #failedNode: { readonly id: string; readonly title: string; readonly type: string } | undefined;
+
+  /** The first node whose failure failed the run (for the log), if a node's did. */
+  get failedNode(): { readonly id: string; readonly title: string; readonly type: string } | undefined {
+    return this.#failedNode;
+  }
+
   /**
    * Runs until the graph ends, fails, stops or pauses. `takeover`: the run continues after its
    * owner died or stalled; its `workflow_started` is already in the log, so none is sent again.
@@ -363,6 +370,10 @@ export class RunLoop {
     }
     const d: NodeDecision = this.#sched.complete(flight.execId, result);
     if (d.type !== 'finished') return;
+    if (d.status === 'failed' && !this.#failedNode) {
+      const node = this.#graph.nodes.get(flight.nodeId)!;
+      this.#failedNode = { id: node.id, title: node.title, type: node.type };
+    }
     if (d.abort) this.#abort.abort();
     this.#emit('node_finished', nodeFinishedData(flight, this.#ports.now(), d.status, d.error, d.inputs, d.outputs, d.processData, d.metadata));
   }

@@ -1,3 +1,4 @@
+import { runNotPickedUp } from './errors.js';
 import { ConversationStore } from '../messages/conversation-store.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Queue } from '../infra/queue/queue.js';
@@ -163,9 +164,34 @@ export class RunService implements RunResumer {
     return ended;
   }
 
-  /** Creates the run row and starts the run in the background. */
+  /**
+   * Creates the run row and starts the run in the background. A run queued for the workers that
+   * none has taken after RUN_QUEUE_WAIT_SECONDS ends `failed` (never taken later by surprise: its
+   * caller was told), and its `done` says `notPickedUp`.
+   */
   async start(input: StartRun): Promise<StartedRun> {
-    return startRun(this.#c, this.#executions, input);
+    const started = await startRun(this.#c, this.#executions, input);
+    const seconds = this.#config.queueWaitSeconds ?? 0;
+    if (!started.queued || seconds <= 0) return started;
+    const error = runNotPickedUp(seconds).message;
+    const timer = setTimeout(() => {
+      void this.#failUnclaimed(started.runId, error, seconds).catch((err: unknown) => this.#logger.warn({ err, runId: started.runId }, 'ending a run no worker took failed'));
+    }, seconds * 1000);
+    timer.unref();
+    const done = started.done.then((end) => {
+      clearTimeout(timer);
+      return end && end.status === 'failed' && end.error === error ? { ...end, notPickedUp: true } : end;
+    });
+    return { ...started, done };
+  }
+
+  /** Ends a queued run that no worker claimed (owner epoch still 0); false when one took it meanwhile. */
+  async #failUnclaimed(runId: string, error: string, seconds: number): Promise<boolean> {
+    const run = await this.#endWithFrame(runId, ['running'], 'failed', error, { unclaimed: true });
+    if (!run) return false;
+    if (run.message_id) await this.#c.messages.end(run.message_id, 'error', error, this.#clock.now());
+    this.#logger.warn({ runId, appId: run.app_id, waitedSeconds: seconds }, `run failed: no worker process took it within RUN_QUEUE_WAIT_SECONDS=${seconds} s`);
+    return true;
   }
 
   async find(runId: string): Promise<RunRow | undefined> {
@@ -215,10 +241,10 @@ export class RunService implements RunResumer {
    * compare-and-set of its status and the append of its `workflow_finished` frame, then the
    * doorbell. Returns the ended row, or undefined when the run was not in `from`.
    */
-  async #endWithFrame(runId: string, from: RunRow['status'][], status: 'stopped' | 'failed', error: string): Promise<RunRow | undefined> {
+  async #endWithFrame(runId: string, from: RunRow['status'][], status: 'stopped' | 'failed', error: string, opts: { unclaimed?: boolean } = {}): Promise<RunRow | undefined> {
     const now = this.#clock.now();
     const ended = await this.#db.transaction().execute(async (trx) => {
-      const run = await this.#runs.end(runId, from, status, error, now, trx);
+      const run = await this.#runs.end(runId, from, status, error, now, trx, opts);
       if (!run) return undefined;
       const frame = finishedFrame(run, await this.#c.endUsers.sessionIdOf(run.end_user_id, trx), run.app_id);
       await this.#c.events.append({ runId, seq: Number(run.last_seq), event: 'workflow_finished', payload: JSON.stringify(frame), createdAt: now }, trx);

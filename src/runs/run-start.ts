@@ -36,6 +36,8 @@ export interface StartedRun {
    * down first; rejects with `runWaitFailed` when the run's log cannot be read.
    */
   readonly done: Promise<RunEnd | undefined>;
+  /** Queued for a worker (not executing in this process). */
+  readonly queued: boolean;
 }
 
 /** The events that end an execution of a run (it ended, or it waits for a form). */
@@ -110,13 +112,13 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
   });
   if (inline) {
     const done = executions.launch(meta, app.workspaceId, graph, state, 0, 1, 'initial');
-    return { runId: meta.id, taskId: meta.taskId, done: done.catch(() => undefined) };
+    return { runId: meta.id, taskId: meta.taskId, done: done.catch(() => undefined), queued: false };
   }
   c.queue!.notify();
   const done = awaitRunEnd(c, meta.id, 0);
   // a streaming caller never awaits it: its failure must not be an unhandled rejection
   done.catch(() => undefined);
-  return { runId: meta.id, taskId: meta.taskId, done };
+  return { runId: meta.id, taskId: meta.taskId, done, queued: true };
 }
 
 /**

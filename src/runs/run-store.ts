@@ -132,13 +132,15 @@ export class RunStore {
    * sequence number (for its `workflow_finished` frame) and a new owner epoch (an owner still
    * executing it, stalled, is fenced out). Returns the ended run, or undefined when it was not in `from`.
    */
-  async end(runId: string, from: readonly RunStatus[], status: 'stopped' | 'failed', error: string, now: number, trx: Executor = this.#db): Promise<RunRecord | undefined> {
-    const res = await trx
+  async end(runId: string, from: readonly RunStatus[], status: 'stopped' | 'failed', error: string, now: number, trx: Executor = this.#db, opts: { unclaimed?: boolean } = {}): Promise<RunRecord | undefined> {
+    let update = trx
       .updateTable('workflow_runs')
       .set((eb) => ({ status, error, finished_at: now, stop_requested: status === 'stopped' ? 1 : eb.ref('stop_requested'), last_seq: eb('last_seq', '+', 1), owner_epoch: eb('owner_epoch', '+', 1), owner_job: null }))
       .where('id', '=', runId)
-      .where('status', 'in', from)
-      .executeTakeFirst();
+      .where('status', 'in', from);
+    // a queued run no job has claimed yet (its epoch is still the insert's 0)
+    if (opts.unclaimed) update = update.where('owner_epoch', '=', 0).where('owner_job', 'is', null);
+    const res = await update.executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) return undefined;
     return toRecord(await trx.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow());
   }

@@ -38,6 +38,8 @@ export interface RunEnd {
   readonly state: RunState;
   readonly elapsedMs: number;
   readonly finishedAt: number | null;
+  /** The run ended because no worker took it within RUN_QUEUE_WAIT_SECONDS (a blocking request answers 503). */
+  readonly notPickedUp?: boolean;
 }
 
 export { STOPPED_BY_USER } from '../engine/scheduler.js';

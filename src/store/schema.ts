@@ -2,7 +2,7 @@ import type { WorkspaceTable, AppTable, AppVersionTable, ApiKeyTable, EndUserTab
 import type { UploadFileTable } from './schema/files.js';
 import type { ConversationVariableTable, ConversationTable, MessageAgentThoughtTable, MessageTable, MessageFeedbackTable, FeedbackPageSnapshotTable } from './schema/messages.js';
 import type { HumanInputFormTable, HumanInputDeliveryTable, HumanInputFormRecipientTable } from './schema/forms.js';
-import type { JobTable, JobOutboxTable } from './schema/queue.js';
+import type { JobTable, JobOutboxTable, WorkerHeartbeatTable } from './schema/queue.js';
 import type { DatasetTable, TagTable, TagBindingTable, DatasetMetadataTable, DocumentMetadataValueTable, DocumentTable, IndexingRunTable, SegmentTable, ParentChunkTable, SegmentEmbeddingTable } from './schema/knowledge.js';
 import type { WorkflowRunTable, WorkflowRunEventTable, WorkflowRunSnapshotTable } from './schema/runs.js';
 import type { AppAnnotationTable, AppAnnotationSettingTable, AnnotationEmbeddingTable, AnnotationHitHistoryTable, AnnotationJobTable } from './schema/annotations.js';
@@ -44,6 +44,7 @@ export interface Database {
   human_input_form_recipients: HumanInputFormRecipientTable;
   jobs: JobTable;
   job_outbox: JobOutboxTable;
+  worker_heartbeats: WorkerHeartbeatTable;
   datasets: DatasetTable;
   documents: DocumentTable;
   indexing_runs: IndexingRunTable;

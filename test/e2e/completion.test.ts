@@ -291,7 +291,7 @@ describe('POST /completion-messages — streaming', () => {
       expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
       const data = dataFrames(parseSse(await r.text()));
       expect(data).toHaveLength(1);
-      expect(data[0]).toMatchObject({ event: 'error', code: 'completion_request_error', status: 400, message: 'Connection error.' });
+      expect(data[0]).toMatchObject({ event: 'error', code: 'completion_request_error', status: 400, message: expect.stringContaining('Cannot connect to model provider "openai" at 127.0.0.1:1') });
       const row = await down.runtime.store.db.selectFrom('messages').selectAll().where('id', '=', String(data[0]!.message_id)).executeTakeFirst();
       expect(row).toMatchObject({ status: 'error', answer: '' });
     } finally {

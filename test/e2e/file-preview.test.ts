@@ -178,3 +178,53 @@ describe('GET /files/{file_id}/preview', () => {
     expect(Buffer.concat(chunks).equals(PNG)).toBe(true);
   });
 });
+
+describe('Range on the file preview and the signed download', () => {
+  const BYTES = Buffer.from('0123456789abcdefghij');
+  const ranged = (url: string, range: string, headers: Record<string, string> = {}) => fetch(url, { headers: { ...headers, range } });
+
+  /** Asks `url` for each kind of range: one range is 206 with Content-Range, past the end 416, anything else the whole file. */
+  async function checkRanges(url: string, headers: Record<string, string> = {}): Promise<void> {
+    const mid = await ranged(url, 'bytes=2-5', headers);
+    expect(mid.status).toBe(206);
+    expect(mid.headers.get('content-range')).toBe(`bytes 2-5/${BYTES.length}`);
+    expect(mid.headers.get('content-length')).toBe('4');
+    expect(await mid.text()).toBe('2345');
+    const open = await ranged(url, 'bytes=15-', headers);
+    expect(open.status).toBe(206);
+    expect(open.headers.get('content-range')).toBe(`bytes 15-19/${BYTES.length}`);
+    expect(await open.text()).toBe('fghij');
+    const suffix = await ranged(url, 'bytes=-3', headers);
+    expect(suffix.status).toBe(206);
+    expect(await suffix.text()).toBe('hij');
+    // an end past the last byte is clamped to it
+    const long = await ranged(url, 'bytes=18-1000', headers);
+    expect(long.status).toBe(206);
+    expect(long.headers.get('content-range')).toBe(`bytes 18-19/${BYTES.length}`);
+    expect(await long.text()).toBe('ij');
+    // a start past the end: 416 with the size, in Dify's envelope
+    const past = await ranged(url, 'bytes=20-', headers);
+    expect(past.status).toBe(416);
+    expect(past.headers.get('content-range')).toBe(`bytes */${BYTES.length}`);
+    expect(await past.json()).toEqual({ code: 'range_not_satisfiable', message: `Range not satisfiable: "bytes=20-" starts past the end of the file (${BYTES.length} bytes).`, status: 416 });
+    // several ranges or a header that does not parse: the whole file, as RFC 9110 allows
+    for (const r of ['bytes=0-1,4-5', 'bytes=5-2', 'items=0-1', 'bytes=x-']) {
+      const whole = await ranged(url, r, headers);
+      expect(whole.status, r).toBe(200);
+      expect(Buffer.from(await whole.arrayBuffer()).equals(BYTES), r).toBe(true);
+    }
+  }
+
+  it('GET /files/{id}/preview serves one byte range (206), 416 past the end', async () => {
+    const f = await upload(BYTES, 'clip.mp4', 'video/mp4');
+    await sendWith(f.id);
+    await checkRanges(`${s.api}/files/${f.id}/preview`, auth());
+  });
+
+  it('the signed download URL (/files/{id}/file-preview) serves ranges the same way', async () => {
+    const f = await upload(BYTES, 'notes.txt', 'text/plain');
+    const url = await s.runtime.fileUrls.sign(f.id, s.url, true);
+    await checkRanges(url);
+  });
+});
+

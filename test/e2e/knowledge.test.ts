@@ -169,6 +169,8 @@ describe('documents', () => {
     expect(kw.body.data.map((d: { name: string }) => d.name).sort()).toEqual(['apple notes', 'banana Notes']);
     expect((await kb.call('GET', `/datasets/${ds}/documents?keyword=e_p`)).body.data.map((d: { name: string }) => d.name)).toEqual(['date_pie']);
     expect((await kb.call('GET', `/datasets/${ds}/documents?keyword=e_n`)).body.data).toEqual([]);
+    expect((await kb.call('GET', `/datasets/${ds}/documents?keyword=${encodeURIComponent('%')}`)).body.data).toEqual([]);
+    expect((await kb.call('GET', `/datasets/${ds}/documents?keyword=${encodeURIComponent('_')}`)).body.data.map((d: { name: string }) => d.name)).toEqual(['date_pie']);
     expect((await kb.call('DELETE', `/datasets/${ds}/documents/${ids[2]}`)).status).toBe(204);
     expect((await kb.call('GET', `/datasets/${ds}/documents/${ids[2]}`)).body).toEqual({ code: 'not_found', message: 'Document not found.', status: 404 });
     expect(await kb.retrieve(ds, 'cherry')).toEqual([]);

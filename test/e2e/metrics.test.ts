@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
@@ -62,11 +65,22 @@ const runWorkflow = (key: string, mode: 'blocking' | 'streaming' = 'blocking') =
 
 describe('GET /metrics', () => {
   it('requires METRICS_TOKEN when it is set (401 with the envelope)', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {
+    const wrongSameLength = TOKEN.slice(0, -1) + (TOKEN.endsWith('x') ? 'y' : 'x');
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${wrongSameLength}` }, { authorization: `Bearer ${TOKEN}x` }, { authorization: TOKEN }, { authorization: `Basic ${TOKEN}` }, { authorization: 'Bearer ' }] as Record<string, string>[]) {
       const r = await fetch(`${origin}/metrics`, { headers });
-      expect(r.status).toBe(401);
+      expect(r.status, JSON.stringify(headers)).toBe(401);
       expect(await r.json()).toEqual({ code: 'unauthorized', message: 'A valid METRICS_TOKEN bearer token is required.', status: 401 });
     }
+  });
+
+  it('takes the token compared in constant time (digests), the scheme in any case (RFC 6750)', async () => {
+    for (const authorization of [`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `BEARER  ${TOKEN}`]) {
+      expect((await fetch(`${origin}/metrics`, { headers: { authorization } })).status, authorization).toBe(200);
+    }
+    // the comparison: SHA-256 digests through timingSafeEqual, never the strings themselves
+    const probes = readFileSync(path.join(PROJECT_ROOT, 'src/http/probes.ts'), 'utf8');
+    expect(probes).toMatch(/timingSafeEqual\(sha256\(/);
+    expect(probes).not.toMatch(/authorization\s*!==?/);
   });
 
   it('HTTP requests, model calls and tokens by provider, and runs by status move', async () => {

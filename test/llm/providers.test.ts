@@ -508,7 +508,8 @@ describe('OpenAI provider against the local upstream', () => {
       html.close();
     }
     const closed = new OpenAIProvider({ name: 'openai', apiKey: 'k', baseUrl: 'http://127.0.0.1:1/v1' });
-    await expect(drain(closed.stream(req()))).rejects.toMatchObject({ code: 'completion_request_error', message: 'Connection error.' });
+    // the SDK says only "Connection error.": the message names the provider, its host and the network's answer
+    await expect(drain(closed.stream(req()))).rejects.toMatchObject({ code: 'completion_request_error', message: expect.stringMatching(/^Cannot connect to model provider "openai" at 127\.0\.0\.1:1: .*ECONNREFUSED/) });
   });
 
   it('offers tools, sends tool turns, and joins the streamed call pieces into whole calls', async () => {

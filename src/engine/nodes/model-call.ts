@@ -53,7 +53,7 @@ export interface ModelAnswer {
  * `LLMInvokeError` (retryable).
  */
 export async function callModel(
-  ctx: { readonly ports: Omit<NodeContext['ports'], 'limits'>; readonly signal: AbortSignal },
+  ctx: { readonly ports: Omit<NodeContext['ports'], 'limits'>; readonly signal: AbortSignal; readonly node?: Pick<NodeContext['node'], 'id' | 'title' | 'type'> },
   spec: ModelSpec,
   messages: ChatMessage[],
   onText?: (text: string) => void,
@@ -88,7 +88,10 @@ export async function callModel(
     }
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    throw new NodeFailure((err as Error).message || 'model invocation failed', 'LLMInvokeError', true, { cause: err });
+    const message = (err as Error).message || 'model invocation failed';
+    // a provider that could not be reached: say which node called it (the provider names itself and its host)
+    const where = (err as { connection?: unknown }).connection === true && ctx.node ? ` (${ctx.node.type} node "${ctx.node.title}", id ${ctx.node.id})` : '';
+    throw new NodeFailure(where ? `${message.replace(/\.$/, '')}${where}.` : message, 'LLMInvokeError', true, { cause: err });
   }
   const usage = pricedUsage(promptTokens, completionTokens, ctx.ports.priceOf?.(spec.name), (ctx.ports.now() - started) / 1000);
   return { text, promptTokens, completionTokens, usage, toolCalls };

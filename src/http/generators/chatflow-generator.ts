@@ -3,7 +3,7 @@ import type { Runtime } from '../../runtime.js';
 import type { AnnotationAnswer, DirectAnswer } from '../../runs/chatflow-service.js';
 import { validateInputs } from '../../apps/input-form.js';
 import { checkRequestFiles } from '../../apps/file-upload-rules.js';
-import { completionRequestError } from '../../runs/errors.js';
+import { completionRequestError, runNotPickedUp } from '../../runs/errors.js';
 import { pauseReasons, usageOf } from '../../runs/frames.js';
 import type { RunEnd } from '../../runs/run-types.js';
 import { toSeconds } from '../../infra/clock.js';
@@ -50,6 +50,7 @@ export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator
     });
     if (streaming) return streamRun(reply, runtime, m.run.runId, { afterSeq: 0 });
     const end = await m.run.done;
+    if (end?.notPickedUp) throw runNotPickedUp(runtime.config.runs.queueWaitSeconds);
     const msg = (await runtime.chatflow.message(m.messageId))!;
     const run = (await runtime.runs.find(m.run.runId))!;
     if (run.status === 'failed') throw completionRequestError(run.error ?? '');

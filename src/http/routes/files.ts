@@ -56,7 +56,7 @@ export const fileRoutes: FastifyPluginAsync<{ runtime: FileRouteDeps }> = async 
     { schema: { params: PreviewParams, querystring: PreviewQuery } },
     async (request, reply) => {
       const asAttachment = queryBoolean('as_attachment', request.query.as_attachment);
-      return sendFile(request, reply, await runtime.filePreviews.open(requireApp(request), request.params.file_id, asAttachment));
+      return sendFile(request, reply, await runtime.filePreviews.open(requireApp(request), request.params.file_id, asAttachment, request.headers.range));
     },
   );
 };

@@ -22,6 +22,6 @@ export const signedFileRoutes: FastifyPluginAsync<{ runtime: SignedFileRouteDeps
   app.get<{ Params: Static<typeof Params>; Querystring: Static<typeof Query> }>(
     '/files/:file_id/file-preview',
     { schema: { params: Params, querystring: Query } },
-    async (request, reply) => sendFile(request, reply, await runtime.fileUrls.open(request.params.file_id, request.query)),
+    async (request, reply) => sendFile(request, reply, await runtime.fileUrls.open(request.params.file_id, request.query, request.headers.range)),
   );
 };

@@ -5,7 +5,7 @@ import { notWorkflowApp } from '../../apps/errors.js';
 import { validateInputs } from '../../apps/input-form.js';
 import { checkRequestFiles } from '../../apps/file-upload-rules.js';
 import { badRequest, notFound } from '../../infra/errors.js';
-import { workflowRunNotFound } from '../../runs/errors.js';
+import { runNotPickedUp, workflowRunNotFound } from '../../runs/errors.js';
 import type { RunRow } from '../../runs/run-service.js';
 import { pauseReasons } from '../../runs/frames.js';
 import { requireApp } from '../auth.js';
@@ -69,6 +69,7 @@ export const workflowRoutes: FastifyPluginAsync<{ runtime: WorkflowRouteDeps }> 
     const started = await runtime.runs.start({ app: a, endUserId: endUser.id, user, inputs, files: request.body.files ?? [] });
     if (request.body.response_mode === 'streaming') return streamRun(reply, runtime, started.runId, { afterSeq: 0 });
     const end = await started.done;
+    if (end?.notPickedUp) throw runNotPickedUp(runtime.config.runs.queueWaitSeconds);
     const row = (await runtime.runs.find(started.runId))!;
     // A run that paused answers Dify's paused blocking body: the pause reasons carry the form tokens.
     const paused = end?.status === 'paused' && row.status === 'paused' ? { paused_nodes: end.state.paused.map((r) => r.node_id), reasons: pauseReasons(end.state.paused) } : {};

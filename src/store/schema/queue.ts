@@ -28,3 +28,13 @@ export interface JobOutboxTable {
   max_attempts: number;
   created_at: number;
 }
+
+/** A process that runs the job worker, and when it was last seen (migration 025). */
+export interface WorkerHeartbeatTable {
+  id: string;
+  role: string;
+  host: string;
+  pid: number;
+  started_at: number;
+  seen_at: number;
+}
