@@ -26,7 +26,8 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   datasets: { writers: ['knowledge/dataset-store.ts'] },
   document_metadata_values: { writers: ['knowledge/documents/metadata-store.ts'] },
   documents: { writers: ['knowledge/documents/document-store.ts'], readers: ['knowledge/documents/segment-store.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },
-  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-store.ts'] },
+  // the forms store joins uploads to their form's web user to find files uploaded and never submitted (the upload sweep)
+  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-store.ts', 'forms/form-store.ts'] },
   feedback_page_snapshots: { writers: ['feedback/feedback-store.ts'] },
   human_input_deliveries: { writers: ['forms/form-store.ts'] },
   human_input_form_recipients: { writers: ['forms/form-store.ts'] },
@@ -45,9 +46,10 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   server_secrets: { writers: ['infra/server-keys.ts'] },
   tag_bindings: { writers: ['knowledge/documents/tag-store.ts'] },
   tags: { writers: ['knowledge/documents/tag-store.ts'] },
-  upload_files: { writers: ['files/file-store.ts'] },
+  upload_files: { writers: ['files/file-store.ts'], readers: ['forms/form-store.ts'] },
   workflow_run_events: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store: the log, and the run row's transactions that append to it
   workflow_run_snapshots: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store
+  worker_heartbeats: { writers: ['infra/worker-presence.ts'] },
   workflow_runs: { writers: ['runs/run-store.ts'] },
   workspaces: { writers: ['apps/app-store.ts'] },
 };
