@@ -32,10 +32,16 @@ function settingName(provider: string): string {
   return (plugin ? plugin[1]! : provider).toUpperCase().replace(/[^A-Z0-9]/g, '_');
 }
 
-/** The setting a provider error names (`set DEEPSEEK_API_KEY`), else `NAME_API_KEY`. */
+/**
+ * The setting a provider error names (`set DEEPSEEK_API_KEY`); for a provider Dovetail does not
+ * know, the `dovetail.yaml` mapping that adds it (`providers.yi`): no environment variable would
+ * make such a provider work until it is added there.
+ */
 function providerSetting(provider: string, message: string): string {
   const named = /\b([A-Z][A-Z0-9_]*_(?:API_KEY|BASE_URL|ENDPOINT|REGION|ACCESS_KEY_ID))\b/.exec(message);
-  return named ? named[1]! : `${settingName(provider)}_API_KEY`;
+  if (named) return named[1]!;
+  const added = /\b(providers\.[a-z0-9][a-z0-9_.-]*?)\.protocol\b/.exec(message);
+  return added ? added[1]! : `providers.${settingName(provider).toLowerCase()}`;
 }
 
 function datasetIdsOf(data: Readonly<Record<string, unknown>>): string[] {

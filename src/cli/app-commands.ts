@@ -57,6 +57,7 @@ function printWarnings(warnings: readonly ImportWarning[]): void {
 /** Repeatable `--dataset OLD_ID=NEW_ID`. */
 const collect = (v: string, prev: string[]) => [...prev, v];
 
+const DATASET_FLAG = ['--dataset <OLD_ID=NEW_ID>', 'use dataset NEW_ID of this server where the export names OLD_ID (repeatable)'] as const;
 const TOOL_FLAG = ['--tool <OLD_PROVIDER_ID=APP_ID>', 'run workflow app APP_ID of this server where the export names workflow tool provider OLD_PROVIDER_ID (repeatable; app tools lists them)'] as const;
 
 /** `--tool` pairs, each target checked to be a workflow app of this server. */
@@ -77,7 +78,7 @@ export function appCommands(program: Command): void {
     .command('import')
     .argument('<file>', 'Dify DSL YAML file')
     .option('--json', 'print one JSON object')
-    .option('--dataset <OLD_ID=NEW_ID>', 'use dataset NEW_ID of this server where the export names OLD_ID (repeatable)', collect, [] as string[])
+    .option(...DATASET_FLAG, collect, [] as string[])
     .option(...TOOL_FLAG, collect, [] as string[])
     .description('create an app from a Dify DSL file and print a new API key; what it cannot serve yet is listed as warnings')
     .action(async (file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => {
@@ -164,18 +165,23 @@ export function appCommands(program: Command): void {
     );
   appCmd
     .command('update')
-    .description('store a new version of an app from a Dify DSL file: same id, same keys; running and paused runs keep their version')
+    .description('store a new version of an app from a Dify DSL file: same id, same keys; running and paused runs keep their version; what it cannot serve yet is listed as warnings')
     .argument('<app>', 'app id (or its unique name)')
     .argument('<file>', 'Dify DSL YAML file')
     .option('--json', 'print one JSON object')
+    .option(...DATASET_FLAG, collect, [] as string[])
     .option(...TOOL_FLAG, collect, [] as string[])
-    .action(async (ref: string, file: string, opts: { json?: boolean; tool: string[] }, cmd: Command) => {
+    .action(async (ref: string, file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => {
       const text = readDslFile(file);
-      await withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
-        const app = await findApp(apps, ref);
-        const updated = await apps.update(app.id, text, { tools: await toolMap(apps, opts.tool) });
+      const datasets = parseDatasetMap(opts.dataset);
+      // the same mappings and warnings as `app import`: the warnings ask the runtime
+      await withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+        const app = await findApp(rt.apps, ref);
+        const updated = await rt.apps.update(app.id, text, { datasets, tools: await toolMap(rt.apps, opts.tool) });
         if (!updated) throw new CliError(`no app with id ${app.id}`);
-        print(opts.json, { app_id: updated.id, mode: updated.mode, name: updated.name, version: updated.version }, `app_id: ${updated.id}\nname: ${updated.name}\nversion: ${updated.version}`);
+        const warnings = await rt.appWarnings(updated);
+        printWarnings(warnings);
+        print(opts.json, { app_id: updated.id, mode: updated.mode, name: updated.name, version: updated.version, warnings }, `app_id: ${updated.id}\nname: ${updated.name}\nversion: ${updated.version}`);
       });
     });
   appCmd
