@@ -3,7 +3,6 @@ import { openStore, type Store } from '../store/db.js';
 import { databaseExists, describeDatabase } from '../store/database-location.js';
 import { AppService } from '../apps/app-service.js';
 import { AppStore } from '../apps/app-store.js';
-import { engineGraphValidator } from '../apps/engine-graph-validator.js';
 import { KeyService } from '../apps/key-service.js';
 import { systemClock } from '../infra/clock.js';
 import { SecretBox } from '../infra/secret-box.js';
@@ -19,12 +18,14 @@ export interface GlobalOptions {
   readonly init?: boolean;
 }
 
-/** What most commands need: the database and the app and key services, without the server's runtime. */
+/** What most commands need: the database and the app and key services (reading apps, not storing a DSL), without the server's runtime. */
 export interface CliContext {
   readonly config: Config;
   readonly store: Store;
   readonly apps: AppService;
   readonly keys: KeyService;
+  /** Seals and opens the secrets the database keeps (form tokens, secret variables). */
+  readonly box: SecretBox;
   /** The bus every server instance listens on (Redis when `REDIS_URL` is set); undefined without one. */
   bus(): Promise<Bus | undefined>;
   /** The deployment's job queue (the runner `QUEUE` names), without a worker: for listing and retrying jobs. */
@@ -59,13 +60,19 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
   let bus: Bus | undefined;
   let queue: Queue | undefined;
   const appStore = new AppStore(store.db);
-  const apps = new AppService(appStore, systemClock, new SecretBox(new ServerKeys({ db: store.db, clock: systemClock, secretKey: config.fileUrls.secretKey })));
-  apps.addGraphValidator(engineGraphValidator);
+  const box = new SecretBox(new ServerKeys({ db: store.db, clock: systemClock, secretKey: config.fileUrls.secretKey }));
+  const apps = new AppService(appStore, systemClock, box);
+  // Reading apps needs no graph check, and the engine's is the bulk of a command's start: commands
+  // that store a DSL (app import, app update) use withRuntime, whose app service checks graphs.
+  apps.addGraphValidator(() => {
+    throw new Error('withCli does not check workflow graphs: store a DSL through withRuntime');
+  });
   const ctx: CliContext = {
     config,
     store,
     apps,
     keys: new KeyService(appStore, systemClock),
+    box,
     async bus() {
       if (!bus && config.redisUrl) {
         const { RedisBus } = await import('../infra/bus/redis-bus.js');
