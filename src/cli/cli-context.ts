@@ -83,7 +83,7 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
     async queue() {
       if (!queue) {
         const [{ createQueue }, { createLogger }, pino] = await Promise.all([import('../infra/queue/create-queue.js'), import('../infra/logger.js'), import('pino')]);
-        queue = await createQueue(store.db, systemClock, createLogger(config.logLevel, pino.destination(2)), { ...config.queue, worker: false }, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+        queue = await createQueue(store.db, systemClock, createLogger(config.logLevel, process.stderr.isTTY ? process.stderr : pino.destination(2)), { ...config.queue, worker: false }, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
       }
       return queue;
     },
@@ -104,7 +104,7 @@ export async function withRuntime<T>(opts: GlobalOptions, fn: (rt: Runtime) => P
   const [{ createRuntime }, { createLogger }, pino] = await Promise.all([import('../runtime.js'), import('../infra/logger.js'), import('pino')]);
   // One-shot commands never run background jobs; `serve` does. Their log goes to stderr: stdout
   // holds only what the command prints (one JSON document with --json).
-  const logger = createLogger(config.logLevel, pino.destination(2));
+  const logger = createLogger(config.logLevel, process.stderr.isTTY ? process.stderr : pino.destination(2));
   const rt = await createRuntime({ ...config, queue: { ...config.queue, worker: false } }, { logger });
   try {
     return await fn(rt);
