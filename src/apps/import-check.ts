@@ -152,7 +152,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
     }
     for (const id of datasetIdsOf(d)) {
       if (missingDatasets.has(id)) {
-        out.push(warning(node, `dataset ${id}`, `--dataset ${id}=NEW_ID`, `dataset ${id} does not exist here: import with --dataset ${id}=NEW_ID (a dataset of this server) or create it`));
+        out.push(warning(node, `dataset ${id}`, `--dataset ${id}=NEW_ID`, `dataset ${id} does not exist here: map it with app import or app update --dataset ${id}=NEW_ID (a dataset of this server; dataset list shows them) or create it`));
       }
     }
     if (pythonNodes.includes(node)) {
