@@ -57,7 +57,13 @@ export async function main(argv: string[]): Promise<void> {
     process.stderr.write(`error: ${knownError(err) ? err.message : String((err as Error).stack ?? err)}\n`);
     process.exitCode = 1;
     if (json) process.stdout.write(failureJson(err, 1));
+    // A command that failed ends even when something it opened (a reconnecting Redis client, a
+    // database pool, a worker thread of a server that failed to start) would hold the event loop.
+    setTimeout(() => process.exit(1), FAILED_EXIT_GRACE_MS).unref();
   }
 }
+
+/** How long a failed command may take to flush its output before it is made to exit. */
+const FAILED_EXIT_GRACE_MS = 500;
 
 if (process.argv[1] && /cli\.(ts|js)$/.test(process.argv[1])) await main(process.argv);

@@ -1,8 +1,10 @@
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_PARSE_LIMITS, DEFAULT_SSE_MAX_BUFFERED_BYTES, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from './config/defaults.js';
+import os from 'node:os';
+import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_PARSE_LIMITS, DEFAULT_SSE_MAX_BUFFERED_BYTES, DEFAULT_SSE_PING_INTERVAL_MS, DEFAULT_TOKENIZER_MAX_PIECE_CHARS, defaultSqliteMmapMb } from './config/defaults.js';
 import type { ModelPrice } from './lib/usage.js';
 import { readToolsConfig } from './tools/tool-config.js';
+import { readModerationConfig } from './moderation/moderation-config.js';
 import { MB, int, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
 import { parseRole, type Config } from './config/config-types.js';
 
@@ -31,8 +33,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl,
     databaseSchema: str(env, file, 'DATABASE_SCHEMA'),
     databasePoolSize: int(env, file, 'DATABASE_POOL_SIZE', DEFAULT_DATABASE_POOL_SIZE, 1),
+    sqliteMmapMb: int(env, file, 'SQLITE_MMAP_MB', defaultSqliteMmapMb(os.totalmem()), 0),
     redisUrl: str(env, file, 'REDIS_URL'),
     redisKeyPrefix: str(env, file, 'REDIS_KEY_PREFIX') ?? 'dovetail:',
+    redisConnectTimeoutSeconds: int(env, file, 'REDIS_CONNECT_TIMEOUT_SECONDS', 5, 1),
     storage: storageOf(env, file),
     logLevel: str(env, file, 'LOG_LEVEL') ?? 'info',
     metricsToken: str(env, file, 'METRICS_TOKEN'),
@@ -66,6 +70,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     chatMemoryMaxTokens: int(env, file, 'CHAT_MEMORY_MAX_TOKENS', 2000),
     ssrfAllowHosts: list(str(env, file, 'SSRF_ALLOW_HOSTS'), []),
     providers: providersOf(env, file),
+    moderation: readModerationConfig(env, file),
     appMaxExecutionSeconds: int(env, file, 'APP_MAX_EXECUTION_TIME', 1200, 1),
     ssePingIntervalMs: int(env, file, 'SSE_PING_INTERVAL_MS', DEFAULT_SSE_PING_INTERVAL_MS, 10),
     feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),

@@ -49,6 +49,8 @@ import { runWorkflowForTool } from './runs/workflow-tool-runner.js';
 import { UploadToolFiles } from './files/tool-files.js';
 import type { AnnotationService } from './annotations/annotation-service.js';
 import { importWarnings } from './apps/import-check.js';
+import { ModerationService } from './moderation/moderation-service.js';
+import { ApiExtensionClient } from './moderation/api-extension-client.js';
 import { missingPythonModules, processModuleAdvice } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
 import type { App } from './apps/app-service.js';
@@ -84,6 +86,8 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly apps: AppService;
   /** What an imported app names that this server cannot serve yet (`app import` / `app check` warnings). */
   appWarnings(app: App): Promise<ImportWarning[]>;
+  /** Sensitive-word moderation and Dify's API-based extensions (the chat generators use it for chatflows). */
+  readonly moderation: ModerationService;
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
   readonly uploads: UploadService;
@@ -150,6 +154,8 @@ export interface RuntimeOptions {
 export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
+  // A Redis that cannot be reached is a start-up error (the clients below would retry for ever)
+  if (config.redisUrl) await (await import('./infra/redis-check.js')).checkRedis(config.redisUrl, config.redisConnectTimeoutSeconds);
   const storage = await openBlobs(config.storage, config.dataDir);
   const blobs = storage.blobs;
   const store = await openStore(config).catch(async (err: unknown) => {
@@ -185,7 +191,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const redis = config.redisUrl
     ? await Promise.all([import('./infra/bus/redis-bus.js'), import('./infra/redis-active-requests.js'), import('./infra/redis-rate-limit.js')]).then(([bus, active, rate]) => ({ url: config.redisUrl!, ...bus, ...active, ...rate }))
     : undefined;
-  const bus: Bus = opts.bus ?? (redis ? new redis.RedisBus(redis.url, config.redisKeyPrefix) : new MemoryBus());
+  const bus: Bus = opts.bus ?? (redis ? new redis.RedisBus(redis.url, config.redisKeyPrefix, logger) : new MemoryBus());
   closers.push(() => bus.close());
   // Found keys are cached only where every instance hears a revocation (see KeyService).
   const keys = new KeyService(appStore, clock, { cacheFound: bus.shared, changeStamp: store.caps.changeStamp });
@@ -211,9 +217,16 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   closers.push(() => toolRuntime.close());
   const agentThoughts = new AgentThoughtStore(store.db);
-  const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests });
+  const leases = new MessageLeases({ messages, clock, logger, config: config.messages, activeRequests, observeCleanUp: (s) => metrics.takeoverDelay.observe({ what: 'message' }, s) });
   closers.push(async () => leases.close());
+  const moderation = new ModerationService({
+    config: config.moderation,
+    providers: modelProviders,
+    extensions: new ApiExtensionClient(config.moderation, config.ssrfAllowHosts),
+    logger,
+  });
   const completions = new CompletionService({
+    moderation,
     leases,
     config,
     clock,
@@ -252,7 +265,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   }, appStore);
   closers.push(closeMail);
   await leases.scheduleSweep(queue);
-  const rateLimiter: RateLimiter = redis ? new redis.RedisRateLimiter(redis.url, `${config.redisKeyPrefix}ratelimit:`) : new MemoryRateLimiter(() => clock.now());
+  const rateLimiter: RateLimiter = redis ? new redis.RedisRateLimiter(redis.url, `${config.redisKeyPrefix}ratelimit:`, logger) : new MemoryRateLimiter(() => clock.now());
   closers.push(() => rateLimiter.close());
   apps.addGraphValidator(engineGraphValidator);
   const code = createCodeSandbox(config, apps, logger);
@@ -260,6 +273,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   let knowledge: Knowledge | undefined;
   const runs = new RunService({
     db: store.db,
+    moderateAnswer: (app, answer) => moderation.replacementOf(app, answer),
     messages,
     conversations: conversationStore,
     endUsers,
@@ -276,6 +290,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     templates: code.quickjs,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
+    observeTakeover: (s) => metrics.takeoverDelay.observe({ what: 'run' }, s),
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts, parser }),
     tools: toolRuntime,
     tracing,
@@ -294,7 +309,15 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   await runs.startBackground();
   closers.push(() => runs.close());
   const chatflow = new ChatflowService(
-    { db: store.db, messages, conversations: conversationStore, feedback: feedbackStore, variables: runs.conversationVariables, thoughts: agentThoughts },
+    {
+      db: store.db,
+      messages,
+      conversations: conversationStore,
+      feedback: feedbackStore,
+      variables: runs.conversationVariables,
+      thoughts: agentThoughts,
+      files: { find: (id) => uploads.find(id), sign: (id, origin) => fileUrls.sign(id, origin, false) },
+    },
     clock,
     runs,
     annotationReplier,
@@ -315,6 +338,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     pythonSetting: config.code.mode === 'sandbox' ? 'CODE_PYTHON_PACKAGES_DIR' : 'CODE_PYTHON_COMMAND',
     missingModuleAdvice: (m: string) => code.executor.missingModuleAdvice?.(m) ?? processModuleAdvice(m),
     tools: () => toolRuntime,
+    apiBasedExtensions: config.moderation.extensions,
   };
   return {
     ...knowledgeServices,
@@ -332,6 +356,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     blobs,
     apps,
     appWarnings: (app) => importWarnings(app.dsl, app.workspaceId, importDeps),
+    moderation,
     keys,
     endUsers,
     uploads,

@@ -1,6 +1,7 @@
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DslError } from './errors.js';
 import { isObject } from '../infra/objects.js';
+import { dslVersionOf, isRawNode, upgradeGraph } from './dsl-upgrade.js';
 
 export const APP_MODES = ['completion', 'chat', 'agent-chat', 'advanced-chat', 'workflow'] as const;
 export type AppMode = (typeof APP_MODES)[number];
@@ -98,7 +99,9 @@ export function parseDsl(text: string): DslDocument {
   if (!isObject(doc)) throw new DslError('the DSL must be a YAML mapping with an `app` section');
   if (doc.app === undefined && isBareGraph(doc)) doc = bareGraphApp(doc);
   if (!isObject(doc)) throw new DslError('the DSL must be a YAML mapping with an `app` section');
-  if (doc.kind !== undefined && doc.kind !== 'app') throw new DslError(`kind must be "app", got "${String(doc.kind)}"`);
+  if (doc.kind !== undefined && doc.kind !== null && doc.kind !== '' && doc.kind !== 'app') throw new DslError(`kind must be "app", got "${String(doc.kind)}"`);
+  // a missing `kind` is an app, a missing `version` 0.1.0 (Dify's importer); a malformed version is refused
+  dslVersionOf(doc);
   const app = doc.app;
   if (!isObject(app)) {
     const hint = Array.isArray(doc.nodes) ? ' (top-level `nodes` without `data` are not a Dify graph either)' : '';
@@ -145,6 +148,8 @@ export function parseDsl(text: string): DslDocument {
     for (const key of ['environment_variables', 'conversation_variables'] as const) {
       if (wf[key] !== undefined && !Array.isArray(wf[key])) throw new DslError(`workflow.${key} must be a list`);
     }
+    const upgraded = upgradeGraph(graph.nodes.filter(isRawNode), graph.edges as Parameters<typeof upgradeGraph>[1]);
+    doc = { ...doc, workflow: { ...wf, graph: { ...graph, ...upgraded } } };
   }
   return doc as unknown as DslDocument;
 }

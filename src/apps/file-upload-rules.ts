@@ -12,8 +12,9 @@ interface FileUploadRules {
   /** Most files; `source` names where the number comes from (for the message). */
   readonly maxFiles: number;
   readonly source: string;
-  /** Transfer methods allowed (empty: any). */
+  /** Transfer methods allowed (empty: any), and the app setting they come from. */
   readonly methods: readonly string[];
+  readonly methodsSource: string;
   /** File types allowed (empty: any; `custom` files always pass, as Dify). */
   readonly types: readonly string[];
 }
@@ -36,14 +37,15 @@ function rulesOf(app: App, defaultMax: number): FileUploadRules {
       maxFiles: n ?? defaultMax,
       source: n !== undefined ? "the app's file_upload.number_limits" : 'WORKFLOW_FILE_UPLOAD_LIMIT',
       methods: strings(fu.allowed_file_upload_methods),
+      methodsSource: 'file_upload.allowed_file_upload_methods',
       types: strings(fu.allowed_file_types),
     };
   }
   if (image.enabled === true) {
     const n = positive(image.number_limits);
-    return { maxFiles: n ?? defaultMax, source: n !== undefined ? "the app's file_upload.image.number_limits" : 'WORKFLOW_FILE_UPLOAD_LIMIT', methods: strings(image.transfer_methods), types: [] };
+    return { maxFiles: n ?? defaultMax, source: n !== undefined ? "the app's file_upload.image.number_limits" : 'WORKFLOW_FILE_UPLOAD_LIMIT', methods: strings(image.transfer_methods), methodsSource: 'file_upload.image.transfer_methods', types: [] };
   }
-  return { maxFiles: defaultMax, source: 'WORKFLOW_FILE_UPLOAD_LIMIT', methods: [], types: [] };
+  return { maxFiles: defaultMax, source: 'WORKFLOW_FILE_UPLOAD_LIMIT', methods: [], methodsSource: '', types: [] };
 }
 
 /**
@@ -62,7 +64,7 @@ export function checkRequestFiles(app: App, files: readonly unknown[] | null | u
     if (!isObject(f)) continue;
     const method = f.transfer_method;
     if (r.methods.length > 0 && typeof method === 'string' && !r.methods.includes(method)) {
-      throw invalidParam(`files[${i}].transfer_method ${method} is not allowed (the app's file_upload.allowed_file_upload_methods: ${r.methods.join(', ')})`);
+      throw invalidParam(`files[${i}].transfer_method ${method} is not allowed (the app's ${r.methodsSource}: ${r.methods.join(', ')})`);
     }
     const type = typeof f.type === 'string' && f.type !== '' ? f.type : 'custom';
     if (r.types.length > 0 && type !== 'custom' && !r.types.includes(type)) {

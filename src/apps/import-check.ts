@@ -7,6 +7,9 @@ import type { ToolRuntime } from '../tools/tool.js';
 import { toolNodeWarnings } from '../tools/tool-warnings.js';
 import { agentChatToolRef, enabledAgentTools } from '../messages/agent-mode.js';
 import { isObject } from '../infra/objects.js';
+import { DEFAULT_DSL_VERSION, isNewerDslVersion, NEWEST_KNOWN_DSL_VERSION, parseDslVersion } from './dsl-upgrade.js';
+import type { ApiBasedExtension } from '../moderation/moderation-config.js';
+import { moderationWarnings } from '../moderation/moderation-warnings.js';
 
 /** What the import check asks of the rest of the server. */
 export interface ImportCheckDeps {
@@ -21,6 +24,8 @@ export interface ImportCheckDeps {
   readonly missingModuleAdvice: (module: string) => string;
   /** The tools tool and agent nodes run with; unset: their tools are not checked. */
   readonly tools?: () => ToolRuntime;
+  /** `api_based_extensions` of dovetail.yaml (moderation and external data tools name them); unset: none. */
+  readonly apiBasedExtensions?: readonly ApiBasedExtension[];
 }
 
 
@@ -51,7 +56,10 @@ function datasetIdsOf(data: Readonly<Record<string, unknown>>): string[] {
   return out;
 }
 
-/** Model providers a node calls: `model`, and the metadata model when filtering is automatic. */
+/**
+ * Model providers a node calls: `model`, the metadata model when filtering is automatic, and an
+ * agent node's model (`agent_parameters.model.value`).
+ */
 function providersOf(data: Readonly<Record<string, unknown>>): string[] {
   const out: string[] = [];
   const add = (m: unknown) => {
@@ -59,6 +67,10 @@ function providersOf(data: Readonly<Record<string, unknown>>): string[] {
   };
   add(data.model);
   if (data.metadata_filtering_mode === 'automatic') add(data.metadata_model_config);
+  if (data.type === 'agent' && isObject(data.agent_parameters)) {
+    const m = data.agent_parameters.model;
+    add(isObject(m) && 'value' in m ? m.value : m);
+  }
   return out;
 }
 
@@ -101,13 +113,29 @@ function warning(node: DslNode, part: string, setting: string, message: string):
  * modules code nodes import that are not installed, and what each node type's own
  * `importWarnings` reports. The graph itself was validated at import; this never throws for it.
  */
+/** A DSL newer than the newest Dovetail knows (Dify asks the user to confirm such an import). */
+function versionWarnings(doc: DslDocument): ImportWarning[] {
+  // an app stored before versions were checked may have a malformed one: the import refuses those, `app check` does not
+  const version = typeof doc.version === 'string' && parseDslVersion(doc.version) ? doc.version : DEFAULT_DSL_VERSION;
+  if (!isNewerDslVersion(version, NEWEST_KNOWN_DSL_VERSION)) return [];
+  return [
+    {
+      node_id: 'version',
+      node_type: 'dsl',
+      part: `DSL version ${version}`,
+      setting: null,
+      message: `version ${version} is newer than the newest DSL version Dovetail knows (${NEWEST_KNOWN_DSL_VERSION}): what was added to the DSL since is not read; check the app before relying on it`,
+    },
+  ];
+}
+
 /** The app's python3 code nodes (with their code). */
 export function pythonCodeNodes(doc: DslDocument): DslNode[] {
   return (doc.workflow?.graph.nodes ?? []).filter((n) => n.data.type === 'code' && n.data.code_language === 'python3' && typeof n.data.code === 'string');
 }
 
 export async function importWarnings(doc: DslDocument, workspaceId: string, deps: ImportCheckDeps): Promise<ImportWarning[]> {
-  const out: ImportWarning[] = [];
+  const out: ImportWarning[] = [...versionWarnings(doc), ...moderationWarnings(doc, deps.apiBasedExtensions ?? [], () => problemOf(deps, 'openai'))];
   if (!doc.workflow) {
     // completion and chat apps: the one model of `model_config`
     const model = isObject(doc.model_config) ? doc.model_config.model : undefined;

@@ -75,6 +75,7 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
     box,
     async bus() {
       if (!bus && config.redisUrl) {
+        await (await import('../infra/redis-check.js')).checkRedis(config.redisUrl, config.redisConnectTimeoutSeconds);
         const { RedisBus } = await import('../infra/bus/redis-bus.js');
         bus = new RedisBus(config.redisUrl, config.redisKeyPrefix);
       }
@@ -82,6 +83,7 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
     },
     async queue() {
       if (!queue) {
+        if (config.redisUrl && config.queue.runner === 'bullmq') await (await import('../infra/redis-check.js')).checkRedis(config.redisUrl, config.redisConnectTimeoutSeconds);
         const [{ createQueue }, { createLogger }, pino] = await Promise.all([import('../infra/queue/create-queue.js'), import('../infra/logger.js'), import('pino')]);
         queue = await createQueue(store.db, systemClock, createLogger(config.logLevel, process.stderr.isTTY ? process.stderr : pino.destination(2)), { ...config.queue, worker: false }, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
       }

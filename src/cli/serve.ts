@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { configFile, loadConfig, parseRole } from '../config.js';
+import { ConfigError, configFile, loadConfig, parseRole } from '../config.js';
 import { configuredProviders } from '../llm/provider-readiness.js';
 import { describeDatabase } from '../store/database-location.js';
 import { missingServerFlags } from './node-flags.js';
@@ -10,6 +10,17 @@ const EXAMPLES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 
 
 /** How long after SHUTDOWN_TIMEOUT_SECONDS a shutdown that has not finished is cut off by exiting. */
 const HARD_EXIT_MARGIN_MS = 10_000;
+
+/** How long a start that failed may take to close what it opened before the process exits anyway. */
+const START_FAILURE_CLOSE_MS = 3000;
+
+/** A port that cannot be listened on is a setting error naming PORT (and HOST). */
+function listenError(err: NodeJS.ErrnoException, port: number, host: string): Error {
+  if (err.code === 'EADDRINUSE') return new ConfigError(`PORT ${port} on HOST ${host} is already in use (another process listens on it); choose another PORT or stop that process`);
+  if (err.code === 'EACCES') return new ConfigError(`PORT ${port} on HOST ${host} cannot be listened on: permission denied (ports below 1024 need privileges)`);
+  if (err.code === 'EADDRNOTAVAIL') return new ConfigError(`HOST ${host} is not an address of this machine (EADDRNOTAVAIL); set HOST to one of its addresses or 0.0.0.0`);
+  return err;
+}
 
 /**
  * `dovetail serve`: the HTTP server until SIGTERM or SIGINT, then a graceful shutdown (see
@@ -27,31 +38,40 @@ export async function serve(opts: { role?: string } = {}): Promise<void> {
     import('../seed.js'),
   ]);
   const runtime = await createRuntime(config);
-  runtime.warmWorkers();
-  runtime.logger.info({ database: describeDatabase(config) }, 'database');
-  // one line saying where the settings came from and which model providers they set up
-  const settingsFile = configFile() ?? null;
-  const providers = configuredProviders(config.providers);
-  const fallback = config.providers.default;
-  runtime.logger.info(
-    { settingsFile, providers, ...(fallback ? { providersDefault: fallback } : {}) },
-    `settings: ${settingsFile ?? 'environment only (no dovetail.yaml)'}; model providers: ${providers.length > 0 ? providers.join(', ') : 'none configured (only the built-in mock model answers)'}${fallback ? `; unknown providers go to ${fallback}` : ''}`,
-  );
-  const missing = missingServerFlags();
-  if (missing.length > 0) {
-    runtime.logger.info({ missing }, `node runs without ${missing.join(' ')}, which npm start passes: a burst of requests after a quiet period is slower (see docs/deployment.md)`);
-  }
-  // the example apps are imported by a process that serves them (and not by every worker as well)
-  if (config.seedExamples && config.role !== 'worker') {
-    const seeded = await seedExamples(runtime, EXAMPLES_DIR);
-    if (seeded.length > 0) {
-      process.stderr.write('\nImported the example apps. Their API keys are shown only this once:\n\n');
-      for (const s of seeded) process.stderr.write(`  ${s.name.padEnd(32)} ${s.mode.padEnd(14)} ${s.apiKey}\n`);
-      process.stderr.write('\n');
+  let app: Awaited<ReturnType<typeof buildServer>>;
+  try {
+    runtime.warmWorkers();
+    runtime.logger.info({ database: describeDatabase(config) }, 'database');
+    // one line saying where the settings came from and which model providers they set up
+    const settingsFile = configFile() ?? null;
+    const providers = configuredProviders(config.providers);
+    const fallback = config.providers.default;
+    runtime.logger.info(
+      { settingsFile, providers, ...(fallback ? { providersDefault: fallback } : {}) },
+      `settings: ${settingsFile ?? 'environment only (no dovetail.yaml)'}; model providers: ${providers.length > 0 ? providers.join(', ') : 'none configured (only the built-in mock model answers)'}${fallback ? `; unknown providers go to ${fallback}` : ''}`,
+    );
+    const missing = missingServerFlags();
+    if (missing.length > 0) {
+      runtime.logger.info({ missing }, `node runs without ${missing.join(' ')}, which npm start passes: a burst of requests after a quiet period is slower (see docs/deployment.md)`);
     }
+    // the example apps are imported by a process that serves them (and not by every worker as well)
+    if (config.seedExamples && config.role !== 'worker') {
+      const seeded = await seedExamples(runtime, EXAMPLES_DIR);
+      if (seeded.length > 0) {
+        process.stderr.write('\nImported the example apps. Their API keys are shown only this once:\n\n');
+        for (const s of seeded) process.stderr.write(`  ${s.name.padEnd(32)} ${s.mode.padEnd(14)} ${s.apiKey}\n`);
+        process.stderr.write('\n');
+      }
+    }
+    app = await buildServer(runtime);
+    await app.listen({ port: config.port, host: config.host }).catch((err: NodeJS.ErrnoException) => {
+      throw listenError(err, config.port, config.host);
+    });
+  } catch (err) {
+    // A start that failed ends the process (see main): what the runtime opened is closed first, within a bound.
+    await Promise.race([runtime.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, START_FAILURE_CLOSE_MS).unref())]);
+    throw err;
   }
-  const app = await buildServer(runtime);
-  await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const roleNote = config.role === 'all' ? '' : ` (role ${config.role}${config.role === 'worker' ? ': only /health, /ready and /metrics' : ''})`;

@@ -10,6 +10,7 @@ import type { ParseConfig } from '../knowledge/ingest/parse/document-parser.js';
 import type { MailConfig } from '../mail/mail-config.js';
 import type { StorageConfig } from '../files/blobs/storage-config.js';
 import type { WebFormConfig } from '../web/web-form-config.js';
+import type { ModerationConfig } from '../moderation/moderation-config.js';
 
 /** The shape of the loaded settings (src/config.ts `loadConfig`); each field names its setting. */
 
@@ -105,9 +106,13 @@ export interface Config {
   readonly databaseSchema: string | undefined;
   /** Connections each process keeps to PostgreSQL at most (`DATABASE_POOL_SIZE`, default 10). */
   readonly databasePoolSize: number;
+  /** SQLite: MB of the database file read through a memory map (`SQLITE_MMAP_MB`; 0: none; default sized to the machine, see defaultSqliteMmapMb). */
+  readonly sqliteMmapMb: number;
   readonly redisUrl: string | undefined;
   /** Prepended to every Redis key and pub/sub channel (`REDIS_KEY_PREFIX`, default `dovetail:`), so several deployments can share one Redis. */
   readonly redisKeyPrefix: string;
+  /** How long a process waits at start-up for Redis to answer a PING before it exits naming `REDIS_URL` (`REDIS_CONNECT_TIMEOUT_SECONDS`, default 5). */
+  readonly redisConnectTimeoutSeconds: number;
   /** Where uploaded files live (`STORAGE_TYPE`, `S3_*`; see src/files/blobs/storage-config.ts). */
   readonly storage: StorageConfig;
   readonly logLevel: string;
@@ -123,6 +128,8 @@ export interface Config {
   readonly chatMemoryMaxTokens: number;
   /** Remote-URL fetches may reach these hosts even when they resolve to private addresses. */
   readonly ssrfAllowHosts: readonly string[];
+  /** Sensitive-word moderation and Dify's API-based extensions (`api_based_extensions` of dovetail.yaml; see src/moderation/moderation-config.ts). */
+  readonly moderation: ModerationConfig;
   /** Model providers: `NAME_API_KEY` / `NAME_BASE_URL` (and extras) per provider, `providers:` of `dovetail.yaml` (see `src/llm/provider-table.ts`). */
   readonly providers: ProvidersConfig;
   /** Longest a generation may run before it is aborted, in seconds (`APP_MAX_EXECUTION_TIME`, default 1200). */

@@ -10,6 +10,15 @@ import type { ParseLimits } from '../knowledge/ingest/parse/limits.js';
 /** `DATABASE_POOL_SIZE`: PostgreSQL connections at most. */
 export const DEFAULT_DATABASE_POOL_SIZE = 10;
 
+/**
+ * `SQLITE_MMAP_MB`: how much of the SQLite file is read through a memory map. Mapped pages count in
+ * the process's RSS; the default is a thirty-second of the machine's memory, between 16 and 256 MB
+ * (64 MB on a 2 GB machine, 256 MB from 8 GB).
+ */
+export function defaultSqliteMmapMb(totalMemoryBytes: number): number {
+  return Math.max(16, Math.min(256, Math.floor(totalMemoryBytes / 32 / (1024 * 1024))));
+}
+
 /** `TOKENIZER_MAX_PIECE_CHARS`: the longest run of characters the tokenizer counts as one piece. */
 export const DEFAULT_TOKENIZER_MAX_PIECE_CHARS = 128;
 

@@ -91,6 +91,20 @@ export class FeedbackStore {
       .execute();
   }
 
+  /** The end user's (`user` source) rating of each of these messages that has one (Dify's `Message.user_feedback`). */
+  async userRatings(messageIds: readonly string[]): Promise<Map<string, Rating>> {
+    const out = new Map<string, Rating>();
+    if (messageIds.length === 0) return out;
+    const rows = await this.#db
+      .selectFrom('message_feedbacks')
+      .select(['message_id', 'rating'])
+      .where('message_id', 'in', [...messageIds])
+      .where('from_source', '=', 'user')
+      .execute();
+    for (const r of rows) out.set(r.message_id, r.rating as Rating);
+    return out;
+  }
+
   /** Deletes the slot's feedback; returns whether there was one. */
   async delete(messageId: string, source: FeedbackSource): Promise<boolean> {
     const r = await this.#db.deleteFrom('message_feedbacks').where('message_id', '=', messageId).where('from_source', '=', source).executeTakeFirst();

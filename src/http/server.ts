@@ -67,8 +67,8 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(workflowRoutes, ['config', 'endUsers', 'runs']),
   narrowed(workflowEventRoutes, ['config', 'endUsers', 'runs']),
   narrowed(workflowLogRoutes, ['workflowLogs']),
-  narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'runs']),
-  narrowed(conversationRoutes, ['chatflow', 'endUsers', 'runs']),
+  narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'moderation', 'runs']),
+  narrowed(conversationRoutes, ['chatflow', 'config', 'endUsers', 'runs']),
   narrowed(annotationRoutes, ['annotations']),
   narrowed(audioRoutes, ['audio']),
 ];

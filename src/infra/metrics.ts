@@ -52,6 +52,18 @@ export class Metrics {
   });
   readonly modelTokens = new Counter({ name: 'dovetail_model_tokens_total', help: 'Tokens the providers reported, by provider and kind (prompt | completion).', labelNames: ['provider', 'kind'], registers: [this.registry] });
   readonly modelErrors = new Counter({ name: 'dovetail_model_call_errors_total', help: 'Model calls that failed, by provider.', labelNames: ['provider'], registers: [this.registry] });
+  /**
+   * Seconds from an execution's last sign of life (a run's last write, a message's last heartbeat)
+   * to the moment another execution took the run over or the sweep ended the message: what
+   * `RUN_LEASE_SECONDS` and `MESSAGE_LEASE_SECONDS` bound (see docs/deployment.md, "Takeover").
+   */
+  readonly takeoverDelay = new Histogram({
+    name: 'dovetail_takeover_delay_seconds',
+    help: "Seconds from a dead execution's last sign of life to its takeover, by what (run | message).",
+    labelNames: ['what'],
+    buckets: [0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 120],
+    registers: [this.registry],
+  });
   readonly indexedSegments = new Counter({ name: 'dovetail_indexed_segments_total', help: 'Knowledge segments (or child chunks) indexed and committed.', registers: [this.registry] });
 
   constructor(source: MetricsSource) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { logRedisErrors } from './redis-errors.js';
 import { ActiveRequests, once, type ActiveRequestLimiter, type Release } from './active-requests.js';
 import { tooManyRequests } from './errors.js';
 import type { Logger } from './logger.js';
@@ -38,6 +39,7 @@ export class RedisActiveRequests implements ActiveRequestLimiter {
 
   constructor(url: string, logger: Logger, opts: RedisActiveRequestsOptions = {}) {
     this.#redis = new Redis(url, { maxRetriesPerRequest: 3 });
+    logRedisErrors(this.#redis, logger, 'active requests redis connection');
     this.#logger = logger;
     this.#staleMs = opts.staleMs ?? 30_000;
     this.#prefix = opts.prefix ?? 'dovetail:active:';

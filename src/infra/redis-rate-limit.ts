@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
 import type { RateLimiter } from './rate-limit.js';
+import type { Logger } from './logger.js';
+import { logRedisErrors } from './redis-errors.js';
 
 const HIT = `
 local n = redis.call('INCR', KEYS[1])
@@ -11,8 +13,9 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #redis: Redis;
   readonly #prefix: string;
 
-  constructor(url: string, prefix = 'dovetail:ratelimit:') {
+  constructor(url: string, prefix = 'dovetail:ratelimit:', logger?: Logger) {
     this.#redis = new Redis(url, { maxRetriesPerRequest: 3 });
+    logRedisErrors(this.#redis, logger, 'rate limit redis connection');
     this.#prefix = prefix;
   }
 

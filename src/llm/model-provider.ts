@@ -118,6 +118,18 @@ export interface ModelProvider {
    * with audio (a refusal throws `completion_request_error` before any byte); the body then streams.
    */
   speak?(req: SpeakRequest): Promise<SpeechAudio>;
+  /**
+   * Content moderation (OpenAI's `POST /moderations`): true when the upstream flags any of
+   * `req.texts`; absent when the provider cannot do it. Failures as for `stream`.
+   */
+  moderate?(req: ModerateRequest): Promise<boolean>;
+}
+
+export interface ModerateRequest {
+  readonly model: string;
+  /** Sent in one request as `input`. */
+  readonly texts: readonly string[];
+  readonly signal?: AbortSignal;
 }
 
 /** Chooses a provider for a DSL `model.provider` name. */

@@ -13,6 +13,7 @@ import {
   type ModelProvider,
   type SpeakRequest,
   type SpeechAudio,
+  type ModerateRequest,
   type TranscribeRequest,
 } from './model-provider.js';
 
@@ -245,6 +246,16 @@ export class OpenAIProvider implements ModelProvider {
       const file = await toFile(req.bytes, req.filename, { type: req.mimeType });
       const r = await this.#client.audio.transcriptions.create({ file, model: req.model }, { signal: req.signal ?? null });
       return typeof r.text === 'string' ? r.text : '';
+    } catch (err) {
+      throw upstreamError(err);
+    }
+  }
+
+  /** `POST /moderations` through the SDK: flagged when any result is. */
+  async moderate(req: ModerateRequest): Promise<boolean> {
+    try {
+      const r = await this.#client.moderations.create({ model: req.model, input: [...req.texts] }, { signal: req.signal ?? null });
+      return r.results.some((x) => x.flagged === true);
     } catch (err) {
       throw upstreamError(err);
     }

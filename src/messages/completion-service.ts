@@ -12,7 +12,7 @@ import { buildChatPrompt, type Exchange } from './chat-prompt.js';
 import { buildCompletionPrompt, fileInputs, type CompletionPrompt } from './completion-prompt.js';
 import { imageParts } from './file-parts.js';
 import type { NewConversation, NewMessage } from './message-store.js';
-import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage, type AnnotationHit } from './annotation-answer.js';
+import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage, type AnnotationHit, type AnnotationReplyInfo } from './annotation-answer.js';
 import { conversationName } from './conversation-name.js';
 import { isObject } from '../infra/objects.js';
 import { withCaller } from '../tools/tool.js';
@@ -21,7 +21,7 @@ import { AgentThoughtRecorder, agentThoughtEvent } from './agent-thoughts.js';
 import { runAgentTurn } from './agent-turn.js';
 import { renderTemplate } from './completion-prompt.js';
 import type { ChatInput, ChatRun, CompletionDeps, CompletionInput, CompletionOutcome, CompletionRun, CompletionSink, ModelSettings, Prepared } from './completion-types.js';
-import { conclude, emitter, ExecutionTimeout, failure, generate } from './model-generation.js';
+import { conclude, emitter, ExecutionTimeout, failure, generate, OutputModerated } from './model-generation.js';
 
 export type { ChatInput, ChatRun, CompletionDeps, CompletionEvent, CompletionInput, CompletionOutcome, CompletionRun, CompletionSink, ConversationLookup } from './completion-types.js';
 export type { AnnotationHit, AnnotationReplier, AnnotationReplyInfo } from './annotation-answer.js';
@@ -67,12 +67,18 @@ export class CompletionService {
    */
   async start(input: CompletionInput, sink?: CompletionSink): Promise<CompletionRun> {
     if (input.app.mode !== 'completion') throw appUnavailable();
+    const d = this.#d;
     const p = await this.#prepare(input);
-    const prompt = buildCompletionPrompt(p.prePrompt, p.inputs, p.query, p.model.mode === 'chat' ? p.images : []);
     const messageId = newId();
     // Dify gives every completion message its own conversation; feedback items carry its id.
     const conversation = { id: messageId, appId: input.app.id, endUserId: p.endUserId, name: 'New conversation', inputs: p.inputs };
-    return this.#launch(p, prompt, { messageId, conversationId: messageId }, conversation, sink);
+    const ids = { messageId, conversationId: messageId };
+    // Dify's completion app runner: input moderation, then the external data tools fill the prompt's inputs
+    const gate = await d.moderation.checkInputs(input.app, p.inputs, p.query);
+    if (gate.type === 'direct') return this.#replyDirect(p, gate.answer, ids, conversation, sink);
+    const promptInputs = await d.moderation.fillExternalData(input.app, gate.inputs, gate.query);
+    const prompt = buildCompletionPrompt(p.prePrompt, promptInputs, gate.query, p.model.mode === 'chat' ? p.images : []);
+    return this.#launch(p, prompt, ids, conversation, sink);
   }
 
   /**
@@ -98,19 +104,23 @@ export class CompletionService {
       conversationId = newId();
       newConversation = { id: conversationId, appId: input.app.id, endUserId: p.endUserId, name: conversationName(p.query), inputs };
     }
-    const prompt = buildChatPrompt(p.prePrompt, inputs, history, p.query, p.model.mode === 'chat' ? p.images : []);
+    const ids = { messageId: newId(), conversationId };
+    // Dify's chat app runner: input moderation (the preset response may answer), annotation reply,
+    // then the external data tools fill the prompt's inputs. The message keeps the caller's query.
+    const gate = await d.moderation.checkInputs(input.app, inputs, p.query);
+    if (gate.type === 'direct') return { ...(await this.#replyDirect({ ...p, inputs }, gate.answer, ids, newConversation, sink)), conversationId };
+    const query = gate.query;
+    // Annotation reply: a matching annotation answers instead of the model.
+    const hit = query ? await d.annotations.match(input.app.id, query) : undefined;
+    if (hit) return { ...(await this.#replyWithAnnotation({ ...p, inputs }, hit, ids, newConversation, sink)), conversationId };
+    const promptInputs = await d.moderation.fillExternalData(input.app, gate.inputs, query);
+    if (input.app.mode === 'agent-chat') return { ...(await this.#launchAgent({ ...p, inputs }, history, ids, newConversation, sink, { inputs: promptInputs, query })), conversationId };
+    const prompt = buildChatPrompt(p.prePrompt, promptInputs, history, query, p.model.mode === 'chat' ? p.images : []);
     // Completion-mode models continue the transcript; stop them at the next human turn (as Dify).
     const stop = p.model.params.stop;
     const unset = stop === undefined || stop === null || (Array.isArray(stop) && stop.length === 0);
     const model = p.model.mode === 'completion' && unset ? { ...p.model, params: { ...p.model.params, stop: ['Human:'] } } : p.model;
-    // Annotation reply (Dify's chat app runner): a matching annotation answers instead of the model.
-    const hit = p.query ? await d.annotations.match(input.app.id, p.query) : undefined;
-    const ids = { messageId: newId(), conversationId };
-    let run: CompletionRun;
-    if (hit) run = await this.#replyWithAnnotation({ ...p, inputs }, hit, ids, newConversation, sink);
-    else if (input.app.mode === 'agent-chat') run = await this.#launchAgent({ ...p, inputs }, history, ids, newConversation, sink);
-    else run = await this.#launch({ ...p, model, inputs }, prompt, ids, newConversation, sink);
-    return { ...run, conversationId };
+    return { ...(await this.#launch({ ...p, model, inputs }, prompt, ids, newConversation, sink)), conversationId };
   }
 
   /** The checks and lookups every model-config app shares. */
@@ -172,6 +182,8 @@ export class CompletionService {
     sink: CompletionSink | undefined,
   ): Promise<CompletionRun> {
     const { messageId } = ids;
+    const emit = emitter(this.#d, sink, messageId);
+    const moderation = this.#d.moderation.outputModeration(p.app, (text, reason) => emit({ type: 'replace', text, reason }));
     return this.#start(p, messageId, ({ taskId, controller }) => {
       // The row is written once the upstream request is on its way, while the model works; without
       // an upstream request, at the first chunk. It is awaited before the end either way.
@@ -181,7 +193,7 @@ export class CompletionService {
         inserted.catch(() => undefined);
         return inserted;
       };
-      return generate(this.#d, { provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink });
+      return generate(this.#d, { provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink, moderation });
     });
   }
 
@@ -198,21 +210,56 @@ export class CompletionService {
     sink: CompletionSink | undefined,
   ): Promise<CompletionRun> {
     const d = this.#d;
+    return this.#answerWithout(p, ids, sink, hit.content, 'annotation reply', (taskId) =>
+      storeAnnotationAnswer({ messages: d.messages, annotations: d.annotations, now: () => d.clock.now() }, this.#newMessage(p, ids, taskId), conversation, hit), annotationReplyInfo(hit));
+  }
+
+  /**
+   * Answers with the input moderation's preset response, as Dify's `direct_output`: the message is
+   * stored with it, it streams one character per `message` event, and the end carries zero usage.
+   */
+  #replyDirect(
+    p: Prepared,
+    answer: string,
+    ids: { readonly messageId: string; readonly conversationId: string },
+    conversation: NewConversation | undefined,
+    sink: CompletionSink | undefined,
+  ): Promise<CompletionRun> {
+    const d = this.#d;
+    return this.#answerWithout(p, ids, sink, answer, 'moderated answer', async (taskId) => {
+      await d.messages.insert({ ...this.#newMessage(p, ids, taskId), annotationId: null }, conversation);
+      const usage = zeroUsage();
+      await d.messages.finish(ids.messageId, { answer, status: 'normal', error: null, promptTokens: 0, completionTokens: 0, usage: { ...usage }, totalPrice: usage.total_price, currency: usage.currency, latency: usage.latency, updatedAt: d.clock.now() });
+      return usage;
+    });
+  }
+
+  /** An answer no model writes (an annotation, a preset response): stored by `store`, then streamed one character per event. */
+  #answerWithout(
+    p: Prepared,
+    ids: { readonly messageId: string; readonly conversationId: string },
+    sink: CompletionSink | undefined,
+    answer: string,
+    what: string,
+    store: (taskId: string) => Promise<UsageBody>,
+    annotationReply?: AnnotationReplyInfo,
+  ): Promise<CompletionRun> {
+    const d = this.#d;
     const { messageId } = ids;
     const emit = emitter(this.#d, sink, messageId);
     return this.#start(p, messageId, async ({ taskId }) => {
       let usage: UsageBody;
       try {
-        usage = await storeAnnotationAnswer({ messages: d.messages, annotations: d.annotations, now: () => d.clock.now() }, this.#newMessage(p, ids, taskId), conversation, hit);
+        usage = await store(taskId);
       } catch (err) {
-        d.logger.error({ err, messageId }, 'annotation reply could not be stored');
+        d.logger.error({ err, messageId }, `${what} could not be stored`);
         const outcome: CompletionOutcome = { status: 'error', answer: '', usage: zeroUsage(), error: internalServerError() };
         emit({ type: 'end', outcome });
         return outcome;
       }
       emit({ type: 'sent' });
-      for (const ch of hit.content) emit({ type: 'message', text: ch });
-      const outcome: CompletionOutcome = { status: 'normal', answer: hit.content, usage, error: undefined, annotationReply: annotationReplyInfo(hit) };
+      for (const ch of answer) emit({ type: 'message', text: ch });
+      const outcome: CompletionOutcome = { status: 'normal', answer, usage, error: undefined, ...(annotationReply ? { annotationReply } : {}) };
       emit({ type: 'end', outcome });
       return outcome;
     });
@@ -254,10 +301,12 @@ export class CompletionService {
     ids: { readonly messageId: string; readonly conversationId: string },
     conversation: NewConversation | undefined,
     sink: CompletionSink | undefined,
+    prompt: { readonly inputs: Record<string, unknown>; readonly query: string },
   ): Promise<CompletionRun> {
     const d = this.#d;
     const { messageId } = ids;
     const emit = emitter(this.#d, sink, messageId);
+    const moderation = d.moderation.outputModeration(p.app, (text, reason) => emit({ type: 'replace', text, reason }));
     return this.#start(p, messageId, async ({ taskId, controller }) => {
       const { signal } = controller;
       const limitS = d.config.appMaxExecutionSeconds;
@@ -269,12 +318,13 @@ export class CompletionService {
       const mode = agentModeOf(p.app);
       const labels = Object.fromEntries(mode.tools.flatMap((t) => [[t.ref.toolName, t.label]] as const));
       const recorder = new AgentThoughtRecorder(messageId, { now: () => d.clock.now(), newId }, labels, (t) => emit({ type: 'thought', thought: agentThoughtEvent(t) }));
-      const instruction = renderTemplate(p.prePrompt, p.inputs);
+      const instruction = renderTemplate(p.prePrompt, prompt.inputs);
       let answer = '';
       let reported: ProviderUsage | undefined;
       let status: CompletionOutcome['status'] = 'normal';
       let error: ServiceError | undefined;
       const live = d.leases.track(messageId);
+      moderation?.whenReplaced(() => controller.abort(new OutputModerated('output moderation replaced the answer')));
       try {
         // the row exists before a frame names the message
         await inserted;
@@ -291,12 +341,14 @@ export class CompletionService {
             model: p.model,
             instruction,
             history,
-            query: p.query,
+            query: prompt.query,
             signal,
             recorder,
             onText: (text) => {
               answer += text;
               live.answer = answer;
+              // once moderation has put the preset response in the answer's place, no more text is sent
+              if (moderation && !moderation.append(text)) return;
               emit({ type: 'message', text, agent: true });
             },
           },
@@ -318,10 +370,11 @@ export class CompletionService {
         emit,
         answer,
         reported,
-        promptText: [instruction, ...history.flatMap((h) => [h.query, h.answer]), p.query].join('\n'),
+        promptText: [instruction, ...history.flatMap((h) => [h.query, h.answer]), prompt.query].join('\n'),
         status,
         error,
         before: () => d.thoughts.save(recorder.thoughts),
+        moderation,
       });
     });
   }

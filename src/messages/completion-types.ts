@@ -15,6 +15,7 @@ import type { AgentThoughtStore } from './agent-thoughts.js';
 import type { MessageLeases } from './message-leases.js';
 import type { MessageStatus, MessageStore } from './message-store.js';
 import type { TaskRegistry } from './task-registry.js';
+import type { ModerationService } from '../moderation/moderation-service.js';
 
 export interface CompletionInput {
   readonly app: App;
@@ -35,6 +36,8 @@ export type CompletionEvent =
   | { readonly type: 'message'; readonly text: string; readonly agent?: boolean }
   /** Agent-chat apps: a round of the agent loop started or changed (Dify's `agent_thought`). */
   | { readonly type: 'thought'; readonly thought: Readonly<Record<string, unknown>> }
+  /** Output moderation replaced the answer so far with `text` (Dify's `message_replace`, `reason` `output_moderation`). */
+  | { readonly type: 'replace'; readonly text: string; readonly reason: string }
   | { readonly type: 'end'; readonly outcome: CompletionOutcome };
 
 export interface CompletionOutcome {
@@ -109,6 +112,8 @@ export interface CompletionDeps {
   readonly thoughts: AgentThoughtStore;
   /** Saves the answers in progress and keeps their messages' heartbeats. */
   readonly leases: MessageLeases;
+  /** Sensitive-word moderation (inputs before the model, the answer as it streams) and external data tools. */
+  readonly moderation: ModerationService;
 }
 
 export interface ModelSettings {

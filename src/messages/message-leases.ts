@@ -43,7 +43,10 @@ export class MessageLeases {
   #saver: NodeJS.Timeout | undefined;
   #saving = false;
 
-  constructor(deps: { messages: MessageStore; clock: Clock; logger: Logger; config: MessageLeaseConfig; activeRequests: ActiveRequestLimiter }) {
+  /** Told the seconds from an ended message's last heartbeat to its end (a metric). */
+  readonly #observe: ((seconds: number) => void) | undefined;
+  constructor(deps: { messages: MessageStore; clock: Clock; logger: Logger; config: MessageLeaseConfig; activeRequests: ActiveRequestLimiter; observeCleanUp?: (seconds: number) => void }) {
+    this.#observe = deps.observeCleanUp;
     this.#messages = deps.messages;
     this.#clock = deps.clock;
     this.#log = deps.logger;
@@ -117,6 +120,7 @@ export class MessageLeases {
       const error = `The server generating this answer stopped before it finished (no sign of life for MESSAGE_LEASE_SECONDS=${seconds} s); the answer so far is kept.`;
       if (!(await this.#messages.endSilent(r.id, cutoff, error, now))) continue;
       ended++;
+      this.#observe?.((now - r.heartbeatAt) / 1000);
       await this.#slots.releaseOrphan(r.appId, r.id).catch((err: unknown) => this.#log.warn({ err, messageId: r.id }, 'slot of an orphaned message not freed (it expires)'));
     }
     if (ended > 0) this.#log.warn({ ended }, 'ended messages whose generating process stopped');

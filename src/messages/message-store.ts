@@ -289,17 +289,17 @@ export class MessageStore {
   }
 
   /** Up to `limit` running messages of `modes` without a heartbeat since `cutoff` (and not of a run). */
-  async silentSince(cutoff: number, modes: readonly string[], limit: number): Promise<{ id: string; appId: string }[]> {
+  async silentSince(cutoff: number, modes: readonly string[], limit: number): Promise<{ id: string; appId: string; heartbeatAt: number }[]> {
     const rows = await this.#db
       .selectFrom('messages')
-      .select(['id', 'app_id'])
+      .select(['id', 'app_id', 'heartbeat_at'])
       .where('status', '=', 'running')
       .where('heartbeat_at', '<', cutoff)
       .where('workflow_run_id', 'is', null)
       .where('mode', 'in', [...modes])
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ id: r.id, appId: r.app_id }));
+    return rows.map((r) => ({ id: r.id, appId: r.app_id, heartbeatAt: Number(r.heartbeat_at) }));
   }
 
   /** Ends a message whose process died as `error`, if it is still running and silent since `cutoff`; whether it did. */

@@ -6,6 +6,7 @@ import { NodeFailure } from '../engine/types.js';
 import type { buildCompletionPrompt } from './completion-prompt.js';
 import type { CompletionDeps, CompletionOutcome, CompletionSink, ModelSettings } from './completion-types.js';
 import { StopRequested } from './task-registry.js';
+import { OUTPUT_MODERATION_REASON, type OutputModeration } from '../moderation/output-moderation.js';
 import type { Cancellation, CancelSource } from '../lib/cancellation.js';
 
 /** A model-config app's generation: the model's answer streamed, its message finished, its end reported. */
@@ -13,6 +14,11 @@ import type { Cancellation, CancelSource } from '../lib/cancellation.js';
 /** Raised into the abort signal when a generation runs past `APP_MAX_EXECUTION_TIME`. */
 export class ExecutionTimeout extends Error {
 override name = 'ExecutionTimeout';
+}
+
+/** Raised into the abort signal when output moderation replaced the answer with its preset response: the generation ends normally. */
+export class OutputModerated extends Error {
+  override name = 'OutputModerated';
 }
 
 /** `sink`, guarded: a listener that throws (a broken socket, say) must not change the outcome or lose the message. */
@@ -36,6 +42,8 @@ export async function generate(d: CompletionDeps, g: {
   /** Stores the message row (once; later calls return the same promise). */
   insert: () => Promise<void>;
   sink: CompletionSink | undefined;
+  /** The answer's output moderation, when the app has moderation. */
+  moderation?: OutputModeration | undefined;
 }): Promise<CompletionOutcome> {
   const cancel = g.controller;
   const emit = emitter(d, g.sink, g.messageId);
@@ -47,6 +55,7 @@ export async function generate(d: CompletionDeps, g: {
   let status: CompletionOutcome['status'] = 'normal';
   let error: ServiceError | undefined;
   const live = d.leases.track(g.messageId);
+  g.moderation?.whenReplaced(() => cancel.abort(new OutputModerated('output moderation replaced the answer')));
   try {
     let sent = false;
     const onSent = () => {
@@ -77,6 +86,8 @@ export async function generate(d: CompletionDeps, g: {
         }
         answer += chunk.text;
         live.answer = answer;
+        // once moderation has put the preset response in the answer's place, the model is not read on
+        if (g.moderation && !g.moderation.append(chunk.text)) break;
         emit({ type: 'message', text: chunk.text });
       } else if (chunk.type === 'usage') {
         reported = { ...reported, ...chunk.usage };
@@ -109,8 +120,10 @@ export async function conclude(d: CompletionDeps, g: {
   status: CompletionOutcome['status'];
   error: ServiceError | undefined;
   before?: () => Promise<void>;
+  /** The answer's output moderation: the stored answer is the one it gives, sent as `replace` first when its last check changed it (as Dify's pipeline). */
+  moderation?: OutputModeration | undefined;
 }): Promise<CompletionOutcome> {
-  const { answer } = g;
+  let { answer } = g;
   let { status, error } = g;
   const usage = await buildUsage(
     {
@@ -122,6 +135,11 @@ export async function conclude(d: CompletionDeps, g: {
     },
     (texts) => d.offload.countTokens(texts),
   );
+  if (g.moderation && status !== 'error') {
+    const checked = await g.moderation.finish(answer);
+    answer = checked.answer;
+    if (checked.flagged) g.emit({ type: 'replace', text: answer, reason: OUTPUT_MODERATION_REASON });
+  }
   try {
     await g.insert();
     await g.before?.();
@@ -150,6 +168,7 @@ export async function conclude(d: CompletionDeps, g: {
 /** The outcome of a generation that threw: stopped by its owner, timed out, or failed. */
 export function failure(d: CompletionDeps, err: unknown, signal: Pick<CancelSource, 'aborted' | 'reason'>): { status: CompletionOutcome['status']; error: ServiceError | undefined } {
   if (signal.aborted && signal.reason instanceof StopRequested) return { status: 'stopped', error: undefined };
+  if (signal.aborted && signal.reason instanceof OutputModerated) return { status: 'normal', error: undefined };
   if (signal.aborted && signal.reason instanceof ExecutionTimeout) return { status: 'error', error: completionRequestError(signal.reason.message) };
   if (err instanceof ServiceError) return { status: 'error', error: err };
   // the agent loop's failures (a tool that cannot run here, a model error) carry their message

@@ -14,7 +14,8 @@ import type { Message, MessageStore, NewConversation } from '../messages/message
 import { conversationName } from '../messages/conversation-name.js';
 import type { AnnotationReplier, AnnotationReplyInfo } from '../messages/completion-service.js';
 import type { UsageBody } from '../llm/usage.js';
-import { annotationReplyInfo, storeAnnotationAnswer } from '../messages/annotation-answer.js';
+import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage } from '../messages/annotation-answer.js';
+import { messageFiles, type MessageFilePorts } from '../messages/message-files.js';
 
 export interface ChatflowMessage {
   readonly run: StartedRun;
@@ -24,14 +25,28 @@ export interface ChatflowMessage {
 }
 
 /** A chatflow message answered by an annotation: the graph does not run (as Dify). */
-export interface AnnotationAnswer {
+/** A chatflow message answered without a workflow run (an annotation, a preset response). */
+export interface DirectAnswer {
   readonly taskId: string;
   readonly messageId: string;
   readonly conversationId: string;
   readonly createdAt: number;
   readonly answer: string;
   readonly usage: UsageBody;
+}
+
+export interface AnnotationAnswer extends DirectAnswer {
   readonly annotationReply: AnnotationReplyInfo;
+}
+
+/** A chatflow message as the caller sent it. */
+export interface ChatflowRequest {
+  readonly app: App;
+  readonly endUserId: string;
+  readonly query: string;
+  readonly inputs: Record<string, unknown>;
+  readonly conversationId: string | undefined;
+  readonly files: readonly unknown[];
 }
 
 export interface Page<T> {
@@ -51,6 +66,8 @@ export interface ChatflowStores {
   readonly variables: ConversationVariables;
   /** Agent-chat messages' agent thoughts (`agent_thoughts` of `GET /messages`). */
   readonly thoughts: AgentThoughtStore;
+  /** The uploads `message_files` describe (with signed preview URLs). */
+  readonly files: MessageFilePorts;
 }
 
 /**
@@ -140,39 +157,67 @@ export class ChatflowService {
    * reply enabled and an annotation matches `query`, stores the message with the annotation's
    * answer and id, records the hit, and returns the answer; otherwise `undefined` (run the graph).
    */
-  async answerFromAnnotation(input: { app: App; endUserId: string; query: string; inputs: Record<string, unknown>; conversationId: string | undefined; files: readonly unknown[] }): Promise<AnnotationAnswer | undefined> {
+  async answerFromAnnotation(input: ChatflowRequest): Promise<AnnotationAnswer | undefined> {
     if (!this.#annotations || !input.query) return undefined;
-    let conversationId: string;
-    let inputs = input.inputs;
-    let newConversation: NewConversation | undefined;
-    if (input.conversationId && input.conversationId.trim() !== '') {
-      const conv = await this.conversation(input.app.id, input.endUserId, input.conversationId.trim());
-      conversationId = conv.id;
-      inputs = conv.inputs;
-    } else {
-      conversationId = newId();
-      newConversation = { id: conversationId, appId: input.app.id, endUserId: input.endUserId, name: conversationName(input.query), inputs };
-    }
-    const hit = await this.#annotations.match(input.app.id, input.query);
+    const annotations = this.#annotations;
+    const target = await this.#target(input);
+    const hit = await annotations.match(input.app.id, input.query);
     if (!hit) return undefined;
     const now = this.#clock.now();
     const messageId = newId();
     const taskId = newId();
     const usage = await storeAnnotationAnswer(
-      { messages: this.#messages, annotations: this.#annotations, now: () => this.#clock.now() },
-      { id: messageId, appId: input.app.id, conversationId, endUserId: input.endUserId, taskId, mode: 'advanced-chat', inputs, query: input.query, files: input.files, createdAt: now },
-      newConversation,
+      { messages: this.#messages, annotations, now: () => this.#clock.now() },
+      { id: messageId, appId: input.app.id, conversationId: target.conversationId, endUserId: input.endUserId, taskId, mode: 'advanced-chat', inputs: target.inputs, query: input.query, files: input.files, createdAt: now },
+      target.newConversation,
       hit,
     );
-    return { taskId, messageId, conversationId, createdAt: now, answer: hit.content, usage, annotationReply: annotationReplyInfo(hit) };
+    return { taskId, messageId, conversationId: target.conversationId, createdAt: now, answer: hit.content, usage, annotationReply: annotationReplyInfo(hit) };
+  }
+
+  /** The inputs a chatflow message runs with: the caller's conversation's (404 when it is not theirs), else `input.inputs`. */
+  async inputsFor(input: ChatflowRequest): Promise<Record<string, unknown>> {
+    return (await this.#target(input)).inputs;
+  }
+
+  /**
+   * Answers with `answer` and no workflow run (input moderation's preset response, as Dify's
+   * advanced-chat runner before the workflow starts): the message is stored with zero usage.
+   */
+  async answerDirectly(input: ChatflowRequest, answer: string): Promise<DirectAnswer> {
+    const target = await this.#target(input);
+    const now = this.#clock.now();
+    const messageId = newId();
+    const taskId = newId();
+    await this.#messages.insert(
+      { id: messageId, appId: input.app.id, conversationId: target.conversationId, endUserId: input.endUserId, taskId, mode: 'advanced-chat', inputs: target.inputs, query: input.query, files: input.files, createdAt: now, annotationId: null },
+      target.newConversation,
+    );
+    const usage = zeroUsage();
+    await this.#messages.finish(messageId, { answer, status: 'normal', error: null, promptTokens: 0, completionTokens: 0, usage: { ...usage }, totalPrice: usage.total_price, currency: usage.currency, latency: usage.latency, updatedAt: this.#clock.now() });
+    return { taskId, messageId, conversationId: target.conversationId, createdAt: now, answer, usage };
+  }
+
+  /** The conversation a message goes to: the caller's (with its inputs), or a new one to create with it. */
+  async #target(input: ChatflowRequest): Promise<{ conversationId: string; inputs: Record<string, unknown>; newConversation: NewConversation | undefined }> {
+    if (input.conversationId && input.conversationId.trim() !== '') {
+      const conv = await this.conversation(input.app.id, input.endUserId, input.conversationId.trim());
+      return { conversationId: conv.id, inputs: conv.inputs, newConversation: undefined };
+    }
+    const conversationId = newId();
+    return { conversationId, inputs: input.inputs, newConversation: { id: conversationId, appId: input.app.id, endUserId: input.endUserId, name: conversationName(input.query), inputs: input.inputs } };
   }
 
   async message(id: string): Promise<Message | undefined> {
     return this.#messages.find(id);
   }
 
-  /** A page of a conversation's messages, oldest first, before `firstId` (Dify's pagination). */
-  async messages(appId: string, endUserId: string, conversationId: string, firstId: string | undefined, limit: number): Promise<Page<Record<string, unknown>>> {
+  /**
+   * A page of a conversation's messages, oldest first, before `firstId` (Dify's pagination), each
+   * with the end user's `feedback` and its `message_files` (preview URLs on `origin` unless
+   * `FILES_URL` is set).
+   */
+  async messages(appId: string, endUserId: string, conversationId: string, firstId: string | undefined, limit: number, origin: string): Promise<Page<Record<string, unknown>>> {
     const conv = await this.conversation(appId, endUserId, conversationId);
     let before: Message | undefined;
     if (firstId) {
@@ -184,15 +229,17 @@ export class ChatflowService {
     const page = rows.slice(0, limit).reverse();
     const agentIds = page.filter((m) => m.mode === 'agent-chat').map((m) => m.id);
     const thoughts = agentIds.length > 0 ? await this.#s.thoughts.listFor(agentIds) : new Map<string, Record<string, unknown>[]>();
-    const data = page.map((m) => ({
+    const ratings = await this.#s.feedback.userRatings(page.map((m) => m.id));
+    const files = await Promise.all(page.map((m) => messageFiles(this.#s.files, origin, m, toolFileIds(thoughts.get(m.id)))));
+    const data = page.map((m, i) => ({
       id: m.id,
       conversation_id: m.conversationId,
       parent_message_id: null,
       inputs: m.inputs,
       query: m.query,
       answer: m.answer,
-      message_files: [],
-      feedback: null,
+      message_files: files[i],
+      feedback: ratings.has(m.id) ? { rating: ratings.get(m.id) } : null,
       retriever_resources: [],
       agent_thoughts: thoughts.get(m.id) ?? [],
       created_at: Math.floor(m.createdAt / 1000),
@@ -241,6 +288,11 @@ export class ChatflowService {
       await s.conversations.delete(conv.id, tx);
     });
   }
+}
+
+/** The ids of the files an agent's tools made, from its listed thoughts (each thought's `files`). */
+function toolFileIds(thoughts: readonly Record<string, unknown>[] | undefined): string[] {
+  return (thoughts ?? []).flatMap((t) => (Array.isArray(t.files) ? t.files.filter((f): f is string => typeof f === 'string') : []));
 }
 
 function conversationItem(c: Conversation): Record<string, unknown> {

@@ -13,7 +13,9 @@ const POLL_MS = 1000;
 /**
  * Replays a run's event log after `afterSeq`, then tails it: waits for the bus doorbell (or a
  * poll, in case a ring was missed) and reads again. Ends when `signal` aborts; the caller stops
- * iterating at its own terminal event.
+ * iterating at its own terminal event. The log is the truth and the doorbell only a speed-up: a
+ * bus that cannot subscribe (Redis unreachable) leaves the reader polling the log every second
+ * (`onBusError` is told why), instead of failing it.
  */
 export async function* readRunEvents(
   store: RunEventStore,
@@ -21,14 +23,22 @@ export async function* readRunEvents(
   runId: string,
   afterSeq: number,
   signal: AbortSignal,
+  onBusError?: (err: Error) => void,
 ): AsyncGenerator<LoggedEvent> {
   let cursor = afterSeq;
   let rang = false;
   let wake: (() => void) | undefined;
-  const unsubscribe = await bus.subscribe(runChannel(runId), () => {
-    rang = true;
-    wake?.();
-  });
+  // subscribed alongside the first read, not before it: a bus that hangs delays nothing
+  const subscribed = bus
+    .subscribe(runChannel(runId), () => {
+      rang = true;
+      wake?.();
+    })
+    .catch((err: unknown) => {
+      onBusError?.(err as Error);
+      return async () => undefined;
+    });
+  const unsubscribe = async () => (await subscribed)();
   const onAbort = () => wake?.();
   signal.addEventListener('abort', onAbort);
   try {

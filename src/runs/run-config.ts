@@ -36,6 +36,11 @@ export interface RunServiceConfig extends RunLimits {
 /** What the run service is built from. */
 export interface RunServiceDeps {
   db: Kysely<Database>;
+  /**
+   * What output moderation puts in place of a chatflow's answer when the run succeeds, or
+   * undefined when it is not flagged; it never rejects. Unset: not checked.
+   */
+  moderateAnswer?: (app: App, answer: string) => Promise<string | undefined>;
   /** The messages, conversations and end users chatflow runs answer for (made from `db` when not given). */
   messages?: MessageStore;
   conversations?: ConversationStore;
@@ -58,6 +63,8 @@ export interface RunServiceDeps {
   http?: HttpRequester;
   /** The price table row of a model name; unset: model calls are free. */
   priceOf?: (model: string) => ModelPrice | undefined;
+  /** Told the seconds from a run's last write to its takeover by another execution (a metric). */
+  observeTakeover?: (seconds: number) => void;
   /** Reads files in runs (document-extractor, list-operator on files); unset: those nodes fail with a clear error. */
   files?: RunFiles;
   /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */

@@ -49,13 +49,48 @@ export interface RunContext {
   readonly conversationVariables: ConversationVariables;
   readonly findApp: (id: string) => Promise<App | undefined>;
   readonly findAppVersion: (id: string, version: number) => Promise<App | undefined>;
+  /** RunServiceDeps.moderateAnswer. */
+  readonly moderateAnswer: ((app: App, answer: string) => Promise<string | undefined>) | undefined;
   humanInput(): HumanInputGateway | undefined;
   /** Whether the service is closing (handBack / close). */
   closed(): boolean;
-  /** Aborted by handBack / close: blocking callers stop waiting. */
-  readonly waiters: AbortSignal;
+  /** RunServiceDeps.observeTakeover. */
+  readonly observeTakeover: ((seconds: number) => void) | undefined;
+  /** Blocking callers waiting for a run's end: told to stop waiting by handBack / close. */
+  readonly waiters: RunWaiters;
   /** Ends a run that is not executing anywhere as `failed`; false when it was not running or paused. */
   failRun(runId: string, error: string): Promise<boolean>;
   /** RunResumer.resume. */
   resume(runId: string): Promise<void>;
+}
+
+/**
+ * The callers waiting here for runs to end (blocking requests): one registry that the service
+ * empties when it closes, rather than one listener per waiting run on a process-wide signal.
+ */
+export class RunWaiters {
+  readonly #stops = new Set<() => void>();
+  #closed = false;
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Registers `stop`, called once when the service closes; returns the unregistration. */
+  add(stop: () => void): () => void {
+    if (this.#closed) {
+      stop();
+      return () => undefined;
+    }
+    this.#stops.add(stop);
+    return () => void this.#stops.delete(stop);
+  }
+
+  /** Tells every waiter to stop waiting (idempotent). */
+  close(): void {
+    this.#closed = true;
+    const stops = [...this.#stops];
+    this.#stops.clear();
+    for (const stop of stops) stop();
+  }
 }

@@ -69,8 +69,12 @@ export class RunExecutions {
       return;
     }
     const epoch = Number(row.owner_epoch) + 1;
-    if (!(await this.#c.runs.claim(runId, Number(row.owner_epoch), jobId, this.#c.clock.now()))) return;
-    this.#c.logger.info({ runId, jobId, epoch }, 'executing run');
+    const now = this.#c.clock.now();
+    if (!(await this.#c.runs.claim(runId, Number(row.owner_epoch), jobId, now))) return;
+    // an earlier execution of this job that wrote last at heartbeat_at: this is its takeover
+    const silentMs = row.owner_job === jobId && Number(row.heartbeat_at) > 0 ? now - Number(row.heartbeat_at) : undefined;
+    if (silentMs !== undefined) this.#c.observeTakeover?.(silentMs / 1000);
+    this.#c.logger.info({ runId, jobId, epoch, ...(silentMs !== undefined ? { silentMs } : {}) }, 'executing run');
     const run = await this.continue(runId, epoch, true);
     if (!run) return;
     const handBack = () => run.loop.requestHandBack();
@@ -99,6 +103,7 @@ export class RunExecutions {
       limits: this.#c.config,
       tracing: this.#c.tracing,
       beforeFinish: meta.mode === 'advanced-chat' && meta.messageId ? (end) => this.#finishMessage(meta, end) : undefined,
+      moderateAnswer: meta.mode === 'advanced-chat' && this.#c.moderateAnswer ? (answer) => this.#moderateAnswer(meta, answer) : undefined,
     });
     const done = (async () => {
       const unsubscribe = await this.#c.bus.subscribe(STOP_CHANNEL(meta.id), (r) => loop.requestStop(r || STOPPED_BY_USER));
@@ -124,6 +129,12 @@ export class RunExecutions {
     })();
     this.#active.set(meta.id, { loop, done: done.catch(() => undefined), job });
     return done;
+  }
+
+  /** What output moderation (the app's `features.sensitive_word_avoidance`) puts in place of the chatflow's answer, or undefined. */
+  async #moderateAnswer(meta: RunMeta, answer: string): Promise<string | undefined> {
+    const app = await this.#c.findApp(meta.appId);
+    return app ? this.#c.moderateAnswer?.(app, answer) : undefined;
   }
 
   async #finishMessage(meta: RunMeta, end: RunEnd): Promise<void> {

@@ -27,6 +27,7 @@ export class RunLoop {
   readonly #journal: RunJournal;
   readonly #abort = new AbortController();
   readonly #beforeFinish: ((end: RunEnd) => Promise<void>) | undefined;
+  readonly #moderateAnswer: ((answer: string) => Promise<string | undefined>) | undefined;
   /** The journal failed (fenced out, or a write error): stop at once, write nothing more. */
   #dead: unknown;
   readonly #streams: ReadonlyMap<string, AnswerStream>;
@@ -44,6 +45,8 @@ export class RunLoop {
     limits: RunLimits;
     tracing?: Tracing;
     beforeFinish?: (end: RunEnd) => Promise<void>;
+    /** Chatflows: what output moderation puts in the answer's place (undefined: nothing), sent as `message_replace` before `message_end`. */
+    moderateAnswer?: (answer: string) => Promise<string | undefined>;
   }) {
     this.#tracing = opts.tracing ?? NO_TRACING;
     this.#meta = opts.meta;
@@ -53,6 +56,7 @@ export class RunLoop {
     this.#ports = opts.ports;
     this.#journal = opts.journal;
     this.#beforeFinish = opts.beforeFinish;
+    this.#moderateAnswer = opts.moderateAnswer;
     this.#streams = opts.meta.mode === 'advanced-chat' ? answerStreams(opts.graph) : new Map();
     this.#journal.onError = (err) => this.#halt(err);
   }
@@ -239,6 +243,16 @@ export class RunLoop {
 
   async #finish(end: RunEnd): Promise<RunEnd> {
     const m = this.#meta;
+    const answered = m.mode === 'advanced-chat' && (end.status === 'succeeded' || end.status === 'partial-succeeded');
+    if (answered && this.#moderateAnswer && this.#state.answer !== '') {
+      // as Dify's advanced-chat pipeline: the whole answer checked at the end; a flagged one is
+      // replaced (`message_replace` before `message_end`) and the message stores the replacement
+      const replacement = await this.#moderateAnswer(this.#state.answer);
+      if (replacement !== undefined) {
+        this.#state.answer = replacement;
+        this.#journal.append({ event: 'message_replace', conversation_id: m.conversationId, message_id: m.messageId, created_at: toSeconds(m.createdAt), task_id: m.taskId, answer: replacement, reason: 'output_moderation' });
+      }
+    }
     if (this.#beforeFinish) {
       // still the owner? (a fenced-out owner must not touch the message either)
       await this.#journal.flush();

@@ -16,7 +16,7 @@ import { readRunEvents, type LoggedEvent } from './event-reader.js';
 import { STOPPED_BY_USER } from './run-types.js';
 import { ConversationVariables } from './conversation-variables.js';
 import { finishedFrame } from './frames.js';
-import { RUN_JOB, RUN_SWEEP_JOB, STOP_CHANNEL, type RunContext, type RunJobPayload, type RunServiceConfig, type RunServiceDeps } from './run-context.js';
+import { RUN_JOB, RUN_SWEEP_JOB, RunWaiters, STOP_CHANNEL, type RunContext, type RunJobPayload, type RunServiceConfig, type RunServiceDeps } from './run-context.js';
 import { RunPorts } from './run-ports.js';
 import { RunExecutions } from './run-execution.js';
 import { awaitRunEnd, startRun, type StartRun, type StartedRun } from './run-start.js';
@@ -51,7 +51,7 @@ export class RunService implements RunResumer {
   readonly #queue: Queue | undefined;
   readonly #executesJobs: boolean;
   /** Aborted by handBack / close: blocking callers stop waiting. */
-  readonly #waiters = new AbortController();
+  readonly #waiters = new RunWaiters();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -97,9 +97,11 @@ export class RunService implements RunResumer {
       conversationVariables: this.conversationVariables,
       findApp: deps.findApp,
       findAppVersion: deps.findAppVersion,
+      moderateAnswer: deps.moderateAnswer,
       humanInput: () => this.#humanInput,
       closed: () => this.#closed,
-      waiters: this.#waiters.signal,
+      waiters: this.#waiters,
+      observeTakeover: deps.observeTakeover,
       failRun: (runId, error) => this.#failRun(runId, error),
       resume: (runId) => this.resume(runId),
     };
@@ -285,7 +287,7 @@ export class RunService implements RunResumer {
   async handBack(): Promise<number> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
-    this.#waiters.abort();
+    this.#waiters.close();
     const active = this.#executions.size;
     if (this.#queue) await this.#queue.close();
     await this.#executions.handBackAll();
@@ -295,7 +297,7 @@ export class RunService implements RunResumer {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
-    this.#waiters.abort();
+    this.#waiters.close();
     await this.#executions.stopAll('The server is shutting down.');
   }
 }

@@ -9,6 +9,7 @@ import { readRunEvents } from './event-reader.js';
 import type { RunEnd, RunMeta } from './run-types.js';
 import { RUN_JOB, type RunContext, type RunJobPayload } from './run-context.js';
 import type { RunExecutions } from './run-execution.js';
+import { runWaitFailed } from './errors.js';
 
 export interface StartRun {
   readonly app: App;
@@ -30,7 +31,10 @@ export interface StartRun {
 export interface StartedRun {
   readonly runId: string;
   readonly taskId: string;
-  /** Settles when the run ends or pauses, wherever it executes (never rejects; undefined when this process shuts down first). */
+  /**
+   * Settles when the run ends or pauses, wherever it executes: undefined when this process shuts
+   * down first; rejects with `runWaitFailed` when the run's log cannot be read.
+   */
   readonly done: Promise<RunEnd | undefined>;
 }
 
@@ -109,21 +113,30 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
     return { runId: meta.id, taskId: meta.taskId, done: done.catch(() => undefined) };
   }
   c.queue!.notify();
-  return { runId: meta.id, taskId: meta.taskId, done: awaitRunEnd(c, meta.id, 0) };
+  const done = awaitRunEnd(c, meta.id, 0);
+  // a streaming caller never awaits it: its failure must not be an unhandled rejection
+  done.catch(() => undefined);
+  return { runId: meta.id, taskId: meta.taskId, done };
 }
 
 /**
  * Waits on the run's event log (wherever it executes) for the next `workflow_finished` or
  * `workflow_paused` after `afterSeq`, then describes that end; undefined when this process
- * shuts down first.
+ * shuts down first. The log is read from the database (the bus only rings the doorbell, and is
+ * done without when it fails); when the log itself cannot be read the wait fails with
+ * `runWaitFailed` (503) naming the cause, never with an end that did not happen.
  */
 export async function awaitRunEnd(c: RunContext, runId: string, afterSeq: number): Promise<RunEnd | undefined> {
   const stop = new AbortController();
-  const onClose = () => stop.abort();
-  c.waiters.addEventListener('abort', onClose, { once: true });
-  if (c.waiters.aborted) return undefined;
+  const unregister = c.waiters.add(() => stop.abort());
+  if (c.waiters.closed) return undefined;
+  let busDown = false;
+  const onBusError = (err: Error) => {
+    busDown = true;
+    c.logger.warn({ runId, err: err.message }, 'waiting for a run without the bus (it failed): polling its event log');
+  };
   try {
-    for await (const e of readRunEvents(c.events, c.bus, runId, afterSeq, stop.signal)) {
+    for await (const e of readRunEvents(c.events, c.bus, runId, afterSeq, stop.signal, onBusError)) {
       if (!TERMINAL.has(e.payload.event)) continue;
       const data = (e.payload.data ?? {}) as Record<string, unknown>;
       const snap = await c.events.snapshot(runId);
@@ -141,10 +154,11 @@ export async function awaitRunEnd(c: RunContext, runId: string, afterSeq: number
     }
     return undefined;
   } catch (err) {
-    c.logger.error({ err, runId }, 'waiting for a run failed');
-    return undefined;
+    if (c.waiters.closed) return undefined;
+    c.logger.error({ err, runId, busDown }, 'waiting for a run failed');
+    throw runWaitFailed(runId, (err as Error).message);
   } finally {
     stop.abort();
-    c.waiters.removeEventListener('abort', onClose);
+    unregister();
   }
 }

@@ -27,6 +27,8 @@ export interface StoreOptions {
   readonly dataDir: string;
   /** PostgreSQL connections at most (default 10). */
   readonly databasePoolSize?: number;
+  /** SQLite: MB of the file read through a memory map (default: sized to the machine, see defaultSqliteMmapMb). */
+  readonly sqliteMmapMb?: number;
 }
 
 /** Opens the database named by the options and runs every pending migration. */
@@ -34,7 +36,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const schema = opts.databaseUrl ? opts.databaseSchema : undefined;
   const opened = opts.databaseUrl
     ? await (await postgres()).openPostgres({ databaseUrl: opts.databaseUrl, databaseSchema: schema, databasePoolSize: opts.databasePoolSize })
-    : openSqlite(opts.dataDir);
+    : openSqlite(opts.dataDir, { mmapMb: opts.sqliteMmapMb });
   const { db, caps, dialect } = opened;
   // Nothing to apply (every start but the first after an upgrade): no migrator, so no wait for the
   // schema lock that migrations and drops of other schemas in the same database hold.

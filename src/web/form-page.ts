@@ -62,11 +62,12 @@ function field(input: FormInput, index: number, value: string, error: string | u
       return `<div class="field"><label for="${id}">${label}</label><input type="number" step="any" inputmode="decimal" id="${id}" name="${name}" value="${e(value)}" required data-field ${describedBy}${invalid}><p class="hint" id="${id}-hint">A number. Required.</p>${errorHtml}</div>`;
     case 'file':
     case 'file-list': {
+      // a file list may be empty, as the Service API accepts `[]`; a single file is required
       const many = input.type === 'file-list';
       const limit = many ? Number(input.number_limits ?? 0) : 1;
       const accept = acceptOf(input);
-      const hint = many ? (limit > 0 ? `Up to ${limit} files. Required.` : 'One or more files. Required.') : 'One file. Required.';
-      return `<div class="field"><label for="${id}">${label}</label><input type="file" id="${id}" name="${name}"${many ? ' multiple' : ''}${accept ? ` accept="${e(accept)}"` : ''} data-max-files="${limit}" required data-field ${describedBy}${invalid}><p class="hint" id="${id}-hint">${hint}${accept ? ` Allowed: ${e(accept.replace(/,/g, ', '))}.` : ''}</p><p class="hint" id="${id}-files" aria-live="polite"></p>${errorHtml}</div>`;
+      const hint = many ? (limit > 0 ? `Up to ${limit} files. Optional.` : 'Any number of files. Optional.') : 'One file. Required.';
+      return `<div class="field"><label for="${id}">${label}</label><input type="file" id="${id}" name="${name}"${many ? ' multiple' : ' required'}${accept ? ` accept="${e(accept)}"` : ''} data-max-files="${limit}" data-field ${describedBy}${invalid}><p class="hint" id="${id}-hint">${hint}${accept ? ` Allowed: ${e(accept.replace(/,/g, ', '))}.` : ''}</p><p class="hint" id="${id}-files" aria-live="polite"></p>${errorHtml}</div>`;
     }
     default:
       // `text-input` (older DSL) and any other text-like field: one line.
@@ -74,10 +75,36 @@ function field(input: FormInput, index: number, value: string, error: string | u
   }
 }
 
-/** The form content as HTML: Markdown rendered with raw HTML escaped, each `{{#$output.x#}}` shown as the field's name. */
-export function contentHtml(formContent: string, inputs: readonly FormInput[]): string {
+/**
+ * The form content as HTML with the fields placed in it, as Dify's form shows it: the content is
+ * cut at each `{{#$output.x#}}`, every piece rendered as Markdown (raw HTML escaped) and the field
+ * of input `x` put where its placeholder was. A field is placed once (a later placeholder of the
+ * same input, or one naming no input, shows the name in brackets); `fieldHtml` gives the field of
+ * an input name. Answers the HTML and the names placed.
+ */
+export function contentWithFields(formContent: string, inputs: readonly FormInput[], fieldHtml: (name: string) => string | undefined): { html: string; placed: Set<string> } {
   const byName = new Map(inputs.map((i) => [i.output_variable_name, labelOf(i)]));
-  return renderMarkdown(formContent.replace(OUTPUT_REF, (_m, name: string) => `[${byName.get(name) ?? name}]`));
+  const placed = new Set<string>();
+  const parts: string[] = [];
+  let text = '';
+  let last = 0;
+  for (const m of formContent.matchAll(OUTPUT_REF)) {
+    const name = m[1]!;
+    text += formContent.slice(last, m.index);
+    last = m.index + m[0].length;
+    const html = placed.has(name) ? undefined : fieldHtml(name);
+    if (html === undefined) {
+      text += `[${byName.get(name) ?? name}]`;
+      continue;
+    }
+    if (text.trim() !== '') parts.push(renderMarkdown(text));
+    text = '';
+    parts.push(html);
+    placed.add(name);
+  }
+  text += formContent.slice(last);
+  if (text.trim() !== '') parts.push(renderMarkdown(text));
+  return { html: parts.join('\n'), placed };
 }
 
 export interface FormPageState {
@@ -92,7 +119,17 @@ export function formPage(token: string, form: WebFormView, state: FormPageState 
   const values = state.values ?? form.resolved_default_values;
   const fieldError = (name: string) => (state.error && new RegExp(`(^|[\\s:,])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\[|\\s|:|,|$)`).test(state.error) ? state.error : undefined);
   const inputs = form.inputs as readonly FormInput[];
-  const fields = inputs.map((input, i) => field(input, i, values[input.output_variable_name] ?? '', fieldError(input.output_variable_name))).join('\n');
+  const fieldOf = (input: FormInput, i: number) => field(input, i, values[input.output_variable_name] ?? '', fieldError(input.output_variable_name));
+  const index = new Map(inputs.map((input, i) => [input.output_variable_name, i] as const));
+  const content = contentWithFields(form.form_content, inputs, (name) => {
+    const i = index.get(name);
+    return i === undefined ? undefined : fieldOf(inputs[i]!, i);
+  });
+  // inputs the content does not place come after it (Dify shows only placed ones; a form must stay answerable)
+  const fields = inputs
+    .map((input, i) => (content.placed.has(input.output_variable_name) ? '' : fieldOf(input, i)))
+    .filter((f) => f !== '')
+    .join('\n');
   const buttons = form.user_actions
     .map((a) => `<button type="submit" name="action" value="${e(a.id)}" class="${e(['primary', 'default', 'accent', 'ghost'].includes(a.button_style) ? a.button_style : 'default')}">${e(a.title)}</button>`)
     .join('');
@@ -100,8 +137,8 @@ export function formPage(token: string, form: WebFormView, state: FormPageState 
   const body = `<div class="card">
 <h1>${e(form.nodeTitle || 'Your input is needed')}</h1>
 ${state.error ? `<div class="errors" role="alert">${e(state.error)}</div>` : ''}
-<div class="content">${contentHtml(form.form_content, inputs)}</div>
 <form method="post" action="/form/${e(encodeURIComponent(token))}" enctype="multipart/form-data" data-human-input>
+<div class="content">${content.html}</div>
 ${fields}
 <div class="actions">${buttons}</div>
 </form>

@@ -113,6 +113,13 @@ describe.skipIf(!BROWSER_TESTS)('the form page in a real browser', () => {
     expect(await page.locator('.content').innerText()).toContain('<script>window.__pwned = 1</script>');
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('.content h1').innerText()).toBe('Review of Q3 <plan>');
+    // `{{#$output.comment#}}` is the comment field itself, in place after "Comment:" (as Dify's form), not the text "[comment]"
+    expect(await page.locator('.content').innerText()).not.toContain('[comment]');
+    expect(await page.locator('.content textarea[name="input.comment"]').count()).toBe(1);
+    expect(await page.locator('.content').evaluate((c) => {
+      const label = Array.from(c.querySelectorAll('p')).find((p) => p.textContent === 'Comment:');
+      return label?.nextElementSibling?.querySelector('textarea')?.getAttribute('name') ?? null;
+    })).toBe('input.comment');
     // defaults: the paragraph starts with the resolved default
     expect(await page.getByLabel('comment').inputValue()).toBe('Q3 <plan>');
     expect(await page.locator('.expiry time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
@@ -163,6 +170,35 @@ describe.skipIf(!BROWSER_TESTS)('the form page in a real browser', () => {
     const again = await page.goto(link);
     expect(again?.status()).toBe(412);
     expect(await page.locator('h1').innerText()).toBe('Already answered');
+    await page.context().close();
+  });
+
+  it('a file list left empty is submitted as [] (the Service API accepts it); the single file stays required', async () => {
+    const { runId, token } = await run(key, 'no attachments');
+    const stream = await fetch(`${s.api}/workflow/${runId}/events?user=erin`, { headers: { authorization: `Bearer ${key}` } });
+    const frames: SseFrame[] = [];
+    const reading = (async () => {
+      for await (const f of readSse(stream)) frames.push(f);
+    })();
+    const page = await newPage();
+    await page.goto(`${s.url}/form/${token}`);
+    expect(await page.getByLabel('docs').getAttribute('required')).toBeNull();
+    expect(await page.locator('#f3-hint').innerText()).toContain('Optional.');
+    expect(await page.getByLabel('doc', { exact: true }).getAttribute('required')).not.toBeNull();
+    await page.getByLabel('comment').fill('fine as is');
+    await page.getByLabel('choice').selectOption('ok');
+    await page.getByLabel('title').fill('T');
+    await page.getByLabel('score').fill('1');
+    await page.getByLabel('doc', { exact: true }).setInputFiles({ name: 'only.txt', mimeType: 'text/plain', buffer: Buffer.from('one') });
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForSelector('[data-page="done"]');
+    await reading;
+    const events = dataFrames(frames);
+    expect(events.at(-1)).toMatchObject({ event: 'workflow_finished', data: { status: 'succeeded' } });
+    const filled = events.find((e) => e.event === 'human_input_form_filled')!;
+    const submitted = (filled.data as { submitted_data: Record<string, unknown> }).submitted_data;
+    expect(submitted.docs).toEqual([]);
+    expect(submitted.doc).toMatchObject({ filename: 'only.txt' });
     await page.context().close();
   });
 

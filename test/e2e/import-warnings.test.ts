@@ -175,6 +175,41 @@ describe('import that tells the truth', { timeout: 120_000 }, () => {
   });
 });
 
+describe('agent nodes: the model provider is checked like an LLM node\'s', { timeout: 120_000 }, () => {
+  /** An agent node (Dify's agent strategy plugin) on an Anthropic model this server has no key for. */
+  const AGENT_APP = workflowDsl(
+    [
+      startNode([{ variable: 'q' }]),
+      {
+        id: 'agent',
+        type: 'agent',
+        agent_strategy_provider_name: 'langgenius/agent/agent',
+        agent_strategy_name: 'function_calling',
+        agent_parameters: {
+          model: { type: 'constant', value: { provider: 'langgenius/anthropic/anthropic', model: 'claude-test', model_type: 'llm', mode: 'chat', completion_params: {} } },
+          tools: { type: 'array[tools]', value: [] },
+          query: { type: 'constant', value: '{{#start.q#}}' },
+        },
+      },
+      endNode({ text: ['agent', 'text'] }),
+    ],
+    [['start', 'agent'], ['agent', 'end']],
+    { name: 'agent app' },
+  );
+
+  it('app import and app check warn about the agent model\'s unconfigured provider, naming the setting', async () => {
+    const agentFile = path.join(dataDir, 'agent.yml');
+    writeFileSync(agentFile, AGENT_APP);
+    const r = await cli('--init', 'app', 'import', agentFile, '--json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout.trim()) as { app_id: string; warnings: Warning[] };
+    expect(out.warnings.map((w) => [w.node_id, w.node_type, w.part, w.setting])).toEqual([['agent', 'agent', 'model provider "langgenius/anthropic/anthropic"', 'ANTHROPIC_API_KEY']]);
+    expect(out.warnings[0]!.message).toMatch(/^node agent \(agent\): .*ANTHROPIC_API_KEY/);
+    const check = await cli('app', 'check', out.app_id, '--json');
+    expect(JSON.parse(check.stdout)).toEqual({ app_id: out.app_id, warnings: out.warnings });
+  });
+});
+
 describe('pythonImports', () => {
   it('finds top-level modules of import and from-import lines, once each, skipping relative imports', () => {
     expect(pythonImports('import a.b, c as d\nfrom e.f import g\n  import h\nfrom . import x\nfrom .y import z\nx = "import nothing"\nimport a')).toEqual(['a', 'c', 'e', 'h']);

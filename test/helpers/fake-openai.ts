@@ -14,6 +14,8 @@ export interface FakeBehaviour {
   failMessage?: string;
   /** Break the stream (destroy the socket) after this many chunks. */
   breakAfterChunks?: number;
+  /** Send this many chunks, then nothing more (the connection stays open until the client closes it). */
+  holdAfterChunks?: number;
   /** Accept the request and never answer. */
   hang?: boolean;
   /** Report usage in the final chunk (default true). */
@@ -29,6 +31,8 @@ export interface FakeBehaviour {
    * or `[]` means a plain text answer.
    */
   toolCalls?: FakeToolCall[] | ((body: Record<string, unknown>) => FakeToolCall[] | undefined);
+  /** `/moderations` flags an input that contains one of these (case-insensitive); default: none. */
+  flagWords?: string[];
   /** Stream this as `delta.reasoning_content` (DeepSeek's reasoning field) before the answer, in chunks of `chunkSize`. */
   reasoning?: string;
 }
@@ -83,7 +87,8 @@ function lastUserText(body: Record<string, unknown>): string {
 /**
  * A local OpenAI-compatible server speaking the real protocol: `/v1/chat/completions` and
  * `/v1/completions` (streaming SSE or JSON), `/v1/embeddings`, `/v1/audio/transcriptions`
- * (multipart; answers `{"text"}`) and `/v1/audio/speech` (streams `SPEECH_CHUNKS` as `audio/mpeg`).
+ * (multipart; answers `{"text"}`), `/v1/audio/speech` (streams `SPEECH_CHUNKS` as `audio/mpeg`) and
+ * `/v1/moderations` (flags inputs containing `flagWords`).
  * Tests point providers at it.
  */
 export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<FakeOpenAI> {
@@ -136,6 +141,14 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
       const data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) }));
       rec.finished = true;
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+      return;
+    }
+    if (req.url?.endsWith('/moderations')) {
+      const inputs = Array.isArray(body.input) ? (body.input as string[]) : [String(body.input)];
+      const words = (b.flagWords ?? []).map((w) => w.toLowerCase());
+      const results = inputs.map((t) => ({ flagged: words.some((w) => t.toLowerCase().includes(w)), categories: {}, category_scores: {} }));
+      rec.finished = true;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'modr-fake', model: body.model, results }));
       return;
     }
     if (b.hang) return;
@@ -197,6 +210,7 @@ export async function startFakeOpenAI(initial: FakeBehaviour = {}): Promise<Fake
         res.destroy();
         return;
       }
+      if (b.holdAfterChunks !== undefined && n >= b.holdAfterChunks) return;
       const choice = legacy ? { index: 0, text: c, finish_reason: null } : { index: 0, delta: { content: c }, finish_reason: null };
       res.write(`data: ${JSON.stringify({ id, object: legacy ? 'text_completion' : 'chat.completion.chunk', created, model: body.model, choices: [choice] })}\n\n`);
       n++;

@@ -158,7 +158,7 @@ describe('the app\'s file upload limits apply to `files` before any fetch', () =
     const { apiKey: chatKey } = await s.importApp(imageChatApp('image chat'));
     const c = await post(chatKey, '/chat-messages', { query: 'hi', inputs: {}, files: [{ type: 'image', transfer_method: 'remote_url', url: `${filesUrl}/a.png` }] });
     expect(c.status).toBe(400);
-    expect(c.body.message).toBe("files[0].transfer_method remote_url is not allowed (the app's file_upload.allowed_file_upload_methods: local_file)");
+    expect(c.body.message).toBe("files[0].transfer_method remote_url is not allowed (the app's file_upload.image.transfer_methods: local_file)");
     const { apiKey: writerKey } = await s.importApp(completionApp());
     const images = Array.from({ length: 4 }, (_, i) => ({ type: 'image', transfer_method: 'remote_url', url: `${filesUrl}/${i}.png` }));
     const w = await post(writerKey, '/completion-messages', { inputs: { topic: 'x' }, files: images });

@@ -188,6 +188,61 @@ describe('MCP tools (provider_type: mcp)', () => {
     expect(d.outputs.files[0]).toMatchObject({ transfer_method: 'tool_file', mime_type: 'image/png', size: PNG.length });
   });
 
+  it("an agent-chat answer's tool files are listed by GET /messages as the assistant's message_files (issue 41)", async () => {
+    fake.behaviour = {
+      toolCalls: (b) => ((b.messages as { role: string }[]).some((m) => m.role === 'tool') ? undefined : [{ name: 'chart', arguments: '{}' }]),
+      reply: () => 'drawn',
+    };
+    const { apiKey } = await s.importApp(`app:
+  mode: agent-chat
+  name: Charts
+kind: app
+version: 0.3.1
+model_config:
+  model:
+    provider: openai
+    name: gpt-test
+    mode: chat
+  pre_prompt: ''
+  agent_mode:
+    enabled: true
+    strategy: function_call
+    tools:
+      - enabled: true
+        provider_id: calc
+        provider_name: calc
+        provider_type: mcp
+        tool_name: chart
+        tool_parameters: {}
+`);
+    const r = await fetch(`${s.api}/chat-messages`, { method: 'POST', headers: headers(apiKey), body: JSON.stringify({ inputs: {}, query: 'draw', user: 'u', response_mode: 'streaming' }) });
+    expect(r.status).toBe(200);
+    const end = (await r.text())
+      .split('\n\n')
+      .filter((f) => f.startsWith('data: '))
+      .map((f) => JSON.parse(f.slice(6)) as { event: string; conversation_id: string })
+      .find((e) => e.event === 'message_end')!;
+    const list = await (await fetch(`${s.api}/messages?user=u&conversation_id=${end.conversation_id}`, { headers: headers(apiKey) })).json();
+    const m = list.data[0] as { message_files: Record<string, unknown>[]; agent_thoughts: { files: string[] }[] };
+    const toolFileIds = m.agent_thoughts.flatMap((t) => t.files);
+    expect(toolFileIds).toHaveLength(1);
+    expect(m.message_files).toEqual([
+      {
+        id: toolFileIds[0],
+        filename: 'chart.png',
+        type: 'image',
+        url: expect.stringContaining(`/files/${toolFileIds[0]}/file-preview?timestamp=`),
+        mime_type: 'image/png',
+        size: PNG.length,
+        transfer_method: 'tool_file',
+        belongs_to: 'assistant',
+        upload_file_id: toolFileIds[0],
+      },
+    ]);
+    const got = await fetch(String(m.message_files[0]!.url));
+    expect(Buffer.from(await got.arrayBuffer())).toEqual(PNG);
+  });
+
   it('errors name the server and tool: isError, an unknown tool, an unconfigured server', async () => {
     const failed = await run(mcpToolApp('calc', 'fail', {}));
     expect(failed).toMatchObject({ status: 'failed', error: 'MCP tool "fail" reported an error: it broke' });

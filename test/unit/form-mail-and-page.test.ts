@@ -56,7 +56,22 @@ describe('form page', () => {
     expect(html).toContain('<option value="&quot;a&quot;">&quot;a&quot;</option>');
     expect(html).toContain('class="default">&lt;Go&gt;</button>');
     expect(html).toContain('action="/form/t%22k"');
-    expect(html).toContain('Hello [note]');
+    // the note field stands where its placeholder is, inside the content (as Dify's form shows it)
+    expect(html).toMatch(/<div class="content"><p>Hello<\/p>\n+<div class="field"><label for="f0">note<\/label><textarea id="f0" name="input\.note"/);
+    expect(html).not.toContain('[note]');
+  });
+
+  it('a file list is optional (the API accepts []); a single file is required', () => {
+    const html = formPage('t', {
+      ...form,
+      form_content: 'Attach: {{#$output.docs#}}',
+      inputs: [
+        { type: 'file-list', output_variable_name: 'docs', number_limits: 2 },
+        { type: 'file', output_variable_name: 'doc' },
+      ],
+    });
+    expect(html).toMatch(/<input type="file" id="f0" name="input\.docs" multiple data-max-files="2" data-field [^>]*><p class="hint" id="f0-hint">Up to 2 files\. Optional\./);
+    expect(html).toMatch(/<input type="file" id="f1" name="input\.doc" required /);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { Runtime } from '../../runtime.js';
-import type { AnnotationAnswer } from '../../runs/chatflow-service.js';
+import type { AnnotationAnswer, DirectAnswer } from '../../runs/chatflow-service.js';
 import { validateInputs } from '../../apps/input-form.js';
 import { checkRequestFiles } from '../../apps/file-upload-rules.js';
 import { completionRequestError } from '../../runs/errors.js';
@@ -12,7 +12,7 @@ import { streamRun } from '../run-stream.js';
 import type { ChatGenerator, ChatStopper } from './chat-request.js';
 
 /** The runtime members the chatflow (advanced-chat) generator uses. */
-export type ChatflowGeneratorDeps = Pick<Runtime, 'chatflow' | 'config' | 'runs'>;
+export type ChatflowGeneratorDeps = Pick<Runtime, 'chatflow' | 'config' | 'moderation' | 'runs'>;
 
 /**
  * `POST /chat-messages` for a chatflow (advanced-chat) app: an annotation answer if one matches,
@@ -26,21 +26,25 @@ export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator
     const inputs = continuing ? {} : validateInputs(a.inputs, body.inputs, maxFiles);
     checkRequestFiles(a, body.files, maxFiles);
     const endUser = await resolveEndUser();
-    const annotated = await runtime.chatflow.answerFromAnnotation({
-      app: a,
-      endUserId: endUser.id,
-      query: body.query,
-      inputs,
-      conversationId: body.conversation_id ?? undefined,
-      files: body.files ?? [],
-    });
-    if (annotated) return replyWithAnnotation(reply, runtime, streaming, annotated);
+    const request = { app: a, endUserId: endUser.id, query: body.query, inputs, conversationId: body.conversation_id ?? undefined, files: body.files ?? [] };
+    // Dify's advanced-chat runner: input moderation (`features.sensitive_word_avoidance`) before
+    // anything else; its preset response answers with no workflow run
+    let query = body.query;
+    let runInputs = inputs;
+    if (runtime.moderation.enabled(a)) {
+      const gate = await runtime.moderation.checkInputs(a, await runtime.chatflow.inputsFor(request), body.query);
+      if (gate.type === 'direct') return replyDirectly(reply, runtime, streaming, await runtime.chatflow.answerDirectly(request, gate.answer));
+      query = gate.query;
+      if (!continuing) runInputs = gate.inputs;
+    }
+    const annotated = await runtime.chatflow.answerFromAnnotation({ ...request, query });
+    if (annotated) return replyDirectly(reply, runtime, streaming, annotated);
     const m = await runtime.chatflow.send({
       app: a,
       endUserId: endUser.id,
       user,
-      query: body.query,
-      inputs,
+      query,
+      inputs: runInputs,
       conversationId: body.conversation_id ?? undefined,
       files: body.files ?? [],
     });
@@ -76,11 +80,12 @@ export function chatflowStopper(runtime: Pick<Runtime, 'runs'>): ChatStopper {
 }
 
 /**
- * A chatflow answered by an annotation, as Dify: no workflow events; streaming sends the answer in
- * one `message` event and then `message_end` with `metadata.annotation_reply`.
+ * A chatflow answered by an annotation or by input moderation's preset response, as Dify: no
+ * workflow events; streaming sends the answer in one `message` event and then `message_end` (an
+ * annotation's with `metadata.annotation_reply`).
  */
-function replyWithAnnotation(reply: FastifyReply, runtime: Pick<Runtime, 'config'>, streaming: boolean, a: AnnotationAnswer): FastifyReply {
-  const metadata = { usage: a.usage, retriever_resources: [], annotation_reply: a.annotationReply };
+function replyDirectly(reply: FastifyReply, runtime: Pick<Runtime, 'config'>, streaming: boolean, a: DirectAnswer | AnnotationAnswer): FastifyReply {
+  const metadata = { usage: a.usage, retriever_resources: [], ...('annotationReply' in a ? { annotation_reply: a.annotationReply } : {}) };
   const created_at = toSeconds(a.createdAt);
   if (!streaming) {
     return reply.type('application/json').send({

@@ -9,7 +9,7 @@ import { ChatBody } from '../generators/chat-request.js';
 import { chatGenerators, chatStoppers } from '../generators/chat-generators.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type ChatMessageRouteDeps = Pick<Runtime, 'chatflow' | 'completions' | 'config' | 'endUsers' | 'runs'>;
+export type ChatMessageRouteDeps = Pick<Runtime, 'chatflow' | 'completions' | 'config' | 'endUsers' | 'moderation' | 'runs'>;
 
 const StopBody = Type.Object({ user: Type.Optional(Type.Unknown()) });
 const TaskParams = Type.Object({ task_id: Type.String() });

@@ -38,17 +38,20 @@ const SuccessResult = Type.Object({ result: Type.String() });
 
 /**
  * Dify's chunk shapes, keys in Dify's order; chat apps' chunks also carry `conversation_id`.
- * Agent-chat apps send their text as `agent_message` and their rounds as `agent_thought`.
+ * Agent-chat apps send their text as `agent_message` and their rounds as `agent_thought`; output
+ * moderation's replacements are `message_replace` (`answer`, `reason`).
  */
 function frame(run: CompletionRun & { conversationId?: string }, ev: Exclude<CompletionEvent, { type: 'sent' }>): Record<string, unknown> {
+  const event = ev.type === 'end' ? 'message_end' : ev.type === 'thought' ? 'agent_thought' : ev.type === 'replace' ? 'message_replace' : ev.agent ? 'agent_message' : 'message';
   const base = {
-    event: ev.type === 'end' ? 'message_end' : ev.type === 'thought' ? 'agent_thought' : ev.agent ? 'agent_message' : 'message',
+    event,
     ...(run.conversationId !== undefined ? { conversation_id: run.conversationId } : {}),
     message_id: run.messageId,
     created_at: toSeconds(run.createdAt),
   };
   if (ev.type === 'message') return { ...base, task_id: run.taskId, id: run.messageId, answer: ev.text };
   if (ev.type === 'thought') return { ...base, task_id: run.taskId, ...ev.thought };
+  if (ev.type === 'replace') return { ...base, task_id: run.taskId, answer: ev.text, reason: ev.reason };
   const { outcome } = ev;
   if (outcome.status === 'error' && outcome.error) {
     return { ...base, event: 'error', code: outcome.error.code, status: outcome.error.status, message: outcome.error.message };

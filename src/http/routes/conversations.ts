@@ -6,9 +6,10 @@ import { CONVERSATION_SORTS } from '../../runs/chatflow-service.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
 import { callerUser } from '../request-user.js';
+import { requestOrigin } from '../file-reply.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type ConversationRouteDeps = Pick<Runtime, 'chatflow' | 'endUsers' | 'runs'>;
+export type ConversationRouteDeps = Pick<Runtime, 'chatflow' | 'config' | 'endUsers' | 'runs'>;
 
 /** App modes the chat routes serve. */
 export const CHAT_MODES: ReadonlySet<string> = new Set(['chat', 'agent-chat', 'advanced-chat']);
@@ -56,7 +57,8 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRoute
 
   app.get<{ Querystring: Static<typeof MessagesQuery> }>('/messages', { preHandler: userFromQuery, schema: { querystring: MessagesQuery } }, async (request) => {
     const { a, endUser } = await chatCaller(request);
-    return runtime.chatflow.messages(a.id, endUser.id, request.query.conversation_id, request.query.first_id || undefined, request.query.limit);
+    const origin = requestOrigin(request, runtime.config.httpServer.trustProxy);
+    return runtime.chatflow.messages(a.id, endUser.id, request.query.conversation_id, request.query.first_id || undefined, request.query.limit, origin);
   });
 
   app.get<{ Querystring: Static<typeof ConversationsQuery> }>('/conversations', { preHandler: userFromQuery, schema: { querystring: ConversationsQuery } }, async (request) => {

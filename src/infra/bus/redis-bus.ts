@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Bus } from './bus.js';
+import type { Logger } from '../logger.js';
+import { logRedisErrors } from '../redis-errors.js';
 
 /** Redis pub/sub bus for several instances: one publishing and one subscribing connection. */
 export class RedisBus implements Bus {
@@ -9,10 +11,12 @@ export class RedisBus implements Bus {
   readonly #prefix: string;
   readonly #handlers = new Map<string, Set<(message: string) => void>>();
 
-  /** `prefix` namespaces channels (tests give each server its own). */
-  constructor(url: string, prefix = 'dovetail:') {
+  /** `prefix` namespaces channels (tests give each server its own); `logger` hears connection errors. */
+  constructor(url: string, prefix = 'dovetail:', logger?: Logger) {
     this.#pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.#sub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    logRedisErrors(this.#pub, logger, 'bus redis connection (publish)');
+    logRedisErrors(this.#sub, logger, 'bus redis connection (subscribe)');
     this.#prefix = prefix;
     this.#sub.on('message', (channel: string, message: string) => {
       for (const h of [...(this.#handlers.get(channel) ?? [])]) {

@@ -1,4 +1,4 @@
-import { Queue as BullQueue, WaitingError, Worker, type Job, type JobsOptions } from 'bullmq';
+import { Queue as BullQueue, WaitingError, type Job, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
@@ -6,6 +6,8 @@ import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { OutboxRelay, writeOutbox, type OutboxRow } from './outbox-relay.js';
+import { RetakingWorker } from './bullmq-worker.js';
+import { logRedisErrors } from '../redis-errors.js';
 import { concurrencyOf, type EnqueueOptions, type JobHandler, type JobInfo, type JobStatus, type ListJobsOptions, type Queue, type QueueConfig, type RegisterOptions } from './queue.js';
 
 export interface BullmqQueueOptions {
@@ -19,9 +21,15 @@ interface Registered {
   readonly opts: RegisterOptions | undefined;
 }
 
+/** A processing of a job here (one job can have two: see RetakingWorker). */
 interface Running {
+  readonly jobId: string;
+  /** BullMQ's lock token of this processing. */
+  readonly token: string | undefined;
   readonly abort: AbortController;
   readonly done: Promise<void>;
+  /** Set when this worker took the job again while this processing still ran: the job is no longer its. */
+  superseded: boolean;
 }
 
 /** BullMQ's job states as the port names them. */
@@ -54,8 +62,8 @@ export class BullmqQueue implements Queue {
   readonly #relay: OutboxRelay;
   readonly #handlers = new Map<string, Registered>();
   readonly #queues = new Map<string, BullQueue>();
-  readonly #workers = new Map<string, Worker>();
-  readonly #running = new Map<string, Running>();
+  readonly #workers = new Map<string, RetakingWorker>();
+  readonly #running = new Set<Running>();
   #started = false;
   #closing = false;
 
@@ -68,9 +76,9 @@ export class BullmqQueue implements Queue {
     // Producers (enqueue, list, the relay) fail after a few retries when Redis is gone, rather than
     // hang a request; workers block on Redis and BullMQ wants no retry limit on theirs.
     this.#redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
-    this.#redis.on('error', (err) => this.#log.warn({ err }, 'queue redis connection error'));
+    logRedisErrors(this.#redis, logger, 'queue redis connection');
     this.#workerRedis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
-    this.#workerRedis.on('error', (err) => this.#log.warn({ err }, 'queue worker redis connection error'));
+    logRedisErrors(this.#workerRedis, logger, 'queue worker redis connection');
     this.#relay = new OutboxRelay(db, (row) => this.#send(row), cfg.pollMs, logger);
   }
 
@@ -170,8 +178,8 @@ export class BullmqQueue implements Queue {
     // Abort what runs (each aborted handler's job goes back to waiting; a job fetched meanwhile goes
     // straight back, see #process), then close. BullMQ's close() or pause() right after a job became
     // active can wait for ever, so neither comes first.
-    for (const r of this.#running.values()) r.abort.abort(new Error('worker shutting down'));
-    await Promise.allSettled([...this.#running.values()].map((r) => r.done));
+    for (const r of this.#running) r.abort.abort(new Error('worker shutting down'));
+    await Promise.allSettled([...this.#running].map((r) => r.done));
     await Promise.allSettled([...this.#workers.values()].map((w) => w.close()));
     await Promise.allSettled([...this.#queues.values()].map((q) => q.close()));
     this.#redis.disconnect();
@@ -197,7 +205,7 @@ export class BullmqQueue implements Queue {
     let q = this.#queues.get(kind);
     if (!q) {
       q = new BullQueue(kind, { connection: this.#redis, prefix: this.#prefix });
-      q.on('error', (err) => this.#log.warn({ err, kind }, 'queue error'));
+      logRedisErrors(q, this.#log, 'queue', { kind });
       this.#queues.set(kind, q);
     }
     return q;
@@ -233,7 +241,7 @@ export class BullmqQueue implements Queue {
     if (this.#workers.has(kind) || this.#closing) return;
     const { handler, opts } = this.#handlers.get(kind)!;
     const leaseMs = opts?.leaseMs ?? this.#cfg.leaseMs;
-    const worker = new Worker(kind, (job, token, signal) => this.#process(handler, job, token, signal), {
+    const worker = new RetakingWorker(kind, (job, token, signal) => this.#process(handler, job, token, signal), {
       connection: this.#workerRedis,
       prefix: this.#prefix,
       concurrency: concurrencyOf(this.#cfg, kind, opts),
@@ -244,9 +252,10 @@ export class BullmqQueue implements Queue {
       // An idle worker wakes at least this often (BullMQ blocks on Redis for new jobs meanwhile).
       drainDelay: 5,
     });
-    worker.on('error', (err) => this.#log.warn({ err, kind }, 'queue worker error'));
-    worker.on('lockRenewalFailed', (ids) => {
-      for (const id of ids) this.#running.get(id)?.abort.abort(new Error('lease lost'));
+    // BullMQ's own connections (the worker's blocking one) report their errors here
+    logRedisErrors(worker, this.#log, 'queue worker', { kind });
+    worker.onLockLost((id, token) => {
+      for (const r of this.#running) if (r.jobId === id && r.token === token) r.abort.abort(new Error('lease lost'));
     });
     worker.on('failed', (job, err) => {
       if (job) void this.#afterFailure(handler, job, err);
@@ -260,12 +269,26 @@ export class BullmqQueue implements Queue {
     signal?.addEventListener('abort', () => abort.abort(signal.reason), { once: true });
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
-    this.#running.set(id, { abort, done });
+    // This worker lost the job's lock (it stalled) and has taken the job again: an earlier
+    // processing still running here is stale, it stops and leaves the job to this one.
+    for (const r of this.#running) {
+      if (r.jobId !== id) continue;
+      r.superseded = true;
+      r.abort.abort(new Error('lease lost: this worker took the job again'));
+    }
+    const running: Running = { jobId: id, token, abort, done, superseded: false };
+    this.#running.add(running);
     if (this.#closing) abort.abort(new Error('worker shutting down'));
     try {
       abort.signal.throwIfAborted();
       await handler.run(job.data, { jobId: id, attempt: job.attemptsMade + 1, signal: abort.signal });
+      if (running.superseded) throw new WaitingError();
     } catch (err) {
+      if (running.superseded) {
+        // The job belongs to the later processing: neither complete nor fail it with this one's stale lock.
+        this.#log.info({ job: id, err: (err as Error).message }, 'an earlier processing of a job taken again ended');
+        throw new WaitingError();
+      }
       if (this.#closing && abort.signal.aborted) {
         // Shutdown: hand the job back to waiting without counting the attempt.
         await job.moveToWait(token);
@@ -274,7 +297,7 @@ export class BullmqQueue implements Queue {
       if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) this.#log.warn({ job: id, attempt: job.attemptsMade + 1, err: (err as Error).message }, 'job failed; retrying');
       throw err;
     } finally {
-      this.#running.delete(id);
+      this.#running.delete(running);
       settle();
     }
   }

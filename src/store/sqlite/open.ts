@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import * as sqliteVec from 'sqlite-vec';
 import { ConfigError } from '../../config-error.js';
+import { defaultSqliteMmapMb } from '../../config/defaults.js';
 import type { Database } from '../schema.js';
 import type { SearchDialect } from '../../knowledge/index/search-dialect.js';
 import type { OpenedDatabase } from '../opened.js';
@@ -12,16 +14,21 @@ import { SqliteVecIndex } from './sqlite-vec-index.js';
 import { SqliteSegmentWriter } from './segment-writer.js';
 import { perTurn } from '../../lib/per-turn.js';
 
-/** Opens (creating) `dovetail.db` in `dataDir`, probes FTS5, loads sqlite-vec, and answers the dialect. */
-export function openSqlite(dataDir: string): OpenedDatabase {
+/**
+ * Opens (creating) `dovetail.db` in `dataDir`, probes FTS5, loads sqlite-vec, and answers the
+ * dialect. `mmapMb`: how much of the file is read through a memory map (`SQLITE_MMAP_MB`).
+ */
+export function openSqlite(dataDir: string, opts: { mmapMb?: number } = {}): OpenedDatabase {
+  const mmapMb = opts.mmapMb ?? defaultSqliteMmapMb(os.totalmem());
   mkdirSync(dataDir, { recursive: true });
   const handle = new SQLite(path.join(dataDir, 'dovetail.db'));
   handle.pragma('journal_mode = WAL');
   handle.pragma('synchronous = NORMAL');
   handle.pragma('busy_timeout = 5000');
   // Reads through a memory map instead of copying every page out of the pager: a sqlite-vec KNN
-  // reads all of a dataset's vectors per query, which takes about half the time this way.
-  handle.pragma('mmap_size = 268435456');
+  // reads all of a dataset's vectors per query, which takes about half the time this way. The
+  // mapped pages count in the process's RSS, hence a setting sized to the machine.
+  handle.pragma(`mmap_size = ${Math.floor(mmapMb) * 1024 * 1024}`);
   handle.pragma('foreign_keys = ON');
   // SQLite's own lower() folds ASCII only; keyword filters (`lower(col) LIKE …`) compare with
   // JavaScript's lower case, as PostgreSQL's lower() does for any letter.
