@@ -267,7 +267,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       if (!resumer.current) throw new Error('no run resumer is bound to the form service');
       return resumer.current;
     },
-  });
+  }, appStore);
   closers.push(closeMail);
   await leases.scheduleSweep(queue);
   const rateLimiter: RateLimiter = redis ? new redis.RedisRateLimiter(redis.url, `${config.redisKeyPrefix}ratelimit:`, logger) : new MemoryRateLimiter(() => clock.now());

@@ -7,7 +7,7 @@ import type { SecretBox } from '../infra/secret-box.js';
 import { parseDsl, type AppMode, type DslDocument } from './dsl.js';
 import { DslError } from './errors.js';
 import { inputVariables, type InputVariable } from './input-form.js';
-import { mapDatasets } from './import-check.js';
+import { mapDatasets } from './dataset-map.js';
 import { mapWorkflowTools } from './workflow-tool-map.js';
 import type { AppRecord, AppStore } from './app-store.js';
 

@@ -1,5 +1,5 @@
 import type { DslDocument, DslNode } from './dsl.js';
-import { DslError } from './errors.js';
+import { DATASET_FIELDS } from './dataset-map.js';
 import { NODE_HANDLERS } from '../engine/nodes/registry.js';
 import { isNodeType, type GraphNode, type ImportCheckContext, type ImportWarning } from '../engine/types.js';
 import type { ModelProviders } from '../llm/model-provider.js';
@@ -28,8 +28,6 @@ export interface ImportCheckDeps {
   readonly apiBasedExtensions?: readonly ApiBasedExtension[];
 }
 
-/** Node data fields that hold dataset ids (`knowledge-retrieval`, `knowledge-retrieval-v2`). */
-const DATASET_FIELDS = ['dataset_ids', 'control_space_ids'] as const;
 
 /** `NAME` of a provider setting: `langgenius/volcengine_maas/volcengine_maas` → `VOLCENGINE_MAAS`. */
 function settingName(provider: string): string {
@@ -37,10 +35,16 @@ function settingName(provider: string): string {
   return (plugin ? plugin[1]! : provider).toUpperCase().replace(/[^A-Z0-9]/g, '_');
 }
 
-/** The setting a provider error names (`set DEEPSEEK_API_KEY`), else `NAME_API_KEY`. */
+/**
+ * The setting a provider error names (`set DEEPSEEK_API_KEY`); for a provider Dovetail does not
+ * know, the `dovetail.yaml` mapping that adds it (`providers.yi`): no environment variable would
+ * make such a provider work until it is added there.
+ */
 function providerSetting(provider: string, message: string): string {
   const named = /\b([A-Z][A-Z0-9_]*_(?:API_KEY|BASE_URL|ENDPOINT|REGION|ACCESS_KEY_ID))\b/.exec(message);
-  return named ? named[1]! : `${settingName(provider)}_API_KEY`;
+  if (named) return named[1]!;
+  const added = /\b(providers\.[a-z0-9][a-z0-9_.-]*?)\.protocol\b/.exec(message);
+  return added ? added[1]! : `providers.${settingName(provider).toLowerCase()}`;
 }
 
 function datasetIdsOf(data: Readonly<Record<string, unknown>>): string[] {
@@ -176,7 +180,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
     }
     for (const id of datasetIdsOf(d)) {
       if (missingDatasets.has(id)) {
-        out.push(warning(node, `dataset ${id}`, `--dataset ${id}=NEW_ID`, `dataset ${id} does not exist here: import with --dataset ${id}=NEW_ID (a dataset of this server) or create it`));
+        out.push(warning(node, `dataset ${id}`, `--dataset ${id}=NEW_ID`, `dataset ${id} does not exist here: map it with app import or app update --dataset ${id}=NEW_ID (a dataset of this server; dataset list shows them) or create it`));
       }
     }
     if (pythonNodes.includes(node)) {
@@ -201,47 +205,4 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
     }
   }
   return out;
-}
-
-/**
- * Parses `OLD=NEW` pairs (`app import --dataset`); throws DslError naming a malformed one.
- * Returns old id → new id.
- */
-export function parseDatasetMap(pairs: readonly string[]): Map<string, string> {
-  const map = new Map<string, string>();
-  for (const p of pairs) {
-    const m = /^([^=\s]+)=([^=\s]+)$/.exec(p);
-    if (!m) throw new DslError(`--dataset ${p}: expected OLD_ID=NEW_ID`);
-    map.set(m[1]!, m[2]!);
-  }
-  return map;
-}
-
-/**
- * A copy of the DSL with dataset ids replaced per `map` in every node's dataset fields. Throws
- * DslError when an old id appears in no node (a typo would otherwise pass silently).
- */
-export function mapDatasets(doc: DslDocument, map: ReadonlyMap<string, string>): DslDocument {
-  if (map.size === 0 || !doc.workflow) return doc;
-  const used = new Set<string>();
-  const nodes = doc.workflow.graph.nodes.map((n) => {
-    let data = n.data;
-    for (const f of DATASET_FIELDS) {
-      const v = data[f];
-      if (!Array.isArray(v)) continue;
-      data = {
-        ...data,
-        [f]: v.map((id) => {
-          const next = typeof id === 'string' ? map.get(id) : undefined;
-          if (next === undefined) return id;
-          used.add(id as string);
-          return next;
-        }),
-      };
-    }
-    return data === n.data ? n : { ...n, data };
-  });
-  const unused = [...map.keys()].filter((k) => !used.has(k));
-  if (unused.length > 0) throw new DslError(`--dataset: the app references no dataset ${unused.join(', ')}`);
-  return { ...doc, workflow: { ...doc.workflow, graph: { ...doc.workflow.graph, nodes } } };
 }

@@ -1,194 +1,62 @@
-import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import type { App, AppService } from '../apps/app-service.js';
-import { exportDsl } from '../apps/dsl-export.js';
-import { purgeAppData } from '../apps/app-data.js';
-import { RunStore } from '../runs/run-store.js';
-import { KEYS_REVOKED_CHANNEL } from '../apps/key-service.js';
-import { withCli, withRuntime, type GlobalOptions } from './cli-context.js';
-import { CliError } from './cli-error.js';
-import { print } from './output.js';
-import { parseDatasetMap } from '../apps/import-check.js';
-import { parseToolMap } from '../apps/workflow-tool-map.js';
-import { workflowToolParameters } from '../tools/workflow/workflow-tools.js';
-import type { ImportWarning } from '../engine/types.js';
 
-/** Reads a DSL file the user named; a missing file is one line naming it. */
-export function readDslFile(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
-
-/** The app named by id, or by its exact name when one app has it. */
-async function findApp(apps: AppService, ref: string): Promise<App> {
-  const byId = await apps.find(ref);
-  if (byId) return byId;
-  const named = (await apps.list()).filter((a) => a.name === ref);
-  if (named.length === 1) return named[0]!;
-  throw new CliError(named.length > 1 ? `${named.length} apps are named "${ref}"; use the app id (app list)` : `no app with id or name ${ref}`);
-}
-
-/** Asks on a terminal; refuses (false) when stdin is not one. */
-async function confirm(question: string): Promise<boolean> {
-  if (!process.stdin.isTTY) return false;
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
-  } finally {
-    rl.close();
-  }
-}
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/** One warning as a line: `warning: node X (llm): … [setting: DEEPSEEK_API_KEY]`. */
-function warningLine(w: ImportWarning): string {
-  return w.setting ? `warning: ${w.message} [setting: ${w.setting}]` : `warning: ${w.message}`;
-}
-
-function printWarnings(warnings: readonly ImportWarning[]): void {
-  for (const w of warnings) process.stderr.write(`${warningLine(w)}\n`);
-}
-
-/** Repeatable `--dataset OLD_ID=NEW_ID`. */
+/** Repeatable options: `--dataset A=B --dataset C=D`. */
 const collect = (v: string, prev: string[]) => [...prev, v];
 
+const DATASET_FLAG = ['--dataset <OLD_ID=NEW_ID>', 'use dataset NEW_ID of this server where the export names OLD_ID (repeatable)'] as const;
 const TOOL_FLAG = ['--tool <OLD_PROVIDER_ID=APP_ID>', 'run workflow app APP_ID of this server where the export names workflow tool provider OLD_PROVIDER_ID (repeatable; app tools lists them)'] as const;
 
-/** `--tool` pairs, each target checked to be a workflow app of this server. */
-async function toolMap(apps: AppService, pairs: readonly string[]): Promise<Map<string, string>> {
-  const map = parseToolMap(pairs);
-  for (const [old, id] of map) {
-    const target = await apps.find(id);
-    if (!target) throw new CliError(`--tool ${old}=${id}: no app with id ${id} (app tools lists the workflow apps)`);
-    if (target.mode !== 'workflow') throw new CliError(`--tool ${old}=${id}: app ${id} is a ${target.mode} app; only workflow apps run as tools`);
-  }
-  return map;
-}
-
-/** `app import | list | show | update | export | delete`. */
+/**
+ * `app import | check | list | tools | show | update | export | delete`: the options here, each
+ * action in app-actions.ts, loaded only when its command runs (a command loads nothing it does not use).
+ */
 export function appCommands(program: Command): void {
   const appCmd = program.command('app').description('manage apps');
   appCmd
     .command('import')
     .argument('<file>', 'Dify DSL YAML file')
     .option('--json', 'print one JSON object')
-    .option('--dataset <OLD_ID=NEW_ID>', 'use dataset NEW_ID of this server where the export names OLD_ID (repeatable)', collect, [] as string[])
+    .option(...DATASET_FLAG, collect, [] as string[])
     .option(...TOOL_FLAG, collect, [] as string[])
     .description('create an app from a Dify DSL file and print a new API key; what it cannot serve yet is listed as warnings')
-    .action(async (file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => {
-      const text = readDslFile(file);
-      const datasets = parseDatasetMap(opts.dataset);
-      // the warnings ask the runtime's providers, datasets, tools and code executor
-      await withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
-        const app = await rt.apps.importDsl(text, { datasets, tools: await toolMap(rt.apps, opts.tool) });
-        const { apiKey } = await rt.keys.create('app', app.workspaceId, app.id);
-        const warnings = await rt.appWarnings(app);
-        printWarnings(warnings);
-        print(opts.json, { app_id: app.id, mode: app.mode, name: app.name, api_key: apiKey, warnings }, `app_id: ${app.id}\nmode: ${app.mode}\nname: ${app.name}\napi_key: ${apiKey}`);
-      });
-    });
+    .action(async (file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => (await import('./app-actions.js')).appImport(file, opts, cmd));
   appCmd
     .command('check')
     .argument('<app>', 'app id or name')
     .option('--json', 'print one JSON object')
     .description('list what the app names that this server cannot serve yet (the import warnings, as of now)')
-    .action(async (ref: string, opts: { json?: boolean }, cmd: Command) =>
-      withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
-        const app = await findApp(rt.apps, ref);
-        const warnings = await rt.appWarnings(app);
-        if (opts.json) print(true, { app_id: app.id, warnings }, '');
-        else if (warnings.length === 0) process.stdout.write(`${app.id}: nothing missing\n`);
-        else process.stdout.write(warnings.map((w) => `${warningLine(w)}\n`).join(''));
-      }),
-    );
+    .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appCheck(ref, opts, cmd));
   appCmd
     .command('list')
     .description('list apps')
     .option('--json', 'print one JSON array')
-    .action(async (opts: { json?: boolean }, cmd: Command) =>
-      withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
-        const list = await apps.list();
-        print(opts.json, list.map((a) => ({ app_id: a.id, mode: a.mode, name: a.name })), list.map((a) => `${a.id}  ${a.mode.padEnd(14)} ${a.name}\n`).join(''));
-      }),
-    );
+    .action(async (opts: { json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appList(opts, cmd));
   appCmd
     .command('tools')
     .description('list the workflow apps of this server that tool nodes can run (app import --tool OLD_PROVIDER_ID=APP_ID), with their input parameters')
     .option('--json', 'print one JSON array')
-    .action(async (opts: { json?: boolean }, cmd: Command) =>
-      withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
-        const list = (await apps.list()).filter((a) => a.mode === 'workflow');
-        const rows = list.map((a) => ({
-          app_id: a.id,
-          name: a.name,
-          description: a.description,
-          parameters: workflowToolParameters(a).map((p) => ({ name: p.name, type: p.type, required: p.required, ...(p.options ? { options: p.options } : {}) })),
-        }));
-        const text = rows.map((r) => `${r.app_id}  ${r.name}  (${r.parameters.map((p) => `${p.name}: ${p.type}${p.required ? '' : '?'}`).join(', ')})\n`).join('');
-        print(opts.json, rows, text);
-      }),
-    );
+    .action(async (opts: { json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appTools(opts, cmd));
   appCmd
     .command('show')
     .description('show an app: mode, version, keys')
     .argument('<app>', 'app id (or its unique name)')
     .option('--json', 'print one JSON object')
-    .action(async (ref: string, opts: { json?: boolean }, cmd: Command) =>
-      withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps, keys }) => {
-        const app = await findApp(apps, ref);
-        const appKeys = (await keys.list()).filter((k) => k.appId === app.id);
-        const obj = {
-          app_id: app.id,
-          name: app.name,
-          mode: app.mode,
-          description: app.description,
-          version: app.version,
-          created_at: Math.floor(app.createdAt / 1000),
-          updated_at: Math.floor(app.updatedAt / 1000),
-          keys: appKeys.map((k) => ({ id: k.id, hint: k.hint, created_at: Math.floor(k.createdAt / 1000), last_used_at: k.lastUsedAt === null ? null : Math.floor(k.lastUsedAt / 1000) })),
-        };
-        const text = [
-          `app_id:  ${app.id}`,
-          `name:    ${app.name}`,
-          `mode:    ${app.mode}`,
-          `version: ${app.version} (updated ${iso(app.updatedAt)}, created ${iso(app.createdAt)})`,
-          `keys:    ${appKeys.length === 0 ? '(none)' : appKeys.map((k) => `${k.id} ${k.hint}`).join('\n         ')}`,
-        ].join('\n');
-        print(opts.json, obj, text);
-      }),
-    );
+    .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appShow(ref, opts, cmd));
   appCmd
     .command('update')
-    .description('store a new version of an app from a Dify DSL file: same id, same keys; running and paused runs keep their version')
+    .description('store a new version of an app from a Dify DSL file: same id, same keys; running and paused runs keep their version; what it cannot serve yet is listed as warnings')
     .argument('<app>', 'app id (or its unique name)')
     .argument('<file>', 'Dify DSL YAML file')
     .option('--json', 'print one JSON object')
+    .option(...DATASET_FLAG, collect, [] as string[])
     .option(...TOOL_FLAG, collect, [] as string[])
-    .action(async (ref: string, file: string, opts: { json?: boolean; tool: string[] }, cmd: Command) => {
-      const text = readDslFile(file);
-      await withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
-        const app = await findApp(apps, ref);
-        const updated = await apps.update(app.id, text, { tools: await toolMap(apps, opts.tool) });
-        if (!updated) throw new CliError(`no app with id ${app.id}`);
-        print(opts.json, { app_id: updated.id, mode: updated.mode, name: updated.name, version: updated.version }, `app_id: ${updated.id}\nname: ${updated.name}\nversion: ${updated.version}`);
-      });
-    });
+    .action(async (ref: string, file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => (await import('./app-actions.js')).appUpdate(ref, file, opts, cmd));
   appCmd
     .command('export')
     .description("print an app's DSL (YAML, as Dify exports it) on stdout")
     .argument('<app>', 'app id (or its unique name)')
     .option('--include-secret', 'keep the values of secret environment variables')
-    .action(async (ref: string, opts: { includeSecret?: boolean }, cmd: Command) =>
-      withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
-        const app = await findApp(apps, ref);
-        process.stdout.write(exportDsl(app.dsl, { includeSecret: opts.includeSecret }));
-      }),
-    );
+    .action(async (ref: string, opts: { includeSecret?: boolean }, cmd: Command) => (await import('./app-actions.js')).appExport(ref, opts, cmd));
   appCmd
     .command('delete')
     .description('delete an app and its API keys; its runs, messages and other data stay unless --purge')
@@ -196,21 +64,5 @@ export function appCommands(program: Command): void {
     .option('--yes', 'do not ask (needed when not on a terminal)')
     .option('--purge', "also delete the app's runs, messages, conversations, feedback, annotations and end users")
     .option('--json', 'print one JSON object')
-    .action(async (ref: string, opts: { yes?: boolean; purge?: boolean; json?: boolean }, cmd: Command) =>
-      withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
-        const app = await findApp(rt.apps, ref);
-        const keyCount = (await rt.keys.list()).filter((k) => k.appId === app.id).length;
-        const what = `app "${app.name}" (${app.id}), its ${keyCount} API key(s)${opts.purge ? ' and all its data' : ''}`;
-        if (!opts.yes) {
-          if (!process.stdin.isTTY) throw new CliError(`app delete would delete ${what}; pass --yes to confirm (not on a terminal, so not asking)`);
-          if (!(await confirm(`Delete ${what}?`))) throw new CliError('not deleted');
-        }
-        // runs still executing or waiting stop first (from any instance, through the durable stop flag)
-        const active = await new RunStore(rt.store.db).activeTaskIds(app.id);
-        for (const taskId of active) await rt.runs.stopTask(app.id, taskId, { reason: 'The app was deleted.' });
-        if (!(await rt.apps.delete(app.id, opts.purge ? purgeAppData : undefined))) throw new CliError(`no app with id ${app.id}`);
-        await rt.bus.publish(KEYS_REVOKED_CHANNEL, app.id);
-        print(opts.json, { app_id: app.id, deleted: true, keys_deleted: keyCount, runs_stopped: active.length, data: opts.purge ? 'purged' : 'kept' }, `deleted ${what}${active.length ? `; stopped ${active.length} run(s)` : ''}`);
-      }),
-    );
+    .action(async (ref: string, opts: { yes?: boolean; purge?: boolean; json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appDelete(ref, opts, cmd));
 }

@@ -3,7 +3,6 @@ import { openStore, type Store } from '../store/db.js';
 import { databaseExists, describeDatabase } from '../store/database-location.js';
 import { AppService } from '../apps/app-service.js';
 import { AppStore } from '../apps/app-store.js';
-import { engineGraphValidator } from '../apps/engine-graph-validator.js';
 import { KeyService } from '../apps/key-service.js';
 import { systemClock } from '../infra/clock.js';
 import { SecretBox } from '../infra/secret-box.js';
@@ -19,12 +18,14 @@ export interface GlobalOptions {
   readonly init?: boolean;
 }
 
-/** What most commands need: the database and the app and key services, without the server's runtime. */
+/** What most commands need: the database and the app and key services (reading apps, not storing a DSL), without the server's runtime. */
 export interface CliContext {
   readonly config: Config;
   readonly store: Store;
   readonly apps: AppService;
   readonly keys: KeyService;
+  /** Seals and opens the secrets the database keeps (form tokens, secret variables). */
+  readonly box: SecretBox;
   /** The bus every server instance listens on (Redis when `REDIS_URL` is set); undefined without one. */
   bus(): Promise<Bus | undefined>;
   /** The deployment's job queue (the runner `QUEUE` names), without a worker: for listing and retrying jobs. */
@@ -59,13 +60,19 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
   let bus: Bus | undefined;
   let queue: Queue | undefined;
   const appStore = new AppStore(store.db);
-  const apps = new AppService(appStore, systemClock, new SecretBox(new ServerKeys({ db: store.db, clock: systemClock, secretKey: config.fileUrls.secretKey })));
-  apps.addGraphValidator(engineGraphValidator);
+  const box = new SecretBox(new ServerKeys({ db: store.db, clock: systemClock, secretKey: config.fileUrls.secretKey }));
+  const apps = new AppService(appStore, systemClock, box);
+  // Reading apps needs no graph check, and the engine's is the bulk of a command's start: commands
+  // that store a DSL (app import, app update) use withRuntime, whose app service checks graphs.
+  apps.addGraphValidator(() => {
+    throw new Error('withCli does not check workflow graphs: store a DSL through withRuntime');
+  });
   const ctx: CliContext = {
     config,
     store,
     apps,
     keys: new KeyService(appStore, systemClock),
+    box,
     async bus() {
       if (!bus && config.redisUrl) {
         await (await import('../infra/redis-check.js')).checkRedis(config.redisUrl, config.redisConnectTimeoutSeconds);
@@ -78,7 +85,7 @@ export async function withCli<T>(opts: GlobalOptions, fn: (ctx: CliContext) => P
       if (!queue) {
         if (config.redisUrl && config.queue.runner === 'bullmq') await (await import('../infra/redis-check.js')).checkRedis(config.redisUrl, config.redisConnectTimeoutSeconds);
         const [{ createQueue }, { createLogger }, pino] = await Promise.all([import('../infra/queue/create-queue.js'), import('../infra/logger.js'), import('pino')]);
-        queue = await createQueue(store.db, systemClock, createLogger(config.logLevel, pino.destination(2)), { ...config.queue, worker: false }, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+        queue = await createQueue(store.db, systemClock, createLogger(config.logLevel, process.stderr.isTTY ? process.stderr : pino.destination(2)), { ...config.queue, worker: false }, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
       }
       return queue;
     },
@@ -99,7 +106,7 @@ export async function withRuntime<T>(opts: GlobalOptions, fn: (rt: Runtime) => P
   const [{ createRuntime }, { createLogger }, pino] = await Promise.all([import('../runtime.js'), import('../infra/logger.js'), import('pino')]);
   // One-shot commands never run background jobs; `serve` does. Their log goes to stderr: stdout
   // holds only what the command prints (one JSON document with --json).
-  const logger = createLogger(config.logLevel, pino.destination(2));
+  const logger = createLogger(config.logLevel, process.stderr.isTTY ? process.stderr : pino.destination(2));
   const rt = await createRuntime({ ...config, queue: { ...config.queue, worker: false } }, { logger });
   try {
     return await fn(rt);

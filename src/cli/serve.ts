@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, parseRole } from '../config.js';
+import { ConfigError, configFile, loadConfig, parseRole } from '../config.js';
+import { configuredProviders } from '../llm/provider-readiness.js';
 import { describeDatabase } from '../store/database-location.js';
 import { missingServerFlags } from './node-flags.js';
 
@@ -41,6 +42,14 @@ export async function serve(opts: { role?: string } = {}): Promise<void> {
   try {
     runtime.warmWorkers();
     runtime.logger.info({ database: describeDatabase(config) }, 'database');
+    // one line saying where the settings came from and which model providers they set up
+    const settingsFile = configFile() ?? null;
+    const providers = configuredProviders(config.providers);
+    const fallback = config.providers.default;
+    runtime.logger.info(
+      { settingsFile, providers, ...(fallback ? { providersDefault: fallback } : {}) },
+      `settings: ${settingsFile ?? 'environment only (no dovetail.yaml)'}; model providers: ${providers.length > 0 ? providers.join(', ') : 'none configured (only the built-in mock model answers)'}${fallback ? `; unknown providers go to ${fallback}` : ''}`,
+    );
     const missing = missingServerFlags();
     if (missing.length > 0) {
       runtime.logger.info({ missing }, `node runs without ${missing.join(' ')}, which npm start passes: a burst of requests after a quiet period is slower (see docs/deployment.md)`);

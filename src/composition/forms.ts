@@ -1,5 +1,7 @@
 import { FormRecipients } from '../forms/form-recipients.js';
 import { FormService, HUMAN_INPUT_MAIL_JOB, type FormServiceDeps } from '../forms/form-service.js';
+import { sendsEmail } from '../forms/form-definition.js';
+import type { AppStore } from '../apps/app-store.js';
 import { mailNotConfigured } from '../mail/mail-config.js';
 import { SmtpTransport } from '../mail/smtp-transport.js';
 import { humanInputMailHandler, type MailJobPayload } from '../mail/human-input-mail.js';
@@ -8,7 +10,7 @@ import { humanInputMailHandler, type MailJobPayload } from '../mail/human-input-
  * The Human Input side of the composition root: the form service, its email recipients and the
  * mail job that delivers them (with the start-up warning when mail is not configured).
  */
-export async function createForms(d: FormServiceDeps): Promise<{ forms: FormService; formRecipients: FormRecipients; close(): Promise<void> }> {
+export async function createForms(d: FormServiceDeps, allApps: Pick<AppStore, 'list'>): Promise<{ forms: FormService; formRecipients: FormRecipients; close(): Promise<void> }> {
   const { config, logger } = d;
   const forms = new FormService(d);
   await forms.sealLegacyTokens();
@@ -16,8 +18,12 @@ export async function createForms(d: FormServiceDeps): Promise<{ forms: FormServ
   const formRecipients = new FormRecipients(d.db, d.box);
   await formRecipients.sealLegacyTokens();
   const mailProblem = mailNotConfigured(config.mail);
-  // Said once, by the processes that send (those running the job worker); one-shot CLI commands stay quiet.
-  if (mailProblem && config.queue.worker) logger.warn(`${mailProblem}. Human Input email deliveries will fail until then.`);
+  // Said once, by the processes that send (those running the job worker), and only when an app
+  // has an email delivery to send; one-shot CLI commands stay quiet.
+  if (mailProblem && config.queue.worker) {
+    const senders = (await allApps.list()).filter((a) => (a.dsl.workflow?.graph.nodes ?? []).some((n) => n.data.type === 'human-input' && sendsEmail(n.data)));
+    if (senders.length > 0) logger.warn({ apps: senders.map((a) => a.id) }, `${mailProblem}. The Human Input email deliveries of ${senders.map((a) => `"${a.name}"`).join(', ')} will fail until then.`);
+  }
   const transport = mailProblem ? undefined : new SmtpTransport(config.mail);
   d.queue.register<MailJobPayload>(
     HUMAN_INPUT_MAIL_JOB,

@@ -63,6 +63,11 @@ export function timeoutMs(data: Readonly<Record<string, unknown>>): number {
   return n * UNIT_MS[unit];
 }
 
+/** Whether a Human Input node's data has an enabled email delivery (start-up warns about mail only then). */
+export function sendsEmail(data: Readonly<Record<string, unknown>>): boolean {
+  return deliveryMethods(data).some((m) => m.type === 'email' && m.enabled);
+}
+
 function deliveryMethods(data: Readonly<Record<string, unknown>>): DeliveryMethod[] {
   if (!Array.isArray(data.delivery_methods)) return [{ id: 'webapp', type: 'webapp', enabled: true, config: {} }];
   return data.delivery_methods.map(objectOf).flatMap((m, i) =>

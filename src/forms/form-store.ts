@@ -64,6 +64,18 @@ export class FormStore {
     return r && toForm(r);
   }
 
+  /** A run's forms still waiting for a submission, in node order of creation (`run show` prints their links). */
+  async waitingOfRun(runId: string): Promise<{ nodeId: string; token: string | null; expirationTime: number }[]> {
+    const rows = await this.#db
+      .selectFrom('human_input_forms')
+      .select(['node_id', 'token', 'expiration_time'])
+      .where('workflow_run_id', '=', runId)
+      .where('status', '=', 'waiting')
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => ({ nodeId: r.node_id, token: r.token, expirationTime: r.expiration_time }));
+  }
+
   async byId(id: string): Promise<StoredForm | undefined> {
     const r = await this.#db.selectFrom('human_input_forms').selectAll().where('id', '=', id).executeTakeFirst();
     return r && toForm(r);

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { terminalDestination } from './terminal-log.js';
 
 export type Logger = pino.Logger;
 
@@ -14,10 +15,15 @@ export const REDACT_PATHS = [
   'req.params.form_token',
 ];
 
-/** Structured JSON logs with keys and tokens redacted (to stdout, or `destination`). */
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/**
+ * Structured logs with keys and tokens redacted, to stdout or `destination`: JSON lines, or lines
+ * for people (terminal-log.ts) when that is a terminal (`isTTY`) — the same records either way.
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream | (NodeJS.WritableStream & { isTTY?: boolean })): Logger {
   const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
-  return destination ? pino(options, destination) : pino(options);
+  const out = destination ?? process.stdout;
+  if ((out as { isTTY?: boolean }).isTTY === true) return pino(options, terminalDestination(out as NodeJS.WritableStream));
+  return destination ? pino(options, destination as pino.DestinationStream) : pino(options);
 }
 
 /** Masks bearer keys and form tokens (API paths and the form page `/form/{token}`) inside a URL or free text. */

@@ -112,3 +112,15 @@ function missingFields(r: ResolvedProvider): (keyof ProviderSettings)[] {
   }
   return out;
 }
+
+/**
+ * The providers this configuration sets up and can call, by canonical name: those given a setting
+ * (environment or `dovetail.yaml`) or added under `providers:`, that have what they need — the
+ * start-up line names them. Built-in defaults alone (a table's base URL) do not count.
+ */
+export function configuredProviders(config: ProvidersConfig): string[] {
+  return Object.entries(config.settings)
+    .filter(([name, s]) => (name in config.custom || Object.values(s).some((v) => v !== undefined && v !== '')) && providerReadiness(config, name).ready)
+    .map(([name]) => name)
+    .sort();
+}

@@ -10,6 +10,8 @@ export interface RunSummary {
   readonly id: string;
   readonly kind: 'workflow_run' | 'message';
   readonly app_id: string;
+  /** The app's name now; null when the app was deleted (its runs stay). */
+  readonly app_name: string | null;
   readonly mode: string;
   readonly status: string;
   readonly error: string | null;
@@ -40,6 +42,7 @@ export async function listRuns(db: Kysely<Database>, f: RunFilter, messageStore:
       id: x.id,
       kind: 'message' as const,
       app_id: x.appId,
+      app_name: null,
       mode: x.mode,
       status: x.status,
       error: x.error,
@@ -50,7 +53,17 @@ export async function listRuns(db: Kysely<Database>, f: RunFilter, messageStore:
       finished_at: null,
     })),
   ];
-  return out.sort((a, b) => b.created_at - a.created_at).slice(0, f.limit);
+  const page = out.sort((a, b) => b.created_at - a.created_at).slice(0, f.limit);
+  const names = await appNames(db, page.map((r) => r.app_id));
+  return page.map((r) => ({ ...r, app_name: names.get(r.app_id) ?? null }));
+}
+
+/** The names of apps `ids` (those that still exist). */
+async function appNames(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db.selectFrom('apps').select(['id', 'name']).where('id', 'in', unique).execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
 function runSummary(x: RunRecord): RunSummary {
@@ -58,6 +71,7 @@ function runSummary(x: RunRecord): RunSummary {
     id: x.id,
     kind: 'workflow_run',
     app_id: x.app_id,
+    app_name: null,
     mode: x.mode,
     status: x.status,
     error: x.error,
@@ -73,7 +87,7 @@ function runSummary(x: RunRecord): RunSummary {
 export async function showRun(db: Kysely<Database>, id: string, messages: Pick<MessageStore, 'find'> = new MessageStore(db)): Promise<(RunSummary & Record<string, unknown>) | undefined> {
   const run = await new RunStore(db).find(id);
   if (run) {
-    return { ...runSummary(run), task_id: run.task_id, app_version: run.app_version, inputs: JSON.parse(run.inputs) as unknown, outputs: run.outputs === null ? null : (JSON.parse(run.outputs) as unknown), events: run.last_seq };
+    return { ...runSummary(run), app_name: (await appNames(db, [run.app_id])).get(run.app_id) ?? null, task_id: run.task_id, app_version: run.app_version, inputs: JSON.parse(run.inputs) as unknown, outputs: run.outputs === null ? null : (JSON.parse(run.outputs) as unknown), events: run.last_seq };
   }
   const m = await messages.find(id);
   if (!m) return undefined;
@@ -81,6 +95,7 @@ export async function showRun(db: Kysely<Database>, id: string, messages: Pick<M
     id: m.id,
     kind: 'message',
     app_id: m.appId,
+    app_name: (await appNames(db, [m.appId])).get(m.appId) ?? null,
     mode: m.mode,
     status: m.status,
     error: m.error,

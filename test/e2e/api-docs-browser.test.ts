@@ -32,6 +32,10 @@ describe('GET /docs (API reference page)', () => {
     const paths = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path') ?? e.textContent ?? ''));
     expect(paths.map((p) => p.replace(/\u200b/g, ''))).toEqual(expect.arrayContaining(['/v1/chat-messages', '/v1/workflows/run', '/v1/datasets']));
     expect(await page.title()).toMatch(/Swagger UI/);
+    // grouped under Dify's tags, with Dify's summaries
+    const tags = await page.$$eval('.opblock-tag', (els) => els.map((e) => e.getAttribute('data-tag') ?? ''));
+    expect(tags).toEqual(expect.arrayContaining(['Chat Messages', 'Workflow Runs', 'Knowledge Bases']));
+    expect(await page.$$eval('.opblock-summary-description', (els) => els.map((e) => e.textContent ?? ''))).toContain('Send Chat Message');
     // no request left the server (no CDN, no online validator)
     expect(requested.length).toBeGreaterThan(2);
     expect(requested.filter((u) => new URL(u).hostname !== '127.0.0.1')).toEqual([]);

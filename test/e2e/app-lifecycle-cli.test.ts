@@ -80,7 +80,7 @@ describe('app show / update / export / delete', { timeout: 120_000 }, () => {
     writeFileSync(v2, example('workflow-approval.yml').replace("'approved: {{ comment }}'", "'approved in v2: {{ comment }}'").replace('name: Draft approval', 'name: Draft approval v2'));
     const u = await cli('app', 'update', appId, v2, '--json');
     expect(u.code).toBe(0);
-    expect(JSON.parse(u.stdout)).toEqual({ app_id: appId, mode: 'workflow', name: 'Draft approval v2', version: 2 });
+    expect(JSON.parse(u.stdout)).toEqual({ app_id: appId, mode: 'workflow', name: 'Draft approval v2', version: 2, warnings: [] });
 
     // the paused run keeps version 1; a new run takes version 2, with the same key
     expect(await approve(before)).toMatchObject({ status: 'succeeded', outputs: { decision: 'approved: ok' } });

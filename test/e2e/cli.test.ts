@@ -40,7 +40,8 @@ describe('dovetail CLI', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     const refused = await cli('app', 'import', path.join(PROJECT_ROOT, 'examples', 'completion-writer.yml'), '--json');
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toBe('');
+    // with --json the failure is one JSON document on stdout as well
+    expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'invalid_param', message: expect.stringMatching(/^no Dovetail database at /), exit_code: 1 });
     expect(refused.stderr).toMatch(/^error: no Dovetail database at .*DATABASE_URL \/ DOVETAIL_DATA_DIR.*--init/m);
     const r = await cli('--init', 'app', 'import', path.join(PROJECT_ROOT, 'examples', 'completion-writer.yml'), '--json');
     expect(r.stderr).toMatch(pgUrl ? /^database: PostgreSQL postgres:\/\/.* schema t_cli_\w+ \(DATABASE_URL, DATABASE_SCHEMA\)\n$/ : /^database: SQLite .*dovetail\.db \(DOVETAIL_DATA_DIR\)\n$/);

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/infra/logger.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { startSmtpPeer, smtpEnv, type SmtpPeer } from '../helpers/smtp-peer.js';
 import { reviewApp } from '../helpers/form-apps.js';
@@ -159,17 +159,22 @@ describe('Human Input email delivery failures', () => {
     }
   });
 
-  it('without mail settings start-up warns once and the delivery fails naming the settings', async () => {
+  it('without mail settings start-up warns once when an app sends email, and the delivery fails naming the settings', async () => {
     const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(...String(chunk).split('\n').filter(Boolean));
-        done();
-      },
-    });
-    const s = await startServer({ env: FAST_QUEUE, logger: createLogger('warn', sink) });
+    const sink = () =>
+      new Writable({
+        write(chunk, _enc, done) {
+          lines.push(...String(chunk).split('\n').filter(Boolean));
+          done();
+        },
+      });
+    const mailWarnings = () => lines.map((l) => JSON.parse(l) as { level: number; msg: string; apps?: string[] }).filter((l) => l.msg.includes('Mail is not configured'));
+    // no app sends email: nothing to warn about
+    let s = await startServer({ env: FAST_QUEUE, logger: createLogger('warn', sink()) });
     try {
-      const { apiKey } = await s.importApp(reviewApp([emailMethod([{ type: 'external', email: 'ext@example.test' }])]));
+      await s.importApp(reviewApp([{ id: 'web', type: 'webapp', enabled: true, config: {} }]));
+      expect(mailWarnings()).toEqual([]);
+      const { apiKey, appId } = await s.importApp(reviewApp([emailMethod([{ type: 'external', email: 'ext@example.test' }])]));
       const { runId } = await startPaused(s, apiKey, 'x');
       await vi.waitFor(async () => expect((await recipientsOf(s, runId))[0]?.status).toBe('failed'), { timeout: 20_000, interval: 50 });
       const [r] = await recipientsOf(s, runId);
@@ -177,10 +182,14 @@ describe('Human Input email delivery failures', () => {
         'Mail is not configured (missing MAIL_TYPE=smtp, SMTP_SERVER, MAIL_DEFAULT_SEND_FROM); set MAIL_TYPE=smtp, SMTP_SERVER, SMTP_PORT, SMTP_USERNAME, SMTP_PASSWORD, SMTP_USE_TLS, SMTP_OPPORTUNISTIC_TLS and MAIL_DEFAULT_SEND_FROM',
       );
       expect((await s.runtime.runs.find(runId))?.status).toBe('paused');
-      // one warning at start-up, none per failed delivery
-      const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.msg.includes('Mail is not configured'));
+      // none per failed delivery
+      expect(mailWarnings()).toEqual([]);
+      // the next start has an app that sends email: one warning, naming it
+      s = await restartServer(s, { env: FAST_QUEUE, logger: createLogger('warn', sink()) });
+      const warnings = mailWarnings();
       expect(warnings).toHaveLength(1);
-      expect(warnings[0]!.msg).toMatch(/^Mail is not configured \(missing MAIL_TYPE=smtp, SMTP_SERVER, MAIL_DEFAULT_SEND_FROM\).*Human Input email deliveries will fail until then\.$/);
+      expect(warnings[0]!.apps).toEqual([appId]);
+      expect(warnings[0]!.msg).toMatch(/^Mail is not configured \(missing MAIL_TYPE=smtp, SMTP_SERVER, MAIL_DEFAULT_SEND_FROM\).*The Human Input email deliveries of ".*" will fail until then\.$/);
     } finally {
       await s.close();
     }

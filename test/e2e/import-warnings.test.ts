@@ -112,6 +112,27 @@ describe('import that tells the truth', { timeout: 120_000 }, () => {
     expect(malformed).toMatchObject({ code: 1, stderr: 'error: --dataset just-an-id: expected OLD_ID=NEW_ID\n' });
   });
 
+  it('app update takes the same --dataset / --tool mappings as import and prints its warnings; a provider Dovetail does not know names the dovetail.yaml setting', async () => {
+    const ds = JSON.parse((await cli('dataset', 'create', '--name', 'Handbook v2', '--json')).stdout).dataset_id as string;
+    // the new version calls a provider Dovetail knows only once dovetail.yaml adds it
+    const v2 = path.join(dataDir, 'exported-v2.yml');
+    writeFileSync(v2, APP.replace('provider: anthropic', 'provider: yi'));
+    const r = await cli('app', 'update', appId, v2, '--dataset', `${OLD_DATASET}=${ds}`, '--json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout.trim());
+    expect(out).toMatchObject({ app_id: appId, version: 2 });
+    expect(out.warnings.map((w: Warning) => [w.node_id, w.part, w.setting])).toEqual([
+      ['code', `python module ${MISSING_MODULE}`, 'CODE_PYTHON_PACKAGES_DIR'],
+      // YI_API_KEY would do nothing for a provider that is not in dovetail.yaml
+      ['llm', 'model provider "yi"', 'providers.yi'],
+    ]);
+    expect(r.stderr.trim().split('\n')).toEqual(out.warnings.map((w: Warning) => `warning: ${w.message} [setting: ${w.setting}]`));
+    const bad = await cli('app', 'update', appId, v2, '--dataset', `nope=${ds}`);
+    expect(bad).toMatchObject({ code: 1, stderr: 'error: --dataset: the app references no dataset nope\n' });
+    const tool = await cli('app', 'update', appId, v2, '--tool', 'old-provider=no-such-app');
+    expect(tool).toMatchObject({ code: 1, stderr: expect.stringContaining('--tool old-provider=no-such-app: no app with id no-such-app') });
+  });
+
   it('a run that reaches a part the server cannot serve fails that node naming it and the setting (never a 500)', async () => {
     const s = await startServer({ reuse: { dataDir, schema } });
     try {

@@ -134,3 +134,49 @@ describe('GET /v1/openapi.json', () => {
     expect(problems).toContain('POST /datasets/tags: no request body (Dify: application/json)');
   });
 });
+
+describe('/docs reads like Dify\'s reference', () => {
+  type Described = Operation & { tags?: string[]; summary?: string; description?: string; responses?: Record<string, { content?: Record<string, { schema?: Json }> }> };
+  const ops = () => operations(doc.paths as Record<string, Record<string, Operation>>) as Map<string, Described>;
+
+  it("groups every operation under Dify's tags, with Dify's summaries where Dify describes the operation", () => {
+    const tagNames = ((doc as { tags?: { name: string }[] }).tags ?? []).map((t) => t.name);
+    expect(tagNames.slice(0, 3)).toEqual(['Chat Messages', 'Files', 'End Users']);
+    expect(ops().get('POST /v1/chat-messages')).toMatchObject({ tags: ['Chat Messages'], summary: 'Send Chat Message' });
+    expect(ops().get('POST /v1/workflows/run')).toMatchObject({ tags: ['Workflow Runs'] });
+    expect(ops().get('POST /v1/datasets')).toMatchObject({ tags: ['Knowledge Bases'] });
+    // every operation has a tag that the document lists
+    expect([...ops()].filter(([, op]) => !op.tags?.length || !tagNames.includes(op.tags[0]!)).map(([k]) => k)).toEqual([]);
+    // every operation Dify describes has its summary
+    const theirs = operations(DIFY.paths) as Map<string, Described>;
+    const missing = [...ops()].filter(([k, op]) => k.includes(' /v1/') && theirs.has(k.replace(' /v1/', ' /')) && !op.summary).map(([k]) => k);
+    expect(missing).toEqual([]);
+  });
+
+  it('describes the event types of the streaming operations as their text/event-stream answer', () => {
+    for (const [key, events] of [
+      ['POST /v1/chat-messages', ['message', 'message_end', 'workflow_finished', 'ping', 'error']],
+      ['POST /v1/completion-messages', ['message', 'message_end', 'error']],
+      ['POST /v1/workflows/run', ['workflow_started', 'node_finished', 'text_chunk', 'workflow_paused', 'workflow_finished']],
+    ] as const) {
+      const stream = ops().get(key)?.responses?.['200']?.content?.['text/event-stream']?.schema as { description?: string } | undefined;
+      expect(stream?.description, key).toBeDefined();
+      for (const e of events) expect(stream!.description, `${key} ${e}`).toContain(`\`${e}\``);
+    }
+  });
+
+  it("hides the form page's own assets; / links to /docs and the form pages; an unknown path is still a JSON 404", async () => {
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/form/-/'))).toEqual([]);
+    const origin = s.api.replace(/\/v1$/, '');
+    const json = await fetch(`${origin}/`);
+    expect(json.status).toBe(200);
+    const index = (await json.json()) as { links: { href: string }[] };
+    expect(index.links.map((l) => l.href)).toEqual(expect.arrayContaining(['/docs', '/v1/openapi.json', '/form/{token}']));
+    const html = await fetch(`${origin}/`, { headers: { accept: 'text/html' } });
+    expect(html.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await html.text()).toContain('<a href="/docs">');
+    const unknown = await fetch(`${origin}/no-such-page`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ code: 'not_found', status: 404 });
+  });
+});

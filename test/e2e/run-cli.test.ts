@@ -8,6 +8,8 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
 import { endNode, llmNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
+import { reviewApp } from '../helpers/form-apps.js';
+import { dataFrames, parseSse } from '../helpers/sse.js';
 
 const exec = promisify(execFile);
 let s: TestServer;
@@ -52,6 +54,10 @@ describe('dovetail run list | show | events, --version', { timeout: 120_000 }, (
       [msg.message_id, 'message', 'completion', 'normal'],
       [done.workflow_run_id, 'workflow_run', 'workflow', 'succeeded'],
     ]);
+    // each run names its app
+    expect((JSON.parse(list.stdout) as { app_name: string }[]).map((r) => r.app_name)).toEqual(['Writer (mock model)', 'test workflow']);
+    const text = await cli('run', 'list');
+    expect(text.stdout.split('\n')[1]).toMatch(new RegExp(`${done.workflow_run_id} .* ${wf.appId}  \\S`));
     const onlyWf = JSON.parse((await cli('run', 'list', '--app', wf.appId, '--status', 'succeeded', '--json')).stdout) as unknown[];
     expect(onlyWf).toHaveLength(1);
     const bad = await cli('run', 'list', '--status', 'done');
@@ -81,6 +87,45 @@ describe('dovetail run list | show | events, --version', { timeout: 120_000 }, (
     expect(lines[0]).toMatch(/^\s*1 workflow_started/);
     expect(lines.at(-1)).toMatch(/workflow_finished\s+succeeded/);
     await reader.cancel();
+  });
+
+  it('with --json a failure is one JSON document on stdout too (and its line on stderr)', async () => {
+    const bad = await cli('run', 'list', '--status', 'done', '--json');
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toEqual({ code: 'invalid_param', message: expect.stringContaining('--status must be one of'), exit_code: 1 });
+    expect(bad.stderr).toMatch(/^error: --status must be one of/m);
+    const missing = await cli('run', 'show', 'no-such-run', '--json');
+    expect(JSON.parse(missing.stdout)).toMatchObject({ code: 'invalid_param', message: 'no run or message with id no-such-run' });
+    const usage = await cli('run', 'list', '--no-such-option', '--json');
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stdout)).toEqual({ code: 'invalid_usage', message: "unknown option '--no-such-option'", exit_code: 2 });
+  });
+
+  it('dataset list lists the knowledge bases', async () => {
+    const ds = await s.runtime.datasets.create(await s.runtime.apps.workspaceId(), { name: 'Run CLI handbook', indexingTechnique: 'economy', createdBy: 'test' });
+    const list = JSON.parse((await cli('dataset', 'list', '--json')).stdout) as { dataset_id: string; name: string; indexing_technique: string }[];
+    expect(list).toContainEqual(expect.objectContaining({ dataset_id: ds.id, name: 'Run CLI handbook', indexing_technique: 'economy' }));
+    expect((await cli('dataset', 'list')).stdout).toMatch(new RegExp(`^${ds.id}  economy\\s+Run CLI handbook$`, 'm'));
+  });
+
+  it("run show of a paused run gives each waiting form's page link on the terminal, never in the JSON document", async () => {
+    const { apiKey } = await s.importApp(reviewApp([{ id: 'web', type: 'webapp', enabled: true, config: {} }]));
+    const r = await post(apiKey, '/workflows/run', { inputs: { draft: 'd' }, response_mode: 'streaming', user: 'u' });
+    const events = dataFrames(parseSse(await r.text()));
+    expect(events.at(-1)?.event).toBe('workflow_paused');
+    const runId = String(events[0]!.workflow_run_id);
+    const token = String((events.at(-2)!.data as { form_token: string }).form_token);
+    // the page's address: APP_WEB_URL (here its default, http://localhost:PORT) and the form's token
+    const link = `/form/${encodeURIComponent(token)}`;
+    const text = await cli('run', 'show', runId);
+    expect(text.code).toBe(0);
+    const line = text.stdout.split('\n').find((l) => l.startsWith('form of node review '));
+    expect(line).toMatch(/^form of node review \(waiting until \d{4}-[^)]+\): http:\/\/localhost:\d+\/form\/\S+$/);
+    expect(line!.endsWith(link)).toBe(true);
+    const json = await cli('run', 'show', runId, '--json');
+    expect(json.stdout).not.toContain(token);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'paused', waiting_forms: [{ node_id: 'review', web_page: true }] });
+    expect(json.stderr).toContain(link);
   });
 
   it('--version prints the package version', async () => {

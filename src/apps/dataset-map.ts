@@ -1,0 +1,51 @@
+import type { DslDocument } from './dsl.js';
+import { DslError } from './errors.js';
+
+// `app import | update --dataset OLD=NEW`: apart from the import check (which loads the engine's
+// node handlers), so that reading and storing apps does not load them.
+
+/** Node data fields that hold dataset ids (`knowledge-retrieval`, `knowledge-retrieval-v2`). */
+export const DATASET_FIELDS = ['dataset_ids', 'control_space_ids'] as const;
+
+/**
+ * Parses `OLD=NEW` pairs (`app import --dataset`); throws DslError naming a malformed one.
+ * Returns old id → new id.
+ */
+export function parseDatasetMap(pairs: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const p of pairs) {
+    const m = /^([^=\s]+)=([^=\s]+)$/.exec(p);
+    if (!m) throw new DslError(`--dataset ${p}: expected OLD_ID=NEW_ID`);
+    map.set(m[1]!, m[2]!);
+  }
+  return map;
+}
+
+/**
+ * A copy of the DSL with dataset ids replaced per `map` in every node's dataset fields. Throws
+ * DslError when an old id appears in no node (a typo would otherwise pass silently).
+ */
+export function mapDatasets(doc: DslDocument, map: ReadonlyMap<string, string>): DslDocument {
+  if (map.size === 0 || !doc.workflow) return doc;
+  const used = new Set<string>();
+  const nodes = doc.workflow.graph.nodes.map((n) => {
+    let data = n.data;
+    for (const f of DATASET_FIELDS) {
+      const v = data[f];
+      if (!Array.isArray(v)) continue;
+      data = {
+        ...data,
+        [f]: v.map((id) => {
+          const next = typeof id === 'string' ? map.get(id) : undefined;
+          if (next === undefined) return id;
+          used.add(id as string);
+          return next;
+        }),
+      };
+    }
+    return data === n.data ? n : { ...n, data };
+  });
+  const unused = [...map.keys()].filter((k) => !used.has(k));
+  if (unused.length > 0) throw new DslError(`--dataset: the app references no dataset ${unused.join(', ')}`);
+  return { ...doc, workflow: { ...doc.workflow, graph: { ...doc.workflow.graph, nodes } } };
+}

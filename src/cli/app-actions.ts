@@ -1,0 +1,168 @@
+/** The actions of `app …` commands (app-commands.ts defines their options). */
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import type { App, AppService } from '../apps/app-service.js';
+import { withCli, withRuntime, type GlobalOptions } from './cli-context.js';
+import { CliError } from './cli-error.js';
+import { print } from './output.js';
+import { parseDatasetMap } from '../apps/dataset-map.js';
+import type { ImportWarning } from '../engine/types.js';
+
+/** Reads a DSL file the user named; a missing file is one line naming it. */
+export function readDslFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** The app named by id, or by its exact name when one app has it. */
+async function findApp(apps: AppService, ref: string): Promise<App> {
+  const byId = await apps.find(ref);
+  if (byId) return byId;
+  const named = (await apps.list()).filter((a) => a.name === ref);
+  if (named.length === 1) return named[0]!;
+  throw new CliError(named.length > 1 ? `${named.length} apps are named "${ref}"; use the app id (app list)` : `no app with id or name ${ref}`);
+}
+
+/** Asks on a terminal; refuses (false) when stdin is not one. */
+async function confirm(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return false;
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One warning as a line: `warning: node X (llm): … [setting: DEEPSEEK_API_KEY]`. */
+function warningLine(w: ImportWarning): string {
+  return w.setting ? `warning: ${w.message} [setting: ${w.setting}]` : `warning: ${w.message}`;
+}
+
+function printWarnings(warnings: readonly ImportWarning[]): void {
+  for (const w of warnings) process.stderr.write(`${warningLine(w)}\n`);
+}
+
+
+/** `--tool` pairs, each target checked to be a workflow app of this server. */
+async function toolMap(apps: AppService, pairs: readonly string[]): Promise<Map<string, string>> {
+  const { parseToolMap } = await import('../apps/workflow-tool-map.js');
+  const map = parseToolMap(pairs);
+  for (const [old, id] of map) {
+    const target = await apps.find(id);
+    if (!target) throw new CliError(`--tool ${old}=${id}: no app with id ${id} (app tools lists the workflow apps)`);
+    if (target.mode !== 'workflow') throw new CliError(`--tool ${old}=${id}: app ${id} is a ${target.mode} app; only workflow apps run as tools`);
+  }
+  return map;
+}
+
+export const appImport = async (file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => {
+  const text = readDslFile(file);
+  const datasets = parseDatasetMap(opts.dataset);
+  // the warnings ask the runtime's providers, datasets, tools and code executor
+  await withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+    const app = await rt.apps.importDsl(text, { datasets, tools: await toolMap(rt.apps, opts.tool) });
+    const { apiKey } = await rt.keys.create('app', app.workspaceId, app.id);
+    const warnings = await rt.appWarnings(app);
+    printWarnings(warnings);
+    print(opts.json, { app_id: app.id, mode: app.mode, name: app.name, api_key: apiKey, warnings }, `app_id: ${app.id}\nmode: ${app.mode}\nname: ${app.name}\napi_key: ${apiKey}`);
+  });
+};
+
+export const appCheck = async (ref: string, opts: { json?: boolean }, cmd: Command) =>
+  withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+    const app = await findApp(rt.apps, ref);
+    const warnings = await rt.appWarnings(app);
+    if (opts.json) print(true, { app_id: app.id, warnings }, '');
+    else if (warnings.length === 0) process.stdout.write(`${app.id}: nothing missing\n`);
+    else process.stdout.write(warnings.map((w) => `${warningLine(w)}\n`).join(''));
+  });
+
+export const appList = async (opts: { json?: boolean }, cmd: Command) =>
+  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
+    const list = await apps.list();
+    print(opts.json, list.map((a) => ({ app_id: a.id, mode: a.mode, name: a.name })), list.map((a) => `${a.id}  ${a.mode.padEnd(14)} ${a.name}\n`).join(''));
+  });
+
+export const appTools = async (opts: { json?: boolean }, cmd: Command) =>
+  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
+    const { workflowToolParameters } = await import('../tools/workflow/workflow-tools.js');
+    const list = (await apps.list()).filter((a) => a.mode === 'workflow');
+    const rows = list.map((a) => ({
+      app_id: a.id,
+      name: a.name,
+      description: a.description,
+      parameters: workflowToolParameters(a).map((p) => ({ name: p.name, type: p.type, required: p.required, ...(p.options ? { options: p.options } : {}) })),
+    }));
+    const text = rows.map((r) => `${r.app_id}  ${r.name}  (${r.parameters.map((p) => `${p.name}: ${p.type}${p.required ? '' : '?'}`).join(', ')})\n`).join('');
+    print(opts.json, rows, text);
+  });
+
+export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Command) =>
+  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps, keys }) => {
+    const app = await findApp(apps, ref);
+    const appKeys = (await keys.list()).filter((k) => k.appId === app.id);
+    const obj = {
+      app_id: app.id,
+      name: app.name,
+      mode: app.mode,
+      description: app.description,
+      version: app.version,
+      created_at: Math.floor(app.createdAt / 1000),
+      updated_at: Math.floor(app.updatedAt / 1000),
+      keys: appKeys.map((k) => ({ id: k.id, hint: k.hint, created_at: Math.floor(k.createdAt / 1000), last_used_at: k.lastUsedAt === null ? null : Math.floor(k.lastUsedAt / 1000) })),
+    };
+    const text = [
+      `app_id:  ${app.id}`,
+      `name:    ${app.name}`,
+      `mode:    ${app.mode}`,
+      `version: ${app.version} (updated ${iso(app.updatedAt)}, created ${iso(app.createdAt)})`,
+      `keys:    ${appKeys.length === 0 ? '(none)' : appKeys.map((k) => `${k.id} ${k.hint}`).join('\n         ')}`,
+    ].join('\n');
+    print(opts.json, obj, text);
+  });
+
+export const appUpdate = async (ref: string, file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => {
+  const text = readDslFile(file);
+  const datasets = parseDatasetMap(opts.dataset);
+  // the same mappings and warnings as `app import`: the warnings ask the runtime
+  await withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+    const app = await findApp(rt.apps, ref);
+    const updated = await rt.apps.update(app.id, text, { datasets, tools: await toolMap(rt.apps, opts.tool) });
+    if (!updated) throw new CliError(`no app with id ${app.id}`);
+    const warnings = await rt.appWarnings(updated);
+    printWarnings(warnings);
+    print(opts.json, { app_id: updated.id, mode: updated.mode, name: updated.name, version: updated.version, warnings }, `app_id: ${updated.id}\nname: ${updated.name}\nversion: ${updated.version}`);
+  });
+};
+
+export const appExport = async (ref: string, opts: { includeSecret?: boolean }, cmd: Command) =>
+  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
+    const { exportDsl } = await import('../apps/dsl-export.js');
+    const app = await findApp(apps, ref);
+    process.stdout.write(exportDsl(app.dsl, { includeSecret: opts.includeSecret }));
+  });
+
+export const appDelete = async (ref: string, opts: { yes?: boolean; purge?: boolean; json?: boolean }, cmd: Command) =>
+  withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+    const app = await findApp(rt.apps, ref);
+    const keyCount = (await rt.keys.list()).filter((k) => k.appId === app.id).length;
+    const what = `app "${app.name}" (${app.id}), its ${keyCount} API key(s)${opts.purge ? ' and all its data' : ''}`;
+    if (!opts.yes) {
+      if (!process.stdin.isTTY) throw new CliError(`app delete would delete ${what}; pass --yes to confirm (not on a terminal, so not asking)`);
+      if (!(await confirm(`Delete ${what}?`))) throw new CliError('not deleted');
+    }
+    const [{ RunStore }, { purgeAppData }, { KEYS_REVOKED_CHANNEL }] = await Promise.all([import('../runs/run-store.js'), import('../apps/app-data.js'), import('../apps/key-service.js')]);
+    // runs still executing or waiting stop first (from any instance, through the durable stop flag)
+    const active = await new RunStore(rt.store.db).activeTaskIds(app.id);
+    for (const taskId of active) await rt.runs.stopTask(app.id, taskId, { reason: 'The app was deleted.' });
+    if (!(await rt.apps.delete(app.id, opts.purge ? purgeAppData : undefined))) throw new CliError(`no app with id ${app.id}`);
+    await rt.bus.publish(KEYS_REVOKED_CHANNEL, app.id);
+    print(opts.json, { app_id: app.id, deleted: true, keys_deleted: keyCount, runs_stopped: active.length, data: opts.purge ? 'purged' : 'kept' }, `deleted ${what}${active.length ? `; stopped ${active.length} run(s)` : ''}`);
+  });
