@@ -1,4 +1,4 @@
-import { ConfigError } from '../config-error.js';
+import { ConfigError, positiveIntSetting as positiveInt } from '../config-error.js';
 
 /** One of Dify's API-based extensions, from `api_based_extensions` in dovetail.yaml. */
 export interface ApiBasedExtension {
@@ -27,12 +27,6 @@ export interface ModerationConfig {
 
 type Env = Record<string, string | undefined>;
 
-function positiveInt(env: Env, file: Record<string, unknown>, key: string, fallback: number): number {
-  const raw = env[key] ?? (file[key] === undefined ? undefined : String(file[key]));
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new ConfigError(`${key} must be a positive integer, got "${raw}"`);
-  return Number(raw);
-}
 
 /** Reads `api_based_extensions` (a list of `{id, name, api_endpoint, api_key}`); throws ConfigError naming a bad entry. */
 export function readApiBasedExtensions(file: Record<string, unknown>): ApiBasedExtension[] {

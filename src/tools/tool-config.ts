@@ -1,4 +1,4 @@
-import { ConfigError } from '../config-error.js';
+import { ConfigError, positiveIntSetting as positiveInt } from '../config-error.js';
 import type { ToolProviderSettings } from './tool.js';
 import { readMcpServers, type McpServerConfig } from './mcp/mcp-config.js';
 import { readApiTools, type ApiToolProviderConfig } from './openapi/api-tool-config.js';
@@ -30,12 +30,6 @@ export interface ToolsConfig {
 
 type Env = Record<string, string | undefined>;
 
-function positiveInt(env: Env, file: Record<string, unknown>, key: string, fallback: number): number {
-  const raw = env[key] ?? (file[key] === undefined ? undefined : String(file[key]));
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new ConfigError(`${key} must be a positive integer, got "${raw}"`);
-  return Number(raw);
-}
 
 function url(value: unknown, key: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;

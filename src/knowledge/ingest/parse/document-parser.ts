@@ -175,12 +175,7 @@ export class DocumentParser {
     void slot.ready.catch(() => undefined); // a worker that dies idle: nobody awaits it
     this.#all.add(slot);
     const end = (err: Error) => {
-      this.#all.delete(slot);
-      if (slot.dead) return;
-      slot.dead = true;
-      if (slot.idle) clearTimeout(slot.idle);
-      const i = this.#idle.indexOf(slot);
-      if (i >= 0) this.#idle.splice(i, 1);
+      if (!this.#detach(slot)) return;
       failed(err);
       slot.onEnd?.(err);
     };
@@ -198,13 +193,18 @@ export class DocumentParser {
 
   /** Ends a worker (after a timeout, an abort, or idleness). */
   #retire(slot: Slot): void {
+    if (this.#detach(slot)) void slot.worker.terminate();
+  }
+
+  /** Takes a worker out of the pool (once): false when it was out already. */
+  #detach(slot: Slot): boolean {
     this.#all.delete(slot);
-    if (slot.dead) return;
+    if (slot.dead) return false;
     slot.dead = true;
     if (slot.idle) clearTimeout(slot.idle);
     const i = this.#idle.indexOf(slot);
     if (i >= 0) this.#idle.splice(i, 1);
-    void slot.worker.terminate();
+    return true;
   }
 
   /** Ends every worker; later parses are refused. */
