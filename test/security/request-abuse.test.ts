@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { endNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
-import { dataFrames, parseSse } from '../helpers/sse.js';
 import { kbClient } from '../helpers/kb-client.js';
 import { completionApp, imageChatApp } from '../helpers/apps.js';
 
