@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { describeOperation, hiddenRoute, TAGS } from './api-operations.js';
+import { describeOperation, hiddenRoute, operationKey, TAGS } from './api-operations.js';
+import { DIFY_RESPONSE_SCHEMAS, DIFY_SUCCESS_RESPONSES, type DifyJson } from './dify-responses.js';
 
 /** Package version, shown as the description's `info.version`. */
 const VERSION = '0.1.0';
@@ -9,31 +10,58 @@ const VERSION = '0.1.0';
 type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; description?: string };
 
 /**
- * A route's schema as the description shows it: Dify's tag and summary, the event types of a
- * streaming operation (as its `text/event-stream` answer), hidden when it is internal. Only the
+ * A route's schema as the description shows it: Dify's tag and summary, Dify's success responses
+ * (dify-responses.ts, with their schemas) where Dify describes the operation, the event types of a
+ * streaming operation (in its `text/event-stream` answer), hidden when it is internal. Only the
  * description changes: the route validates and serializes with its own schema.
  */
 function describedSchema(method: string | string[], url: string, schema: RouteSchema | undefined): RouteSchema {
   const s: RouteSchema = { ...schema };
   if (hiddenRoute(url)) return { ...s, hide: true };
-  const { tags, summary, events } = describeOperation(Array.isArray(method) ? method[0]! : method, url);
+  const first = Array.isArray(method) ? method[0]! : method;
+  const { tags, summary, events } = describeOperation(first, url);
   if (tags && !s.tags) s.tags = tags;
   if (summary && !s.summary) s.summary = summary;
-  if (events && !s.response?.['200']) {
+  const dify = url.startsWith('/v1/') ? DIFY_SUCCESS_RESPONSES[operationKey(first, url)] : undefined;
+  if (dify) {
+    // Dify's success responses stand for the route's own (which may be narrower, for serialization)
+    const others = Object.entries(s.response ?? {}).filter(([code]) => !/^2/.test(code));
+    s.response = { ...Object.fromEntries(others), ...(events ? withEvents(dify, events) : dify) };
+  }
+  if (events) {
     const text = `With \`response_mode: "streaming"\`: server-sent events, each \`data: {…}\` with an \`event\` field: ${events}.`;
     s.description = s.description ? `${s.description}\n\n${text}` : text;
-    s.response = {
-      ...s.response,
-      200: {
-        description: 'Blocking: one JSON object. Streaming: server-sent events (see the operation).',
-        content: {
-          'application/json': { schema: { type: 'object', additionalProperties: true } },
-          'text/event-stream': { schema: { type: 'string', description: `Event types: ${events}.` } },
+    if (!s.response?.['200']) {
+      s.response = {
+        ...s.response,
+        200: {
+          description: 'Blocking: one JSON object. Streaming: server-sent events (see the operation).',
+          content: {
+            'application/json': { schema: { type: 'object', additionalProperties: true } },
+            'text/event-stream': { schema: { type: 'string', description: `Event types: ${events}.` } },
+          },
         },
-      },
-    };
+      };
+    }
   }
   return s;
+}
+
+/** Dify's responses with Dovetail's event types added to the description of each `text/event-stream` answer. */
+function withEvents(responses: Readonly<Record<string, DifyJson>>, events: string): Record<string, DifyJson> {
+  const out: Record<string, DifyJson> = {};
+  for (const [code, r] of Object.entries(responses)) {
+    const content = r.content as Record<string, { schema?: DifyJson }> | undefined;
+    const stream = content?.['text/event-stream'];
+    if (!content || !stream) {
+      out[code] = r;
+      continue;
+    }
+    const before = typeof stream.schema?.description === 'string' ? `${stream.schema.description}\n\n` : '';
+    const schema = { ...stream.schema, description: `${before}Event types Dovetail sends: ${events}.` };
+    out[code] = { ...r, content: { ...content, 'text/event-stream': { ...stream, schema } } };
+  }
+  return out;
 }
 
 /**
@@ -52,7 +80,8 @@ export async function registerApiDescription(app: FastifyInstance): Promise<void
         description: 'The Dify Service API (`/v1`) as Dovetail serves it. App routes take an app key, knowledge routes a dataset key: `Authorization: Bearer <key>`.',
       },
       tags: TAGS.map((t) => ({ ...t })),
-      components: { securitySchemes: { ApiKeyAuth: { type: 'http', scheme: 'bearer', description: 'An app key (`app-…`) or a knowledge key (`dataset-…`).' } } },
+      // the schemas Dify's success responses refer to (dify-responses.ts)
+      components: { schemas: { ...DIFY_RESPONSE_SCHEMAS } as never, securitySchemes: { ApiKeyAuth: { type: 'http', scheme: 'bearer', description: 'An app key (`app-…`) or a knowledge key (`dataset-…`).' } } },
     },
     transform: ({ schema, url, route }) => ({ schema: describedSchema(route.method, url, schema as RouteSchema | undefined) as never, url }),
   });

@@ -136,7 +136,7 @@ describe('GET /v1/openapi.json', () => {
 });
 
 describe('/docs reads like Dify\'s reference', () => {
-  type Described = Operation & { tags?: string[]; summary?: string; description?: string; responses?: Record<string, { content?: Record<string, { schema?: Json }> }> };
+  type Described = Operation & { tags?: string[]; summary?: string; description?: string; responses?: Record<string, { $ref?: string; content?: Record<string, { schema?: Json }> }> };
   const ops = () => operations(doc.paths as Record<string, Record<string, Operation>>) as Map<string, Described>;
 
   it("groups every operation under Dify's tags, with Dify's summaries where Dify describes the operation", () => {
@@ -151,6 +151,77 @@ describe('/docs reads like Dify\'s reference', () => {
     const theirs = operations(DIFY.paths) as Map<string, Described>;
     const missing = [...ops()].filter(([k, op]) => k.includes(' /v1/') && theirs.has(k.replace(' /v1/', ' /')) && !op.summary).map(([k]) => k);
     expect(missing).toEqual([]);
+  });
+
+  it("gives every operation Dify describes Dify's success responses, with Dify's schemas (examples left out)", () => {
+    type Responses = Record<string, { content?: Record<string, { schema?: Json }> }>;
+    // Dify's schema without its examples, in OpenAPI 3.1's terms (3.0's `nullable: true` is a `null` type)
+    const noExamples = (x: unknown): unknown => {
+      if (Array.isArray(x)) return x.map(noExamples);
+      if (!x || typeof x !== 'object') return x;
+      const { nullable, ...rest } = x as Json;
+      const out = Object.fromEntries(Object.entries(rest).filter(([k]) => k !== 'examples' && k !== 'example').map(([k, v]) => [k, noExamples(v)]));
+      // keywords beside a $ref (Dify's descriptions) are kept around an allOf
+      if (typeof out.$ref === 'string' && Object.keys(out).length > 1) {
+        const { $ref, ...others } = out;
+        return { ...others, allOf: [{ $ref }] };
+      }
+      if (nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
+      return out;
+    };
+    const difyResponses = DIFY as unknown as { components: { responses: Record<string, Responses[string]> } };
+    const problems: string[] = [];
+    const refs = new Set<string>();
+    const collect = (x: unknown): void => {
+      if (Array.isArray(x)) x.forEach(collect);
+      else if (x && typeof x === 'object') {
+        const ref = (x as Json).$ref;
+        if (typeof ref === 'string') refs.add(ref);
+        Object.values(x).forEach(collect);
+      }
+    };
+    const theirs = operations(DIFY.paths) as Map<string, Described>;
+    let withSchema = 0;
+    for (const [key, op] of ops()) {
+      const their = key.includes(' /v1/') ? theirs.get(key.replace(' /v1/', ' /')) : undefined;
+      if (!their) continue;
+      for (const [code, raw] of Object.entries(their.responses ?? {}).filter(([c]) => /^2/.test(c))) {
+        const ref = (raw as Json).$ref;
+        const expected = (typeof ref === 'string' ? difyResponses.components.responses[ref.split('/').at(-1)!] : raw) as Responses[string];
+        const mine = op.responses?.[code];
+        if (!mine) {
+          problems.push(`${key}: no ${code} response`);
+          continue;
+        }
+        for (const [media, { schema }] of Object.entries(expected.content ?? {})) {
+          const got = mine.content?.[media]?.schema;
+          if (!got) problems.push(`${key}: ${code} ${media} has no schema`);
+          else if (media === 'text/event-stream') {
+            // Dify's, with the event types Dovetail sends added to its description
+            const { description, ...rest } = got as Json;
+            const { description: theirText, ...theirRest } = noExamples(schema) as Json;
+            expect(rest, key).toEqual(theirRest);
+            expect(String(description).startsWith(String(theirText ?? '')), key).toBe(true);
+          } else expect(got, `${key} ${code} ${media}`).toEqual(noExamples(schema));
+          collect(got);
+          if (got) withSchema++;
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(withSchema).toBeGreaterThan(60);
+    // every schema they refer to is in the document, as Dify's description has it (and what it refers to)
+    const schemas = (doc.components?.schemas ?? {}) as Record<string, Json>;
+    for (let seen = 0; seen !== refs.size; ) {
+      seen = refs.size;
+      for (const ref of [...refs]) collect(schemas[ref.split('/').at(-1)!]);
+    }
+    for (const ref of refs) {
+      const name = ref.split('/').at(-1)!;
+      expect(ref, name).toBe(`#/components/schemas/${name}`);
+      expect(schemas[name], name).toEqual(noExamples(DIFY.components.schemas[name]));
+    }
+    expect(ops().get('POST /v1/chat-messages')?.responses?.['200']?.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/ChatCompletionResponse' });
   });
 
   it('describes the event types of the streaming operations as their text/event-stream answer', () => {
