@@ -38,6 +38,8 @@ export class RunLoop {
   #moderationStopped = false;
   /** The run has ended here: a late moderation verdict changes nothing. */
   #ended = false;
+  /** Answer text held back while output moderation checks the answer (sent when the check passes). */
+  #held = '';
   /** The journal failed (fenced out, or a write error): stop at once, write nothing more. */
   #dead: unknown;
   readonly #streams: ReadonlyMap<string, AnswerStream>;
@@ -112,9 +114,28 @@ export class RunLoop {
   }
 
   #message(text: string): void {
+    if (this.#moderation) {
+      // once output moderation has put its preset response in the answer's place, no more text is
+      // sent; while a check is under way (every MODERATION_BUFFER_SIZE characters) text waits for it
+      if (!this.#moderation.append(text)) return;
+      if (this.#moderation.checking || this.#held !== '') {
+        this.#held += text;
+        return;
+      }
+    }
+    this.#relay(text);
+  }
+
+  /** Sends held answer text once the checks passed. */
+  #release(): void {
+    if (this.#ended || this.#held === '') return;
+    const text = this.#held;
+    this.#held = '';
+    this.#relay(text);
+  }
+
+  #relay(text: string): void {
     const m = this.#meta;
-    // once output moderation has put its preset response in the answer's place, no more text is sent
-    if (this.#moderation && !this.#moderation.append(text)) return;
     this.#state.answer += text;
     this.#journal.append({ event: 'message', conversation_id: m.conversationId, message_id: m.messageId, created_at: toSeconds(m.createdAt), task_id: m.taskId, id: m.messageId, answer: text });
   }
@@ -123,6 +144,8 @@ export class RunLoop {
   #replaced(answer: string, reason: string): void {
     if (this.#ended) return;
     const m = this.#meta;
+    // held text is in the replacement (overridden) or dropped with the rest (direct_output)
+    this.#held = '';
     this.#state.answer = answer;
     this.#journal.append({ event: 'message_replace', conversation_id: m.conversationId, message_id: m.messageId, created_at: toSeconds(m.createdAt), task_id: m.taskId, answer, reason });
   }
@@ -195,6 +218,7 @@ export class RunLoop {
     // a resumed run's answer so far is what the check goes on from
     if (this.#state.answer !== '') this.#moderation?.append(this.#state.answer);
     // as Dify's advanced-chat pipeline: a direct_output verdict stops the run (its answer is the preset response)
+    this.#moderation?.whenIdle(() => this.#release());
     this.#moderation?.whenReplaced(() => {
       if (this.#ended) return;
       this.#moderationStopped = true;
@@ -226,6 +250,11 @@ export class RunLoop {
       clearTimeout(timer);
     }
     if (this.#dead !== undefined) throw this.#dead;
+    // held answer text: the check under way decides whether it is sent (before the run's end events)
+    if (this.#moderation) {
+      await this.#moderation.settled();
+      this.#release();
+    }
 
     const decision = sched.end();
     let end: RunEnd;
