@@ -278,7 +278,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   let knowledge: Knowledge | undefined;
   const runs = new RunService({
     db: store.db,
-    moderateAnswer: (app, answer) => moderation.replacementOf(app, answer),
+    outputModeration: (app, onReplace) => moderation.outputModeration(app, onReplace),
     messages,
     conversations: conversationStore,
     endUsers,

@@ -115,24 +115,6 @@ export class ModerationService {
     return new OutputModeration(check, this.#d.config.bufferSize, onReplace);
   }
 
-  /**
-   * What output moderation puts in a finished answer's place (Dify's `moderation_completion`): the
-   * preset response or the overriding text when it is flagged; undefined when it is not (or the app
-   * checks no output). A check that fails is logged and replaces nothing (as Dify). Never rejects.
-   */
-  async replacementOf(app: App, answer: string): Promise<string | undefined> {
-    const rule = moderationRuleOf(app.dsl);
-    if (!rule || rule.type === 'unknown' || !rule.outputs.enabled) return undefined;
-    try {
-      const v = await this.#checkOutput(app, rule, answer);
-      if (!v.flagged) return undefined;
-      return v.action === 'direct_output' ? v.presetResponse : v.text;
-    } catch (err) {
-      this.#d.logger.warn({ err, appId: app.id, moderation: rule.type }, 'output moderation failed; the answer is left as it is');
-      return undefined;
-    }
-  }
-
   async #checkOutput(app: App, rule: ModerationRule, t: string): Promise<OutputVerdict> {
     const preset = { flagged: true, action: 'direct_output', presetResponse: rule.outputs.presetResponse, text: t } as const;
     if (rule.type === 'keywords') return hasKeyword(rule.keywords, [t]) ? preset : { ...preset, flagged: false };

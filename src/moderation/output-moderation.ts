@@ -28,6 +28,7 @@ export class OutputModeration {
   #final: string | undefined;
   #finished = false;
   #onStop: (() => void) | undefined;
+  #onIdle: (() => void) | undefined;
 
   constructor(check: (text: string) => Promise<OutputVerdict | undefined>, bufferSize: number, onReplace: (answer: string, reason: string) => void) {
     this.#check = check;
@@ -44,6 +45,21 @@ export class OutputModeration {
   whenReplaced(fn: () => void): void {
     if (this.#final !== undefined) fn();
     else this.#onStop = fn;
+  }
+
+  /** True while a check is under way (a caller that holds text back until it is checked waits for `whenIdle`). */
+  get checking(): boolean {
+    return this.#inFlight !== undefined;
+  }
+
+  /** `fn` runs each time the checks end with none under way and the answer not replaced. */
+  whenIdle(fn: () => void): void {
+    this.#onIdle = fn;
+  }
+
+  /** Resolves once no check is under way. */
+  async settled(): Promise<void> {
+    while (this.#inFlight) await this.#inFlight;
   }
 
   /** Adds streamed text; false when the answer has been replaced (the text must not be sent). */
@@ -71,6 +87,7 @@ export class OutputModeration {
         this.#onReplace(v.text + this.#buffer.slice(checked.length), OUTPUT_MODERATION_REASON);
       }
       this.#maybeCheck();
+      if (!this.#inFlight) this.#onIdle?.();
     });
   }
 

@@ -15,6 +15,10 @@ import type { Tracing } from '../infra/tracing.js';
 import type { HumanInputGateway } from '../forms/human-input-port.js';
 import type { CodeExecutor, TemplateRenderer, CodeOutputLimits, HttpRequester, RunFiles, KnowledgeRetriever } from '../engine/types.js';
 import type { RunLimits } from './run-types.js';
+import type { OutputModeration } from '../moderation/output-moderation.js';
+
+/** The output moderation of an app's answer as it streams (`onReplace` gets each replacement), or undefined when it checks no output. */
+export type OutputModerationOf = (app: App, onReplace: (answer: string, reason: string) => void) => OutputModeration | undefined;
 
 export interface RunServiceConfig extends RunLimits {
   /** Runs one worker executes at once (`RUN_CONCURRENCY`). */
@@ -39,10 +43,10 @@ export interface RunServiceConfig extends RunLimits {
 export interface RunServiceDeps {
   db: Kysely<Database>;
   /**
-   * What output moderation puts in place of a chatflow's answer when the run succeeds, or
-   * undefined when it is not flagged; it never rejects. Unset: not checked.
+   * The output moderation of a chatflow's answer as it streams (ModerationService.outputModeration):
+   * undefined when the app checks no output. Unset: not checked.
    */
-  moderateAnswer?: (app: App, answer: string) => Promise<string | undefined>;
+  outputModeration?: OutputModerationOf;
   /** The messages, conversations and end users chatflow runs answer for (made from `db` when not given). */
   messages?: MessageStore;
   conversations?: ConversationStore;

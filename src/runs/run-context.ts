@@ -13,7 +13,7 @@ import type { HumanInputGateway } from '../forms/human-input-port.js';
 import type { RunStore } from './run-store.js';
 import type { RunEventStore } from './run-event-store.js';
 import type { RunPorts } from './run-ports.js';
-import type { RunServiceConfig } from './run-config.js';
+import type { OutputModerationOf, RunServiceConfig } from './run-config.js';
 
 export type { RunServiceConfig, RunServiceDeps } from './run-config.js';
 import type { ConversationVariables } from './conversation-variables.js';
@@ -49,8 +49,8 @@ export interface RunContext {
   readonly conversationVariables: ConversationVariables;
   readonly findApp: (id: string) => Promise<App | undefined>;
   readonly findAppVersion: (id: string, version: number) => Promise<App | undefined>;
-  /** RunServiceDeps.moderateAnswer. */
-  readonly moderateAnswer: ((app: App, answer: string) => Promise<string | undefined>) | undefined;
+  /** RunServiceDeps.outputModeration. */
+  readonly outputModeration: OutputModerationOf | undefined;
   humanInput(): HumanInputGateway | undefined;
   /** Whether the service is closing (handBack / close). */
   closed(): boolean;

@@ -4,9 +4,10 @@ import type { Graph } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { FencedOut, RunJournal } from './journal.js';
 import { SecretMask } from './secret-mask.js';
-import { RunLoop } from './run-loop.js';
+import { RunLoop, STOPPED_BY_OUTPUT_MODERATION } from './run-loop.js';
 import { STOPPED_BY_USER, type RunEnd, type RunMeta } from './run-types.js';
 import { usageOf } from './frames.js';
+import type { OutputModeration } from '../moderation/output-moderation.js';
 import { STOP_CHANNEL, type RunContext } from './run-context.js';
 
 /**
@@ -103,7 +104,7 @@ export class RunExecutions {
       limits: this.#c.config,
       tracing: this.#c.tracing,
       beforeFinish: meta.mode === 'advanced-chat' && meta.messageId ? (end) => this.#finishMessage(meta, end) : undefined,
-      moderateAnswer: meta.mode === 'advanced-chat' && this.#c.moderateAnswer ? (answer) => this.#moderateAnswer(meta, answer) : undefined,
+      outputModeration: meta.mode === 'advanced-chat' && this.#c.outputModeration ? (onReplace) => this.#outputModeration(meta, onReplace) : undefined,
     });
     const done = (async () => {
       const unsubscribe = await this.#c.bus.subscribe(STOP_CHANNEL(meta.id), (r) => loop.requestStop(r || STOPPED_BY_USER));
@@ -133,19 +134,31 @@ export class RunExecutions {
     return done;
   }
 
-  /** What output moderation (the app's `features.sensitive_word_avoidance`) puts in place of the chatflow's answer, or undefined. */
-  async #moderateAnswer(meta: RunMeta, answer: string): Promise<string | undefined> {
+  /**
+   * The output moderation (the app's `features.sensitive_word_avoidance`) of the chatflow's answer as
+   * it streams, or undefined. One that cannot be set up (its extension is gone) is logged and the
+   * answer goes unchecked, as a check that fails.
+   */
+  async #outputModeration(meta: RunMeta, onReplace: (answer: string, reason: string) => void): Promise<OutputModeration | undefined> {
     const app = await this.#c.findApp(meta.appId);
-    return app ? this.#c.moderateAnswer?.(app, answer) : undefined;
+    if (!app) return undefined;
+    try {
+      return this.#c.outputModeration?.(app, onReplace);
+    } catch (err) {
+      this.#c.logger.warn({ err, runId: meta.id, appId: meta.appId }, 'output moderation cannot be set up; the answer is left as it is');
+      return undefined;
+    }
   }
 
   async #finishMessage(meta: RunMeta, end: RunEnd): Promise<void> {
-    const status = end.status === 'succeeded' || end.status === 'partial-succeeded' ? 'normal' : end.status === 'stopped' ? 'stopped' : 'error';
+    // a run output moderation stopped answered with the preset response: a normal message, as Dify's
+    const moderated = end.status === 'stopped' && end.error === STOPPED_BY_OUTPUT_MODERATION;
+    const status = end.status === 'succeeded' || end.status === 'partial-succeeded' || moderated ? 'normal' : end.status === 'stopped' ? 'stopped' : 'error';
     const usage = usageOf(end.state);
     await this.#c.messages.finish(meta.messageId!, {
       answer: end.state.answer,
       status,
-      error: end.error,
+      error: moderated ? null : end.error,
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       usage: { ...usage },

@@ -9,6 +9,10 @@ import type { RunJournal } from './journal.js';
 import { nodeFinishedData, pauseReasons, usageOf } from './frames.js';
 import { NO_TRACING, type SpanHandle, type Tracing } from '../infra/tracing.js';
 import { STOPPED_BY_USER, type Flight, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
+import { OUTPUT_MODERATION_REASON, type OutputModeration } from '../moderation/output-moderation.js';
+
+/** The stop reason when output moderation replaced a chatflow's answer with its preset response (Dify's `StopBy.OUTPUT_MODERATION`). */
+export const STOPPED_BY_OUTPUT_MODERATION = 'Stopped by output moderation.';
 
 export { STOPPED_BY_USER, type RunEnd, type RunLimits, type RunMeta };
 
@@ -27,7 +31,15 @@ export class RunLoop {
   readonly #journal: RunJournal;
   readonly #abort = new AbortController();
   readonly #beforeFinish: ((end: RunEnd) => Promise<void>) | undefined;
-  readonly #moderateAnswer: ((answer: string) => Promise<string | undefined>) | undefined;
+  readonly #outputModeration: ((onReplace: (answer: string, reason: string) => void) => Promise<OutputModeration | undefined>) | undefined;
+  /** The answer's output moderation in this execution (set when `run()` starts). */
+  #moderation: OutputModeration | undefined;
+  /** Output moderation replaced the answer with its preset response and stopped the run. */
+  #moderationStopped = false;
+  /** The run has ended here: a late moderation verdict changes nothing. */
+  #ended = false;
+  /** Answer text held back while output moderation checks the answer (sent when the check passes). */
+  #held = '';
   /** The journal failed (fenced out, or a write error): stop at once, write nothing more. */
   #dead: unknown;
   readonly #streams: ReadonlyMap<string, AnswerStream>;
@@ -45,8 +57,11 @@ export class RunLoop {
     limits: RunLimits;
     tracing?: Tracing;
     beforeFinish?: (end: RunEnd) => Promise<void>;
-    /** Chatflows: what output moderation puts in the answer's place (undefined: nothing), sent as `message_replace` before `message_end`. */
-    moderateAnswer?: (answer: string) => Promise<string | undefined>;
+    /**
+     * Chatflows: the answer's output moderation (undefined: none), given what to do with each
+     * replacement; the answer is checked as it streams and once more when the run succeeds.
+     */
+    outputModeration?: (onReplace: (answer: string, reason: string) => void) => Promise<OutputModeration | undefined>;
   }) {
     this.#tracing = opts.tracing ?? NO_TRACING;
     this.#meta = opts.meta;
@@ -56,7 +71,7 @@ export class RunLoop {
     this.#ports = opts.ports;
     this.#journal = opts.journal;
     this.#beforeFinish = opts.beforeFinish;
-    this.#moderateAnswer = opts.moderateAnswer;
+    this.#outputModeration = opts.outputModeration;
     this.#streams = opts.meta.mode === 'advanced-chat' ? answerStreams(opts.graph) : new Map();
     this.#journal.onError = (err) => this.#halt(err);
   }
@@ -99,9 +114,40 @@ export class RunLoop {
   }
 
   #message(text: string): void {
+    if (this.#moderation) {
+      // once output moderation has put its preset response in the answer's place, no more text is
+      // sent; while a check is under way (every MODERATION_BUFFER_SIZE characters) text waits for it
+      if (!this.#moderation.append(text)) return;
+      if (this.#moderation.checking || this.#held !== '') {
+        this.#held += text;
+        return;
+      }
+    }
+    this.#relay(text);
+  }
+
+  /** Sends held answer text once the checks passed. */
+  #release(): void {
+    if (this.#ended || this.#held === '') return;
+    const text = this.#held;
+    this.#held = '';
+    this.#relay(text);
+  }
+
+  #relay(text: string): void {
     const m = this.#meta;
     this.#state.answer += text;
     this.#journal.append({ event: 'message', conversation_id: m.conversationId, message_id: m.messageId, created_at: toSeconds(m.createdAt), task_id: m.taskId, id: m.messageId, answer: text });
+  }
+
+  /** Output moderation put `answer` in the answer's place: the client is told (`message_replace`) and the message stores it. */
+  #replaced(answer: string, reason: string): void {
+    if (this.#ended) return;
+    const m = this.#meta;
+    // held text is in the replacement (overridden) or dropped with the rest (direct_output)
+    this.#held = '';
+    this.#state.answer = answer;
+    this.#journal.append({ event: 'message_replace', conversation_id: m.conversationId, message_id: m.messageId, created_at: toSeconds(m.createdAt), task_id: m.taskId, answer, reason });
   }
 
   #onNodeEvent(e: NodeStreamEvent): void {
@@ -168,6 +214,16 @@ export class RunLoop {
 
   async #run(reason: 'initial' | 'resumption' | 'takeover'): Promise<RunEnd> {
     const sched = this.#sched;
+    this.#moderation = await this.#outputModeration?.((answer, reason) => this.#replaced(answer, reason));
+    // a resumed run's answer so far is what the check goes on from
+    if (this.#state.answer !== '') this.#moderation?.append(this.#state.answer);
+    // as Dify's advanced-chat pipeline: a direct_output verdict stops the run (its answer is the preset response)
+    this.#moderation?.whenIdle(() => this.#release());
+    this.#moderation?.whenReplaced(() => {
+      if (this.#ended) return;
+      this.#moderationStopped = true;
+      this.requestStop(STOPPED_BY_OUTPUT_MODERATION);
+    });
     sched.begin(this.#ports.now());
     const elapsed = () => sched.elapsed(this.#ports.now());
     const m = this.#meta;
@@ -194,6 +250,11 @@ export class RunLoop {
       clearTimeout(timer);
     }
     if (this.#dead !== undefined) throw this.#dead;
+    // held answer text: the check under way decides whether it is sent (before the run's end events)
+    if (this.#moderation) {
+      await this.#moderation.settled();
+      this.#release();
+    }
 
     const decision = sched.end();
     let end: RunEnd;
@@ -208,6 +269,7 @@ export class RunLoop {
         exceptions_count: this.#state.exceptions,
       });
       this.#journal.saveSnapshot(() => this.#state);
+      this.#ended = true;
       await this.#journal.flush();
       return { status: 'handed-back', outputs: this.#state.outputs, error: null, state: this.#state, elapsedMs: this.#state.elapsedMs, finishedAt: null };
     } else if (decision.type === 'paused') {
@@ -234,6 +296,7 @@ export class RunLoop {
         outputs: JSON.stringify(this.#state.outputs),
       });
       this.#journal.saveSnapshot(() => this.#state);
+      this.#ended = true;
       await this.#journal.flush();
       return { status: 'paused', outputs: this.#state.outputs, error: null, state: this.#state, elapsedMs: this.#state.elapsedMs, finishedAt: null };
     } else {
@@ -250,22 +313,21 @@ export class RunLoop {
 
   async #finish(end: RunEnd): Promise<RunEnd> {
     const m = this.#meta;
-    const answered = m.mode === 'advanced-chat' && (end.status === 'succeeded' || end.status === 'partial-succeeded');
-    if (answered && this.#moderateAnswer && this.#state.answer !== '') {
-      // as Dify's advanced-chat pipeline: the whole answer checked at the end; a flagged one is
-      // replaced (`message_replace` before `message_end`) and the message stores the replacement
-      const replacement = await this.#moderateAnswer(this.#state.answer);
-      if (replacement !== undefined) {
-        this.#state.answer = replacement;
-        this.#journal.append({ event: 'message_replace', conversation_id: m.conversationId, message_id: m.messageId, created_at: toSeconds(m.createdAt), task_id: m.taskId, answer: replacement, reason: 'output_moderation' });
-      }
+    // a run output moderation stopped still answers (with the preset response), as Dify's
+    const answered = m.mode === 'advanced-chat' && (end.status === 'succeeded' || end.status === 'partial-succeeded' || (end.status === 'stopped' && this.#moderationStopped));
+    if (answered && this.#moderation && this.#state.answer !== '') {
+      // as Dify's advanced-chat pipeline: the whole answer checked once more at the end; a flagged
+      // one is replaced (`message_replace` before `message_end`) and the message stores the replacement
+      const checked = await this.#moderation.finish(this.#state.answer);
+      if (checked.flagged) this.#replaced(checked.answer, OUTPUT_MODERATION_REASON);
     }
+    this.#ended = true;
     if (this.#beforeFinish) {
       // still the owner? (a fenced-out owner must not touch the message either)
       await this.#journal.flush();
       await this.#beforeFinish(end);
     }
-    if (m.mode === 'advanced-chat' && (end.status === 'succeeded' || end.status === 'partial-succeeded')) {
+    if (answered) {
       this.#journal.append({
         event: 'message_end',
         conversation_id: m.conversationId,

@@ -98,7 +98,7 @@ export class RunService implements RunResumer {
       conversationVariables: this.conversationVariables,
       findApp: deps.findApp,
       findAppVersion: deps.findAppVersion,
-      moderateAnswer: deps.moderateAnswer,
+      outputModeration: deps.outputModeration,
       humanInput: () => this.#humanInput,
       closed: () => this.#closed,
       waiters: this.#waiters,

@@ -8,7 +8,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { dataFrames, parseSse } from '../helpers/sse.js';
 import { parse, stringify } from 'yaml';
-import { startNode, workflowDsl } from '../helpers/workflow-dsl.js';
+import { llmNode, startNode, workflowDsl, type NodeSpec } from '../helpers/workflow-dsl.js';
 import { validateSchema } from '../helpers/openapi.js';
 
 /**
@@ -88,9 +88,11 @@ const apiModeration = (extensionId: string) => `  sensitive_word_avoidance:
         enabled: true
 `;
 
-/** A chatflow answering `you said <query>`, with keywords moderation in its `features` (inputs and outputs on). */
-function chatflow(answer = 'you said {{#sys.query#}}'): string {
-  const doc = parse(workflowDsl([startNode(), { id: 'answer', type: 'answer', answer }], [['start', 'answer']], { mode: 'advanced-chat', name: 'moderated chatflow' })) as { workflow: Record<string, unknown> };
+/** A chatflow answering `you said <query>` (or the model's answer), with keywords moderation in its `features` (inputs and outputs on). */
+function chatflow(answer = 'you said {{#sys.query#}}', model = false): string {
+  const nodes: NodeSpec[] = model ? [startNode(), llmNode('llm', '{{#sys.query#}}'), { id: 'answer', type: 'answer', answer: '{{#llm.text#}}' }] : [startNode(), { id: 'answer', type: 'answer', answer }];
+  const edges: [string, string][] = model ? [['start', 'llm'], ['llm', 'answer']] : [['start', 'answer']];
+  const doc = parse(workflowDsl(nodes, edges, { mode: 'advanced-chat', name: 'moderated chatflow' })) as { workflow: Record<string, unknown> };
   doc.workflow.features = {
     sensitive_word_avoidance: { enabled: true, type: 'keywords', config: { keywords: 'badword', inputs_config: { enabled: true, preset_response: 'Chatflow refused.' }, outputs_config: { enabled: true, preset_response: 'Chatflow answer refused.' } } },
   };
@@ -150,6 +152,7 @@ beforeAll(async () => {
     missing: app('missing extension', apiModeration('ext-missing')),
     chatflow: chatflow(),
     chatflowOut: chatflow('here is a badword for {{#sys.query#}}'),
+    chatflowModel: chatflow(undefined, true),
     agent: app('keywords agent', `${keywords(true, true)}  agent_mode:
     enabled: true
     max_iteration: 3
@@ -361,18 +364,44 @@ describe('chatflows (features.sensitive_word_avoidance)', () => {
     expect(body.answer).toBe('you said hello');
   });
 
-  it('a flagged answer is replaced at the end of the run: message_replace before message_end, the stored and blocking answer is the preset', async () => {
+  it('a flagged answer is replaced: message_replace before message_end, no answer text after it, the stored and blocking answer is the preset', async () => {
     // `chatflow` answers "you said <query>"; `chatflowOut`'s answer contains the keyword
     const frames = await stream('chatflow', { query: 'hello', inputs: {} });
     expect(frames.map((f) => f.event)).not.toContain('message_replace');
     const flaggedAnswer = await stream('chatflowOut', { query: 'hello' });
     const events = flaggedAnswer.map((f) => f.event);
-    expect(events.slice(events.indexOf('message_replace'))).toEqual(['message_replace', 'message_end', 'workflow_finished']);
+    const after = events.slice(events.indexOf('message_replace'));
+    expect(after.filter((e) => e === 'message_replace' || e === 'message' || e === 'message_end' || e === 'workflow_finished')).toEqual(['message_replace', 'message_end', 'workflow_finished']);
     const replace = flaggedAnswer.find((f) => f.event === 'message_replace')!;
     expect(replace).toMatchObject({ answer: 'Chatflow answer refused.', reason: 'output_moderation' });
     validateSchema('StreamEventChatMessageReplace', replace);
     expect(await storedAnswer('chatflowOut', replace.conversation_id as string)).toMatchObject({ answer: 'Chatflow answer refused.' });
     expect(await (await send('chatflowOut', { query: 'again' })).json()).toMatchObject({ answer: 'Chatflow answer refused.' });
     expect(await s.runtime.appWarnings((await s.runtime.apps.find(appIds.chatflow!))!)).toEqual([]);
+  });
+
+  it('a flagged answer is replaced while it streams (MODERATION_BUFFER_SIZE=8): no answer text after it, the model call is stopped, message_replace before message_end', async () => {
+    // the model streams "badword" and then holds the stream open: only moderation can end this run
+    const reply = 'Sure, here is a badword and then a long tail nobody should read';
+    fake.behaviour = { reply, chunkSize: 4, holdAfterChunks: 6 };
+    const frames = await stream('chatflowModel', { query: 'tell me' });
+    const events = frames.map((f) => f.event);
+    const at = events.indexOf('message_replace');
+    expect(at).toBeGreaterThan(-1);
+    expect(frames[at]).toMatchObject({ answer: 'Chatflow answer refused.', reason: 'output_moderation' });
+    validateSchema('StreamEventChatMessageReplace', frames[at]!);
+    // replaced once; no answer text after it; what streamed before is what the model sent up to the flagged check
+    expect(events.filter((e) => e === 'message_replace')).toHaveLength(1);
+    expect(events.slice(at + 1)).not.toContain('message');
+    const streamed = frames.filter((f) => f.event === 'message').map((f) => f.answer as string).join('');
+    expect(reply.startsWith(streamed)).toBe(true);
+    expect(streamed.length).toBeLessThanOrEqual('Sure, here is a badword '.length);
+    expect(events.indexOf('message_end')).toBeGreaterThan(at);
+    // as Dify's advanced-chat pipeline: output moderation stops the run
+    expect(frames.find((f) => f.event === 'workflow_finished')).toMatchObject({ data: { status: 'stopped' } });
+    await fake.waitForAbort();
+    expect(await storedAnswer('chatflowModel', frames[at]!.conversation_id as string)).toMatchObject({ answer: 'Chatflow answer refused.' });
+    fake.behaviour = { reply, chunkSize: 4, holdAfterChunks: 6 };
+    expect(await (await send('chatflowModel', { query: 'again' })).json()).toMatchObject({ answer: 'Chatflow answer refused.' });
   });
 });

@@ -71,6 +71,21 @@ describe('OutputModeration', () => {
     expect(await m.finish('axbcx')).toEqual({ answer: 'a*bc*', flagged: true });
   });
 
+  it('checking is true while a check is under way; whenIdle runs when the checks end unflagged, not after a replacement', async () => {
+    let idle = 0;
+    const m = new OutputModeration(flagWhen('bad'), 4, () => undefined);
+    m.whenIdle(() => idle++);
+    m.append('abc');
+    expect(m.checking).toBe(false);
+    m.append('d');
+    expect(m.checking).toBe(true);
+    await m.settled();
+    expect([m.checking, idle]).toEqual([false, 1]);
+    m.append('bad!');
+    await m.settled();
+    expect([m.replaced, idle]).toEqual([true, 1]);
+  });
+
   it('a check that answers nothing (it failed) replaces nothing', async () => {
     const m = new OutputModeration(async () => undefined, 1, () => {
       throw new Error('no replacement expected');
