@@ -102,6 +102,14 @@ export class AppStore {
     this.#db = db;
   }
 
+  /** The names of apps `ids` that still exist (for listings of other domains' rows, e.g. `run list`). */
+  async namesOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    const rows = await this.#db.selectFrom('apps').select(['id', 'name']).where('id', 'in', unique).execute();
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
   /** The id of the oldest workspace; undefined when there is none yet. */
   async firstWorkspaceId(): Promise<string | undefined> {
     const row = await this.#db.selectFrom('workspaces').select('id').orderBy('created_at').limit(1).executeTakeFirst();

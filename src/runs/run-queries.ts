@@ -1,4 +1,5 @@
 import { MessageStore } from '../messages/message-store.js';
+import { AppStore } from '../apps/app-store.js';
 import { toSeconds } from '../infra/clock.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
@@ -54,16 +55,8 @@ export async function listRuns(db: Kysely<Database>, f: RunFilter, messageStore:
     })),
   ];
   const page = out.sort((a, b) => b.created_at - a.created_at).slice(0, f.limit);
-  const names = await appNames(db, page.map((r) => r.app_id));
+  const names = await new AppStore(db).namesOf(page.map((r) => r.app_id));
   return page.map((r) => ({ ...r, app_name: names.get(r.app_id) ?? null }));
-}
-
-/** The names of apps `ids` (those that still exist). */
-async function appNames(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
-  const unique = [...new Set(ids)];
-  if (unique.length === 0) return new Map();
-  const rows = await db.selectFrom('apps').select(['id', 'name']).where('id', 'in', unique).execute();
-  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
 function runSummary(x: RunRecord): RunSummary {
@@ -87,7 +80,7 @@ function runSummary(x: RunRecord): RunSummary {
 export async function showRun(db: Kysely<Database>, id: string, messages: Pick<MessageStore, 'find'> = new MessageStore(db)): Promise<(RunSummary & Record<string, unknown>) | undefined> {
   const run = await new RunStore(db).find(id);
   if (run) {
-    return { ...runSummary(run), app_name: (await appNames(db, [run.app_id])).get(run.app_id) ?? null, task_id: run.task_id, app_version: run.app_version, inputs: JSON.parse(run.inputs) as unknown, outputs: run.outputs === null ? null : (JSON.parse(run.outputs) as unknown), events: run.last_seq };
+    return { ...runSummary(run), app_name: (await new AppStore(db).namesOf([run.app_id])).get(run.app_id) ?? null, task_id: run.task_id, app_version: run.app_version, inputs: JSON.parse(run.inputs) as unknown, outputs: run.outputs === null ? null : (JSON.parse(run.outputs) as unknown), events: run.last_seq };
   }
   const m = await messages.find(id);
   if (!m) return undefined;
@@ -95,7 +88,7 @@ export async function showRun(db: Kysely<Database>, id: string, messages: Pick<M
     id: m.id,
     kind: 'message',
     app_id: m.appId,
-    app_name: (await appNames(db, [m.appId])).get(m.appId) ?? null,
+    app_name: (await new AppStore(db).namesOf([m.appId])).get(m.appId) ?? null,
     mode: m.mode,
     status: m.status,
     error: m.error,
