@@ -8,17 +8,22 @@ import { DslError } from './errors.js';
 export const DATASET_FIELDS = ['dataset_ids', 'control_space_ids'] as const;
 
 /**
- * Parses `OLD=NEW` pairs (`app import --dataset`); throws DslError naming a malformed one.
- * Returns old id → new id.
+ * Parses the `OLD=NEW` pairs of a CLI mapping option (`--dataset`, `--tool`); throws DslError
+ * naming the option and a malformed pair (`expected` says what each side is). Returns old → new.
  */
-export function parseDatasetMap(pairs: readonly string[]): Map<string, string> {
+export function parseIdPairs(pairs: readonly string[], option: string, expected: string): Map<string, string> {
   const map = new Map<string, string>();
   for (const p of pairs) {
     const m = /^([^=\s]+)=([^=\s]+)$/.exec(p);
-    if (!m) throw new DslError(`--dataset ${p}: expected OLD_ID=NEW_ID`);
+    if (!m) throw new DslError(`${option} ${p}: expected ${expected}`);
     map.set(m[1]!, m[2]!);
   }
   return map;
+}
+
+/** `app import --dataset OLD=NEW` pairs: old dataset id → new dataset id. */
+export function parseDatasetMap(pairs: readonly string[]): Map<string, string> {
+  return parseIdPairs(pairs, '--dataset', 'OLD_ID=NEW_ID');
 }
 
 /**

@@ -1,19 +1,11 @@
 import type { DslDocument } from './dsl.js';
 import { DslError } from './errors.js';
 import { isObject } from '../infra/objects.js';
+import { parseIdPairs } from './dataset-map.js';
 
-/**
- * Parses `OLD=APP_ID` pairs (`app import --tool`); throws DslError naming a malformed one.
- * Returns old provider id → app id.
- */
+/** `app import --tool OLD=APP_ID` pairs: old provider id → app id. */
 export function parseToolMap(pairs: readonly string[]): Map<string, string> {
-  const map = new Map<string, string>();
-  for (const p of pairs) {
-    const m = /^([^=\s]+)=([^=\s]+)$/.exec(p);
-    if (!m) throw new DslError(`--tool ${p}: expected OLD_PROVIDER_ID=APP_ID`);
-    map.set(m[1]!, m[2]!);
-  }
-  return map;
+  return parseIdPairs(pairs, '--tool', 'OLD_PROVIDER_ID=APP_ID');
 }
 
 /**
