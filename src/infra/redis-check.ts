@@ -1,10 +1,6 @@
 import { Redis } from 'ioredis';
 import { ConfigError } from '../config-error.js';
-
-/** `url` with its password hidden, for messages. */
-export function redisUrlForMessage(url: string): string {
-  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-}
+import { withoutPassword } from '../lib/url-password.js';
 
 /**
  * Start-up check of `REDIS_URL`: one connection, no reconnection, one PING answered within
@@ -30,7 +26,7 @@ export async function checkRedis(url: string, timeoutSeconds: number): Promise<v
     await Promise.race([client.connect().then(() => client.ping()), timeout]);
   } catch (err) {
     const cause = lastError && lastError !== err ? `${(err as Error).message} (${lastError.message})` : (err as Error).message;
-    throw new ConfigError(`REDIS_URL (${redisUrlForMessage(url)}) cannot be used: ${cause}`);
+    throw new ConfigError(`REDIS_URL (${withoutPassword(url)}) cannot be used: ${cause}`);
   } finally {
     clearTimeout(timer);
     client.disconnect();

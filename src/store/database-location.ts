@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { StoreOptions } from './db.js';
+import { withoutPassword } from '../lib/url-password.js';
 
 /** Where the store of these options lives, for people: the SQLite file, or the PostgreSQL URL (password hidden) and schema. */
 export function describeDatabase(opts: StoreOptions): string {
   if (!opts.databaseUrl) return `SQLite ${sqlitePath(opts)} (DOVETAIL_DATA_DIR)`;
-  const url = opts.databaseUrl.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+  const url = withoutPassword(opts.databaseUrl);
   return `PostgreSQL ${url}${opts.databaseSchema ? ` schema ${opts.databaseSchema}` : ''} (DATABASE_URL${opts.databaseSchema ? ', DATABASE_SCHEMA' : ''})`;
 }
 
