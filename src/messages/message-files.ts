@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import type { UploadedFile } from '../files/upload-service.js';
 import { categoryOf, extensionOf } from '../files/file-types.js';
 import { isObject } from '../infra/objects.js';
+import { fileTypeOfMime } from '../files/tool-files.js';
+
+const MEDIA = new Set(['image', 'video', 'audio']);
 
 /** What listing a message's files needs: the stored uploads and signed preview URLs. */
 export interface MessageFilePorts {
@@ -23,13 +26,10 @@ export interface MessageFileItem {
   readonly upload_file_id: string | null;
 }
 
-/** Dify's `FileType` of an upload: its MIME major type, else its extension's category. */
+/** Dify's `FileType` of an upload: image, video or audio by its MIME major type, else its extension's category. */
 function typeOf(f: UploadedFile): string {
-  const m = f.mimeType.toLowerCase();
-  if (m.startsWith('image/')) return 'image';
-  if (m.startsWith('video/')) return 'video';
-  if (m.startsWith('audio/')) return 'audio';
-  return categoryOf(f.extension.replace(/^\./, ''));
+  const byMime = fileTypeOfMime(f.mimeType);
+  return MEDIA.has(byMime) ? byMime : categoryOf(f.extension.replace(/^\./, ''));
 }
 
 /** A stable id for a file that has no stored row (a `remote_url` file): UUID-shaped, from the message and position. */
