@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { describeOperation, hiddenRoute, operationKey, TAGS } from './api-operations.js';
+import { pageSecurityHeaders } from './web-form-access.js';
 import { DIFY_RESPONSE_SCHEMAS, DIFY_SUCCESS_RESPONSES, type DifyJson } from './dify-responses.js';
 
 /** Package version, shown as the description's `info.version`. */
@@ -96,7 +97,12 @@ export async function registerApiDescription(app: FastifyInstance): Promise<void
     const links = INDEX_LINKS;
     if (!/\btext\/html\b/.test(request.headers.accept ?? '')) return { name: 'Dovetail', version: VERSION, links };
     const items = links.map((l) => `<li>${/[{…]/.test(l.href) ? `<code>${l.href}</code>` : `<a href="${l.href}">${l.href}</a>`} — ${l.title}</li>`).join('\n');
-    return reply.type('text/html; charset=utf-8').send(`<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Dovetail</title></head>\n<body><h1>Dovetail</h1>\n<p>A server for the Dify Service API.</p>\n<ul>\n${items}\n</ul></body></html>\n`);
+    // a page for people like the form page: its security headers, its stylesheet, readable on a phone
+    return pageSecurityHeaders(reply)
+      .type('text/html; charset=utf-8')
+      .send(
+        `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Dovetail</title><link rel="stylesheet" href="/form/-/form.css"></head>\n<body><main><h1>Dovetail</h1>\n<p>A server for the Dify Service API.</p>\n<ul>\n${items}\n</ul></main></body></html>\n`,
+      );
   });
 }
 

@@ -245,6 +245,8 @@ describe('/docs reads like Dify\'s reference', () => {
     expect(index.links.map((l) => l.href)).toEqual(expect.arrayContaining(['/docs', '/v1/openapi.json', '/form/{token}']));
     const html = await fetch(`${origin}/`, { headers: { accept: 'text/html' } });
     expect(html.headers.get('content-type')).toMatch(/^text\/html/);
+    // a page for people: the strict policy of the form page (nothing inline, nothing from elsewhere)
+    expect(html.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(await html.text()).toContain('<a href="/docs">');
     const unknown = await fetch(`${origin}/no-such-page`);
     expect(unknown.status).toBe(404);
