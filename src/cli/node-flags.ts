@@ -8,7 +8,8 @@
  * code of the whole request path that embedded them is thrown away at once (~150 functions: Node's
  * HTTP server and streams, Fastify, undici, ours). The next burst of requests then runs unoptimized
  * code while V8 compiles it again, for ~20 s. Measured under a burst of 200 streaming completions:
- * first-token overhead p50 11–21 ms with the flag, 22–39 ms without (docs/decisions.md, issue #18).
+ * first-token overhead p50 11–21 ms with the flag, 22–39 ms without (docs/decisions.md,
+ * "Servers run with `--no-memory-reducer`").
  * The cost: an idle process keeps the heap it grew to until its next ordinary collection.
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ['--no-memory-reducer'];
