@@ -4,6 +4,7 @@ import type { UsageBody } from '../lib/usage.js';
 import type { ModelPrice } from '../lib/usage.js';
 import type { VariablePool } from './variable-pool.js';
 import type { ToolRuntime } from './ports.js';
+import type { ImportWarning } from '../lib/import-warning.js';
 
 /** The node types the engine runs; a DSL node of any other type is refused at import. */
 export const NODE_TYPES = [
@@ -326,20 +327,7 @@ export type NodeOutcome =
     }
   | { readonly type: 'pause'; readonly required: HumanInputRequired };
 
-/**
- * Something an imported app names that this server cannot serve yet (a provider without
- * credentials, a dataset that does not exist here, …): the app imports, the node fails when run.
- */
-export interface ImportWarning {
-  readonly node_id: string;
-  readonly node_type: string;
-  /** What is missing, e.g. `model provider "deepseek"`, `dataset 6f1e…`, `python module numpy`. */
-  readonly part: string;
-  /** The setting (or command option) that makes it available, e.g. `DEEPSEEK_API_KEY`; null when none would (a plugin Dovetail does not have). */
-  readonly setting: string | null;
-  /** One sentence naming the node, the part and the setting. */
-  readonly message: string;
-}
+export type { ImportWarning } from '../lib/import-warning.js';
 
 /** What a node type's `importWarnings` may ask about the server it is imported into. */
 export interface ImportCheckContext {

@@ -2,7 +2,7 @@ import diagnostics from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from '../config/defaults.js';
+import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from '../lib/setting-defaults.js';
 import { UpstreamBody, type ResponseBody } from './upstream-body.js';
 import { cancelSourceOf, type CancelSource } from '../lib/cancellation.js';
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
-import { DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from '../config/defaults.js';
+import { DEFAULT_TOKENIZER_MAX_PIECE_CHARS } from '../lib/setting-defaults.js';
 
 type CountTokens = (text: string, options: { disallowedSpecial: Set<string> }) => number;
 /**
@@ -31,7 +31,7 @@ const MAX_CACHED_PIECES = 100_000;
 const MAX_CACHED_PIECE_LENGTH = 64;
 
 /*
- * `TOKENIZER_MAX_PIECE_CHARS` (default in src/config/defaults.ts): a pre-tokenizer piece longer
+ * `TOKENIZER_MAX_PIECE_CHARS` (default in src/lib/setting-defaults.ts): a pre-tokenizer piece longer
  * than this (a run of letters, digits' neighbours or punctuation with no break) is counted in
  * slices of at most this many characters. Byte-pair merging is quadratic in a piece's length, so
  * this bounds the work per character; real words are far shorter, so only such runs are counted

@@ -1,4 +1,4 @@
-import type { ImportWarning } from '../engine/types.js';
+import type { ImportWarning } from '../lib/import-warning.js';
 import type { ToolRef, ToolRuntime } from './tool.js';
 
 function refOf(d: Readonly<Record<string, unknown>>): ToolRef {

@@ -136,3 +136,66 @@ export class ImportGraph {
     return out;
   }
 }
+
+/** One import between two folders: the importing file and line, and the file it names. */
+export interface FolderEdgeSample {
+  from: string;
+  line: number;
+  to: string;
+  typeOnly: boolean;
+}
+
+/**
+ * The imports between top-level parts of a source tree (`unitOf` names the part of a path relative
+ * to `root`, e.g. its first folder), type-only imports included: `from → to → the imports that make
+ * the edge`. Imports within one part are left out.
+ */
+export function folderGraph(
+  root: string,
+  unitOf: (relative: string) => string,
+  graph: ImportGraph = new ImportGraph(),
+): Map<string, Map<string, FolderEdgeSample[]>> {
+  const out = new Map<string, Map<string, FolderEdgeSample[]>>();
+  const rel = (f: string) => path.relative(root, f).split(path.sep).join('/');
+  for (const file of tsFiles(root)) {
+    const from = unitOf(rel(file));
+    for (const e of graph.edges(file)) {
+      if (!e.resolved || e.resolved.startsWith('..') || !e.resolved.startsWith(root + path.sep)) continue;
+      const to = unitOf(rel(e.resolved));
+      if (to === from) continue;
+      let targets = out.get(from);
+      if (!targets) out.set(from, (targets = new Map()));
+      let samples = targets.get(to);
+      if (!samples) targets.set(to, (samples = []));
+      samples.push({ from: rel(file), line: e.line, to: rel(e.resolved), typeOnly: e.typeOnly });
+    }
+  }
+  return out;
+}
+
+/** What a folder graph breaks against a layer order (lowest first; folders of one layer may import each other one way). */
+export interface LayerFindings {
+  /** `a → b` where `b` is in a higher layer than `a`. */
+  upward: string[];
+  /** `a ↔ b` (sorted by name) where each imports the other. */
+  twoWay: string[];
+  /** Parts that are in no layer. */
+  unplaced: string[];
+}
+
+export function layerFindings(graph: Map<string, Map<string, FolderEdgeSample[]>>, layers: readonly (readonly string[])[]): LayerFindings {
+  const rank = new Map<string, number>();
+  layers.forEach((layer, i) => layer.forEach((u) => rank.set(u, i)));
+  const upward: string[] = [];
+  const twoWay = new Set<string>();
+  const unplaced = new Set<string>();
+  for (const [from, targets] of graph) {
+    if (!rank.has(from)) unplaced.add(from);
+    for (const to of targets.keys()) {
+      if (!rank.has(to)) unplaced.add(to);
+      if ((rank.get(to) ?? -1) > (rank.get(from) ?? Infinity)) upward.push(`${from} → ${to}`);
+      if (graph.get(to)?.has(from)) twoWay.add([from, to].sort().join(' ↔ '));
+    }
+  }
+  return { upward: upward.sort(), twoWay: [...twoWay].sort(), unplaced: [...unplaced].sort() };
+}

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { ConfigError } from '../../config-error.js';
-import { DEFAULT_DATABASE_POOL_SIZE } from '../../config/defaults.js';
+import { DEFAULT_DATABASE_POOL_SIZE } from '../../lib/setting-defaults.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Database } from '../schema.js';
 import type { SearchDialect } from '../../knowledge/index/search-dialect.js';

@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import * as sqliteVec from 'sqlite-vec';
 import { ConfigError } from '../../config-error.js';
-import { defaultSqliteMmapMb } from '../../config/defaults.js';
+import { defaultSqliteMmapMb } from '../../lib/setting-defaults.js';
 import type { Database } from '../schema.js';
 import type { SearchDialect } from '../../knowledge/index/search-dialect.js';
 import type { OpenedDatabase } from '../opened.js';

@@ -1,4 +1,4 @@
-import { pyJsonDumps } from '../../engine/nodes/python-json.js';
+import { pyJsonDumps } from '../../lib/python-json.js';
 import type { ToolHttp } from '../tool-http.js';
 import { ToolError, type Tool, type ToolMessage, type ToolRef, type ToolResolution } from '../tool.js';
 import type { ApiToolProviderConfig } from './api-tool-config.js';

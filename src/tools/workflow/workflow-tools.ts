@@ -1,6 +1,6 @@
 import type { App } from '../../apps/app-service.js';
 import type { InputVariable } from '../../apps/input-form.js';
-import { pyJsonDumps } from '../../engine/nodes/python-json.js';
+import { pyJsonDumps } from '../../lib/python-json.js';
 import { isObject } from '../../infra/objects.js';
 import { ToolError, type Tool, type ToolCaller, type ToolMessage, type ToolParameter, type ToolParameterType, type ToolRef, type ToolResolution } from '../tool.js';
 

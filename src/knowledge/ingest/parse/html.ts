@@ -1,5 +1,5 @@
 import * as cheerio from 'cheerio';
-import { DEFAULT_PARSE_LIMITS } from '../../../config/defaults.js';
+import { DEFAULT_PARSE_LIMITS } from './limits.js';
 import { decodeText } from './decode.js';
 import { nestsDeeperThan } from './html-depth.js';
 import { overLimit, type ParseLimits } from './limits.js';

@@ -21,6 +21,20 @@ export interface ParseLimits {
   readonly maxHtmlDepth: number;
 }
 
+/**
+ * Document parsing limits (`PARSE_MAX_*`, see `ParseLimits`): the parsers fall back to them when a
+ * caller (the web scraper tool, a test) gives none.
+ */
+export const DEFAULT_PARSE_LIMITS = Object.freeze({
+  maxUncompressedBytes: 100 * 1024 * 1024,
+  maxTextChars: 20_000_000,
+  maxPages: 10_000,
+  maxRows: 500_000,
+  maxCells: 5_000_000,
+  maxSections: 10_000,
+  maxHtmlDepth: 1000,
+} satisfies ParseLimits);
+
 /** Each limit's setting, for its error. */
 export const PARSE_LIMIT_SETTINGS: Readonly<Record<keyof ParseLimits, string>> = Object.freeze({
   maxUncompressedBytes: 'PARSE_MAX_UNCOMPRESSED_BYTES',
