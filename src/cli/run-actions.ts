@@ -1,6 +1,7 @@
 /** The actions of run-commands.ts, loaded only when their command runs. */
 import type { Command } from 'commander';
 import { listRuns, runEvents, showRun, type LoggedRunEvent } from '../runs/run-queries.js';
+import { isTerminal } from '../runs/run-events.js';
 import { withCli, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { recipientsOfRun } from '../forms/form-recipients.js';
@@ -38,8 +39,6 @@ function eventLine(e: LoggedRunEvent): string {
       return `${seq} ${e.event}`;
   }
 }
-
-const ENDS = new Set(['workflow_finished', 'workflow_paused']);
 
 export const runList = async (opts: { app?: string; status?: string; limit?: string; json?: boolean }, cmd: Command) => {
   if (opts.status !== undefined && !(STATUSES as readonly string[]).includes(opts.status)) throw new CliError(`--status must be one of ${STATUSES.join(', ')}, got "${opts.status}"`);
@@ -95,7 +94,7 @@ export const runEventsCommand = async (id: string, opts: { follow?: boolean; jso
         if (opts.json) all.push(e);
         else process.stdout.write(`${eventLine(e)}\n`);
         if (e.event === 'node_started') steps++;
-        if (ENDS.has(e.event)) ended = true;
+        if (isTerminal(e.event)) ended = true;
       }
       if (page.length === PAGE) continue;
       if (!follow || ended) break;

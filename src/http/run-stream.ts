@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { Runtime } from '../runtime.js';
+import { isTerminal } from '../runs/run-events.js';
 import { openSse } from './sse.js';
 
 export interface RunStreamOptions {
@@ -12,22 +13,19 @@ export interface RunStreamOptions {
   readonly headers?: Record<string, string>;
 }
 
-/** Whether an event ends a run stream (Dify: `workflow_finished`, `workflow_paused`, `error`). */
-function isTerminal(payload: Record<string, unknown>, seq: number, opts: RunStreamOptions): boolean {
-  switch (payload.event) {
-    case 'error':
-      return true;
-    case 'workflow_finished': {
-      // a failed chatflow run still sends its `error` event after `workflow_finished`
-      const chat = 'conversation_id' in payload;
-      const status = (payload.data as { status?: string } | undefined)?.status;
-      return !(chat && status === 'failed');
-    }
-    case 'workflow_paused':
-      return !opts.continueOnPause && seq >= (opts.replayUntil ?? 0);
-    default:
-      return false;
-  }
+/**
+ * Whether an event ends a run stream (Dify: `workflow_finished`, `workflow_paused`, `error`): a
+ * terminal run event (`isTerminal`), except a failed chatflow's `workflow_finished` (its `error`
+ * event follows) and a pause the stream continues across or that was already resumed; and `error`.
+ */
+function endsStream(payload: Record<string, unknown>, seq: number, opts: RunStreamOptions): boolean {
+  const event = payload.event;
+  if (event === 'error') return true;
+  if (!isTerminal(event)) return false;
+  if (event === 'workflow_paused') return !opts.continueOnPause && seq >= (opts.replayUntil ?? 0);
+  const chat = 'conversation_id' in payload;
+  const status = (payload.data as { status?: string } | undefined)?.status;
+  return !(chat && status === 'failed');
 }
 
 /**
@@ -47,7 +45,7 @@ export async function streamRun(reply: FastifyReply, runtime: Pick<Runtime, 'con
   try {
     for await (const e of runtime.runs.events(runId, opts.afterSeq, sse.signal)) {
       if (!sse.send(e.payload)) break;
-      if (isTerminal(e.payload, e.seq, opts)) break;
+      if (endsStream(e.payload, e.seq, opts)) break;
       // a client that does not keep up pauses the reading of the log (the run goes on; the log keeps every event)
       if (!(await sse.drained())) break;
     }

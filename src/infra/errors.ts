@@ -24,7 +24,9 @@ export function declaredErrorCodes(): ReadonlyMap<string, number> {
 
 /**
  * Declares a coded error. The factory's arguments fill the message, so each message names the
- * field or limit involved.
+ * field or limit involved. A code is declared once: a second declaration throws when its module
+ * loads (one code, one status and one place that says what it means; a module that needs the
+ * error imports the declaring one).
  */
 export function defineError<A extends unknown[]>(
   code: string,
@@ -32,6 +34,7 @@ export function defineError<A extends unknown[]>(
   message: (...args: A) => string,
   headers?: (...args: A) => Record<string, string>,
 ): (...args: A) => ServiceError {
+  if (registry.has(code)) throw new Error(`error code "${code}" is declared twice (defineError): import the module that declares it instead`);
   registry.set(code, status);
   return (...args: A) => new ServiceError(code, status, message(...args), headers?.(...args));
 }

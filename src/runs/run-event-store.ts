@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Executor } from '../store/schema.js';
 import { RunStore, type RunPatch } from './run-store.js';
+import type { RunEventName } from './run-events.js';
 
 /** One event of a run's log as stored (its payload the JSON text sent in `data:` frames). */
 export interface StoredRunEvent {
@@ -62,7 +63,7 @@ export class RunEventStore {
   }
 
   /** The sequence number of the latest `event` in a run's log; 0 when there is none. */
-  async lastSeqOf(runId: string, event: string): Promise<number> {
+  async lastSeqOf(runId: string, event: RunEventName): Promise<number> {
     const r = await this.#db.selectFrom('workflow_run_events').select('seq').where('run_id', '=', runId).where('event', '=', event).orderBy('seq', 'desc').limit(1).executeTakeFirst();
     return r ? Number(r.seq) : 0;
   }

@@ -9,6 +9,7 @@ import { STOPPED_BY_USER, type RunEnd, type RunMeta } from './run-types.js';
 import { usageOf } from './frames.js';
 import type { OutputModeration } from '../moderation/output-moderation.js';
 import { STOP_CHANNEL, type RunContext } from './run-context.js';
+import type { RunEventName } from './run-events.js';
 
 /**
  * The executions of runs in this process: each claimed under an owner epoch (every write of the
@@ -251,7 +252,7 @@ export class RunExecutions {
   /** How an execution of a run begins, from its log: see `#continue`. */
   async #reasonOf(runId: string, lastSeq: number): Promise<'initial' | 'resumption' | 'takeover'> {
     if (lastSeq === 0) return 'initial';
-    const last = (event: string) => this.#c.events.lastSeqOf(runId, event);
+    const last = (event: RunEventName) => this.#c.events.lastSeqOf(runId, event);
     const [started, paused] = await Promise.all([last('workflow_started'), last('workflow_paused')]);
     // a pause after the last start: the form was answered; anything else: an execution was cut short
     return paused > started ? 'resumption' : 'takeover';

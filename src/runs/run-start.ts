@@ -10,6 +10,7 @@ import type { RunEnd, RunMeta } from './run-types.js';
 import { RUN_JOB, type RunContext, type RunJobPayload } from './run-context.js';
 import type { RunExecutions } from './run-execution.js';
 import { runWaitFailed } from './errors.js';
+import { isTerminal } from './run-events.js';
 
 export interface StartRun {
   readonly app: App;
@@ -39,9 +40,6 @@ export interface StartedRun {
   /** Queued for a worker (not executing in this process). */
   readonly queued: boolean;
 }
-
-/** The events that end an execution of a run (it ended, or it waits for a form). */
-const TERMINAL = new Set(['workflow_finished', 'workflow_paused']);
 
 /** Creates the run row and starts the run in the background. */
 export async function startRun(c: RunContext, executions: RunExecutions, input: StartRun): Promise<StartedRun> {
@@ -139,7 +137,7 @@ export async function awaitRunEnd(c: RunContext, runId: string, afterSeq: number
   };
   try {
     for await (const e of readRunEvents(c.events, c.bus, runId, afterSeq, stop.signal, onBusError)) {
-      if (!TERMINAL.has(e.payload.event)) continue;
+      if (!isTerminal(e.payload.event)) continue;
       const data = (e.payload.data ?? {}) as Record<string, unknown>;
       const snap = await c.events.snapshot(runId);
       const state = readState(JSON.parse(snap!.state));

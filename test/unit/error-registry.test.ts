@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../helpers/fixtures.js';
-import { declaredErrorCodes } from '../../src/infra/errors.js';
+import { declaredErrorCodes, defineError } from '../../src/infra/errors.js';
 
 function errorModules(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -20,5 +20,14 @@ describe('error registry', () => {
     const doc = readFileSync(path.join(PROJECT_ROOT, 'docs', 'errors.md'), 'utf8');
     const documented = [...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => `${m[1]} ${m[2]}`).sort();
     expect(documented).toEqual(declared);
+  });
+
+  it('refuses a code declared twice, when the second declaration runs (the first stays in force)', async () => {
+    await import('../../src/llm/errors.js');
+    await import('../../src/runs/errors.js'); // re-exports the model layer's completion_request_error: no second declaration
+    expect(declaredErrorCodes().get('completion_request_error')).toBe(400);
+    expect(() => defineError('completion_request_error', 500, () => 'again')).toThrow(/error code "completion_request_error" is declared twice/);
+    expect(() => defineError('invalid_param', 400, (m: string) => m)).toThrow(/declared twice/);
+    expect(declaredErrorCodes().get('completion_request_error')).toBe(400);
   });
 });
