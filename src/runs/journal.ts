@@ -31,7 +31,7 @@ export class FencedOut extends Error {
  * dropped, later flushes throw that error, and `onError` tells the loop to stop.
  */
 export class RunJournal {
-  readonly #store: RunEventStore;
+  readonly #store: Pick<RunEventStore, 'flush'>;
   readonly #bus: Bus;
   readonly #clock: Clock;
   readonly #runId: string;
@@ -57,7 +57,7 @@ export class RunJournal {
    * `epoch`: the owner epoch claimed for this execution (every write is conditional on it).
    * `mask` keeps secret environment values out of every event and snapshot written.
    */
-  constructor(events: RunEventStore, bus: Bus, clock: Clock, runId: string, lastSeq: number, epoch: number, mask?: SecretMask, holdLimitMs?: number) {
+  constructor(events: Pick<RunEventStore, 'flush'>, bus: Bus, clock: Clock, runId: string, lastSeq: number, epoch: number, mask?: SecretMask, holdLimitMs?: number) {
     this.#epoch = epoch;
     this.#holdLimitMs = holdLimitMs && Number.isInteger(holdLimitMs) && holdLimitMs > 0 ? holdLimitMs : undefined;
     this.#mask = mask && !mask.empty ? mask : undefined;
