@@ -16,6 +16,7 @@ import type { AnnotationReplier, AnnotationReplyInfo } from '../messages/complet
 import type { UsageBody } from '../llm/usage.js';
 import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage } from '../messages/annotation-answer.js';
 import { messageFiles, type MessageFilePorts } from '../messages/message-files.js';
+import { listedCitations } from '../messages/citations-wire.js';
 
 export interface ChatflowMessage {
   readonly run: StartedRun;
@@ -240,7 +241,7 @@ export class ChatflowService {
       answer: m.answer,
       message_files: files[i],
       feedback: ratings.has(m.id) ? { rating: ratings.get(m.id) } : null,
-      retriever_resources: [],
+      retriever_resources: listedCitations(m),
       agent_thoughts: thoughts.get(m.id) ?? [],
       created_at: Math.floor(m.createdAt / 1000),
       status: m.status,

@@ -7,6 +7,7 @@ import { completionRequestError, runNotPickedUp } from '../../runs/errors.js';
 import { pauseReasons, usageOf } from '../../runs/frames.js';
 import type { RunEnd } from '../../runs/run-types.js';
 import { toSeconds } from '../../infra/clock.js';
+import { answerCitations } from '../../messages/citations-wire.js';
 import { openSse } from '../sse.js';
 import { streamRun } from '../run-stream.js';
 import type { ChatGenerator, ChatStopper } from './chat-request.js';
@@ -65,7 +66,7 @@ export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator
       answer: msg.answer,
       metadata: {
         usage: msg.usage,
-        retriever_resources: [],
+        retriever_resources: answerCitations(msg.retrieverResources),
       },
       created_at: toSeconds(m.createdAt),
     });

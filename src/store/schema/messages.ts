@@ -88,6 +88,8 @@ export interface MessageTable {
   annotation_id: string | null;
   /** While `running`: when the generating process last said it was alive, epoch ms (0 before migration 021). */
   heartbeat_at: number;
+  /** JSON array of the answer's citations (Dify's `RetrievalSourceMetadata` plus an `id`); `[]` when none. */
+  retriever_resources: string;
 }
 
 /** A like/dislike on a message: one per message from its end user, one from admins. */
