@@ -113,6 +113,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       historyMessages: int(env, file, 'SUGGESTED_QUESTIONS_HISTORY_MESSAGES', 3, 1),
       historyMaxTokens: int(env, file, 'SUGGESTED_QUESTIONS_HISTORY_MAX_TOKENS', 3000, 1),
     },
+    openaiCompatible: {
+      conversationMatchWindow: int(env, file, 'OPENAI_CONVERSATION_MATCH_WINDOW', 20, 1),
+    },
     audio: {
       speechToTextModel: modelRef(str(env, file, 'SPEECH_TO_TEXT_MODEL'), 'SPEECH_TO_TEXT_MODEL') ?? 'openai/whisper-1',
       textToSpeechModel: modelRef(str(env, file, 'TEXT_TO_SPEECH_MODEL'), 'TEXT_TO_SPEECH_MODEL') ?? 'openai/tts-1',

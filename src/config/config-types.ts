@@ -193,6 +193,15 @@ export interface Config {
   };
   /** `GET /messages/{id}/suggested` (see `SuggestedQuestionsConfig`). */
   readonly suggestedQuestions: SuggestedQuestionsConfig;
+  /** `POST /v1/chat/completions`, Dovetail's OpenAI-compatible endpoint (docs/openai-compatible.md). */
+  readonly openaiCompatible: {
+    /**
+     * A request without `conversation_id` continues the conversation whose newest exchange is the
+     * request's last user/assistant pair, among the end user's this many most recently updated
+     * conversations (`OPENAI_CONVERSATION_MATCH_WINDOW`, default 20).
+     */
+    readonly conversationMatchWindow: number;
+  };
   /** `POST /audio-to-text` and `POST /text-to-audio` (see `AudioConfig`). */
   readonly audio: AudioConfig;
   /** Durable background jobs (indexing, resume, timeouts). */

@@ -33,6 +33,7 @@ import { documentRoutes } from './routes/documents.js';
 import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 import { annotationRoutes } from './routes/annotations.js';
 import { audioRoutes } from './routes/audio.js';
+import { openAiCompatibleRoutes } from './routes/openai-compatible.js';
 import { registerApiDescription } from './api-description.js';
 import { handlerValidatedCompiler } from './described.js';
 import { AjvCompiler } from '@fastify/ajv-compiler';
@@ -71,6 +72,8 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(conversationRoutes, ['chatflow', 'config', 'endUsers', 'runs']),
   narrowed(annotationRoutes, ['annotations']),
   narrowed(audioRoutes, ['audio']),
+  // Dovetail's own extension, in OpenAI's wire format (its own error envelope)
+  narrowed(openAiCompatibleRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'messages', 'moderation', 'runs']),
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RouteRegistration[] = [
@@ -178,7 +181,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'PATCH'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code', 'X-Dovetail-User'],
   });
 
   // Outside the upload routes a multipart body is not read: routes without a body take it as none
