@@ -58,7 +58,7 @@ function narrowed<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime:
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
 const APP_ROUTES: readonly RouteRegistration[] = [
-  narrowed(appInfoRoutes, ['config', 'endUsers']),
+  narrowed(appInfoRoutes, ['config', 'endUsers', 'sites']),
   narrowed(fileRoutes, ['config', 'endUsers', 'filePreviews', 'fileUrls', 'uploads']),
   narrowed(completionRoutes, ['completions', 'config']),
   narrowed(feedbackRoutes, ['config', 'feedback']),
@@ -195,7 +195,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   }
   await narrowed(signedFileRoutes, ['fileUrls'])(app, runtime);
   // People-facing: no API key (the form token is the credential), limited per client address.
-  await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
+  await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'sites', 'uploads'])(app, runtime);
   await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
 
   await app.register(
