@@ -19,6 +19,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['mail', 'messages'],
   ['feedback', 'audio'],
   ['runs'],
+  ['publish'],
   ['config'],
   ['composition'],
   ['runtime.ts'],
