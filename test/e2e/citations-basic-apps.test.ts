@@ -36,7 +36,8 @@ beforeAll(async () => {
   kb = kbClient(s, await s.datasetKey());
   handbook = await indexed('Handbook', 'Policies', HANDBOOK);
   recipes = await indexed('Recipes', 'Cookbook', RECIPES);
-});
+  // indexing and a server start under load (both databases)
+}, 120_000);
 afterAll(async () => {
   await s?.close();
   await fake?.close();

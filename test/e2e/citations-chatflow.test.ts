@@ -24,7 +24,8 @@ beforeAll(async () => {
   expect(r.status).toBe(200);
   policiesDoc = r.body.document.id;
   expect(await kb.settle(handbook, r.body.batch)).toMatchObject({ indexing_status: 'completed' });
-});
+  // indexing and a server start under load (both databases)
+}, 120_000);
 afterAll(async () => {
   await s?.close();
   await fake?.close();
