@@ -27,6 +27,7 @@ import { ProviderRegistry } from './llm/provider-registry.js';
 import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
+import { AppDatasetRetrieval } from './messages/dataset-retrieval.js';
 import { MessageLeases } from './messages/message-leases.js';
 import { ConversationStore } from './messages/conversation-store.js';
 import { AgentThoughtStore } from './messages/agent-thoughts.js';
@@ -253,6 +254,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     offload,
     tools: toolRuntime,
     thoughts: agentThoughts,
+    // the apps' datasets are searched through the knowledge port the workflow engine uses (made below)
+    datasets: new AppDatasetRetrieval({ knowledge: () => knowledge?.retriever, providers: modelProviders }),
   });
   const feedback = new FeedbackService(feedbackStore, messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.

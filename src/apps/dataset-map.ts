@@ -1,5 +1,6 @@
 import type { DslDocument } from './dsl.js';
 import { DslError } from './errors.js';
+import { mapAppDatasets } from './app-datasets.js';
 
 // `app import | update --dataset OLD=NEW`: apart from the import check (which loads the engine's
 // node handlers), so that reading and storing apps does not load them.
@@ -27,11 +28,19 @@ export function parseDatasetMap(pairs: readonly string[]): Map<string, string> {
 }
 
 /**
- * A copy of the DSL with dataset ids replaced per `map` in every node's dataset fields. Throws
+ * A copy of the DSL with dataset ids replaced per `map` in every node's dataset fields (a
+ * model-config app's: `model_config.dataset_configs` and `agent_mode.tools`). Throws
  * DslError when an old id appears in no node (a typo would otherwise pass silently).
  */
 export function mapDatasets(doc: DslDocument, map: ReadonlyMap<string, string>): DslDocument {
-  if (map.size === 0 || !doc.workflow) return doc;
+  if (map.size === 0) return doc;
+  if (!doc.workflow) {
+    // completion, chat and agent-chat apps: `dataset_configs` and `agent_mode.tools`
+    const mapped = mapAppDatasets(doc, map);
+    const unused = [...map.keys()].filter((k) => !mapped.used.has(k));
+    if (unused.length > 0) throw new DslError(`--dataset: the app references no dataset ${unused.join(', ')}`);
+    return mapped.doc;
+  }
   const used = new Set<string>();
   const nodes = doc.workflow.graph.nodes.map((n) => {
     let data = n.data;

@@ -3,7 +3,7 @@ import { defineError } from '../infra/errors.js';
 export const appUnavailable = defineError(
   'app_unavailable',
   400,
-  () => 'App unavailable, please check your app configurations.',
+  (detail?: string) => detail ?? 'App unavailable, please check your app configurations.',
 );
 export const notChatApp = defineError('not_chat_app', 400, () => 'Please check if your app mode matches the right API route.');
 export const notWorkflowApp = defineError('not_workflow_app', 400, () => 'Please check if your app mode matches the right API route.');

@@ -1,5 +1,6 @@
 import type { DslDocument, DslNode } from './dsl.js';
 import { DATASET_FIELDS } from './dataset-map.js';
+import { appDatasetRefs } from './app-datasets.js';
 import { NODE_HANDLERS } from '../engine/nodes/registry.js';
 import { isNodeType, type GraphNode, type ImportCheckContext, type ImportWarning } from '../engine/types.js';
 import type { ModelProviders } from '../llm/model-provider.js';
@@ -143,6 +144,13 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
     const problem = provider === undefined ? null : problemOf(deps, provider);
     if (provider !== undefined && problem) {
       out.push({ node_id: 'model_config', node_type: doc.app.mode, part: `model provider "${provider}"`, setting: providerSetting(provider, problem), message: `model_config (${doc.app.mode}): ${problem}` });
+    }
+    const refs = appDatasetRefs(doc);
+    const missing = new Set(refs.length > 0 ? await deps.missingDatasets([...new Set(refs.map((r) => r.id))], workspaceId) : []);
+    for (const r of refs) {
+      if (missing.has(r.id)) {
+        out.push({ node_id: r.where, node_type: doc.app.mode, part: `dataset ${r.id}`, setting: `--dataset ${r.id}=NEW_ID`, message: `${r.where} (${doc.app.mode}): dataset ${r.id} does not exist here: map it with app import or app update --dataset ${r.id}=NEW_ID (a dataset of this server; dataset list shows them) or create it` });
+      }
     }
     if (doc.app.mode === 'agent-chat' && deps.tools) {
       const tools = deps.tools();

@@ -141,6 +141,15 @@ export interface KnowledgeRetriever {
    * `missing` as for `retrieve`.
    */
   metadataFields(datasetIds: readonly string[], appId: string): Promise<{ readonly fields: readonly { readonly name: string; readonly type: string }[]; readonly missing: readonly string[] }>;
+  /** The app's datasets among `datasetIds` (name, description), in the order given; `missing` as for `retrieve`. */
+  describe(datasetIds: readonly string[], appId: string): Promise<{ readonly datasets: readonly DatasetSummary[]; readonly missing: readonly string[] }>;
+}
+
+/** A dataset as a model is told about it (Dify's dataset router and dataset retriever tools). */
+export interface DatasetSummary {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
 }
 
 /** A code node's program, run outside the engine (src/code). */

@@ -1,6 +1,7 @@
 import type { DslDocument } from '../apps/dsl.js';
 import type { AgentStrategy, AgentToolSpec } from '../engine/agent/agent-params.js';
 import { isObject } from '../infra/objects.js';
+import { isDatasetToolEntry } from '../apps/app-datasets.js';
 import type { ToolRef } from '../tools/tool.js';
 
 /** Dify's default `agent_mode.max_iteration` of agent-chat apps. */
@@ -37,7 +38,8 @@ export function enabledAgentTools(app: { readonly dsl: DslDocument }): { readonl
   const list = isObject(am) && Array.isArray(am.tools) ? am.tools : [];
   const out: { index: number; entry: Record<string, unknown> }[] = [];
   list.forEach((t: unknown, index: number) => {
-    if (isObject(t) && t.enabled !== false) out.push({ index, entry: t });
+    // a `{"dataset": …}` entry is a dataset (a dataset retriever tool, see app-datasets.ts), not a tool
+    if (isObject(t) && t.enabled !== false && !isDatasetToolEntry(t)) out.push({ index, entry: t });
   });
   return out;
 }

@@ -1,5 +1,5 @@
 import type { ChatMessage, ContentPart } from '../llm/model-provider.js';
-import { renderTemplate, type CompletionPrompt } from './completion-prompt.js';
+import { contextPrompt, renderTemplate, type CompletionPrompt } from './completion-prompt.js';
 
 /** One earlier exchange of the conversation, oldest first. */
 export interface Exchange {
@@ -11,7 +11,8 @@ export interface Exchange {
  * The prompt of a chat app (Dify's simple prompt). Chat models: `pre_prompt` rendered with the
  * inputs as the system message, the history as user/assistant turns, then the query (and images).
  * Completion models: Dify's chat template for them, with the history inside `<histories>` and
- * `Human:` / `Assistant:` turns.
+ * `Human:` / `Assistant:` turns. An app with datasets gets Dify's context prompt (the retrieved
+ * chunks) before `pre_prompt`, in the system message.
  */
 export function buildChatPrompt(
   prePrompt: string,
@@ -19,8 +20,9 @@ export function buildChatPrompt(
   history: readonly Exchange[],
   query: string,
   images: readonly ContentPart[],
+  context?: string,
 ): CompletionPrompt {
-  const system = renderTemplate(prePrompt, inputs);
+  const system = (context !== undefined ? contextPrompt(context) : '') + renderTemplate(prePrompt, inputs);
   const messages: ChatMessage[] = [];
   if (system) messages.push({ role: 'system', content: system });
   for (const h of history) messages.push({ role: 'user', content: h.query }, { role: 'assistant', content: h.answer });

@@ -22,6 +22,12 @@ import { runAgentTurn } from './agent-turn.js';
 import { renderTemplate } from './completion-prompt.js';
 import type { ChatInput, ChatRun, CompletionDeps, CompletionInput, CompletionOutcome, CompletionRun, CompletionSink, ModelSettings, Prepared } from './completion-types.js';
 import { conclude, emitter, ExecutionTimeout, failure, generate, OutputModerated } from './model-generation.js';
+import { appDatasetConfig, type AppDatasetConfig } from '../apps/app-datasets.js';
+import { appFeatures } from '../apps/parameters.js';
+import type { RetrieverResource } from '../engine/retriever-resources.js';
+import type { ToolRuntime } from '../tools/tool.js';
+import type { RetrievedContext } from './dataset-retrieval.js';
+import { datasetTools } from './dataset-tools.js';
 
 export type { ChatInput, ChatRun, CompletionDeps, CompletionEvent, CompletionInput, CompletionOutcome, CompletionRun, CompletionSink, ConversationLookup } from './completion-types.js';
 export type { AnnotationHit, AnnotationReplier, AnnotationReplyInfo } from './annotation-answer.js';
@@ -77,8 +83,23 @@ export class CompletionService {
     const gate = await d.moderation.checkInputs(input.app, p.inputs, p.query);
     if (gate.type === 'direct') return this.#replyDirect(p, gate.answer, ids, conversation, sink);
     const promptInputs = await d.moderation.fillExternalData(input.app, gate.inputs, gate.query);
-    const prompt = buildCompletionPrompt(p.prePrompt, promptInputs, gate.query, p.model.mode === 'chat' ? p.images : []);
-    return this.#launch(p, prompt, ids, conversation, sink);
+    // `dataset_query_variable`: the input whose value the datasets are searched with (as Dify)
+    const knowledge = await this.#knowledge(p, (cfg) => (cfg.queryVariable !== null ? asQuery(gate.inputs[cfg.queryVariable]) : gate.query));
+    const prompt = buildCompletionPrompt(p.prePrompt, promptInputs, gate.query, p.model.mode === 'chat' ? p.images : [], knowledge?.context);
+    return this.#launch(p, prompt, ids, conversation, sink, knowledge?.resources);
+  }
+
+  /**
+   * The context of an app with datasets (`model_config.dataset_configs`) for this answer, and its
+   * citations when the app shows them (`retriever_resource`); undefined for an app without datasets.
+   */
+  async #knowledge(p: Prepared, queryOf: (cfg: AppDatasetConfig) => string): Promise<RetrievedContext | undefined> {
+    const cfg = appDatasetConfig(p.app.dsl);
+    if (!cfg) return undefined;
+    const datasets = this.#d.datasets;
+    if (!datasets) throw appUnavailable('This server has no knowledge retrieval, so the app\'s datasets (model_config.dataset_configs) cannot be searched.');
+    const found = await datasets.retrieve(p.app, cfg, queryOf(cfg), p.model, new AbortController().signal);
+    return showsCitations(p.app) ? found : { context: found.context, resources: [] };
   }
 
   /**
@@ -115,12 +136,13 @@ export class CompletionService {
     if (hit) return { ...(await this.#replyWithAnnotation({ ...p, inputs }, hit, ids, newConversation, sink)), conversationId };
     const promptInputs = await d.moderation.fillExternalData(input.app, gate.inputs, query);
     if (input.app.mode === 'agent-chat') return { ...(await this.#launchAgent({ ...p, inputs }, history, ids, newConversation, sink, { inputs: promptInputs, query })), conversationId };
-    const prompt = buildChatPrompt(p.prePrompt, promptInputs, history, query, p.model.mode === 'chat' ? p.images : []);
+    const knowledge = await this.#knowledge(p, () => query);
+    const prompt = buildChatPrompt(p.prePrompt, promptInputs, history, query, p.model.mode === 'chat' ? p.images : [], knowledge?.context);
     // Completion-mode models continue the transcript; stop them at the next human turn (as Dify).
     const stop = p.model.params.stop;
     const unset = stop === undefined || stop === null || (Array.isArray(stop) && stop.length === 0);
     const model = p.model.mode === 'completion' && unset ? { ...p.model, params: { ...p.model.params, stop: ['Human:'] } } : p.model;
-    return { ...(await this.#launch({ ...p, model, inputs }, prompt, ids, newConversation, sink)), conversationId };
+    return { ...(await this.#launch({ ...p, model, inputs }, prompt, ids, newConversation, sink, knowledge?.resources)), conversationId };
   }
 
   /** The checks and lookups every model-config app shares. */
@@ -180,6 +202,7 @@ export class CompletionService {
     ids: { readonly messageId: string; readonly conversationId: string },
     conversation: NewConversation | undefined,
     sink: CompletionSink | undefined,
+    retrieverResources?: readonly RetrieverResource[],
   ): Promise<CompletionRun> {
     const { messageId } = ids;
     const emit = emitter(this.#d, sink, messageId);
@@ -193,7 +216,7 @@ export class CompletionService {
         inserted.catch(() => undefined);
         return inserted;
       };
-      return generate(this.#d, { provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink, moderation });
+      return generate(this.#d, { provider: p.provider, model: p.model, prompt, controller, startedAt: p.startedAt, messageId, insert, sink, moderation, retrieverResources });
     });
   }
 
@@ -295,7 +318,7 @@ export class CompletionService {
    * answer: the agent loop of the agent node with the app's tools, streaming its text and its
    * thoughts; the thoughts are stored with the finished message.
    */
-  #launchAgent(
+  async #launchAgent(
     p: Prepared,
     history: readonly Exchange[],
     ids: { readonly messageId: string; readonly conversationId: string },
@@ -305,6 +328,11 @@ export class CompletionService {
   ): Promise<CompletionRun> {
     const d = this.#d;
     const { messageId } = ids;
+    // the app's datasets are retriever tools of the agent (Dify's `DatasetRetrieverTool`), checked before anything starts
+    const cfg = appDatasetConfig(p.app.dsl);
+    if (cfg && !d.datasets) throw appUnavailable('This server has no knowledge retrieval, so the app\'s datasets (model_config.agent_mode.tools) cannot be searched.');
+    const cited = { resources: [] as RetrieverResource[] };
+    const datasetBox = cfg && d.datasets ? datasetTools(d.datasets, p.app, cfg, await d.datasets.datasets(p.app, cfg), cited) : undefined;
     const emit = emitter(this.#d, sink, messageId);
     const moderation = d.moderation.outputModeration(p.app, (text, reason) => emit({ type: 'replace', text, reason }));
     return this.#start(p, messageId, async ({ taskId, controller }) => {
@@ -315,7 +343,8 @@ export class CompletionService {
       const inserted = d.messages.insert(this.#newMessage(p, ids, taskId), conversation);
       inserted.catch(() => undefined);
       const insert = () => inserted;
-      const mode = agentModeOf(p.app);
+      const own = agentModeOf(p.app);
+      const mode = datasetBox ? { ...own, tools: [...own.tools, ...datasetBox.specs] } : own;
       const labels = Object.fromEntries(mode.tools.flatMap((t) => [[t.ref.toolName, t.label]] as const));
       const recorder = new AgentThoughtRecorder(messageId, { now: () => d.clock.now(), newId }, labels, (t) => emit({ type: 'thought', thought: agentThoughtEvent(t) }));
       const instruction = renderTemplate(p.prePrompt, prompt.inputs);
@@ -333,7 +362,7 @@ export class CompletionService {
           {
             providers: d.providers,
             // workflow tools and tool files belong to the answer's app and end user (the message stands for the run)
-            tools: d.tools && withCaller(d.tools, { workspaceId: p.app.workspaceId, appId: p.app.id, runId: messageId, endUserId: p.endUserId, user: p.user, callDepth: 0 }),
+            tools: withDatasets(datasetBox, d.tools && withCaller(d.tools, { workspaceId: p.app.workspaceId, appId: p.app.id, runId: messageId, endUserId: p.endUserId, user: p.user, callDepth: 0 })),
             priceOf: (m) => d.config.prices[m], maxIterations: d.config.runs.agentMaxIterations, now: () => d.clock.now(), newId },
           {
             appName: p.app.name,
@@ -375,7 +404,24 @@ export class CompletionService {
         error,
         before: () => d.thoughts.save(recorder.thoughts),
         moderation,
+        retrieverResources: showsCitations(p.app) ? cited.resources : undefined,
       });
     });
   }
+}
+
+/** The app shows its answers' citations (`retriever_resource.enabled`, Dify's `show_retrieve_source`). */
+function showsCitations(app: App): boolean {
+  const rr = appFeatures(app).retriever_resource;
+  return isObject(rr) && rr.enabled === true;
+}
+
+/** An input's value as a search query (`dataset_query_variable`). */
+function asQuery(v: unknown): string {
+  return typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
+}
+
+/** The agent's tool runtime with its dataset retriever tools, when it has any. */
+function withDatasets(box: ReturnType<typeof datasetTools> | undefined, tools: ToolRuntime | undefined): ToolRuntime | undefined {
+  return box ? box.tools(tools) : tools;
 }

@@ -16,6 +16,8 @@ import type { MessageLeases } from './message-leases.js';
 import type { MessageStatus, MessageStore } from './message-store.js';
 import type { TaskRegistry } from './task-registry.js';
 import type { ModerationService } from '../moderation/moderation-service.js';
+import type { RetrieverResource } from '../engine/retriever-resources.js';
+import type { AppDatasetRetrieval } from './dataset-retrieval.js';
 
 export interface CompletionInput {
   readonly app: App;
@@ -48,6 +50,8 @@ export interface CompletionOutcome {
   readonly error: ServiceError | undefined;
   /** Dify's `metadata.annotation_reply`, set when an annotation answered instead of the model. */
   readonly annotationReply?: AnnotationReplyInfo;
+  /** The answer's citations (`metadata.retriever_resources`), when the app shows them. */
+  readonly retrieverResources?: readonly RetrieverResource[];
 }
 
 
@@ -114,6 +118,8 @@ export interface CompletionDeps {
   readonly leases: MessageLeases;
   /** Sensitive-word moderation (inputs before the model, the answer as it streams) and external data tools. */
   readonly moderation: ModerationService;
+  /** The apps' datasets (`model_config.dataset_configs`); unset: an app with datasets is 400 `app_unavailable`. */
+  readonly datasets?: AppDatasetRetrieval;
 }
 
 export interface ModelSettings {

@@ -8,6 +8,7 @@ import type { CompletionDeps, CompletionOutcome, CompletionSink, ModelSettings }
 import { StopRequested } from './task-registry.js';
 import { OUTPUT_MODERATION_REASON, type OutputModeration } from '../moderation/output-moderation.js';
 import type { Cancellation, CancelSource } from '../lib/cancellation.js';
+import type { RetrieverResource } from '../engine/retriever-resources.js';
 
 /** A model-config app's generation: the model's answer streamed, its message finished, its end reported. */
 
@@ -44,6 +45,8 @@ export async function generate(d: CompletionDeps, g: {
   sink: CompletionSink | undefined;
   /** The answer's output moderation, when the app has moderation. */
   moderation?: OutputModeration | undefined;
+  /** The answer's citations (stored with it and sent in its end). */
+  retrieverResources?: readonly RetrieverResource[] | undefined;
 }): Promise<CompletionOutcome> {
   const cancel = g.controller;
   const emit = emitter(d, g.sink, g.messageId);
@@ -122,6 +125,8 @@ export async function conclude(d: CompletionDeps, g: {
   before?: () => Promise<void>;
   /** The answer's output moderation: the stored answer is the one it gives, sent as `replace` first when its last check changed it (as Dify's pipeline). */
   moderation?: OutputModeration | undefined;
+  /** The answer's citations (stored with it and sent in its end). */
+  retrieverResources?: readonly RetrieverResource[] | undefined;
 }): Promise<CompletionOutcome> {
   let { answer } = g;
   let { status, error } = g;
@@ -154,13 +159,14 @@ export async function conclude(d: CompletionDeps, g: {
       currency: usage.currency,
       latency: usage.latency,
       updatedAt: d.clock.now(),
+      ...(g.retrieverResources?.length ? { retrieverResources: g.retrieverResources } : {}),
     });
   } catch (err) {
     d.logger.error({ err, messageId: g.messageId }, 'message could not be stored');
     status = 'error';
     error = internalServerError();
   }
-  const outcome: CompletionOutcome = { status, answer, usage, error };
+  const outcome: CompletionOutcome = { status, answer, usage, error, ...(g.retrieverResources?.length ? { retrieverResources: g.retrieverResources } : {}) };
   g.emit({ type: 'end', outcome });
   return outcome;
 }

@@ -57,13 +57,13 @@ function frame(run: CompletionRun & { conversationId?: string }, ev: Exclude<Com
   if (outcome.status === 'error' && outcome.error) {
     return { ...base, event: 'error', code: outcome.error.code, status: outcome.error.status, message: outcome.error.message };
   }
-  const metadata = run.conversationId !== undefined ? chatMetadata(outcome) : { usage: outcome.usage };
+  const metadata = run.conversationId !== undefined ? chatMetadata(outcome) : { usage: outcome.usage, retriever_resources: outcome.retrieverResources ?? [] };
   return { ...base, task_id: run.taskId, id: run.messageId, metadata, files: null };
 }
 
 /** A chat answer's `metadata`: usage, retriever resources and, for an annotation reply, `annotation_reply`. */
 export function chatMetadata(outcome: CompletionOutcome): Record<string, unknown> {
-  return { usage: outcome.usage, retriever_resources: [], ...(outcome.annotationReply ? { annotation_reply: outcome.annotationReply } : {}) };
+  return { usage: outcome.usage, retriever_resources: outcome.retrieverResources ?? [], ...(outcome.annotationReply ? { annotation_reply: outcome.annotationReply } : {}) };
 }
 
 /**
@@ -118,7 +118,7 @@ export const completionRoutes: FastifyPluginAsync<{ runtime: CompletionRouteDeps
       message_id: run.messageId,
       mode: 'completion',
       answer: outcome.answer,
-      metadata: { usage: outcome.usage },
+      metadata: { usage: outcome.usage, retriever_resources: outcome.retrieverResources ?? [] },
       created_at: toSeconds(run.createdAt),
     }));
   });

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
-import type { KnowledgeHit, KnowledgeMetadataFilter, KnowledgeRetrieveOptions, KnowledgeRetriever } from '../../engine/types.js';
+import type { DatasetSummary, KnowledgeHit, KnowledgeMetadataFilter, KnowledgeRetrieveOptions, KnowledgeRetriever } from '../../engine/types.js';
 import type { DatasetTable } from '../../store/schema.js';
 import type { DatasetService } from '../datasets.js';
 import type { AppStore } from '../../apps/app-store.js';
@@ -108,6 +108,16 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
     }
     const seen = new Set(rows.map((r) => r.id));
     return { fields: [...byName].map(([name, type]) => ({ name, type })), missing: ids.filter((id) => !seen.has(id)) };
+  }
+
+  async describe(datasetIds: readonly string[], appId: string): Promise<{ datasets: DatasetSummary[]; missing: string[] }> {
+    const ids = [...new Set(datasetIds)];
+    const byId = new Map((await this.#visible(ids, appId)).map((r) => [r.id, r]));
+    const datasets = ids.flatMap((id) => {
+      const r = byId.get(id);
+      return r ? [{ id, name: r.name, description: r.description }] : [];
+    });
+    return { datasets, missing: ids.filter((id) => !byId.has(id)) };
   }
 
   /** The datasets among `ids` that the app can see (those of its workspace). */
