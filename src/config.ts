@@ -210,6 +210,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       segmentMaxChars: int(env, file, 'KNOWLEDGE_SEGMENT_MAX_CHARS', 100_000, 1),
       tagNameMaxLength: int(env, file, 'KNOWLEDGE_TAG_NAME_MAX_LENGTH', 50, 1),
       metadataNameMaxLength: int(env, file, 'KNOWLEDGE_METADATA_NAME_MAX_LENGTH', 255, 1),
+      rerankTimeoutSeconds: int(env, file, 'RERANK_TIMEOUT_SECONDS', 60, 1),
+      externalTimeoutSeconds: int(env, file, 'EXTERNAL_KNOWLEDGE_TIMEOUT_SECONDS', 30, 1),
+      externalMaxResponseBytes: int(env, file, 'EXTERNAL_KNOWLEDGE_MAX_RESPONSE_BYTES', 10 * MB, 1),
     },
     ...overrides,
   };

@@ -338,7 +338,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   );
   resumer.current = runs;
   closers.push(() => queue.close());
-  knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, parser, providers: () => modelProviders });
+  knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, parser, providers: () => modelProviders, box: secretBox });
   // the retriever serves the workflow engine (above), not the runtime's callers
   const { retriever: _retriever, ...knowledgeServices } = knowledge;
   const { hits, annotations } = knowledge;
@@ -349,6 +349,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   closers.push(() => workers.close());
   const importDeps = {
     providers: () => modelProviders,
+    rerankProblem: (provider: string) => knowledge.reranker.problem(provider),
     missingDatasets: (ids: readonly string[], workspaceId: string) => knowledge.datasets.missing(workspaceId, ids),
     missingPythonModules: (names: readonly string[]) => missingPythonModules(code.executor, names),
     pythonSetting: config.code.mode === 'sandbox' ? 'CODE_PYTHON_PACKAGES_DIR' : 'CODE_PYTHON_COMMAND',

@@ -15,6 +15,8 @@ import { moderationWarnings } from '../moderation/moderation-warnings.js';
 /** What the import check asks of the rest of the server. */
 export interface ImportCheckDeps {
   readonly providers: () => ModelProviders;
+  /** Null when the rerank provider can be called; else why not (unset: rerank models are not checked). */
+  readonly rerankProblem?: (provider: string) => string | null;
   /** The ids among `ids` that name no dataset of the workspace. */
   missingDatasets(ids: readonly string[], workspaceId: string): Promise<string[]>;
   /** The top-level Python modules among `names` that the code node Python cannot import; throws when Python cannot run. */
@@ -164,7 +166,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
     return out;
   }
   const nodes = doc.workflow.graph.nodes;
-  const ctx: ImportCheckContext = { providerProblem: (provider) => problemOf(deps, provider) };
+  const ctx: ImportCheckContext = { providerProblem: (provider) => problemOf(deps, provider), ...(deps.rerankProblem ? { rerankProblem: deps.rerankProblem } : {}) };
   const datasetIds = [...new Set(nodes.flatMap((n) => datasetIdsOf(n.data)))];
   const missingDatasets = new Set(datasetIds.length > 0 ? await deps.missingDatasets(datasetIds, workspaceId) : []);
   const pythonNodes = pythonCodeNodes(doc);

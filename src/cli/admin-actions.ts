@@ -32,11 +32,53 @@ export const feedbackAdd = async (opts: { message: string; rating: string; conte
   });
 };
 
-export const datasetCreate = async (opts: { name: string; indexingTechnique?: string; json?: boolean }, cmd: Command) =>
-  withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
-    const ds = await rt.datasets.create(await rt.apps.workspaceId(), { name: opts.name, indexingTechnique: opts.indexingTechnique, createdBy: 'cli' });
+/** `dataset create`'s options. */
+export interface DatasetCreateOptions {
+  name: string;
+  indexingTechnique?: string;
+  external?: boolean;
+  endpoint?: string;
+  apiKey?: string;
+  knowledgeId?: string;
+  topK?: string;
+  scoreThreshold?: string;
+  json?: boolean;
+}
+
+export const datasetCreate = async (opts: DatasetCreateOptions, cmd: Command) => {
+  const external = opts.external === true;
+  if (!external) {
+    for (const [flag, v] of [['--endpoint', opts.endpoint], ['--api-key', opts.apiKey], ['--knowledge-id', opts.knowledgeId], ['--top-k', opts.topK], ['--score-threshold', opts.scoreThreshold]] as const) {
+      if (v !== undefined) throw new CliError(`${flag} needs --external`);
+    }
+  } else {
+    if (opts.indexingTechnique !== undefined) throw new CliError('--indexing-technique does not apply to --external (the external side indexes)');
+    for (const [flag, v] of [['--endpoint', opts.endpoint], ['--api-key', opts.apiKey], ['--knowledge-id', opts.knowledgeId]] as const) {
+      if (!v) throw new CliError(`--external needs ${flag}`);
+    }
+  }
+  const num = (flag: string, v: string | undefined) => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n)) throw new CliError(`${flag} must be a number, got "${v}"`);
+    return n;
+  };
+  const topK = num('--top-k', opts.topK);
+  const scoreThreshold = num('--score-threshold', opts.scoreThreshold);
+  await withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+    const workspaceId = await rt.apps.workspaceId();
+    const ds = external
+      ? await rt.datasets
+          .createExternal(workspaceId, { name: opts.name, endpoint: opts.endpoint, apiKey: opts.apiKey, knowledgeId: opts.knowledgeId, topK, scoreThreshold, createdBy: 'cli' })
+          .catch((err: unknown) => {
+            // The service names the field; on the command line that is the option.
+            if (err instanceof ServiceError && err.code === 'invalid_param') throw new CliError(err.message.replace(/^(api_key|external_knowledge_id|top_k|score_threshold|endpoint)\b/, (f) => `--${{ api_key: 'api-key', external_knowledge_id: 'knowledge-id', top_k: 'top-k', score_threshold: 'score-threshold', endpoint: 'endpoint' }[f]}`));
+            throw err;
+          })
+      : await rt.datasets.create(workspaceId, { name: opts.name, indexingTechnique: opts.indexingTechnique, createdBy: 'cli' });
     print(opts.json, { dataset_id: ds.id }, ds.id);
   });
+};
 
 export const datasetList = async (opts: { json?: boolean }, cmd: Command) =>
   // the database alone: listing needs no embedder or index

@@ -1,3 +1,4 @@
+import type { DatasetCreateOptions } from './admin-actions.js';
 import type { Command } from 'commander';
 
 /** `migrate`, `feedback add`, `dataset list | create`, `account create`. */
@@ -41,6 +42,12 @@ export function adminCommands(program: Command): void {
     .description('create a knowledge base and print its id')
     .requiredOption('--name <name>', 'knowledge base name (1 to 40 characters)')
     .option('--indexing-technique <technique>', 'economy | high_quality')
+    .option('--external', "an external knowledge base: retrieval goes to Dify's External Knowledge API at --endpoint")
+    .option('--endpoint <url>', 'external: the API base URL (retrieval is POST {endpoint}/retrieval)')
+    .option('--api-key <key>', 'external: the bearer key the API expects')
+    .option('--knowledge-id <id>', 'external: the knowledge base id on the external side')
+    .option('--top-k <n>', 'external: records per retrieval (default 2)')
+    .option('--score-threshold <x>', 'external: lowest score kept, 0 to 1 (default: none)')
     .option('--json', 'print one JSON object')
-    .action(async (opts: { name: string; indexingTechnique?: string; json?: boolean }, cmd: Command) => (await import('./admin-actions.js')).datasetCreate(opts, cmd));
+    .action(async (opts: DatasetCreateOptions, cmd: Command) => (await import('./admin-actions.js')).datasetCreate(opts, cmd));
 }

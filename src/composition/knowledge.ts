@@ -17,6 +17,9 @@ import { Indexer } from '../knowledge/ingest/indexer.js';
 import { RetrievalService } from '../knowledge/retrieval/retrieval.js';
 import { WorkflowKnowledgeRetriever } from '../knowledge/retrieval/workflow-retriever.js';
 import { HitCounter } from '../knowledge/retrieval/hit-counter.js';
+import { RerankClient } from '../knowledge/retrieval/rerank-client.js';
+import { ExternalKnowledgeClient } from '../knowledge/external/external-knowledge.js';
+import type { SecretBox } from '../infra/secret-box.js';
 import { TagService } from '../knowledge/documents/tags.js';
 import { MetadataService } from '../knowledge/documents/metadata.js';
 import { DocumentStatusService } from '../knowledge/documents/document-status.js';
@@ -39,6 +42,8 @@ export interface KnowledgeDeps {
   readonly offload: TextOffload;
   readonly parser: DocumentParser;
   readonly providers: () => ModelProviders;
+  /** Seals external knowledge API keys at rest. */
+  readonly box: SecretBox;
 }
 
 export interface Knowledge {
@@ -51,6 +56,10 @@ export interface Knowledge {
   readonly tags: TagService;
   readonly metadata: MetadataService;
   readonly retrieval: RetrievalService;
+  /** Rerank models (knowledge retrieval's `reranking_model`). */
+  readonly reranker: RerankClient;
+  /** External knowledge bases' `POST {endpoint}/retrieval`. */
+  readonly external: ExternalKnowledgeClient;
   readonly hits: HitCounter;
   readonly annotations: AnnotationService;
   /** What the knowledge-retrieval node asks. */
@@ -70,7 +79,7 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
   await keyword.init();
   await vectors.init();
   const index = { embedder, keyword, vectors };
-  const datasets = new DatasetService(store.db, clock, embedder, k.retrievalTopKMax);
+  const datasets = new DatasetService(store.db, clock, embedder, k.retrievalTopKMax, (plain) => d.box.seal(plain));
   const documents = new DocumentService({ db: store.db, clock, uploads: d.uploads, datasets, queue, keyword, vectors, maxSegmentationTokens: k.maxSegmentationTokens, qaModel: k.qaModel, providers });
   const metadata = new MetadataService(store.db, clock, k.metadataNameMaxLength);
   const segments = new SegmentService({ db: store.db, clock, ...index, embeddingsBatchSize: k.embeddingsBatchSize, maxSegmentationTokens: k.maxSegmentationTokens, offload });
@@ -95,7 +104,9 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
     run: (p, ctx) => indexer.run(p.runId, ctx.signal),
     onFailed: (p, error) => indexer.fail(p.runId, `Indexing failed: ${error}`),
   });
-  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, k.retrievalQueryMaxChars, metadata);
+  const reranker = new RerankClient(config.providers, k.rerankTimeoutSeconds);
+  const external = new ExternalKnowledgeClient({ allowHosts: config.ssrfAllowHosts, timeoutSeconds: k.externalTimeoutSeconds, maxResponseBytes: k.externalMaxResponseBytes }, (sealed) => d.box.open(sealed));
+  const retrieval = new RetrievalService(store.db, embedder, keyword, vectors, k.retrievalQueryMaxChars, metadata, reranker);
   const hits = new HitCounter(store.db, store.caps.rowLocks, logger, k.hitCountFlushMs);
   const embeddingModels = new EmbeddingModels(k, embedder);
   const annotationIndex = new AnnotationIndex(store.db, embeddingModels, clock, k.embeddingsBatchSize);
@@ -121,8 +132,10 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
     tags: new TagService(store.db, clock, k.tagNameMaxLength),
     metadata,
     retrieval,
+    reranker,
+    external,
     hits,
     annotations,
-    retriever: new WorkflowKnowledgeRetriever({ db: store.db, apps: d.apps, datasets, retrieval, hits, metadata, topKMax: k.retrievalTopKMax }),
+    retriever: new WorkflowKnowledgeRetriever({ db: store.db, apps: d.apps, datasets, retrieval, reranker, external, hits, metadata, topKMax: k.retrievalTopKMax }),
   };
 }

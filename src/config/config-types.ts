@@ -361,4 +361,10 @@ export interface KnowledgeConfig {
   readonly tagNameMaxLength: number;
   /** Longest metadata field name (`KNOWLEDGE_METADATA_NAME_MAX_LENGTH`, default 255, as Dify). */
   readonly metadataNameMaxLength: number;
+  /** Longest wait for a rerank model's answer (`RERANK_TIMEOUT_SECONDS`, default 60). */
+  readonly rerankTimeoutSeconds: number;
+  /** Longest wait for an External Knowledge API's answer (`EXTERNAL_KNOWLEDGE_TIMEOUT_SECONDS`, default 30). */
+  readonly externalTimeoutSeconds: number;
+  /** Largest External Knowledge API answer read (`EXTERNAL_KNOWLEDGE_MAX_RESPONSE_BYTES`, default 10 MiB). */
+  readonly externalMaxResponseBytes: number;
 }

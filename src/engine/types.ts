@@ -114,6 +114,19 @@ export interface KnowledgeRetrieveOptions {
   readonly weights?: { readonly vector: number; readonly keyword: number };
   /** Only documents whose metadata pass these conditions; absent = no filter. */
   readonly metadataFilter?: KnowledgeMetadataFilter;
+  /**
+   * `multiple_retrieval_config`'s reranking of the hits of several datasets together (Dify skips it
+   * for one dataset, whose own `retrieval_model` reranks); absent = reranking off.
+   */
+  readonly reranking?: KnowledgeReranking;
+}
+
+/** A node's `reranking_enable` / `reranking_mode` / `reranking_model` / `weights`. */
+export interface KnowledgeReranking {
+  readonly enabled: boolean;
+  readonly mode: 'reranking_model' | 'weighted_score';
+  readonly model: { readonly provider: string; readonly model: string } | null;
+  readonly weights: { readonly vector: number; readonly keyword: number } | null;
 }
 
 /**
@@ -135,7 +148,14 @@ export interface KnowledgeRetriever {
     query: string,
     opts: KnowledgeRetrieveOptions,
     signal?: AbortSignal,
-  ): Promise<{ readonly hits: readonly KnowledgeHit[]; readonly missing: readonly string[] }>;
+  ): Promise<{
+    readonly hits: readonly KnowledgeHit[];
+    readonly missing: readonly string[];
+    /** Set when reranking was asked for and could not run (no rerank model here): what was done instead (the node's `process_data`). */
+    readonly rerankingNote?: string;
+    /** Set when an external knowledge base gave no records because its API failed: why (the node's `process_data`). */
+    readonly externalNote?: string;
+  }>;
   /**
    * The metadata fields (name, type) of the app's datasets among `datasetIds`, each name once;
    * `missing` as for `retrieve`.
@@ -348,6 +368,8 @@ export type { ImportWarning } from '../lib/import-warning.js';
 export interface ImportCheckContext {
   /** Null when the model provider can be called; else why not, naming the setting to set. */
   providerProblem(provider: string): string | null;
+  /** Null when the rerank model provider can be called; else why not. Unset: not checked. */
+  rerankProblem?(provider: string): string | null;
 }
 
 /** One node type: import-time checks and the run itself. */

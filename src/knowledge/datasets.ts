@@ -11,6 +11,7 @@ import { DatasetStore } from './dataset-store.js';
 import { DocumentStore, type DocumentTotals } from './documents/document-store.js';
 import { TagStore } from './documents/tag-store.js';
 import { parseRetrievalModel, retrievalModelToWire, type RetrievalModel } from './retrieval/retrieval-model.js';
+import { checkExternal, externalOf, externalToWire, type ExternalKnowledge } from './external/external-knowledge.js';
 
 export const INDEXING_TECHNIQUES = ['economy', 'high_quality'] as const;
 export type IndexingTechnique = (typeof INDEXING_TECHNIQUES)[number];
@@ -56,8 +57,11 @@ export class DatasetService {
   readonly #clock: Clock;
   readonly #embedder: Embedder;
   readonly #topKMax: number;
+  readonly #seal: (plain: string) => Promise<string>;
 
-  constructor(db: Kysely<Database>, clock: Clock, embedder: Embedder, topKMax: number) {
+  /** `seal` encrypts external knowledge API keys at rest (SecretBox). */
+  constructor(db: Kysely<Database>, clock: Clock, embedder: Embedder, topKMax: number, seal: (plain: string) => Promise<string>) {
+    this.#seal = seal;
     this.#store = new DatasetStore(db);
     this.#documents = new DocumentStore(db);
     this.#tags = new TagStore(db);
@@ -88,6 +92,40 @@ export class DatasetService {
       retrieval_model: JSON.stringify(retrievalModelToWire(retrieval)),
       index_version: 0,
       built_in_field_enabled: 0,
+      created_by: input.createdBy,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.#store.insert(row);
+    return row;
+  }
+
+  /**
+   * A dataset backed by an External Knowledge API (`dovetail dataset create --external`): every
+   * search goes to `POST {endpoint}/retrieval`; it has no documents. Its key is sealed at rest.
+   */
+  async createExternal(
+    workspaceId: string,
+    input: { name: unknown; description?: unknown; endpoint: unknown; apiKey: unknown; knowledgeId: unknown; topK?: unknown; scoreThreshold?: unknown; createdBy: string },
+  ): Promise<DatasetTable> {
+    const name = checkName(input.name);
+    const e = checkExternal(input, this.#topKMax);
+    if (await this.#store.nameTaken(workspaceId, name)) throw datasetNameDuplicate();
+    const now = this.#clock.now();
+    const ext: ExternalKnowledge = { apiId: newId(), apiName: new URL(e.endpoint).host, ...e, apiKey: await this.#seal(e.apiKey) };
+    const row: DatasetTable = {
+      id: newId(),
+      workspace_id: workspaceId,
+      name,
+      description: typeof input.description === 'string' ? input.description : '',
+      permission: 'only_me',
+      indexing_technique: null,
+      embedding_model: null,
+      embedding_model_provider: null,
+      retrieval_model: JSON.stringify(retrievalModelToWire(parseRetrievalModel(undefined, this.#topKMax, 'semantic_search'))),
+      index_version: 0,
+      built_in_field_enabled: 0,
+      external_knowledge: JSON.stringify(ext),
       created_by: input.createdBy,
       created_at: now,
       updated_at: now,
@@ -177,7 +215,7 @@ export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined,
     id: ds.id,
     name: ds.name,
     description: ds.description,
-    provider: 'vendor',
+    provider: ds.external_knowledge ? 'external' : 'vendor',
     permission: ds.permission,
     data_source_type: stats?.documents ? 'upload_file' : null,
     indexing_technique: ds.indexing_technique,
@@ -197,8 +235,7 @@ export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined,
     tags: extras?.tags ?? [],
     // Dify: its documents' form; `text_model` (not Dify's null) before the first one, as the schema types it a string.
     doc_form: stats?.docForm ?? 'text_model',
-    external_knowledge_info: null,
-    external_retrieval_model: null,
+    ...externalToWire(externalOf(ds)),
     doc_metadata: extras?.docMetadata ?? [],
     built_in_field_enabled: ds.built_in_field_enabled === 1,
     pipeline_id: null,

@@ -29,6 +29,9 @@ const FACTORIES: Readonly<Record<Protocol, (r: ResolvedProvider, keepAliveMs: nu
       credentials: { accessKeyId: r.settings.accessKeyId!, secretAccessKey: r.settings.secretAccessKey!, sessionToken: r.settings.sessionToken },
     }),
   mock: () => new MockProvider(),
+  'rerank-only': (r) => {
+    throw providerNotInitialize(`Model provider "${r.name}" serves rerank models only (knowledge retrieval's reranking_model); it cannot answer as a chat or completion model.`);
+  },
 };
 
 /** DSL provider names whose provider is remembered (`ProviderRegistry.get`). */

@@ -56,6 +56,7 @@ export const PROTOCOL_FIELDS: Readonly<Record<Protocol, readonly Field[]>> = {
   'azure-openai': ['apiKey', 'baseUrl', 'apiVersion', 'deployment'],
   'bedrock-converse': ['baseUrl', 'region', 'accessKeyId', 'secretAccessKey', 'sessionToken'],
   mock: [],
+  'rerank-only': ['apiKey', 'baseUrl'],
 };
 
 /** The name of a provider's setting: `DEEPSEEK_API_KEY`, `AZURE_OPENAI_API_VERSION`, … */

@@ -7,8 +7,18 @@
  */
 
 /** How Dovetail talks to a provider. */
-export const PROTOCOLS = ['openai-compatible', 'anthropic', 'azure-openai', 'bedrock-converse', 'mock'] as const;
+export const PROTOCOLS = ['openai-compatible', 'anthropic', 'azure-openai', 'bedrock-converse', 'mock', 'rerank-only'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
+
+/**
+ * How a provider's rerank endpoint is spoken (src/knowledge/retrieval/rerank-client.ts):
+ * `cohere` is `POST {base}/rerank` with `{model, query, documents, top_n}` answering
+ * `results[{index, relevance_score}]` (Cohere, Jina, SiliconFlow, Xinference, LocalAI, vLLM, GPUStack);
+ * `voyage` the same with `top_k`, answering `data[…]`; `tei` a text-embeddings-inference server's
+ * `{query, texts}` answering `[{index, score}]`.
+ */
+export const RERANK_DIALECTS = ['cohere', 'voyage', 'tei'] as const;
+export type RerankDialect = (typeof RERANK_DIALECTS)[number];
 
 export interface BuiltinProvider {
   /** The DSL provider name (`model.provider`), lower case. */
@@ -32,6 +42,8 @@ export interface BuiltinProvider {
   readonly legacySettingsOf?: string;
   /** OpenAI's own API refuses parameters it does not know; other OpenAI-compatible servers get a few more (`top_k`, …). */
   readonly strictParams?: boolean;
+  /** Serves rerank models (`reranking_model.reranking_provider_name`) in this dialect. */
+  readonly rerank?: RerankDialect;
 }
 
 /**
@@ -48,7 +60,7 @@ export const BUILTIN_PROVIDERS: readonly BuiltinProvider[] = [
   { name: 'tongyi', label: 'TONGYI', protocol: 'openai-compatible', baseUrl: 'https://dashscope.aliyuncs.com/compatible-mode/v1' },
   { name: 'volcengine_maas', label: 'Volcengine', protocol: 'openai-compatible', baseUrl: 'https://ark.cn-beijing.volces.com/api/v3' },
   { name: 'zhipuai', label: 'ZHIPU AI', protocol: 'openai-compatible', baseUrl: 'https://open.bigmodel.cn/api/paas/v4' },
-  { name: 'siliconflow', label: 'SiliconFlow', protocol: 'openai-compatible', baseUrl: 'https://api.siliconflow.cn/v1' },
+  { name: 'siliconflow', label: 'SiliconFlow', protocol: 'openai-compatible', baseUrl: 'https://api.siliconflow.cn/v1', rerank: 'cohere' },
   { name: 'groq', label: 'Groq Cloud', protocol: 'openai-compatible', baseUrl: 'https://api.groq.com/openai/v1' },
   { name: 'mistralai', label: 'Mistral AI', protocol: 'openai-compatible', baseUrl: 'https://api.mistral.ai/v1' },
   { name: 'openrouter', label: 'OpenRouter', protocol: 'openai-compatible', baseUrl: 'https://openrouter.ai/api/v1' },
@@ -61,13 +73,18 @@ export const BUILTIN_PROVIDERS: readonly BuiltinProvider[] = [
   { name: 'hunyuan', label: 'Hunyuan', protocol: 'openai-compatible', baseUrl: 'https://api.hunyuan.cloud.tencent.com/v1' },
   { name: 'bedrock', label: 'AWS Bedrock', protocol: 'bedrock-converse' },
   { name: 'ollama', label: 'Ollama', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:11434/v1' }, legacySettingsOf: 'openai_api_compatible' },
-  { name: 'vllm', label: 'vLLM', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:8000/v1' }, legacySettingsOf: 'openai_api_compatible' },
+  { name: 'vllm', label: 'vLLM', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:8000/v1' }, legacySettingsOf: 'openai_api_compatible', rerank: 'cohere' },
   { name: 'lm_studio', label: 'LM Studio', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:1234/v1' }, legacySettingsOf: 'openai_api_compatible' },
-  { name: 'localai', label: 'LocalAI', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:8080/v1' } },
-  { name: 'xinference', label: 'Xorbits Inference', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:9997/v1' } },
-  { name: 'gpustack', label: 'GPUStack', protocol: 'openai-compatible', selfHosted: {} },
-  { name: 'openai_api_compatible', label: 'OpenAI-API-compatible', protocol: 'openai-compatible', selfHosted: {} },
+  { name: 'localai', label: 'LocalAI', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:8080/v1' }, rerank: 'cohere' },
+  { name: 'xinference', label: 'Xorbits Inference', protocol: 'openai-compatible', selfHosted: { usualBaseUrl: 'http://localhost:9997/v1' }, rerank: 'cohere' },
+  { name: 'gpustack', label: 'GPUStack', protocol: 'openai-compatible', selfHosted: {}, rerank: 'cohere' },
+  { name: 'openai_api_compatible', label: 'OpenAI-API-compatible', protocol: 'openai-compatible', selfHosted: {}, rerank: 'cohere' },
   { name: 'mock', label: 'Mock model (built in)', protocol: 'mock' },
+  // Rerank-only providers: their models rank documents (knowledge retrieval's reranking), they do not chat.
+  { name: 'jina', label: 'Jina AI', protocol: 'rerank-only', baseUrl: 'https://api.jina.ai/v1', rerank: 'cohere' },
+  { name: 'cohere', label: 'Cohere', protocol: 'rerank-only', baseUrl: 'https://api.cohere.com/v1', rerank: 'cohere' },
+  { name: 'voyage', label: 'Voyage AI', protocol: 'rerank-only', baseUrl: 'https://api.voyageai.com/v1', rerank: 'voyage' },
+  { name: 'huggingface_tei', label: 'Text Embedding Inference', protocol: 'rerank-only', selfHosted: { usualBaseUrl: 'http://localhost:8080' }, rerank: 'tei' },
 ];
 
 const BY_NAME: ReadonlyMap<string, BuiltinProvider> = new Map(BUILTIN_PROVIDERS.flatMap((p) => [p.name, ...(p.aliases ?? [])].map((n) => [n, p] as const)));

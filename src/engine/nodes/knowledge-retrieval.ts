@@ -1,4 +1,4 @@
-import { NodeFailure, type GraphNode, type KnowledgeHit, type KnowledgeMetadataFilter, type KnowledgeRetrieveOptions, type KnowledgeRetriever, type NodeContext, type NodeHandler, type NodeOutcome, type NodeUsage } from '../types.js';
+import { NodeFailure, type GraphNode, type ImportWarning, type KnowledgeHit, type KnowledgeReranking, type KnowledgeMetadataFilter, type KnowledgeRetrieveOptions, type KnowledgeRetriever, type NodeContext, type NodeHandler, type NodeOutcome, type NodeUsage } from '../types.js';
 import { templateSegments } from '../variable-pool.js';
 import { metadataFilterMessages, parseMetadataMap } from './metadata-filter-prompt.js';
 import { callModel, modelSpecOf, providerOf, type ModelSpec } from './model-call.js';
@@ -20,6 +20,8 @@ export interface RetrievalSpec {
   readonly scoreThreshold: number | null | undefined;
   readonly weights: { vector: number; keyword: number } | undefined;
   readonly metadata: MetadataFiltering;
+  /** `multiple_retrieval_config`'s reranking (multiple mode only). */
+  readonly reranking?: KnowledgeReranking;
 }
 
 const MODES = ['disabled', 'automatic', 'manual'];
@@ -111,6 +113,23 @@ function weightsOf(raw: unknown): { vector: number; keyword: number } | undefine
   return { vector: v, keyword: k };
 }
 
+/**
+ * `reranking_enable` (Dify's default: true), `reranking_mode` (default `reranking_model`),
+ * `reranking_model {provider, model}` and `weights` of `multiple_retrieval_config`.
+ */
+function rerankingOf(cfg: Readonly<Record<string, unknown>>): KnowledgeReranking {
+  const enabled = cfg.reranking_enable ?? true;
+  if (typeof enabled !== 'boolean') throw new Error('multiple_retrieval_config.reranking_enable must be a boolean');
+  const mode = cfg.reranking_mode ?? 'reranking_model';
+  if (mode !== 'reranking_model' && mode !== 'weighted_score') throw new Error('multiple_retrieval_config.reranking_mode must be "reranking_model" or "weighted_score"');
+  const m = cfg.reranking_model ?? null;
+  if (m !== null && !isObject(m)) throw new Error('multiple_retrieval_config.reranking_model must be a mapping (provider, model)');
+  const provider = m?.provider ?? '';
+  const model = m?.model ?? '';
+  if (typeof provider !== 'string' || typeof model !== 'string') throw new Error('multiple_retrieval_config.reranking_model.provider and .model must be strings');
+  return { enabled, mode, model: provider !== '' && model !== '' ? { provider, model } : null, weights: weightsOf(cfg.weights) ?? null };
+}
+
 /** Reads a node's DSL data; throws a message naming the field when it cannot run. */
 function specOf(node: GraphNode): RetrievalSpec {
   const d = node.data;
@@ -125,6 +144,7 @@ function specOf(node: GraphNode): RetrievalSpec {
   let topK: number | undefined;
   let scoreThreshold: number | null | undefined;
   let weights: RetrievalSpec['weights'];
+  let reranking: KnowledgeReranking | undefined;
   if (mode === 'multiple') {
     const cfg = d.multiple_retrieval_config ?? {};
     if (!isObject(cfg)) throw new Error('multiple_retrieval_config must be a mapping');
@@ -135,8 +155,9 @@ function specOf(node: GraphNode): RetrievalSpec {
     if (t !== null && (typeof t !== 'number' || t < 0 || t > 1)) throw new Error('multiple_retrieval_config.score_threshold must be a number between 0 and 1 or null');
     scoreThreshold = t;
     weights = weightsOf(cfg.weights);
+    reranking = rerankingOf(cfg);
   }
-  return { selector, datasetIds: ids as string[], mode, topK, scoreThreshold, weights, metadata: metadataFilteringOf(d) };
+  return { selector, datasetIds: ids as string[], mode, topK, scoreThreshold, weights, metadata: metadataFilteringOf(d), ...(reranking ? { reranking } : {}) };
 }
 
 /** Dify's retrieval result object (`metadata._source: "knowledge"`); `position` counts from 1. */
@@ -165,6 +186,10 @@ function toResult(hit: KnowledgeHit, position: number): Record<string, unknown> 
   };
 }
 
+function rerankWarning(node: GraphNode, part: string, setting: string | null, message: string): ImportWarning {
+  return { node_id: node.id, node_type: node.type, part, setting, message: `node ${node.id} (${node.type}): ${message}` };
+}
+
 /**
  * Searches knowledge bases with the query variable; output `result` is Dify's list of retrieval
  * result objects, best first. `single` mode has no model router: see docs/decisions.md.
@@ -172,6 +197,22 @@ function toResult(hit: KnowledgeHit, position: number): Record<string, unknown> 
 export const knowledgeRetrievalNode: NodeHandler = {
   validate(node) {
     specOf(node);
+  },
+  importWarnings(node, ctx) {
+    const r = specOf(node).reranking;
+    if (!r?.enabled || r.mode !== 'reranking_model' || !ctx.rerankProblem) return [];
+    const part = 'multiple_retrieval_config.reranking_model';
+    const fallback = 'retrieval runs with reranking off (hits ordered by score) until one is configured';
+    if (!r.model) {
+      // An older DSL without reranking settings gets Dify's default (reranking on) with no model: nothing to configure.
+      const cfg = node.data.multiple_retrieval_config;
+      if (!isObject(cfg) || cfg.reranking_enable !== true) return [];
+      return [rerankWarning(node, part, null, `reranking is enabled but names no rerank model: ${fallback}`)];
+    }
+    const problem = ctx.rerankProblem(r.model.provider);
+    if (!problem) return [];
+    const setting = /\b([A-Z][A-Z0-9_]*_(?:API_KEY|BASE_URL))\b/.exec(problem)?.[1] ?? null;
+    return [rerankWarning(node, `rerank model ${r.model.provider}/${r.model.model}`, setting, `${problem} Until then ${fallback}`)];
   },
   run: (ctx) => runRetrieval(ctx, specOf(ctx.node)),
 };
@@ -193,13 +234,17 @@ export async function runRetrieval(ctx: NodeContext, spec: RetrievalSpec): Promi
     ...(spec.topK !== undefined ? { topK: spec.topK } : {}),
     ...(spec.scoreThreshold !== undefined ? { scoreThreshold: spec.scoreThreshold } : {}),
     ...(spec.weights ? { weights: spec.weights } : {}),
+    ...(spec.reranking ? { reranking: spec.reranking } : {}),
   };
   let found;
   try {
     found = await knowledge.retrieve(spec.datasetIds, query, opts, ctx.signal);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    throw new NodeFailure((err as Error).message || 'knowledge retrieval failed', 'KnowledgeRetrievalNodeError', true, { cause: err });
+    // A rerank model that failed names Dify's invoke error (InvokeServerUnavailableError, …).
+    const named = (err as { errorType?: unknown }).errorType;
+    const type = typeof named === 'string' && named !== '' ? named : 'KnowledgeRetrievalNodeError';
+    throw new NodeFailure((err as Error).message || 'knowledge retrieval failed', type, true, { cause: err });
   }
   if (found.missing.length > 0) {
     const s = found.missing.length === 1 ? '' : 's';
@@ -209,7 +254,8 @@ export async function runRetrieval(ctx: NodeContext, spec: RetrievalSpec): Promi
   return {
     type: 'succeeded',
     inputs,
-    processData: null,
+    // As Dify when reranking cannot run (no rerank model): hits by score; process_data says so.
+    processData: found.rerankingNote || found.externalNote ? { ...(found.rerankingNote ? { reranking: found.rerankingNote } : {}), ...(found.externalNote ? { external_knowledge: found.externalNote } : {}) } : null,
     outputs: { result: found.hits.map((h, i) => toResult(h, i + 1)) },
     ...(usage ? { usage } : {}),
   };

@@ -9,10 +9,12 @@ import { loadDataset, requireDataset } from '../request-dataset.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams, queryList } from './knowledge-params.js';
 import type { DatasetTable } from '../../store/schema.js';
+import { externalOf } from '../../knowledge/external/external-knowledge.js';
+import { externalRetrieve } from '../../knowledge/external/external-retrieve.js';
 import { DatasetCreateBody, DatasetListQuery, DatasetUpdateBody, RetrieveBody } from '../knowledge-schemas.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type DatasetRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'hits' | 'metadata' | 'retrieval' | 'tags'>;
+export type DatasetRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'hits' | 'metadata' | 'retrieval' | 'tags' | 'external'>;
 
 type P = { dataset_id: string };
 
@@ -67,6 +69,8 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: DatasetRouteDeps }> = 
   app.post<{ Params: P }>('/datasets/:dataset_id/retrieve', { preValidation: requireJson, preHandler: withDataset, schema: { body: RetrieveBody } }, async (request) => {
     const ds = requireDataset(request);
     const b = jsonBody(request);
+    const ext = externalOf(ds);
+    if (ext) return externalRetrieve(runtime.external, ext, typeof b.query === 'string' ? b.query : '', b.external_retrieval_model, request.log);
     const model = b.retrieval_model === undefined || b.retrieval_model === null ? datasets.retrievalModel(ds) : parseRetrievalModel(b.retrieval_model, runtime.config.knowledge.retrievalTopKMax, ds.indexing_technique === 'high_quality' ? 'semantic_search' : 'keyword_search');
     const query = typeof b.query === 'string' ? b.query : '';
     const retrieved = await retrieval.retrieve([ds.id], query, model);

@@ -23,6 +23,13 @@ export function queryTerms(query: string): string[] {
   return (content.length > 0 ? content : words).slice(0, 32);
 }
 
+/** The distinct content words of a text (lower case, stop words dropped): what reranking by keywords compares. */
+export function contentTerms(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) if (!STOPWORDS.has(w)) out.add(w);
+  return out;
+}
+
 /** A segment row already in `segments`, as the keyword index is handed it after a bulk insert. */
 export interface KeywordRow {
   /** The row's SQLite rowid from the segment writer (0 where the dialect has none). */

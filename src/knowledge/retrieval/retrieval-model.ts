@@ -1,6 +1,7 @@
 import { invalidParam } from '../../infra/errors.js';
 import { parseMetadataFilter, type MetadataFilter } from './metadata-filter.js';
 import { isObject } from '../../infra/objects.js';
+import { RERANK_MODES, RERANK_OFF, type RerankConfig, type RerankMode } from './rerank.js';
 
 export const SEARCH_METHODS = ['keyword_search', 'semantic_search', 'full_text_search', 'hybrid_search'] as const;
 export type SearchMethod = (typeof SEARCH_METHODS)[number];
@@ -13,6 +14,8 @@ export interface RetrievalModel {
   /** Hybrid weights (Dify's defaults 0.7 / 0.3). */
   readonly vectorWeight: number;
   readonly keywordWeight: number;
+  /** `reranking_enable` / `reranking_mode` / `reranking_model` (weights: `vectorWeight` / `keywordWeight`). */
+  readonly rerank: RerankConfig;
   /** `metadata_filtering_conditions` of a request (never stored with a dataset). */
   readonly metadataFilter?: MetadataFilter;
 }
@@ -20,7 +23,7 @@ export interface RetrievalModel {
 /** Validates Dify's `retrieval_model`; missing fields take Dify's defaults (top_k 4 … ). */
 export function parseRetrievalModel(raw: unknown, topKMax: number, defaultMethod: SearchMethod): RetrievalModel {
   if (raw === undefined || raw === null) {
-    return { searchMethod: defaultMethod, topK: 4, scoreThresholdEnabled: false, scoreThreshold: 0, vectorWeight: 0.7, keywordWeight: 0.3 };
+    return { searchMethod: defaultMethod, topK: 4, scoreThresholdEnabled: false, scoreThreshold: 0, vectorWeight: 0.7, keywordWeight: 0.3, rerank: RERANK_OFF };
   }
   if (!isObject(raw)) throw invalidParam('retrieval_model must be an object.');
   const method = raw.search_method ?? defaultMethod;
@@ -44,16 +47,35 @@ export function parseRetrievalModel(raw: unknown, topKMax: number, defaultMethod
     if (typeof k === 'number') keywordWeight = k;
   }
   const metadataFilter = parseMetadataFilter(raw.metadata_filtering_conditions);
-  return { searchMethod: method as SearchMethod, topK, scoreThresholdEnabled: enabled, scoreThreshold: threshold ?? 0, vectorWeight, keywordWeight, ...(metadataFilter ? { metadataFilter } : {}) };
+  const rerank = parseRerank(raw, { vector: vectorWeight, keyword: keywordWeight });
+  return { searchMethod: method as SearchMethod, topK, scoreThresholdEnabled: enabled, scoreThreshold: threshold ?? 0, vectorWeight, keywordWeight, rerank, ...(metadataFilter ? { metadataFilter } : {}) };
+}
+
+/** `reranking_enable`, `reranking_mode` and `reranking_model` of a `retrieval_model`. */
+function parseRerank(raw: Readonly<Record<string, unknown>>, weights: { vector: number; keyword: number }): RerankConfig {
+  const enabled = raw.reranking_enable ?? false;
+  if (typeof enabled !== 'boolean') throw invalidParam('retrieval_model.reranking_enable must be a boolean.');
+  const mode = raw.reranking_mode ?? 'reranking_model';
+  if (!RERANK_MODES.includes(mode as RerankMode)) throw invalidParam(`retrieval_model.reranking_mode must be one of ${RERANK_MODES.join(', ')}.`);
+  const m = raw.reranking_model ?? null;
+  if (m !== null && !isObject(m)) throw invalidParam('retrieval_model.reranking_model must be an object.');
+  const provider = m?.reranking_provider_name ?? '';
+  const model = m?.reranking_model_name ?? '';
+  if (typeof provider !== 'string') throw invalidParam('retrieval_model.reranking_model.reranking_provider_name must be a string.');
+  if (typeof model !== 'string') throw invalidParam('retrieval_model.reranking_model.reranking_model_name must be a string.');
+  return { enabled, mode: mode as RerankMode, model: provider !== '' || model !== '' ? { provider, model } : null, weights: isObject(raw.weights) ? weights : null };
 }
 
 export function retrievalModelToWire(m: RetrievalModel): Record<string, unknown> {
   return {
     search_method: m.searchMethod,
-    reranking_enable: false,
-    reranking_mode: null,
-    reranking_model: { reranking_provider_name: '', reranking_model_name: '' },
-    weights: m.searchMethod === 'hybrid_search' ? { vector_setting: { vector_weight: m.vectorWeight }, keyword_setting: { keyword_weight: m.keywordWeight } } : null,
+    reranking_enable: m.rerank.enabled,
+    reranking_mode: m.rerank.enabled ? m.rerank.mode : null,
+    reranking_model: { reranking_provider_name: m.rerank.model?.provider ?? '', reranking_model_name: m.rerank.model?.model ?? '' },
+    weights:
+      m.searchMethod === 'hybrid_search' || (m.rerank.enabled && m.rerank.mode === 'weighted_score')
+        ? { vector_setting: { vector_weight: m.vectorWeight }, keyword_setting: { keyword_weight: m.keywordWeight } }
+        : null,
     top_k: m.topK,
     score_threshold_enabled: m.scoreThresholdEnabled,
     score_threshold: m.scoreThreshold,

@@ -9,6 +9,9 @@ import type { RetrievalModel } from './retrieval-model.js';
 import type { HitTable } from './hit-counter.js';
 import { DatasetStore } from '../dataset-store.js';
 import { SegmentStore } from '../documents/segment-store.js';
+import { providerNotInitialize } from '../../llm/errors.js';
+import type { RerankClient } from './rerank-client.js';
+import { rerankHits } from './rerank.js';
 
 /** A matched child chunk of a parent-child document. */
 export interface RetrievedChild {
@@ -56,9 +59,11 @@ export class RetrievalService {
   readonly #vectors: VectorIndex;
   readonly #maxQuery: number;
   readonly #metadata: MetadataService;
+  readonly #reranker: RerankClient;
 
-  constructor(db: Kysely<Database>, embedder: Embedder, keyword: KeywordIndex, vectors: VectorIndex, maxQueryChars: number, metadata: MetadataService) {
+  constructor(db: Kysely<Database>, embedder: Embedder, keyword: KeywordIndex, vectors: VectorIndex, maxQueryChars: number, metadata: MetadataService, reranker: RerankClient) {
     this.#db = db;
+    this.#reranker = reranker;
     this.#datasets = new DatasetStore(db);
     this.#metadata = metadata;
     this.#maxQuery = maxQueryChars;
@@ -67,7 +72,13 @@ export class RetrievalService {
     this.#vectors = vectors;
   }
 
-  async retrieve(datasetIds: readonly string[], query: string, model: RetrievalModel): Promise<RetrievedSegment[]> {
+  /**
+   * The `topK` best segments of these datasets for `query`. A `retrieval_model` with a rerank model
+   * (`reranking_enable`, `reranking_mode: reranking_model`) has it reorder what semantic, full-text
+   * and hybrid search found, as Dify's retrieval service does; one whose provider is not configured
+   * here is `provider_not_initialize`, a rerank server that fails `completion_request_error`.
+   */
+  async retrieve(datasetIds: readonly string[], query: string, model: RetrievalModel, signal?: AbortSignal): Promise<RetrievedSegment[]> {
     if (typeof query !== 'string' || query.trim() === '') throw invalidParam('query is required.');
     if (query.length > this.#maxQuery) throw invalidParam(`query must be at most ${this.#maxQuery} characters.`);
     if (datasetIds.length === 0) return [];
@@ -99,6 +110,14 @@ export class RetrievalService {
     hits.sort((a, b) => b.score - a.score);
     const seen = new Set<string>();
     hits = hits.filter((h) => (seen.has(h.segmentId) ? false : (seen.add(h.segmentId), true)));
+    const r = model.rerank;
+    if (r.enabled && r.mode === 'reranking_model' && semanticIds.length > 0 && method !== 'keyword_search') {
+      const problem = r.model ? this.#reranker.problem(r.model.provider) : 'retrieval_model.reranking_model names no rerank model';
+      if (problem) throw providerNotInitialize(problem);
+      const loaded = await this.#load(hits);
+      const limits = { topK: k, scoreThreshold: model.scoreThresholdEnabled ? model.scoreThreshold : null };
+      return (await rerankHits(loaded, query, r, { reranker: this.#reranker, ...(signal ? { signal } : {}) }, limits)).hits;
+    }
     if (model.scoreThresholdEnabled) hits = hits.filter((h) => h.score >= model.scoreThreshold);
     hits = hits.slice(0, k);
     return this.#load(hits);

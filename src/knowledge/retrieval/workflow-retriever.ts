@@ -11,6 +11,9 @@ import type { RetrievalService, RetrievedSegment } from './retrieval.js';
 import { countHits, type HitCounter } from './hit-counter.js';
 import { DatasetStore } from '../dataset-store.js';
 import { DocumentStore } from '../documents/document-store.js';
+import type { RerankClient } from './rerank-client.js';
+import { ExternalRetrievalFailure, externalOf, type ExternalKnowledge, type ExternalKnowledgeClient } from '../external/external-knowledge.js';
+import { rerankHits } from './rerank.js';
 
 /**
  * The engine's knowledge port over `RetrievalService`: resolves the app's datasets (same
@@ -25,8 +28,12 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
   readonly #hits: HitCounter;
   readonly #metadata: MetadataService;
   readonly #topKMax: number;
+  readonly #reranker: RerankClient;
+  readonly #external: ExternalKnowledgeClient;
 
-  constructor(deps: { db: Kysely<Database>; apps: Pick<AppStore, 'workspaceOf'>; datasets: DatasetService; retrieval: RetrievalService; hits: HitCounter; metadata: MetadataService; topKMax: number }) {
+  constructor(deps: { db: Kysely<Database>; apps: Pick<AppStore, 'workspaceOf'>; datasets: DatasetService; retrieval: RetrievalService; reranker: RerankClient; external: ExternalKnowledgeClient; hits: HitCounter; metadata: MetadataService; topKMax: number }) {
+    this.#reranker = deps.reranker;
+    this.#external = deps.external;
     this.#datasetRows = new DatasetStore(deps.db);
     this.#documents = new DocumentStore(deps.db);
     this.#apps = deps.apps;
@@ -48,13 +55,31 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
     const missing = ids.filter((id) => !byId.has(id));
     if (missing.length > 0) return { hits: [], missing };
 
+    const notes: string[] = [];
+    const rerankAcross = opts.reranking?.enabled === true && rows.length > 1;
     const groups = new Map<string, { model: RetrievalModel; ids: string[] }>();
+    const externals: { ds: DatasetTable; ext: ExternalKnowledge }[] = [];
     for (const ds of rows) {
-      const own = this.#datasets.retrievalModel(ds);
+      const ext = externalOf(ds);
+      if (ext) {
+        externals.push({ ds, ext });
+        continue;
+      }
+      let own = this.#datasets.retrievalModel(ds);
+      // A dataset's own rerank model that is not configured here: its hits keep their search order (noted).
+      const r = own.rerank;
+      if (r.enabled && r.mode === 'reranking_model') {
+        const problem = r.model ? this.#reranker.problem(r.model.provider) : 'its retrieval_model.reranking_model names no rerank model';
+        if (problem) {
+          notes.push(`dataset ${ds.id}: reranking skipped (${problem})`);
+          own = { ...own, rerank: { ...r, enabled: false } };
+        }
+      }
       const model: RetrievalModel = {
         ...own,
         topK: opts.topK ?? own.topK,
-        ...(opts.scoreThreshold !== undefined
+        // Reranked across datasets, the node's threshold applies to the reranked scores (as Dify), not to each search.
+        ...(opts.scoreThreshold !== undefined && !rerankAcross
           ? { scoreThresholdEnabled: opts.scoreThreshold !== null, scoreThreshold: opts.scoreThreshold ?? 0 }
           : {}),
         ...(opts.weights ? { vectorWeight: opts.weights.vector, keywordWeight: opts.weights.keyword } : {}),
@@ -65,38 +90,67 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
       g.ids.push(ds.id);
       groups.set(key, g);
     }
-    const found: RetrievedSegment[] = [];
+    const found: Candidate[] = [];
     for (const g of groups.values()) {
       signal?.throwIfAborted();
-      found.push(...(await this.#retrieval.retrieve(g.ids, query, g.model)));
+      for (const seg of await this.#retrieval.retrieve(g.ids, query, g.model, signal)) found.push({ content: seg.content, score: seg.score, seg });
     }
-    const topK = opts.topK ?? Math.max(...[...groups.values()].map((g) => g.model.topK));
+    const externalNotes: string[] = [];
+    for (const { ds, ext } of externals) {
+      signal?.throwIfAborted();
+      // The node's threshold, or the dataset's own when the node's applies to reranked scores (as Dify).
+      const threshold = opts.scoreThreshold !== undefined && !rerankAcross ? opts.scoreThreshold ?? 0 : ext.scoreThresholdEnabled ? ext.scoreThreshold : 0;
+      try {
+        const records = await this.#external.retrieve(ext, query, { topK: opts.topK ?? ext.topK, scoreThreshold: threshold }, signal);
+        for (const r of records) found.push({ content: r.content, score: r.score, ext: externalHit(ds, r) });
+      } catch (err) {
+        // As Dify: an external API that does not answer with records gives none; process_data says why.
+        if (!(err instanceof ExternalRetrievalFailure)) throw err;
+        externalNotes.push(`dataset ${ds.id}: ${err.message}`);
+      }
+    }
+    const topK = opts.topK ?? Math.max(...[...groups.values()].map((g) => g.model.topK), ...externals.map((e) => e.ext.topK));
+    let ranked: Candidate[];
+    if (opts.reranking && rerankAcross) {
+      // As Dify: the hits of several datasets are reranked together (one dataset's own settings already ranked them).
+      const threshold = opts.scoreThreshold ?? null;
+      const out = await rerankHits(found, query, opts.reranking, { reranker: this.#reranker, ...(signal ? { signal } : {}) }, { topK, scoreThreshold: threshold });
+      if (out.note) notes.push(out.note);
+      ranked = out.hits;
+    } else {
+      ranked = found.sort((a, b) => b.score - a.score).slice(0, topK);
+    }
     // As Dify: every segment the node returns gets one hit; the results report the count including it.
-    const best = countHits(this.#hits, found.sort((a, b) => b.score - a.score).slice(0, topK));
+    const counted = new Map(countHits(this.#hits, ranked.flatMap((c) => (c.seg ? [{ ...c.seg, score: c.score }] : []))).map((s) => [s.segmentId, s]));
+    const best = [...counted.values()];
     const sourceTypes = await this.#documents.sourceTypes(best.map((s) => s.documentId));
     const docMetadata = new Map<string, Readonly<Record<string, unknown>>>();
     for (const ds of rows) {
       const docIds = best.filter((s) => s.datasetId === ds.id).map((s) => s.documentId);
-      for (const [id, values] of await this.#metadata.docMetadataColumns(ds, docIds)) docMetadata.set(id, values);
+      if (docIds.length > 0) for (const [id, values] of await this.#metadata.docMetadataColumns(ds, docIds)) docMetadata.set(id, values);
     }
-    const hits: KnowledgeHit[] = best.map((s) => ({
-      datasetId: s.datasetId,
-      datasetName: byId.get(s.datasetId)?.name ?? '',
-      documentId: s.documentId,
-      documentName: s.documentName,
-      dataSourceType: sourceTypes.get(s.documentId) ?? 'upload_file',
-      segmentId: s.segmentId,
-      segmentPosition: s.position,
-      // As Dify: a Q&A segment reads `question:<q> \nanswer:<a>`.
-      content: s.answer ? `question:${s.content} \nanswer:${s.answer}` : s.content,
-      score: s.score,
-      hitCount: s.hitCount,
-      wordCount: s.wordCount,
-      indexNodeHash: s.hash,
-      docMetadata: docMetadata.get(s.documentId) ?? null,
-      ...(s.childChunks ? { childChunks: s.childChunks } : {}),
-    }));
-    return { hits, missing: [] };
+    const hits: KnowledgeHit[] = ranked.map((c) => {
+      if (c.ext) return { ...c.ext, score: c.score };
+      const s = counted.get(c.seg!.segmentId)!;
+      return {
+        datasetId: s.datasetId,
+        datasetName: byId.get(s.datasetId)?.name ?? '',
+        documentId: s.documentId,
+        documentName: s.documentName,
+        dataSourceType: sourceTypes.get(s.documentId) ?? 'upload_file',
+        segmentId: s.segmentId,
+        segmentPosition: s.position,
+        // As Dify: a Q&A segment reads `question:<q> \nanswer:<a>`.
+        content: s.answer ? `question:${s.content} \nanswer:${s.answer}` : s.content,
+        score: s.score,
+        hitCount: s.hitCount,
+        wordCount: s.wordCount,
+        indexNodeHash: s.hash,
+        docMetadata: docMetadata.get(s.documentId) ?? null,
+        ...(s.childChunks ? { childChunks: s.childChunks } : {}),
+      };
+    });
+    return { hits, missing: [], ...(notes.length > 0 ? { rerankingNote: notes.join('; ') } : {}), ...(externalNotes.length > 0 ? { externalNote: externalNotes.join('; ') } : {}) };
   }
 
   async metadataFields(datasetIds: readonly string[], appId: string): Promise<{ fields: { name: string; type: string }[]; missing: string[] }> {
@@ -127,6 +181,34 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
     if (workspaceId === undefined) return [];
     return this.#datasetRows.findMany(workspaceId, ids);
   }
+}
+
+/** A hit before ranking: one of the datasets' segments, or an external knowledge record. */
+interface Candidate {
+  readonly content: string;
+  readonly score: number;
+  readonly seg?: RetrievedSegment;
+  readonly ext?: KnowledgeHit;
+}
+
+/** An external record as a node hit, as Dify's node reports one (`data_source_type: external`). */
+function externalHit(ds: DatasetTable, r: { content: string; title: string; score: number; metadata: Readonly<Record<string, unknown>> | null }): KnowledgeHit {
+  const docId = r.metadata?.document_id;
+  return {
+    datasetId: ds.id,
+    datasetName: ds.name,
+    documentId: typeof docId === 'string' ? docId : r.title,
+    documentName: r.title,
+    dataSourceType: 'external',
+    segmentId: '',
+    segmentPosition: 0,
+    content: r.content,
+    score: r.score,
+    hitCount: 0,
+    wordCount: r.content.length,
+    indexNodeHash: '',
+    docMetadata: r.metadata,
+  };
 }
 
 /**

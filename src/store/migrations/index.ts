@@ -26,6 +26,7 @@ import * as m024 from './024-indexing-parse-marker.js';
 import * as m025 from './025-worker-heartbeats.js';
 import * as m026 from './026-message-citations.js';
 import * as m026b from './026-web-app.js';
+import * as m026c from './026-external-knowledge.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '025-worker-heartbeats': m025,
   '026-message-citations': m026,
   '026-web-app': m026b,
+  '026-external-knowledge': m026c,
 };

@@ -17,6 +17,8 @@ export interface DatasetTable {
   index_version: number;
   /** 1 when the built-in metadata fields are enabled. */
   built_in_field_enabled: number;
+  /** External knowledge (JSON, see src/knowledge/external/external-knowledge.ts); null/absent for Dovetail's own. */
+  external_knowledge?: string | null;
   created_by: string;
   created_at: number;
   updated_at: number;
