@@ -28,6 +28,7 @@ import { MessageStore } from './messages/message-store.js';
 import { TaskRegistry } from './messages/task-registry.js';
 import { CompletionService } from './messages/completion-service.js';
 import { AppDatasetRetrieval } from './messages/dataset-retrieval.js';
+import { rerankHits } from './knowledge/retrieval/rerank.js';
 import { MessageLeases } from './messages/message-leases.js';
 import { ConversationStore } from './messages/conversation-store.js';
 import { AgentThoughtStore } from './messages/agent-thoughts.js';
@@ -255,7 +256,18 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tools: toolRuntime,
     thoughts: agentThoughts,
     // the apps' datasets are searched through the knowledge port the workflow engine uses (made below)
-    datasets: new AppDatasetRetrieval({ knowledge: () => knowledge?.retriever, providers: modelProviders }),
+    datasets: new AppDatasetRetrieval({
+      knowledge: () => knowledge?.retriever,
+      providers: modelProviders,
+      // `reranking_mode: reranking_model` of dataset_configs: the rerank model the knowledge-retrieval node uses
+      rerank: async (query, hits, settings, topK, signal) => {
+        if (knowledge === undefined) return hits;
+        const model = { provider: settings.model.provider, model: settings.model.name };
+        const out = await rerankHits(hits, query, { enabled: true, mode: 'reranking_model', model, weights: null }, { reranker: knowledge.reranker, signal }, { topK, scoreThreshold: null });
+        if (out.note !== null) logger.warn({ provider: model.provider, model: model.model }, `dataset_configs: ${out.note}`);
+        return out.hits;
+      },
+    }),
   });
   const feedback = new FeedbackService(feedbackStore, messages, endUsers, clock);
   // Forms resume runs and runs ask forms for decisions: the run side is bound once it exists.
