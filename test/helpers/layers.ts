@@ -56,13 +56,11 @@ export const ALLOWED_UPWARD: Readonly<Record<string, string>> = {
   'apps → tools': 'apps/import-check.ts asks the tool runtime for import warnings (as above)',
   'files → knowledge': 'files/run-files.ts parses documents for the document-extractor node with the knowledge parser; the parser would be handed in (a port) or move below files',
   'files → tools': 'files/tool-files.ts implements the ToolFiles port declared in tools/tool.ts; the port would move to files/ or the implementation to tools/',
-  'annotations → config': 'takes the whole settings type from src/config.ts; each domain would own its settings type and config/ import it',
-  'apps → config': 'takes the settings type from src/config.ts (as above)',
+  'apps → config': 'takes the settings type from src/config.ts; each domain would own its settings type and config/ import it (as knowledge/ingest/embedder.ts does for the embeddings settings)',
   'audio → config': 'takes the settings type from src/config.ts (as above)',
   'code → config': 'takes the settings type from src/config.ts, and pyodide-sandbox.ts a value from it (as above)',
   'files → config': 'takes the settings type from src/config.ts; blobs/open-blobs.ts also reads a value (as above)',
   'forms → config': 'takes the settings type from src/config.ts (as above)',
-  'knowledge → config': 'takes the knowledge settings type from src/config.ts (as above)',
   'messages → config': 'takes the settings type from src/config.ts (as above)',
   'runs → config': 'takes the settings type from src/config.ts (as above)',
 };
@@ -82,6 +80,5 @@ export const ALLOWED_TWO_WAY: Readonly<Record<string, string>> = {
   'files ↔ knowledge': 'files → knowledge (the document parser of run files)',
   'files ↔ tools': 'files → tools (the ToolFiles port)',
   'config ↔ files': 'files → config (the settings type)',
-  'config ↔ knowledge': 'knowledge → config (the settings type)',
   'config ↔ messages': 'messages → config (the settings type)',
 };
