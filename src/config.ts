@@ -113,6 +113,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       historyMessages: int(env, file, 'SUGGESTED_QUESTIONS_HISTORY_MESSAGES', 3, 1),
       historyMaxTokens: int(env, file, 'SUGGESTED_QUESTIONS_HISTORY_MAX_TOKENS', 3000, 1),
     },
+    openaiCompatible: {
+      conversationMatchWindow: int(env, file, 'OPENAI_CONVERSATION_MATCH_WINDOW', 20, 1),
+    },
     audio: {
       speechToTextModel: modelRef(str(env, file, 'SPEECH_TO_TEXT_MODEL'), 'SPEECH_TO_TEXT_MODEL') ?? 'openai/whisper-1',
       textToSpeechModel: modelRef(str(env, file, 'TEXT_TO_SPEECH_MODEL'), 'TEXT_TO_SPEECH_MODEL') ?? 'openai/tts-1',
@@ -139,6 +142,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       appWebUrl: (str(env, file, 'APP_WEB_URL') ?? `http://localhost:${int(env, file, 'PORT', 5001)}`).replace(/\/+$/, ''),
       rateLimitMaxAttempts: int(env, file, 'WEB_FORM_SUBMIT_RATE_LIMIT_MAX_ATTEMPTS', 30, 1),
       rateLimitWindowSeconds: int(env, file, 'WEB_FORM_SUBMIT_RATE_LIMIT_WINDOW_SECONDS', 60, 1),
+    },
+    webApp: {
+      passportTtlSeconds: int(env, file, 'WEB_APP_PASSPORT_EXPIRE_HOURS', 720, 1) * 3600,
+      passportRateLimitPerMinute: int(env, file, 'WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE', 60, 1),
     },
     httpRequest: {
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),

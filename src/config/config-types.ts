@@ -193,6 +193,15 @@ export interface Config {
   };
   /** `GET /messages/{id}/suggested` (see `SuggestedQuestionsConfig`). */
   readonly suggestedQuestions: SuggestedQuestionsConfig;
+  /** `POST /v1/chat/completions`, Dovetail's OpenAI-compatible endpoint (docs/openai-compatible.md). */
+  readonly openaiCompatible: {
+    /**
+     * A request without `conversation_id` continues the conversation whose newest exchange is the
+     * request's last user/assistant pair, among the end user's this many most recently updated
+     * conversations (`OPENAI_CONVERSATION_MATCH_WINDOW`, default 20).
+     */
+    readonly conversationMatchWindow: number;
+  };
   /** `POST /audio-to-text` and `POST /text-to-audio` (see `AudioConfig`). */
   readonly audio: AudioConfig;
   /** Durable background jobs (indexing, resume, timeouts). */
@@ -218,6 +227,16 @@ export interface Config {
   readonly mail: MailConfig;
   /** Form pages and the web form API (`APP_WEB_URL`, `WEB_FORM_SUBMIT_RATE_LIMIT_*`). */
   readonly webForms: WebFormConfig;
+  /** The web app's API under `/api` (`WEB_APP_PASSPORT_EXPIRE_HOURS`); its share links start with `webForms.appWebUrl`. */
+  readonly webApp: WebAppConfig;
+}
+
+/** The web app's API (`/api`, Dify's web app's). */
+export interface WebAppConfig {
+  /** `WEB_APP_PASSPORT_EXPIRE_HOURS`: how long a passport (`GET /api/passport`) is good for, hours (default 720: 30 days; Dify's never expire). */
+  readonly passportTtlSeconds: number;
+  /** `WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE`: passports one client address may ask for a minute (default 60; each may add an end user). */
+  readonly passportRateLimitPerMinute: number;
 }
 
 /**

@@ -65,6 +65,7 @@ export async function executeNode(
         usage: outcome.usage,
         error: null,
         errorStrategy: strategy,
+        ...(outcome.retrieverResources ? { retrieverResources: outcome.retrieverResources } : {}),
       };
     } catch (err) {
       if (isStop(err, ctx.signal)) return { type: 'stopped' };

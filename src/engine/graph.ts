@@ -1,6 +1,7 @@
 import type { DslDocument } from './ports.js';
 import { NODE_TYPES, isNodeType, type CompileChecks, type Graph, type GraphEdge, type GraphNode } from './types.js';
 import { NODE_HANDLERS } from './nodes/registry.js';
+import { isObject } from './nodes/shared.js';
 
 /** Why a DSL graph cannot run; the message names the node id and type. */
 export class GraphError extends Error {
@@ -96,7 +97,10 @@ export function compileGraph(doc: DslDocument, checks: CompileChecks = {}): Grap
     const a = [...all.values()].find((n) => n.type === 'answer')!;
     throw new GraphError(`node ${a.id} (answer) is only allowed in chatflow (advanced-chat) apps`);
   }
-  return scopeGraph(top, edgesByScope.get('') ?? [], starts[0]!.id, { environment, secrets }, conversationDefaults, children);
+  const graph = scopeGraph(top, edgesByScope.get('') ?? [], starts[0]!.id, { environment, secrets }, conversationDefaults, children);
+  const rr = wf.features?.retriever_resource;
+  const showRetrieveSource = isObject(rr) && rr.enabled === true;
+  return showRetrieveSource ? { ...graph, showRetrieveSource } : graph;
 }
 
 /** One level of the graph: its nodes, edges and start; every node must be reachable from the start. */

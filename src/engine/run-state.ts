@@ -2,6 +2,7 @@ import type { Graph, GraphEdge } from './types.js';
 import type { UsageBody } from '../lib/usage.js';
 import type { PoolData } from './variable-pool.js';
 import type { HumanInputRequired } from './ports.js';
+import type { RetrieverResource } from './retriever-resources.js';
 
 /** Snapshot format version; bump when the shape changes (old snapshots keep their `v`). */
 export const RUN_STATE_VERSION = 1;
@@ -39,6 +40,11 @@ export interface RunState {
   streamed?: Record<string, number>;
   /** Milliseconds already spent running before the current resume. */
   elapsedMs: number;
+  /**
+   * Chatflow: the citations of the knowledge that reached LLM nodes' contexts, merged as Dify's
+   * message cycle manager merges them; absent when none (and in older snapshots).
+   */
+  retrieverResources?: RetrieverResource[];
 }
 
 export function initialState(graph: Graph, pool: PoolData): RunState {

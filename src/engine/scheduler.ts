@@ -3,6 +3,7 @@ import { completeNode, type RunState } from './run-state.js';
 import { NodeFailure, type Graph, type NodeResult } from './types.js';
 import { VariablePool } from './variable-pool.js';
 import { plusUsage } from '../lib/usage.js';
+import { mergeResources } from './retriever-resources.js';
 
 export const STOPPED_BY_USER = 'Stopped by user.';
 
@@ -186,6 +187,7 @@ export class Scheduler {
         const tokens = result.usage?.total_tokens ?? 0;
         s.tokens += tokens;
         if (result.usage) s.usage = plusUsage(s.usage, result.usage);
+        if (result.retrieverResources?.length) s.retrieverResources = mergeResources(s.retrieverResources ?? [], result.retrieverResources);
         if (result.type === 'exception') s.exceptions += 1;
         const metadata: Record<string, unknown> | null =
           result.usage || result.errorStrategy

@@ -3,6 +3,7 @@ import type { HumanInputGateway, HumanInputRequired } from './ports.js';
 import type { UsageBody } from '../lib/usage.js';
 import type { ModelPrice } from '../lib/usage.js';
 import type { VariablePool } from './variable-pool.js';
+import type { RetrieverResource } from './retriever-resources.js';
 import type { ToolRuntime } from './ports.js';
 import type { ImportWarning } from '../lib/import-warning.js';
 
@@ -71,6 +72,8 @@ export interface Graph {
   readonly conversationDefaults: Readonly<Record<string, unknown>>;
   /** Loop / iteration node id → the graph of its child nodes (started at its `*-start` node). */
   readonly children: ReadonlyMap<string, Graph>;
+  /** Chatflows: the app's `retriever_resource` feature is on (answers carry their citations). */
+  readonly showRetrieveSource?: boolean;
 }
 
 /** Conversation history for chatflow LLM memory. */
@@ -280,6 +283,7 @@ export type NodeResult =
       readonly usage: NodeUsage | undefined;
       readonly error: string | null;
       readonly errorStrategy: string | null;
+      readonly retrieverResources?: readonly RetrieverResource[];
     }
   | { readonly type: 'failed'; readonly error: string }
   | { readonly type: 'pause'; readonly required: HumanInputRequired }
@@ -324,6 +328,8 @@ export type NodeOutcome =
       /** Branch nodes: the sourceHandle to follow; others follow every edge. */
       readonly handle?: string;
       readonly usage?: NodeUsage;
+      /** LLM nodes: the citations of the knowledge that reached their context (Dify's `RunRetrieverResourceEvent`). */
+      readonly retrieverResources?: readonly RetrieverResource[];
     }
   | { readonly type: 'pause'; readonly required: HumanInputRequired };
 

@@ -28,6 +28,7 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'Knowledge Pipeline', description: 'Operations for managing and running knowledge pipelines, including datasource plugins and pipeline execution.' },
   { name: 'Human Input form page', description: 'The page a person opens to answer a Human Input form (`/form/{token}`), and its web API (`/api/form/human_input/{token}`).' },
   { name: 'Operations', description: 'Health, readiness and metrics, for load balancers and monitoring (no key).' },
+  { name: 'OpenAI-compatible', description: "Dovetail's own extension: OpenAI's chat completions and models with an app key (docs/publishing.md)." },
 ];
 
 /** `METHOD path` (parameters as `{}`, paths relative to `/v1`) → Dify's tag and summary. */
@@ -126,6 +127,7 @@ const PREFIX_TAGS: readonly (readonly [RegExp, string])[] = [
   [/^\/v1\/(info|parameters|meta|site)/, 'Applications'],
   [/^\/(api\/)?form\//, 'Human Input form page'],
   [/^\/(health|ready|metrics)$/, 'Operations'],
+  [/^\/v1\/(chat\/completions|models)$/, 'OpenAI-compatible'],
 ];
 
 const COMMON_EVENTS = '`ping` (every few seconds, to keep the connection), `error` (the stream ends: `status`, `code`, `message`)';

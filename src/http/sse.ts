@@ -60,6 +60,13 @@ export interface SseOptions {
    * stream pauses its reading of the run's log; the run goes on).
    */
   readonly slowClient?: 'drop' | 'wait';
+  /**
+   * The keep-alive frame (default Dify's `event: ping\n\n`). OpenAI-compatible clients parse
+   * every event's data as JSON: their streams keep alive with an SSE comment (`: ping\n\n`).
+   */
+  readonly pingFrame?: string;
+  /** Written after the last frame when the stream ends (OpenAI's `data: [DONE]\n\n`). */
+  readonly closingFrame?: string;
 }
 
 /**
@@ -117,10 +124,11 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
     return true;
   };
   // a keep-alive is pointless while frames wait to be read (and would only add to them)
-  const ping = () => void (res.writableLength === 0 && write('event: ping\n\n'));
+  const pingFrame = opts.pingFrame ?? 'event: ping\n\n';
+  const ping = () => void (res.writableLength === 0 && write(pingFrame));
   const timer = setInterval(ping, opts.pingIntervalMs ?? DEFAULT_SSE_PING_INTERVAL_MS);
   timer.unref();
-  if (opts.leadingPing) write('event: ping\n\n');
+  if (opts.leadingPing) write(pingFrame);
   else if (!opts.headersWithFirstFrame) res.flushHeaders();
   let sent = false;
   const stream: SseStream = {
@@ -149,7 +157,10 @@ export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
       });
     },
     end: (payload) => {
-      if (!closed && !res.destroyed) res.end(payload ? `data: ${JSON.stringify(payload)}\n\n` : undefined);
+      if (!closed && !res.destroyed) {
+        const last = `${payload ? `data: ${JSON.stringify(payload)}\n\n` : ''}${opts.closingFrame ?? ''}`;
+        res.end(last || undefined);
+      }
       close();
     },
     get signal() {

@@ -4,6 +4,11 @@ import { GroupCommit } from '../store/group-commit.js';
 import type { Database, MessageTable } from '../store/schema.js';
 import { inBatches } from '../store/statement-batches.js';
 import { ConversationStore, conversationRow, type NewConversation } from './conversation-store.js';
+import type { RetrieverResource } from '../engine/retriever-resources.js';
+import { newId } from '../infra/ids.js';
+
+/** A stored citation: Dify's `RetrievalSourceMetadata` with the id `GET /messages` lists it by. */
+export type StoredRetrieverResource = RetrieverResource & { readonly id: string };
 
 /** Answers written per UPDATE by `saveLive` (three parameters each: SQLite binds at most 32,766). */
 const SAVES_PER_STATEMENT = 200;
@@ -37,6 +42,8 @@ export interface Message {
   readonly fromSource: string;
   /** The annotation that answered the message, if any. */
   readonly annotationId: string | null;
+  /** The answer's citations (`metadata.retriever_resources`), in order; `[]` when none. */
+  readonly retrieverResources: readonly StoredRetrieverResource[];
   /** Epoch ms. */
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -72,6 +79,8 @@ export interface MessageResult {
   readonly currency: string;
   readonly latency: number;
   readonly updatedAt: number;
+  /** The answer's citations (stored with an id each); none when absent. */
+  readonly retrieverResources?: readonly RetrieverResource[];
 }
 
 function toMessage(r: MessageTable): Message {
@@ -97,6 +106,7 @@ function toMessage(r: MessageTable): Message {
     error: r.error,
     fromSource: r.from_source,
     annotationId: r.annotation_id ?? null,
+    retrieverResources: JSON.parse(r.retriever_resources ?? '[]') as StoredRetrieverResource[],
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -152,6 +162,7 @@ export class MessageStore {
       updated_at: m.createdAt,
       annotation_id: m.annotationId ?? null,
       heartbeat_at: m.createdAt,
+      retriever_resources: '[]',
     };
     const rows = conversation ? [{ table: 'conversations', row: conversationRow(conversation, m.createdAt) } as const, { table: 'messages', row } as const] : [{ table: 'messages', row } as const];
     // A new message makes the conversation it continues the most recently updated (as Dify).
@@ -175,6 +186,7 @@ export class MessageStore {
       currency: r.currency,
       latency: r.latency,
       updated_at: r.updatedAt,
+      retriever_resources: JSON.stringify((r.retrieverResources ?? []).map((x) => ({ id: newId(), ...x }))),
     };
     await this.#group.run(async (tx) => {
       await this.#compiled.run(tx, 'finish message', () => tx.updateTable('messages').set(set).where('id', '=', id), [...Object.values(set), id]);

@@ -16,6 +16,7 @@ import type { AnnotationReplier, AnnotationReplyInfo } from '../messages/complet
 import type { UsageBody } from '../llm/usage.js';
 import { annotationReplyInfo, storeAnnotationAnswer, zeroUsage } from '../messages/annotation-answer.js';
 import { messageFiles, type MessageFilePorts } from '../messages/message-files.js';
+import { listedCitations } from '../messages/citations-wire.js';
 
 export interface ChatflowMessage {
   readonly run: StartedRun;
@@ -240,7 +241,7 @@ export class ChatflowService {
       answer: m.answer,
       message_files: files[i],
       feedback: ratings.has(m.id) ? { rating: ratings.get(m.id) } : null,
-      retriever_resources: [],
+      retriever_resources: listedCitations(m),
       agent_thoughts: thoughts.get(m.id) ?? [],
       created_at: Math.floor(m.createdAt / 1000),
       status: m.status,
@@ -251,8 +252,8 @@ export class ChatflowService {
   }
 
   /** A page of the caller's conversations after `lastId` in `sort` order. */
-  async conversations(appId: string, endUserId: string, lastId: string | undefined, limit: number, sort: ConversationSort): Promise<Page<Record<string, unknown>>> {
-    const rows = await this.#s.conversations.page(appId, endUserId, { lastId, limit: limit + 1, sort });
+  async conversations(appId: string, endUserId: string, lastId: string | undefined, limit: number, sort: ConversationSort, pinned?: boolean): Promise<Page<Record<string, unknown>>> {
+    const rows = await this.#s.conversations.page(appId, endUserId, { lastId, limit: limit + 1, sort, pinned });
     if (!rows) throw lastConversationNotExists();
     return { limit, has_more: rows.length > limit, data: rows.slice(0, limit).map(conversationItem) };
   }
@@ -274,6 +275,13 @@ export class ChatflowService {
     const updatedAt = this.#clock.now();
     await this.#s.conversations.rename(conv.id, name, updatedAt);
     return conversationItem({ ...conv, name, updatedAt });
+  }
+
+  /** Pins the caller's conversation (the web app's pinned list), or with `pinned` false unpins it. */
+  async pin(appId: string, endUserId: string, id: string, pinned: boolean): Promise<void> {
+    const conv = await this.conversation(appId, endUserId, id);
+    if (pinned) await this.#s.conversations.pin(conv, this.#clock.now());
+    else await this.#s.conversations.unpin(conv);
   }
 
   /** Deletes the caller's conversation with its messages, their feedback and thoughts, and its variables (as Dify). */

@@ -4,7 +4,8 @@ import type { Graph } from '../engine/types.js';
 import { VariablePool } from '../engine/variable-pool.js';
 import { FencedOut, RunJournal } from './journal.js';
 import { SecretMask } from './secret-mask.js';
-import { RunLoop, STOPPED_BY_OUTPUT_MODERATION } from './run-loop.js';
+import { citationsOf, RunLoop, STOPPED_BY_OUTPUT_MODERATION } from './run-loop.js';
+import type { RetrieverResource } from '../engine/retriever-resources.js';
 import { STOPPED_BY_USER, type RunEnd, type RunMeta } from './run-types.js';
 import { usageOf } from './frames.js';
 import type { OutputModeration } from '../moderation/output-moderation.js';
@@ -104,7 +105,7 @@ export class RunExecutions {
       journal,
       limits: this.#c.config,
       tracing: this.#c.tracing,
-      beforeFinish: meta.mode === 'advanced-chat' && meta.messageId ? (end) => this.#finishMessage(meta, end) : undefined,
+      beforeFinish: meta.mode === 'advanced-chat' && meta.messageId ? (end) => this.#finishMessage(meta, end, citationsOf(graph, end.state)) : undefined,
       outputModeration: meta.mode === 'advanced-chat' && this.#c.outputModeration ? (onReplace) => this.#outputModeration(meta, onReplace) : undefined,
     });
     const done = (async () => {
@@ -151,7 +152,7 @@ export class RunExecutions {
     }
   }
 
-  async #finishMessage(meta: RunMeta, end: RunEnd): Promise<void> {
+  async #finishMessage(meta: RunMeta, end: RunEnd, retrieverResources: readonly RetrieverResource[]): Promise<void> {
     // a run output moderation stopped answered with the preset response: a normal message, as Dify's
     const moderated = end.status === 'stopped' && end.error === STOPPED_BY_OUTPUT_MODERATION;
     const status = end.status === 'succeeded' || end.status === 'partial-succeeded' || moderated ? 'normal' : end.status === 'stopped' ? 'stopped' : 'error';
@@ -167,6 +168,7 @@ export class RunExecutions {
       currency: usage.currency,
       latency: end.elapsedMs / 1000,
       updatedAt: this.#c.clock.now(),
+      retrieverResources,
     });
     if (meta.conversationId) {
       await this.#c.conversations.touch(meta.conversationId, this.#c.clock.now());

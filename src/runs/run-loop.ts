@@ -1,6 +1,7 @@
 import { executeNode, type NodeResult } from '../engine/execute-node.js';
 import { toSeconds } from '../infra/clock.js';
 import type { RunState } from '../engine/run-state.js';
+import type { RetrieverResource } from '../engine/retriever-resources.js';
 import { Scheduler, type NodeDecision, type StartNode } from '../engine/scheduler.js';
 import type { EnginePorts, Graph, NodeStreamEvent } from '../engine/types.js';
 import { answerStreams, type AnswerStream } from '../engine/answer-streams.js';
@@ -10,6 +11,11 @@ import { nodeFinishedData, pauseReasons, usageOf } from './frames.js';
 import { NO_TRACING, type SpanHandle, type Tracing } from '../infra/tracing.js';
 import { STOPPED_BY_USER, type Flight, type RunEnd, type RunLimits, type RunMeta } from './run-types.js';
 import { OUTPUT_MODERATION_REASON, type OutputModeration } from '../moderation/output-moderation.js';
+
+/** The answer's citations: those of the run when the app's `retriever_resource` feature is on, else none (as Dify). */
+export function citationsOf(graph: Graph, state: RunState): RetrieverResource[] {
+  return graph.showRetrieveSource ? (state.retrieverResources ?? []) : [];
+}
 
 /** The stop reason when output moderation replaced a chatflow's answer with its preset response (Dify's `StopBy.OUTPUT_MODERATION`). */
 export const STOPPED_BY_OUTPUT_MODERATION = 'Stopped by output moderation.';
@@ -335,7 +341,7 @@ export class RunLoop {
         created_at: toSeconds(m.createdAt),
         task_id: m.taskId,
         id: m.messageId,
-        metadata: { usage: usageOf(this.#state), retriever_resources: [] },
+        metadata: { usage: usageOf(this.#state), retriever_resources: citationsOf(this.#graph, this.#state) },
         files: [],
       });
     }

@@ -109,10 +109,13 @@ describe('GET /v1/openapi.json', () => {
       'POST /datasets/{dataset_id}/pipeline/datasource/nodes/{node_id}/run',
       'POST /datasets/{dataset_id}/pipeline/run',
     ]);
-    // Dify's underscore aliases and the indexing pause/resume routes (served by Dify, not in its description)
+    // Dify's underscore aliases and the indexing pause/resume routes (served by Dify, not in its
+    // description), and Dovetail's OpenAI-compatible extension
     expect([...ours.keys()].filter((k) => !theirs.has(k)).sort()).toEqual([
+      'GET /models',
       'PATCH /datasets/{dataset_id}/documents/{document_id}/processing/pause',
       'PATCH /datasets/{dataset_id}/documents/{document_id}/processing/resume',
+      'POST /chat/completions',
       'POST /datasets/{dataset_id}/document/create_by_file',
       'POST /datasets/{dataset_id}/document/create_by_text',
       'POST /datasets/{dataset_id}/documents/{document_id}/update_by_file',

@@ -1,22 +1,53 @@
 import type { ChatMessage } from '../ports.js';
-import type { NodeContext, NodeHandler } from '../types.js';
-import { isObject } from './shared.js';
+import { NodeFailure, type NodeContext, type NodeHandler } from '../types.js';
+import { contextOf, InvalidContextStructure, type RetrieverResource } from '../retriever-resources.js';
+import { isObject, selectorOf } from './shared.js';
 import { callModel, modelSpecOf, providerOf } from './model-call.js';
 import { splitReasoning, ThinkStreamFilter } from './think-tags.js';
 
-function templateMessages(ctx: NodeContext): { role: ChatMessage['role']; text: string }[] {
+/** The `{{#context#}}` placeholder of an LLM node's prompts. */
+const CONTEXT_REF = '{{#context#}}';
+
+/**
+ * The node's context (`context.enabled`, `context.variable_selector`), as Dify's `_fetch_context`:
+ * undefined when it has none; a knowledge-retrieval `result` also gives the answer's citations.
+ */
+function fetchContext(ctx: NodeContext): { context: string; resources: RetrieverResource[] } | undefined {
+  const c = ctx.node.data.context;
+  if (!isObject(c) || c.enabled !== true) return undefined;
+  const selector = selectorOf(c.variable_selector);
+  if (!selector) return undefined;
+  try {
+    return contextOf(ctx.pool.get(selector));
+  } catch (err) {
+    if (err instanceof InvalidContextStructure) throw new NodeFailure(err.message, err.name, false);
+    throw err;
+  }
+}
+
+/**
+ * A basic (not jinja2) prompt rendered with the pool, `{{#context#}}` replaced by the context when
+ * the node has one. The pieces around the placeholder are rendered, not the context: text a
+ * document brings cannot name the run's variables.
+ */
+function renderPrompt(ctx: NodeContext, raw: string, context: string | undefined): string {
+  if (context === undefined) return ctx.pool.render(raw);
+  return raw.split(CONTEXT_REF).map((piece) => ctx.pool.render(piece)).join(context);
+}
+
+function templateMessages(ctx: NodeContext, context: string | undefined): { role: ChatMessage['role']; text: string }[] {
   const t = ctx.node.data.prompt_template;
   const items = Array.isArray(t) ? t : isObject(t) ? [{ role: 'user', ...t }] : [];
   return items.filter(isObject).map((m) => {
-    const raw = m.edition_type === 'jinja2' && typeof m.jinja2_text === 'string' ? m.jinja2_text : String(m.text ?? '');
+    const jinja = m.edition_type === 'jinja2' && typeof m.jinja2_text === 'string';
     const role = m.role === 'system' || m.role === 'assistant' ? m.role : 'user';
-    return { role, text: ctx.pool.render(raw) };
+    return { role, text: jinja ? ctx.pool.render(m.jinja2_text as string) : renderPrompt(ctx, String(m.text ?? ''), context) };
   });
 }
 
 /** Builds the chat messages: system prompts, memory window (chatflow), the rest, then the query. */
-async function buildMessages(ctx: NodeContext): Promise<ChatMessage[]> {
-  const tpl = templateMessages(ctx).filter((m) => m.text !== '');
+async function buildMessages(ctx: NodeContext, context: string | undefined): Promise<ChatMessage[]> {
+  const tpl = templateMessages(ctx, context).filter((m) => m.text !== '');
   const out: ChatMessage[] = tpl.filter((m) => m.role === 'system').map((m) => ({ role: m.role, content: m.text }));
   const memory = ctx.node.data.memory;
   if (isObject(memory) && ctx.kind === 'advanced-chat' && ctx.conversationId && ctx.ports.memory) {
@@ -41,7 +72,8 @@ export const llmNode: NodeHandler = {
   async run(ctx) {
     const model = modelSpecOf(ctx.node.data.model, 'model');
     providerOf(ctx, model);
-    const messages = await buildMessages(ctx);
+    const fetched = fetchContext(ctx);
+    const messages = await buildMessages(ctx, fetched?.context);
     // Reasoning arrives inside `<think>` (as from Dify's plugins). Dify's `reasoning_format`:
     // `tagged` (the default) keeps it in `text`; `separated` streams and outputs the text without
     // it and the reasoning as `reasoning_content`.
@@ -54,10 +86,12 @@ export const llmNode: NodeHandler = {
     const usage = result.usage;
     return {
       type: 'succeeded',
-      inputs: null,
+      inputs: fetched ? { '#context#': fetched.context } : null,
       processData: { model_mode: model.mode, prompts: messages, model_provider: model.provider, model_name: model.name },
       outputs: { text, reasoning_content: reasoning, usage, finish_reason: 'stop' },
       usage,
+      // the citations reach the answer's `message_end` (the app's `retriever_resource` feature decides)
+      ...(fetched && fetched.resources.length > 0 ? { retrieverResources: fetched.resources } : {}),
     };
   },
 };

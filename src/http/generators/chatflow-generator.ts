@@ -1,12 +1,12 @@
 import type { FastifyReply } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import type { AnnotationAnswer, DirectAnswer } from '../../runs/chatflow-service.js';
-import { validateInputs } from '../../apps/input-form.js';
-import { checkRequestFiles } from '../../apps/file-upload-rules.js';
+import { startChatflowAnswer } from '../../runs/chatflow-answer.js';
 import { completionRequestError, runNotPickedUp } from '../../runs/errors.js';
 import { pauseReasons, usageOf } from '../../runs/frames.js';
 import type { RunEnd } from '../../runs/run-types.js';
 import { toSeconds } from '../../infra/clock.js';
+import { answerCitations } from '../../messages/citations-wire.js';
 import { openSse } from '../sse.js';
 import { streamRun } from '../run-stream.js';
 import type { ChatGenerator, ChatStopper } from './chat-request.js';
@@ -19,35 +19,19 @@ export type ChatflowGeneratorDeps = Pick<Runtime, 'chatflow' | 'config' | 'moder
  * else a workflow run (streamed as run events, or the blocking message / paused body).
  */
 export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator {
-  return async ({ app: a, user, endUser: resolveEndUser, body, streaming, reply }) => {
-    // A conversation keeps the inputs it started with; later requests' inputs are ignored (as Dify).
-    const continuing = Boolean(body.conversation_id?.trim());
-    const maxFiles = runtime.config.upload.workflowFileUploadLimit;
-    const inputs = continuing ? {} : validateInputs(a.inputs, body.inputs, maxFiles);
-    checkRequestFiles(a, body.files, maxFiles);
-    const endUser = await resolveEndUser();
-    const request = { app: a, endUserId: endUser.id, query: body.query, inputs, conversationId: body.conversation_id ?? undefined, files: body.files ?? [] };
-    // Dify's advanced-chat runner: input moderation (`features.sensitive_word_avoidance`) before
-    // anything else; its preset response answers with no workflow run
-    let query = body.query;
-    let runInputs = inputs;
-    if (runtime.moderation.enabled(a)) {
-      const gate = await runtime.moderation.checkInputs(a, await runtime.chatflow.inputsFor(request), body.query);
-      if (gate.type === 'direct') return replyDirectly(reply, runtime, streaming, await runtime.chatflow.answerDirectly(request, gate.answer));
-      query = gate.query;
-      if (!continuing) runInputs = gate.inputs;
-    }
-    const annotated = await runtime.chatflow.answerFromAnnotation({ ...request, query });
-    if (annotated) return replyDirectly(reply, runtime, streaming, annotated);
-    const m = await runtime.chatflow.send({
+  return async ({ app: a, user, endUser, body, streaming, reply }) => {
+    const deps = { chatflow: runtime.chatflow, moderation: runtime.moderation, maxFiles: runtime.config.upload.workflowFileUploadLimit };
+    const started = await startChatflowAnswer(deps, {
       app: a,
-      endUserId: endUser.id,
       user,
-      query,
-      inputs: runInputs,
+      endUser,
+      query: body.query,
+      inputs: body.inputs,
       conversationId: body.conversation_id ?? undefined,
       files: body.files ?? [],
     });
+    if (started.type === 'direct') return replyDirectly(reply, runtime, streaming, started.answer);
+    const m = started.message;
     if (streaming) return streamRun(reply, runtime, m.run.runId, { afterSeq: 0 });
     const end = await m.run.done;
     if (end?.notPickedUp) throw runNotPickedUp(runtime.config.runs.queueWaitSeconds);
@@ -65,7 +49,7 @@ export function chatflowGenerator(runtime: ChatflowGeneratorDeps): ChatGenerator
       answer: msg.answer,
       metadata: {
         usage: msg.usage,
-        retriever_resources: [],
+        retriever_resources: answerCitations(msg.retrieverResources),
       },
       created_at: toSeconds(m.createdAt),
     });

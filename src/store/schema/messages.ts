@@ -88,6 +88,8 @@ export interface MessageTable {
   annotation_id: string | null;
   /** While `running`: when the generating process last said it was alive, epoch ms (0 before migration 021). */
   heartbeat_at: number;
+  /** JSON array of the answer's citations (Dify's `RetrievalSourceMetadata` plus an `id`); `[]` when none. */
+  retriever_resources: string;
 }
 
 /** A like/dislike on a message: one per message from its end user, one from admins. */
@@ -114,5 +116,22 @@ export interface FeedbackPageSnapshotTable {
   api_key_id: string;
   page_limit: number;
   max_seq: number;
+  created_at: number;
+}
+
+/** A conversation an end user pinned in the web app (Dify's `pinned_conversations`). */
+export interface PinnedConversationTable {
+  app_id: string;
+  end_user_id: string;
+  conversation_id: string;
+  created_at: number;
+}
+
+/** A completion answer an end user saved in the web app (Dify's `saved_messages`). */
+export interface SavedMessageTable {
+  id: string;
+  app_id: string;
+  end_user_id: string;
+  message_id: string;
   created_at: number;
 }
