@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { appParameters, appSite } from '../../apps/parameters.js';
-import { defineError, notFound, unauthorized } from '../../infra/errors.js';
+import { notFound, ServiceError, unauthorized } from '../../infra/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
 import { appCodeOf } from '../web-auth.js';
@@ -14,13 +14,12 @@ export type WebAppInfoRouteDeps = Pick<Runtime, 'config' | 'sites'>;
 
 const NOT_FOUND = 'The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.';
 
-/** 429: too many passports asked for from one address (`WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE`). */
-export const passportRateLimited = defineError(
-  'too_many_requests',
-  429,
-  (max: number) => `Too many passports requested from this address; at most WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE (${max}) a minute.`,
-  () => ({ 'retry-after': '60' }),
-);
+/**
+ * 429 `too_many_requests` (declared once, in src/infra/errors.ts): too many passports asked for
+ * from one address (`WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE`).
+ */
+export const passportRateLimited = (max: number): ServiceError =>
+  new ServiceError('too_many_requests', 429, `Too many passports requested from this address; at most WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE (${max}) a minute.`, { 'retry-after': '60' });
 
 const PassportQuery = Type.Object({ user_id: Type.Optional(Type.String({ maxLength: 255, description: "The embedding site's user id (`systemVariables.user_id`): the same id gets the same end user." })) });
 const AccessModeQuery = Type.Object({ appId: Type.Optional(Type.String()), appCode: Type.Optional(Type.String()) });
