@@ -1,6 +1,5 @@
-import type { KnowledgeConfig } from '../config.js';
 import { invalidParam } from '../infra/errors.js';
-import { LocalEmbedder, OpenAIEmbedder, type Embedder } from '../knowledge/ingest/embedder.js';
+import { LocalEmbedder, OpenAIEmbedder, type Embedder, type EmbeddingsSettings } from '../knowledge/ingest/embedder.js';
 
 /**
  * Maps the `embedding_provider_name` / `embedding_model_name` of an annotation-reply enable call
@@ -12,11 +11,11 @@ import { LocalEmbedder, OpenAIEmbedder, type Embedder } from '../knowledge/inges
  * The provider name is stored and reported but chooses nothing.
  */
 export class EmbeddingModels {
-  readonly #cfg: KnowledgeConfig;
+  readonly #cfg: EmbeddingsSettings;
   readonly #cache = new Map<string, Embedder>();
   readonly #local: Embedder;
 
-  constructor(cfg: KnowledgeConfig, shared: Embedder) {
+  constructor(cfg: EmbeddingsSettings, shared: Embedder) {
     this.#cfg = cfg;
     this.#local = shared instanceof LocalEmbedder ? shared : new LocalEmbedder();
   }

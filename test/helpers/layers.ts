@@ -45,6 +45,7 @@ export function srcUnit(relative: string): string {
 export const ALLOWED_UPWARD: Readonly<Record<string, string>> = {
   'infra → store': 'the embedded queue (infra/queue/db-queue.ts) keeps its jobs in the main database and names the schema type; the runners would move beside the store, or the queue tables into infra',
   'infra → llm': 'infra/metrics.ts wraps the model-provider registry to time every call; the wrapper belongs to llm/ (or a port in infra)',
+  'store → apps': 'migration 026 derives each existing app\'s web-app site from its DSL with apps/site-settings.ts; a migration would carry its own frozen copy of what it reads',
   'store → knowledge': 'the dialects implement the search ports declared in knowledge/index/ (search-dialect.ts); the implementations would move beside their ports',
   'text → knowledge': 'text/offload-ops.ts runs knowledge/ingest/chunk.ts (cleaning, chunking) off the main thread; the chunker (with its process-rule types) would move to text/',
   'engine → apps': 'engine/ports.ts re-exports the DSL document type from apps/dsl.ts (type only, allowed by the engine purity rule); the DSL types would move below the engine',
@@ -57,13 +58,11 @@ export const ALLOWED_UPWARD: Readonly<Record<string, string>> = {
   'apps → tools': 'apps/import-check.ts asks the tool runtime for import warnings (as above)',
   'files → knowledge': 'files/run-files.ts parses documents for the document-extractor node with the knowledge parser; the parser would be handed in (a port) or move below files',
   'files → tools': 'files/tool-files.ts implements the ToolFiles port declared in tools/tool.ts; the port would move to files/ or the implementation to tools/',
-  'annotations → config': 'takes the whole settings type from src/config.ts; each domain would own its settings type and config/ import it',
-  'apps → config': 'takes the settings type from src/config.ts (as above)',
+  'apps → config': 'takes the settings type from src/config.ts; each domain would own its settings type and config/ import it (as knowledge/ingest/embedder.ts does for the embeddings settings)',
   'audio → config': 'takes the settings type from src/config.ts (as above)',
   'code → config': 'takes the settings type from src/config.ts, and pyodide-sandbox.ts a value from it (as above)',
   'files → config': 'takes the settings type from src/config.ts; blobs/open-blobs.ts also reads a value (as above)',
   'forms → config': 'takes the settings type from src/config.ts (as above)',
-  'knowledge → config': 'takes the knowledge settings type from src/config.ts (as above)',
   'messages → config': 'takes the settings type from src/config.ts (as above)',
   'runs → config': 'takes the settings type from src/config.ts (as above)',
 };
@@ -72,6 +71,7 @@ export const ALLOWED_UPWARD: Readonly<Record<string, string>> = {
 export const ALLOWED_TWO_WAY: Readonly<Record<string, string>> = {
   'infra ↔ store': 'infra → store (the embedded queue\'s schema type)',
   'infra ↔ llm': 'infra → llm (the metrics wrapper of model calls)',
+  'apps ↔ store': 'store → apps (migration 026 reads the DSL through apps/)',
   'knowledge ↔ store': 'store → knowledge (dialects implement the knowledge search ports)',
   'knowledge ↔ text': 'text → knowledge (the offloaded chunker)',
   'apps ↔ engine': 'engine → apps (the DSL type in engine/ports.ts)',
@@ -83,6 +83,5 @@ export const ALLOWED_TWO_WAY: Readonly<Record<string, string>> = {
   'files ↔ knowledge': 'files → knowledge (the document parser of run files)',
   'files ↔ tools': 'files → tools (the ToolFiles port)',
   'config ↔ files': 'files → config (the settings type)',
-  'config ↔ knowledge': 'knowledge → config (the settings type)',
   'config ↔ messages': 'messages → config (the settings type)',
 };

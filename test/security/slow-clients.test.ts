@@ -8,7 +8,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
-import { HEALTH_STALL_MS, watchHealth, type HealthWatch } from '../helpers/health-watch.js';
+import { watchHealth, type HealthWatch } from '../helpers/health-watch.js';
 import { rawRequest, requestHead } from '../helpers/raw-http.js';
 import { completionApp } from '../helpers/apps.js';
 
@@ -33,7 +33,6 @@ afterAll(async () => {
   await prep?.close();
   expect(report.failures).toEqual([]);
   expect(report.probes).toBeGreaterThan(10);
-  expect(report.maxMs).toBeLessThan(HEALTH_STALL_MS);
 }, 180_000);
 
 interface SlowResult {

@@ -30,4 +30,12 @@ describe('error registry', () => {
     expect(() => defineError('invalid_param', 400, (m: string) => m)).toThrow(/declared twice/);
     expect(declaredErrorCodes().get('completion_request_error')).toBe(400);
   });
+
+  it('the web app\'s passport limit answers with the one too_many_requests declaration (it declared the code a second time)', async () => {
+    const { passportRateLimited } = await import('../../src/http/routes/web-app.js');
+    const e = passportRateLimited(5);
+    expect([e.code, e.status, e.headers]).toEqual(['too_many_requests', 429, { 'retry-after': '60' }]);
+    expect(e.message).toMatch(/WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE \(5\)/);
+    expect(declaredErrorCodes().get('too_many_requests')).toBe(429);
+  });
 });

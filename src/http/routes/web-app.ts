@@ -14,14 +14,13 @@ export type WebAppInfoRouteDeps = Pick<Runtime, 'config' | 'sites'>;
 
 const NOT_FOUND = 'The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.';
 
-/** 429: too many passports asked for from one address (`WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE`). */
+/**
+ * 429 `too_many_requests` (declared once, in src/infra/errors.ts): too many passports asked for
+ * from one address (`WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE`).
+ */
 export const passportRateLimited = (max: number): ServiceError =>
-  new ServiceError(
-    'too_many_requests', // declared once, by infra/errors.ts (tooManyRequests); this is its passport wording
-    429,
-    `Too many passports requested from this address; at most WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE (${max}) a minute.`,
-    { 'retry-after': '60' },
-  );
+  new ServiceError('too_many_requests', 429, `Too many passports requested from this address; at most WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE (${max}) a minute.`, { 'retry-after': '60' });
+
 const PassportQuery = Type.Object({ user_id: Type.Optional(Type.String({ maxLength: 255, description: "The embedding site's user id (`systemVariables.user_id`): the same id gets the same end user." })) });
 const AccessModeQuery = Type.Object({ appId: Type.Optional(Type.String()), appCode: Type.Optional(Type.String()) });
 

@@ -1,4 +1,3 @@
-import type { KnowledgeConfig } from '../../config.js';
 import { completionRequestError } from '../../llm/errors.js';
 
 /** Turns texts into unit-length vectors. */
@@ -97,7 +96,19 @@ export class OpenAIEmbedder implements Embedder {
   }
 }
 
-export function createEmbedder(cfg: KnowledgeConfig): Embedder {
+/**
+ * The embeddings settings (`EMBEDDINGS_BASE_URL`, `EMBEDDINGS_MODEL`, `EMBEDDINGS_API_KEY`), declared
+ * here, beside their reader; the config loader's knowledge settings hold them.
+ */
+export interface EmbeddingsSettings {
+  /** `EMBEDDINGS_BASE_URL` (OpenAI-compatible); unset: the built-in offline model. */
+  readonly embeddingsBaseUrl: string | undefined;
+  readonly embeddingsApiKey: string | undefined;
+  /** `EMBEDDINGS_MODEL`. */
+  readonly embeddingsModel: string;
+}
+
+export function createEmbedder(cfg: EmbeddingsSettings): Embedder {
   return cfg.embeddingsBaseUrl ? new OpenAIEmbedder(cfg.embeddingsBaseUrl, cfg.embeddingsModel, cfg.embeddingsApiKey) : new LocalEmbedder();
 }
 

@@ -45,7 +45,7 @@ export class Indexer {
   readonly #segments: SegmentStore;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #uploads: UploadService;
+  readonly #uploads: Pick<UploadService, 'find' | 'read'>;
   readonly #embedder: Embedder;
   readonly #keyword: KeywordIndex;
   readonly #vectors: VectorIndex;
@@ -55,8 +55,8 @@ export class Indexer {
   readonly #providers: () => ModelProviders;
   readonly #qaModel: string | undefined;
   readonly #qaConcurrency: number;
-  readonly #offload: TextOffload;
-  readonly #parser: DocumentParser;
+  readonly #offload: Pick<TextOffload, 'run'>;
+  readonly #parser: Pick<DocumentParser, 'parse'>;
   readonly #onIndexed: (segments: number) => void;
 
   constructor(deps: {
@@ -65,7 +65,7 @@ export class Indexer {
     segments: SegmentWriter;
     clock: Clock;
     logger: Logger;
-    uploads: UploadService;
+    uploads: Pick<UploadService, 'find' | 'read'>;
     embedder: Embedder;
     keyword: KeywordIndex;
     vectors: VectorIndex;
@@ -80,9 +80,9 @@ export class Indexer {
     /** Model calls at once while writing Q&A pairs. */
     qaConcurrency: number;
     /** Splitting and counting off the event loop. */
-    offload: TextOffload;
+    offload: Pick<TextOffload, 'run'>;
     /** Parsing on worker threads, within the `PARSE_*` limits. */
-    parser: DocumentParser;
+    parser: Pick<DocumentParser, 'parse'>;
     /** Told the number of segments (or child chunks) of each committed batch (metrics). */
     onIndexed?: (segments: number) => void;
   }) {
