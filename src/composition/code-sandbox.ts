@@ -1,7 +1,8 @@
 import type { Config } from '../config.js';
 import type { AppService } from '../apps/app-service.js';
 import { pythonCodeNodes } from '../apps/import-check.js';
-import type { CodeExecutor } from '../engine/types.js';
+import type { CodeExecutor, TemplateRenderer } from '../engine/types.js';
+import { JinjaTemplates } from '../code/jinja-templates.js';
 import type { Logger } from '../infra/logger.js';
 import { ProcessCodeExecutor } from '../code/process-executor.js';
 import { QuickJsSandbox } from '../code/sandbox/quickjs-sandbox.js';
@@ -12,8 +13,10 @@ import { SandboxCodeExecutor } from '../code/sandbox-executor.js';
 export interface CodeSandbox {
   /** Runs code nodes: the sandboxes (`CODE_EXECUTION_MODE=sandbox`) or child processes. */
   readonly executor: CodeExecutor;
-  /** QuickJS, which also renders templates. */
+  /** QuickJS (javascript code nodes). */
   readonly quickjs: QuickJsSandbox;
+  /** Jinja2 templates (template-transform), rendered in process (src/code/jinja). */
+  readonly templates: TemplateRenderer;
   /** Live workers per language (the `dovetail_code_sandbox_workers` gauge). */
   workers(): { javascript: number; python3: number };
   /** Starts the warm workers in the background and warns about unsafe code execution. */
@@ -33,6 +36,7 @@ export function createCodeSandbox(config: Config, apps: AppService, logger: Logg
   return {
     executor,
     quickjs,
+    templates: new JinjaTemplates({ maxSteps: config.code.templateMaxSteps, timeoutMs: config.code.templateTimeoutMs, maxLength: config.code.templateMaxLength }),
     workers: () => ({ javascript: quickjs.workers, python3: pyodide?.workers ?? 0 }),
     warm() {
       quickjs.warm();
