@@ -21,4 +21,6 @@ if (tsc === undefined) {
   process.exit(0);
 }
 const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit', cwd: new URL('..', import.meta.url) });
-process.exit(result.status ?? 1);
+if (result.status !== 0) process.exit(result.status ?? 1);
+const bundle = spawnSync(process.execPath, [new URL('bundle-kysely.mjs', import.meta.url).pathname], { stdio: 'inherit' });
+process.exit(bundle.status ?? 1);

@@ -164,6 +164,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxQueuedPerApp: int(env, file, 'CODE_MAX_QUEUED_PER_APP', 50, 1),
       maxWorkersPerApp: int(env, file, 'CODE_MAX_WORKERS_PER_APP', 0, 0),
       templateMaxLength: int(env, file, 'TEMPLATE_TRANSFORM_MAX_LENGTH', 400_000, 1),
+      templateMaxSteps: int(env, file, 'TEMPLATE_MAX_STEPS', 1_000_000, 1000),
+      templateTimeoutMs: int(env, file, 'TEMPLATE_RENDER_TIMEOUT_MS', 1000, 10),
       pythonCommand: str(env, file, 'CODE_PYTHON_COMMAND') ?? 'python3',
       timeoutSeconds: int(env, file, 'CODE_EXECUTION_TIMEOUT', 15, 1),
       maxOutputBytes: int(env, file, 'CODE_MAX_OUTPUT_BYTES', MB, 1024),

@@ -316,7 +316,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     humanInput: opts.humanInput ?? forms,
     knowledge: () => knowledge?.retriever,
     code: code.executor,
-    templates: code.quickjs,
+    templates: code.templates,
     http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
     priceOf: (model) => config.prices[model],
     observeTakeover: (s) => metrics.takeoverDelay.observe({ what: 'run' }, s),

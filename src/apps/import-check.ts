@@ -132,9 +132,9 @@ function versionWarnings(doc: DslDocument): ImportWarning[] {
   ];
 }
 
-/** The app's python3 code nodes (with their code). */
-export function pythonCodeNodes(doc: DslDocument): DslNode[] {
-  return (doc.workflow?.graph.nodes ?? []).filter((n) => n.data.type === 'code' && n.data.code_language === 'python3' && typeof n.data.code === 'string');
+/** The app's code nodes in one language (with their code). */
+export function codeNodes(doc: DslDocument, language: 'python3' | 'javascript'): DslNode[] {
+  return (doc.workflow?.graph.nodes ?? []).filter((n) => n.data.type === 'code' && n.data.code_language === language && typeof n.data.code === 'string');
 }
 
 export async function importWarnings(doc: DslDocument, workspaceId: string, deps: ImportCheckDeps): Promise<ImportWarning[]> {
@@ -169,7 +169,7 @@ export async function importWarnings(doc: DslDocument, workspaceId: string, deps
   const ctx: ImportCheckContext = { providerProblem: (provider) => problemOf(deps, provider), ...(deps.rerankProblem ? { rerankProblem: deps.rerankProblem } : {}) };
   const datasetIds = [...new Set(nodes.flatMap((n) => datasetIdsOf(n.data)))];
   const missingDatasets = new Set(datasetIds.length > 0 ? await deps.missingDatasets(datasetIds, workspaceId) : []);
-  const pythonNodes = pythonCodeNodes(doc);
+  const pythonNodes = codeNodes(doc, 'python3');
   const modules = [...new Set(pythonNodes.flatMap((n) => pythonImports(n.data.code as string)))];
   // one check for the whole app, bounded by the code executor's CODE_EXECUTION_TIMEOUT and CODE_MAX_OUTPUT_BYTES
   let missingModules = new Set<string>();

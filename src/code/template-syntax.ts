@@ -1,14 +1,13 @@
-import nunjucks from 'nunjucks';
+import { parseTemplate } from './jinja/bounded-render.js';
 
 /**
- * The first line of a Jinja template's syntax error, or undefined when it parses. Compiles to
- * source text only: the template's code is never evaluated here (it runs in the sandbox,
- * src/code/sandbox). The engine gets this as `CompileChecks.templateSyntax`: nunjucks loads its
- * file-system loaders, which the engine may not.
+ * The first line of a Jinja template's syntax error, or undefined when it parses: the same parser
+ * that renders it (src/code/jinja), so import and run agree. The engine gets this as
+ * `CompileChecks.templateSyntax` (it may import no template library).
  */
 export function jinjaSyntaxError(template: string): string | undefined {
   try {
-    nunjucks.precompileString(template, { name: 'template' });
+    parseTemplate(template);
     return undefined;
   } catch (err) {
     return (err as Error).message.split('\n')[0];

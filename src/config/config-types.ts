@@ -252,7 +252,7 @@ export interface CodeConfig extends CodeOutputLimits {
   readonly mode: 'sandbox' | 'process';
   /** Memory of one sandboxed run, MB (`CODE_MAX_MEMORY_MB`, default 128). */
   readonly maxMemoryMb: number;
-  /** Worker threads kept warm for javascript code nodes and templates (`CODE_SANDBOX_JS_WORKERS`, default 2; 0 starts one per run). */
+  /** Worker threads kept warm for javascript code nodes (`CODE_SANDBOX_JS_WORKERS`, default 2; 0 starts one per run). */
   readonly jsWorkers: number;
   /** Worker threads with a warm Pyodide interpreter for python3 code nodes (`CODE_SANDBOX_PYTHON_WORKERS`, default 1; 0 starts one per run). */
   readonly pythonWorkers: number;
@@ -267,7 +267,7 @@ export interface CodeConfig extends CodeOutputLimits {
   /** A sandbox worker is replaced after this many runs (`CODE_SANDBOX_RECYCLE_AFTER`, default 1000). */
   readonly recycleAfterRuns: number;
   /**
-   * Code runs (or template renders) of one app that may wait for a sandbox worker of one language;
+   * Code runs of one app that may wait for a sandbox worker of one language;
    * one more fails at once naming the setting (`CODE_MAX_QUEUED_PER_APP`, default 50).
    */
   readonly maxQueuedPerApp: number;
@@ -278,6 +278,10 @@ export interface CodeConfig extends CodeOutputLimits {
   readonly maxWorkersPerApp: number;
   /** Longest template-transform output, characters (`TEMPLATE_TRANSFORM_MAX_LENGTH`, default 400000 as Dify). */
   readonly templateMaxLength: number;
+  /** Evaluation steps of one template render (`TEMPLATE_MAX_STEPS`, default 1000000). */
+  readonly templateMaxSteps: number;
+  /** Wall time of one template render, ms (`TEMPLATE_RENDER_TIMEOUT_MS`, default 1000): renders run in the server's thread. */
+  readonly templateTimeoutMs: number;
   /** Program run for `python3` code nodes (`CODE_PYTHON_COMMAND`, default `python3` on the PATH). */
   readonly pythonCommand: string;
   /** Wall time of one code node run, seconds (`CODE_EXECUTION_TIMEOUT`, default 15 as Dify's sandbox). */

@@ -1,6 +1,6 @@
-import { Kysely, Migrator, sql } from 'kysely';
+import { Kysely, Migrator, sql, type Migration } from 'kysely';
 import type { Database } from './schema.js';
-import { migrations } from './migrations/index.js';
+import { MIGRATION_NAMES } from './migrations/names.js';
 import type { SearchDialect } from '../knowledge/index/search-dialect.js';
 import type { OpenedDatabase, StoreCaps } from './opened.js';
 import { openSqlite } from './sqlite/open.js';
@@ -41,12 +41,13 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   // Nothing to apply (every start but the first after an upgrade): no migrator, so no wait for the
   // schema lock that migrations and drops of other schemas in the same database hold.
   const applied = new Set(await appliedMigrations(opened, schema));
-  if (Object.keys(migrations).some((name) => !applied.has(name))) await migrate(db, schema);
+  if (MIGRATION_NAMES.some((name) => !applied.has(name))) await migrate(db, schema);
   return { db, caps, dialect, notReady: () => notReady(opened, schema), destroy: () => db.destroy() };
 }
 
 async function migrate(db: Kysely<Database>, schema: string | undefined): Promise<void> {
-  const migrator = migratorFor(db, schema);
+  const { migrations } = await import('./migrations/index.js');
+  const migrator = migratorFor(db, schema, migrations);
   const { error, results } = await withSchemaLock(db, schema, () => migrator.migrateToLatest());
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
@@ -63,7 +64,7 @@ async function notReady(opened: OpenedDatabase, schema: string | undefined): Pro
   }
   try {
     const applied = new Set(await appliedMigrations(opened, schema));
-    const pending = Object.keys(migrations).filter((name) => !applied.has(name));
+    const pending = MIGRATION_NAMES.filter((name) => !applied.has(name));
     return pending.length > 0 ? `migrations not applied: ${pending.join(', ')}` : undefined;
   } catch (err) {
     return `the migration state cannot be read (${(err as Error).message})`;
@@ -83,7 +84,7 @@ async function appliedMigrations({ db, migrationTableExists }: OpenedDatabase, s
   return rows.map((r) => r.name);
 }
 
-function migratorFor(db: Kysely<Database>, schema: string | undefined): Migrator {
+function migratorFor(db: Kysely<Database>, schema: string | undefined, migrations: Record<string, Migration>): Migrator {
   return new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

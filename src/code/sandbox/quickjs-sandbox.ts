@@ -1,5 +1,5 @@
 import type { CodeConfig } from '../../config.js';
-import type { CodeRequest, TemplateRenderer } from '../../engine/types.js';
+import type { CodeRequest } from '../../engine/types.js';
 import { CodeExecutionError } from '../code-execution-error.js';
 import type { RealmLimits, RealmReply } from './quickjs-realm.js';
 import type { QuickJsJob } from './quickjs-worker.js';
@@ -22,7 +22,7 @@ export function limitMessage(limit: 'timeout' | 'memory' | 'output', config: Cod
 }
 
 /** What a pool runs, in its queue-full message. */
-export type SandboxWork = 'python3 code runs' | 'javascript code runs and template renders';
+export type SandboxWork = 'python3 code runs' | 'javascript code runs';
 
 export function poolFailure(err: unknown, config: CodeConfig, work: SandboxWork): CodeExecutionError {
   if (err instanceof PoolError) {
@@ -47,11 +47,11 @@ export function tenantLimits(config: CodeConfig, size: number): { maxQueuedPerTe
 }
 
 /**
- * JavaScript code nodes and Jinja2 templates in QuickJS (WebAssembly), in a pool of worker threads
+ * JavaScript code nodes in QuickJS (WebAssembly), in a pool of worker threads
  * (`CODE_SANDBOX_JS_WORKERS`) so a long run never blocks the server's event loop. Each code run gets
- * a fresh QuickJS runtime; templates share a frozen realm per worker (see quickjs-realm.ts).
+ * a fresh QuickJS runtime (see quickjs-realm.ts). Templates are not rendered here (src/code/jinja).
  */
-export class QuickJsSandbox implements TemplateRenderer {
+export class QuickJsSandbox {
   readonly #config: CodeConfig;
   readonly #pool: WorkerPool;
   readonly #limits: RealmLimits;
@@ -91,20 +91,6 @@ export class QuickJsSandbox implements TemplateRenderer {
     return (JSON.parse(reply) as { result: unknown }).result;
   }
 
-  async render(template: string, vars: Readonly<Record<string, unknown>>, signal: AbortSignal, appId?: string): Promise<string> {
-    let reply: string;
-    try {
-      reply = await this.#run({ kind: 'template', template, varsJson: JSON.stringify(vars), limits: this.#limits }, signal, appId);
-    } catch (err) {
-      const m = (err as Error).message;
-      throw new CodeExecutionError(m.startsWith('Code execution failed: ') ? `template rendering failed: ${m.slice(23)}` : m);
-    }
-    const text = JSON.parse(reply) as string;
-    const max = this.#config.templateMaxLength;
-    if (text.length > max) throw new CodeExecutionError(`Output length exceeds ${max} characters (TEMPLATE_TRANSFORM_MAX_LENGTH)`);
-    return text;
-  }
-
   close(): Promise<void> {
     return this.#pool.close();
   }
@@ -114,7 +100,7 @@ export class QuickJsSandbox implements TemplateRenderer {
     try {
       reply = (await this.#pool.run({ message: job, hardTimeoutMs: this.#limits.timeoutMs + HARD_TIMEOUT_GRACE_MS, signal, ...(appId !== undefined ? { tenant: appId } : {}) })) as RealmReply;
     } catch (err) {
-      throw poolFailure(err, this.#config, 'javascript code runs and template renders');
+      throw poolFailure(err, this.#config, 'javascript code runs');
     }
     if (reply.ok) return reply.json;
     if (reply.limit) throw new CodeExecutionError(limitMessage(reply.limit, this.#config));
