@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { escapeHtml } from './markdown.js';
 
 /**
@@ -13,6 +14,8 @@ const SCRIPT: Record<WebPage, string> = { chat: 'chat.js', chatbot: 'chat.js', c
 
 export interface WebAsset {
   readonly body: Buffer;
+  /** The same bytes gzipped once at load (sent to clients that accept gzip). */
+  readonly gzip: Buffer;
   readonly hash: string;
   readonly type: string;
 }
@@ -32,7 +35,8 @@ export function webAssets(): ReadonlyMap<string, WebAsset> {
     const manifest = JSON.parse(readFileSync(manifestUrl, 'utf8')) as Record<string, ManifestEntry>;
     for (const [name, entry] of Object.entries(manifest)) {
       const type = name.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
-      out.set(name, { body: readFileSync(new URL(name, DIR)), hash: entry.hash, type });
+      const body = readFileSync(new URL(name, DIR));
+      out.set(name, { body, gzip: gzipSync(body, { level: 9 }), hash: entry.hash, type });
     }
   }
   cache = out;

@@ -46,6 +46,9 @@ describe('web app page routes', () => {
     const body = Buffer.from(await js.arrayBuffer());
     // the issue's budget: a page's script at most 150 KB gzipped
     expect(gzipSync(body).length).toBeLessThan(150 * 1024);
+    // sent gzipped to a client that accepts it (fetch asks for it and unpacks it)
+    expect(js.headers.get('content-encoding')).toBe('gzip');
+    expect(body.toString()).toContain('dify-chatbot-iframe-ready');
     expect((await fetch(`${s.url}/web-app/chat.js?v=old`)).headers.get('cache-control')).toBe('public, max-age=300');
     expect((await fetch(`${s.url}/web-app/nope.js`)).status).toBe(404);
     for (const path of ['/embed.min.js', '/embed.js']) {

@@ -1,6 +1,6 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Runtime } from '../../runtime.js';
-import { webAppShell, webAssets, type WebPage } from '../../web/web-app-assets.js';
+import { webAppShell, webAssets, type WebAsset, type WebPage } from '../../web/web-app-assets.js';
 import { webAppPageHeaders } from '../web-form-access.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
@@ -8,6 +8,13 @@ export type WebAppPageRouteDeps = Pick<Runtime, 'logger'>;
 
 interface CodeParams {
   code: string;
+}
+
+/** An asset's bytes, gzipped when the client accepts it (the bundles are gzipped once, at load). */
+function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: WebAsset): FastifyReply {
+  reply.type(asset.type).header('x-content-type-options', 'nosniff').header('vary', 'accept-encoding');
+  if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.header('content-encoding', 'gzip').send(asset.gzip);
+  return reply.send(asset.body);
 }
 
 const NOT_BUILT = 'The web app pages are not built: run `npm run build` (it bundles web/ into dist/web-app/).';
@@ -36,18 +43,14 @@ export const webAppPageRoutes: FastifyPluginAsync<{ runtime: WebAppPageRouteDeps
     const asset = webAssets().get(request.params.file);
     if (!asset || request.params.file === 'embed.min.js') return reply.code(404).send({ code: 'not_found', message: 'The requested URL was not found on the server.', status: 404 });
     const immutable = request.query.v === asset.hash;
-    return reply
-      .type(asset.type)
-      .header('x-content-type-options', 'nosniff')
-      .header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=300')
-      .send(asset.body);
+    return sendAsset(request, reply.header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=300'), asset);
   });
 
-  const embed = async (_request: unknown, reply: FastifyReply) => {
+  const embed = async (request: FastifyRequest, reply: FastifyReply) => {
     const asset = webAssets().get('embed.min.js');
     if (!asset) return reply.code(503).type('text/plain; charset=utf-8').send(NOT_BUILT);
     // loaded by other sites' pages (a plain <script src>), so cached briefly: a new version reaches them within the hour
-    return reply.type(asset.type).header('x-content-type-options', 'nosniff').header('cache-control', 'public, max-age=3600').header('cross-origin-resource-policy', 'cross-origin').send(asset.body);
+    return sendAsset(request, reply.header('cache-control', 'public, max-age=3600').header('cross-origin-resource-policy', 'cross-origin'), asset);
   };
   app.get('/embed.min.js', embed);
   app.get('/embed.js', embed);
