@@ -140,6 +140,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       rateLimitMaxAttempts: int(env, file, 'WEB_FORM_SUBMIT_RATE_LIMIT_MAX_ATTEMPTS', 30, 1),
       rateLimitWindowSeconds: int(env, file, 'WEB_FORM_SUBMIT_RATE_LIMIT_WINDOW_SECONDS', 60, 1),
     },
+    webApp: {
+      passportTtlSeconds: int(env, file, 'WEB_APP_PASSPORT_EXPIRE_HOURS', 720, 1) * 3600,
+    },
     httpRequest: {
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),
       maxConnectTimeout: int(env, file, 'HTTP_REQUEST_MAX_CONNECT_TIMEOUT', 10, 1),

@@ -9,6 +9,8 @@ import type { Blobs } from './files/blobs/blobs.js';
 import { FilePreviewService } from './files/file-preview.js';
 import { FileUrls } from './files/file-urls.js';
 import { ServerKeys } from './infra/server-keys.js';
+import { SiteService } from './apps/site-service.js';
+import { PassportService, PASSPORT_KEY } from './apps/passport-service.js';
 import { SecretBox } from './infra/secret-box.js';
 import { DocumentDownloads } from './knowledge/documents/document-downloads.js';
 import { UploadService } from './files/upload-service.js';
@@ -91,6 +93,10 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly moderation: ModerationService;
   readonly keys: KeyService;
   readonly endUsers: EndUserService;
+  /** Every app's web app: its code, on/off, settings and share link. */
+  readonly sites: SiteService;
+  /** Web-app passports (`GET /api/passport`): signed end-user tokens. */
+  readonly passports: PassportService;
   readonly uploads: UploadService;
   /** `GET /files/{id}/preview`: uploads read back through the app whose messages carry them. */
   readonly filePreviews: FilePreviewService;
@@ -366,6 +372,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     moderation,
     keys,
     endUsers,
+    sites: new SiteService(store.db, clock, config.webForms.appWebUrl),
+    passports: new PassportService({ key: () => serverKeys.key(PASSPORT_KEY), clock, ttlSeconds: config.webApp.passportTtlSeconds }),
     uploads,
     filePreviews: new FilePreviewService(uploads, blobs, messages),
     fileUrls,

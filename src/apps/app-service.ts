@@ -10,6 +10,7 @@ import { inputVariables, type InputVariable } from './input-form.js';
 import { mapDatasets } from './dataset-map.js';
 import { mapWorkflowTools } from './workflow-tool-map.js';
 import type { AppRecord, AppStore } from './app-store.js';
+import { newSite } from './site-service.js';
 
 /** An app as services see it: as stored, with its secrets opened and its input form. */
 export interface App extends AppRecord {
@@ -139,7 +140,7 @@ export class AppService {
       updatedAt: now,
       version: 1,
     };
-    await this.#store.insert(record);
+    await this.#store.insert(record, newSite({ id: record.id, mode: record.mode, dsl: doc, createdAt: now }, now));
     return this.#loaded(toApp(record, doc));
   }
 
@@ -165,7 +166,7 @@ export class AppService {
   }
 
   /**
-   * Deletes an app, its versions and its keys (in one transaction); its runs, messages and other
+   * Deletes an app, its versions, its keys and its site (in one transaction); its runs, messages and other
    * data stay unless `purgeData` lists the tables to clear (see app-data.ts). False when there is no such app.
    */
   async delete(id: string, purgeData?: (trx: Kysely<Database>, appId: string) => Promise<void>): Promise<boolean> {

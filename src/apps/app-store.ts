@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AppTable, Database } from '../store/schema.js';
 import type { AppMode, DslDocument } from './dsl.js';
+import { SiteStore, type Site } from './site-store.js';
 
 export const KEY_TYPES = ['app', 'dataset'] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
@@ -120,12 +121,13 @@ export class AppStore {
     await this.#db.insertInto('workspaces').values({ id, name, created_at: createdAt }).execute();
   }
 
-  /** Stores a new app and its first graph version (its `version`) in one transaction. */
-  async insert(app: AppRecord): Promise<void> {
+  /** Stores a new app, its first graph version (its `version`) and its web app's site in one transaction. */
+  async insert(app: AppRecord, site: Site): Promise<void> {
     const row = toRow(app);
     await this.#db.transaction().execute(async (trx) => {
       await trx.insertInto('apps').values(row).execute();
       await trx.insertInto('app_versions').values({ app_id: row.id, version: row.version, dsl: row.dsl, created_at: row.created_at }).execute();
+      if (!(await new SiteStore(trx).insert(site))) throw new Error(`the site code drawn for app ${row.id} is taken; import again`);
     });
   }
 
@@ -150,7 +152,7 @@ export class AppStore {
   }
 
   /**
-   * Deletes an app with its versions and keys in one transaction, in which `alsoDelete` (when
+   * Deletes an app with its versions, keys and site in one transaction, in which `alsoDelete` (when
    * given) removes the app's other data. False when there is no such app.
    */
   async delete(id: string, alsoDelete?: (trx: Kysely<Database>, appId: string) => Promise<void>): Promise<boolean> {
@@ -159,6 +161,7 @@ export class AppStore {
       if (Number(res.numDeletedRows) !== 1) return false;
       await trx.deleteFrom('app_versions').where('app_id', '=', id).execute();
       await trx.deleteFrom('api_keys').where('app_id', '=', id).execute();
+      await new SiteStore(trx).deleteOf(id);
       if (alsoDelete) await alsoDelete(trx, id);
       return true;
     });

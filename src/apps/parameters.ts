@@ -2,6 +2,7 @@ import type { UploadLimits } from '../config.js';
 import type { App } from './app-service.js';
 import { toUserInputForm } from './input-form.js';
 import { objectOf } from '../infra/objects.js';
+import type { SiteSettings } from './site-settings.js';
 
 const MB = 1024 * 1024;
 
@@ -41,33 +42,32 @@ export function appParameters(app: App, limits: UploadLimits): Record<string, un
   };
 }
 
-/** `GET /v1/info`. */
 /**
- * `GET /v1/site`: the web-app settings Dify keeps per app, from the DSL's `app` block where it has
- * them (title, icon, description, `use_icon_as_answer_icon`) and Dify's defaults otherwise.
+ * `GET /v1/site`: the app's web-app settings (its site's, see src/apps/site-settings.ts) in Dify's
+ * order; the web app's `GET /api/site` nests the same with `prompt_public`.
  */
-export function appSite(app: App): Record<string, unknown> {
-  const a = app.dsl.app;
-  const str = (v: unknown, d: string) => (typeof v === 'string' ? v : d);
+export function appSite(s: SiteSettings, opts: { web?: boolean } = {}): Record<string, unknown> {
   return {
-    title: app.name,
-    chat_color_theme: '',
-    chat_color_theme_inverted: false,
-    icon_type: str(a.icon_type, 'emoji'),
-    icon: str(a.icon, '🤖'),
-    icon_background: str(a.icon_background, '#FFEAD5'),
-    icon_url: null,
-    description: app.description,
-    copyright: '',
-    privacy_policy: '',
-    input_placeholder: null,
-    custom_disclaimer: '',
-    default_language: 'en-US',
-    show_workflow_steps: true,
-    use_icon_as_answer_icon: a.use_icon_as_answer_icon === true,
+    title: s.title,
+    chat_color_theme: s.chat_color_theme,
+    chat_color_theme_inverted: s.chat_color_theme_inverted,
+    icon_type: s.icon_type,
+    icon: s.icon,
+    icon_background: s.icon_background,
+    icon_url: s.icon_url,
+    description: s.description,
+    copyright: s.copyright,
+    privacy_policy: s.privacy_policy,
+    input_placeholder: s.input_placeholder,
+    custom_disclaimer: s.custom_disclaimer,
+    default_language: s.default_language,
+    ...(opts.web ? { prompt_public: s.prompt_public } : {}),
+    show_workflow_steps: s.show_workflow_steps,
+    use_icon_as_answer_icon: s.use_icon_as_answer_icon,
   };
 }
 
+/** `GET /v1/info`. */
 export function appInfo(app: App): Record<string, unknown> {
   return { name: app.name, description: app.description, tags: [], mode: app.mode, author_name: 'Dovetail' };
 }

@@ -2,10 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import type { App, AppService } from '../apps/app-service.js';
+import type { AppService } from '../apps/app-service.js';
 import { withCli, withRuntime, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { print } from './output.js';
+import { findApp } from './find-app.js';
 import { parseDatasetMap } from '../apps/dataset-map.js';
 import type { ImportWarning } from '../engine/types.js';
 
@@ -16,15 +17,6 @@ export function readDslFile(file: string): string {
   } catch (err) {
     throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-}
-
-/** The app named by id, or by its exact name when one app has it. */
-async function findApp(apps: AppService, ref: string): Promise<App> {
-  const byId = await apps.find(ref);
-  if (byId) return byId;
-  const named = (await apps.list()).filter((a) => a.name === ref);
-  if (named.length === 1) return named[0]!;
-  throw new CliError(named.length > 1 ? `${named.length} apps are named "${ref}"; use the app id (app list)` : `no app with id or name ${ref}`);
 }
 
 /** Asks on a terminal; refuses (false) when stdin is not one. */
@@ -105,9 +97,13 @@ export const appTools = async (opts: { json?: boolean }, cmd: Command) =>
   });
 
 export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Command) =>
-  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps, keys }) => {
+  withCli(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
+    const { apps, keys } = ctx;
     const app = await findApp(apps, ref);
     const appKeys = (await keys.list()).filter((k) => k.appId === app.id);
+    const { cliSites, siteSummary } = await import('./site-actions.js');
+    const sites = cliSites(ctx);
+    const site = siteSummary(sites, app, await sites.forApp(app));
     const obj = {
       app_id: app.id,
       name: app.name,
@@ -117,6 +113,7 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
       created_at: Math.floor(app.createdAt / 1000),
       updated_at: Math.floor(app.updatedAt / 1000),
       keys: appKeys.map((k) => ({ id: k.id, hint: k.hint, created_at: Math.floor(k.createdAt / 1000), last_used_at: k.lastUsedAt === null ? null : Math.floor(k.lastUsedAt / 1000) })),
+      site,
     };
     const text = [
       `app_id:  ${app.id}`,
@@ -124,6 +121,7 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
       `mode:    ${app.mode}`,
       `version: ${app.version} (updated ${iso(app.updatedAt)}, created ${iso(app.createdAt)})`,
       `keys:    ${appKeys.length === 0 ? '(none)' : appKeys.map((k) => `${k.id} ${k.hint}`).join('\n         ')}`,
+      `site:    ${site.url} (${site.enabled ? 'enabled' : 'disabled'})`,
     ].join('\n');
     print(opts.json, obj, text);
   });
@@ -143,10 +141,11 @@ export const appUpdate = async (ref: string, file: string, opts: { json?: boolea
 };
 
 export const appExport = async (ref: string, opts: { includeSecret?: boolean }, cmd: Command) =>
-  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps }) => {
-    const { exportDsl } = await import('../apps/dsl-export.js');
-    const app = await findApp(apps, ref);
-    process.stdout.write(exportDsl(app.dsl, { includeSecret: opts.includeSecret }));
+  withCli(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
+    const [{ exportDsl }, { appBlockWithSite }, { cliSites }] = await Promise.all([import('../apps/dsl-export.js'), import('../apps/site-settings.js'), import('./site-actions.js')]);
+    const app = await findApp(ctx.apps, ref);
+    const site = await cliSites(ctx).forApp(app);
+    process.stdout.write(exportDsl({ ...app.dsl, app: appBlockWithSite(app.dsl.app, site.settings) }, { includeSecret: opts.includeSecret }));
   });
 
 export const appDelete = async (ref: string, opts: { yes?: boolean; purge?: boolean; json?: boolean }, cmd: Command) =>

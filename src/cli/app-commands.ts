@@ -7,7 +7,7 @@ const DATASET_FLAG = ['--dataset <OLD_ID=NEW_ID>', 'use dataset NEW_ID of this s
 const TOOL_FLAG = ['--tool <OLD_PROVIDER_ID=APP_ID>', 'run workflow app APP_ID of this server where the export names workflow tool provider OLD_PROVIDER_ID (repeatable; app tools lists them)'] as const;
 
 /**
- * `app import | check | list | tools | show | update | export | delete`: the options here, each
+ * `app import | check | list | tools | show | site | update | export | delete`: the options here, each
  * action in app-actions.ts, loaded only when its command runs (a command loads nothing it does not use).
  */
 export function appCommands(program: Command): void {
@@ -38,7 +38,7 @@ export function appCommands(program: Command): void {
     .action(async (opts: { json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appTools(opts, cmd));
   appCmd
     .command('show')
-    .description('show an app: mode, version, keys')
+    .description('show an app: mode, version, keys, web app (site)')
     .argument('<app>', 'app id (or its unique name)')
     .option('--json', 'print one JSON object')
     .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appShow(ref, opts, cmd));
@@ -53,10 +53,32 @@ export function appCommands(program: Command): void {
     .action(async (ref: string, file: string, opts: { json?: boolean; dataset: string[]; tool: string[] }, cmd: Command) => (await import('./app-actions.js')).appUpdate(ref, file, opts, cmd));
   appCmd
     .command('export')
-    .description("print an app's DSL (YAML, as Dify exports it) on stdout")
+    .description("print an app's DSL (YAML, as Dify exports it, with its web app's settings in the app block) on stdout")
     .argument('<app>', 'app id (or its unique name)')
     .option('--include-secret', 'keep the values of secret environment variables')
     .action(async (ref: string, opts: { includeSecret?: boolean }, cmd: Command) => (await import('./app-actions.js')).appExport(ref, opts, cmd));
+  appCmd
+    .command('site')
+    .description("show or change an app's web app (its share link): on/off, a new code, and the settings /v1/site and the web app show")
+    .argument('<app>', 'app id (or its unique name)')
+    .option('--enable', 'open the web app (the default for a new app)')
+    .option('--disable', 'close the web app: no passport, and its tokens answer "Site is disabled."')
+    .option('--reset-code', 'draw a new code: the old share link and its tokens stop working')
+    .option('--title <text>', 'the title')
+    .option('--description <text>', 'the description')
+    .option('--icon <emoji>', 'the icon (an emoji)')
+    .option('--icon-background <color>', "the icon's background, e.g. #FFEAD5")
+    .option('--default-language <lang>', 'the default language, e.g. en-US, zh-Hans, ja-JP')
+    .option('--copyright <text>', 'the copyright line')
+    .option('--privacy-policy <url>', 'the privacy policy link')
+    .option('--custom-disclaimer <text>', 'the disclaimer under the chat input')
+    .option('--input-placeholder <text>', "the chat input's placeholder")
+    .option('--chat-color-theme <color>', "the chat's color, e.g. #1C64F2")
+    .option('--chat-color-theme-inverted <bool>', 'light text on the chat color (true or false)')
+    .option('--show-workflow-steps <bool>', "show a workflow's steps in the web app (true or false)")
+    .option('--use-icon-as-answer-icon <bool>', "show the app's icon beside answers (true or false)")
+    .option('--json', 'print one JSON object')
+    .action(async (ref: string, opts: Record<string, string | boolean | undefined>, cmd: Command) => (await import('./site-actions.js')).appSite(ref, opts, cmd));
   appCmd
     .command('delete')
     .description('delete an app and its API keys; its runs, messages and other data stay unless --purge')

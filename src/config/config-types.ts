@@ -218,6 +218,14 @@ export interface Config {
   readonly mail: MailConfig;
   /** Form pages and the web form API (`APP_WEB_URL`, `WEB_FORM_SUBMIT_RATE_LIMIT_*`). */
   readonly webForms: WebFormConfig;
+  /** The web app's API under `/api` (`WEB_APP_PASSPORT_EXPIRE_HOURS`); its share links start with `webForms.appWebUrl`. */
+  readonly webApp: WebAppConfig;
+}
+
+/** The web app's API (`/api`, Dify's web app's). */
+export interface WebAppConfig {
+  /** `WEB_APP_PASSPORT_EXPIRE_HOURS`: how long a passport (`GET /api/passport`) is good for, hours (default 720: 30 days; Dify's never expire). */
+  readonly passportTtlSeconds: number;
 }
 
 /**

@@ -59,7 +59,7 @@ function narrowed<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime:
 
 /** Route plugins that take an app key (`Authorization: Bearer app-…`). */
 const APP_ROUTES: readonly RouteRegistration[] = [
-  narrowed(appInfoRoutes, ['config', 'endUsers']),
+  narrowed(appInfoRoutes, ['config', 'endUsers', 'sites']),
   narrowed(fileRoutes, ['config', 'endUsers', 'filePreviews', 'fileUrls', 'uploads']),
   narrowed(completionRoutes, ['completions', 'config']),
   narrowed(feedbackRoutes, ['config', 'feedback']),
@@ -196,7 +196,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   }
   await narrowed(signedFileRoutes, ['fileUrls'])(app, runtime);
   // People-facing: no API key (the form token is the credential), limited per client address.
-  await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
+  await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'sites', 'uploads'])(app, runtime);
   await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
   // The web app pages (a static shell and its bundle; each page reads its site through /api).
   await narrowed(webAppPageRoutes, ['logger'])(app, runtime);

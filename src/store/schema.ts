@@ -1,6 +1,6 @@
-import type { WorkspaceTable, AppTable, AppVersionTable, ApiKeyTable, EndUserTable, AccountTable, ServerSecretTable } from './schema/apps.js';
+import type { WorkspaceTable, AppTable, AppVersionTable, ApiKeyTable, EndUserTable, AccountTable, ServerSecretTable, SiteTable } from './schema/apps.js';
 import type { UploadFileTable } from './schema/files.js';
-import type { ConversationVariableTable, ConversationTable, MessageAgentThoughtTable, MessageTable, MessageFeedbackTable, FeedbackPageSnapshotTable } from './schema/messages.js';
+import type { ConversationVariableTable, ConversationTable, MessageAgentThoughtTable, MessageTable, MessageFeedbackTable, FeedbackPageSnapshotTable, PinnedConversationTable, SavedMessageTable } from './schema/messages.js';
 import type { HumanInputFormTable, HumanInputDeliveryTable, HumanInputFormRecipientTable } from './schema/forms.js';
 import type { JobTable, JobOutboxTable, WorkerHeartbeatTable } from './schema/queue.js';
 import type { DatasetTable, TagTable, TagBindingTable, DatasetMetadataTable, DocumentMetadataValueTable, DocumentTable, IndexingRunTable, SegmentTable, ParentChunkTable, SegmentEmbeddingTable } from './schema/knowledge.js';
@@ -29,6 +29,7 @@ export interface Database {
   app_versions: AppVersionTable;
   api_keys: ApiKeyTable;
   end_users: EndUserTable;
+  sites: SiteTable;
   upload_files: UploadFileTable;
   conversations: ConversationTable;
   messages: MessageTable;
@@ -37,6 +38,8 @@ export interface Database {
   workflow_run_events: WorkflowRunEventTable;
   workflow_run_snapshots: WorkflowRunSnapshotTable;
   message_feedbacks: MessageFeedbackTable;
+  pinned_conversations: PinnedConversationTable;
+  saved_messages: SavedMessageTable;
   accounts: AccountTable;
   feedback_page_snapshots: FeedbackPageSnapshotTable;
   human_input_forms: HumanInputFormTable;

@@ -44,6 +44,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   // is called only by the segment store's `insertBulk`, the indexer's hot path.
   segments: { writers: ['knowledge/documents/segment-store.ts', 'store/postgres/segment-writer.ts'], readers: ['knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },
   server_secrets: { writers: ['infra/server-keys.ts'] },
+  sites: { writers: ['apps/site-store.ts'] },
   tag_bindings: { writers: ['knowledge/documents/tag-store.ts'] },
   tags: { writers: ['knowledge/documents/tag-store.ts'] },
   upload_files: { writers: ['files/file-store.ts'], readers: ['forms/form-store.ts'] },

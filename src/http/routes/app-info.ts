@@ -7,7 +7,7 @@ import { DEFAULT_USER } from '../../apps/end-users.js';
 import { notFound } from '../../infra/errors.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type AppInfoRouteDeps = Pick<Runtime, 'config' | 'endUsers'>;
+export type AppInfoRouteDeps = Pick<Runtime, 'config' | 'endUsers' | 'sites'>;
 
 const EndUserParams = Type.Object({ end_user_id: Type.String({ description: "The end user's id." }) });
 
@@ -29,7 +29,7 @@ export const appInfoRoutes: FastifyPluginAsync<{ runtime: AppInfoRouteDeps }> = 
 
   app.get('/meta', async () => ({ tool_icons: {} }));
 
-  app.get('/site', async (request) => appSite(requireApp(request)));
+  app.get('/site', async (request) => appSite((await runtime.sites.forApp(requireApp(request))).settings));
 
   app.get<{ Params: Static<typeof EndUserParams> }>('/end-users/:end_user_id', { schema: { params: EndUserParams } }, async (request) => {
     const a = requireApp(request);

@@ -11,7 +11,7 @@ import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
 import { checkWebFormRate, pageSecurityHeaders } from '../web-form-access.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type WebFormRouteDeps = Pick<Runtime, 'apps' | 'config' | 'endUsers' | 'forms' | 'rateLimiter' | 'uploads'>;
+export type WebFormRouteDeps = Pick<Runtime, 'apps' | 'config' | 'endUsers' | 'forms' | 'rateLimiter' | 'sites' | 'uploads'>;
 
 interface TokenParams {
   token: string;
@@ -38,7 +38,7 @@ export const webFormRoutes: FastifyPluginAsync<{ runtime: WebFormRouteDeps }> = 
       resolved_default_values: form.resolved_default_values,
       user_actions: form.user_actions,
       expiration_time: form.expiration_time,
-      site: appSite(a),
+      site: appSite((await runtime.sites.forApp(a)).settings),
     };
   });
 

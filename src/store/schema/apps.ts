@@ -71,3 +71,16 @@ export interface ServerSecretTable {
   value: string;
   created_at: number;
 }
+
+/** An app's web app (Dify's `sites`): one row per app, found by its public code. */
+export interface SiteTable {
+  app_id: string;
+  /** 16 letters and digits, unique: the share link's `/chat/{code}` and the passport's `X-App-Code`. */
+  code: string;
+  /** 1: the web app answers (Dify's default); 0: no passport, and tokens answer "Site is disabled.". */
+  enabled: number;
+  /** The site's settings (title, icon, copyright, …) as JSON text (see src/apps/site-settings.ts). */
+  settings: string;
+  created_at: number;
+  updated_at: number;
+}

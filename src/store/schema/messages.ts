@@ -116,3 +116,20 @@ export interface FeedbackPageSnapshotTable {
   max_seq: number;
   created_at: number;
 }
+
+/** A conversation an end user pinned in the web app (Dify's `pinned_conversations`). */
+export interface PinnedConversationTable {
+  app_id: string;
+  end_user_id: string;
+  conversation_id: string;
+  created_at: number;
+}
+
+/** A completion answer an end user saved in the web app (Dify's `saved_messages`). */
+export interface SavedMessageTable {
+  id: string;
+  app_id: string;
+  end_user_id: string;
+  message_id: string;
+  created_at: number;
+}
