@@ -199,7 +199,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'sites', 'uploads'])(app, runtime);
   await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
   // The web app pages (a static shell and its bundle; each page reads its site through /api).
-  await narrowed(webAppPageRoutes, ['logger'])(app, runtime);
+  await narrowed(webAppPageRoutes, ['logger', 'sites'])(app, runtime);
 
   await app.register(
     async (v1) => {

@@ -1,12 +1,16 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { siteCode } from '../helpers/web-app-browser.js';
 
 /** The web app pages' routes: the shells, their headers (strict CSP; only /chatbot/ framable), the bundles and /embed.min.js. */
 describe('web app page routes', () => {
   let s: TestServer;
+  let code: string;
   beforeAll(async () => {
     s = await startServer();
+    const { appId } = await s.importApp('app:\n  mode: chat\n  name: Pages\nkind: app\nversion: 0.3.1\nmodel_config:\n  model: { provider: mock, name: mock-echo, mode: chat }\n');
+    code = await siteCode(s, appId);
   });
   afterAll(async () => {
     await s?.close();
@@ -14,7 +18,7 @@ describe('web app page routes', () => {
 
   it('serves each page as a shell loading its own script and stylesheet, with a strict CSP that refuses framing', async () => {
     for (const page of ['chat', 'completion', 'workflow']) {
-      const r = await fetch(`${s.url}/${page}/AbCdEfGh12345678`);
+      const r = await fetch(`${s.url}/${page}/${code}`);
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toContain('text/html');
       const csp = r.headers.get('content-security-policy')!;
@@ -29,15 +33,22 @@ describe('web app page routes', () => {
   });
 
   it('lets any site frame /chatbot/ (the embed bubble), and only it', async () => {
-    const r = await fetch(`${s.url}/chatbot/AbCdEfGh12345678`);
+    const r = await fetch(`${s.url}/chatbot/${code}`);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-security-policy')).toContain('frame-ancestors *');
     expect(r.headers.get('x-frame-options')).toBeNull();
     expect(await r.text()).toContain('data-page="chatbot"');
   });
 
+  it('answers a code no site has with the same shell and status 404', async () => {
+    const r = await fetch(`${s.url}/chat/NoSuchCode000000`);
+    expect(r.status).toBe(404);
+    expect(r.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(await r.text()).toContain('/web-app/chat.js');
+  });
+
   it('serves the bundles under a content hash (cached for good) and /embed.min.js (cached an hour)', async () => {
-    const html = await (await fetch(`${s.url}/chat/x`)).text();
+    const html = await (await fetch(`${s.url}/chat/${code}`)).text();
     const src = /src="(\/web-app\/chat\.js\?v=[0-9a-f]+)"/.exec(html)![1]!;
     const js = await fetch(`${s.url}${src}`);
     expect(js.status).toBe(200);

@@ -1,7 +1,7 @@
 import type { HumanInputFormView } from '../lib/api.js';
 import type { SseEvent } from '../lib/sse.js';
 import type { ApiMessage, MessageFile, RetrieverResource } from '../lib/types.js';
-import { foldStep, type FileRef, type Step } from '../shared/components.js';
+import { foldStep, pauseSteps, type FileRef, type Step } from '../shared/components.js';
 
 /** One question and its answer as the chat shows it, from history or from a stream. */
 export interface Turn {
@@ -87,6 +87,7 @@ export function foldEvent(turn: Turn, e: SseEvent): Turn {
       break;
     case 'workflow_paused':
       t.status = 'paused';
+      t.steps = pauseSteps(t.steps);
       break;
     case 'workflow_finished': {
       const d = (e.data ?? {}) as { status?: string; error?: string };

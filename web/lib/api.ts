@@ -92,6 +92,7 @@ export class WebApi {
     if (!this.#token) await this.passport();
     const headers = new Headers(init.headers);
     headers.set('authorization', `Bearer ${this.#token}`);
+    headers.set('X-App-Code', this.code);
     const r = await fetch(`${this.base}/api${path}`, { ...init, headers });
     if (r.status === 401 && retry) {
       this.#token = null;

@@ -238,6 +238,11 @@ export function foldStep(steps: readonly Step[], e: { event?: string; data?: unk
   return next;
 }
 
+/** Steps still running when the run pauses wait for a person. */
+export function pauseSteps(steps: readonly Step[]): Step[] {
+  return steps.map((s) => (s.status === 'running' ? { ...s, status: 'paused' } : s));
+}
+
 export function StepList({ steps, t, open }: { steps: readonly Step[]; t: Translate; open?: boolean }) {
   if (steps.length === 0) return null;
   const failed = steps.some((s) => s.status === 'failed');

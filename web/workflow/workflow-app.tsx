@@ -3,7 +3,7 @@ import type { HumanInputFormView, StreamHandle } from '../lib/api.js';
 import type { Translate } from '../lib/i18n.js';
 import type { SseEvent } from '../lib/sse.js';
 import type { Boot } from '../shared/boot.js';
-import { apiInputs, fieldsOf, foldStep, HumanInputForm, InputsForm, Markdown, missingField, statusWord, StepList, type InputValues, type Step } from '../shared/components.js';
+import { apiInputs, fieldsOf, foldStep, HumanInputForm, pauseSteps, InputsForm, Markdown, missingField, statusWord, StepList, type InputValues, type Step } from '../shared/components.js';
 import { Icon } from '../shared/icons.js';
 import { copyText, RunnerLayout } from '../shared/runner.js';
 
@@ -46,6 +46,7 @@ export function foldRun(run: Run, e: SseEvent): Run {
       break;
     case 'workflow_paused':
       r.status = 'paused';
+      r.steps = pauseSteps(r.steps);
       break;
     case 'workflow_finished':
       r.status = (typeof d.status === 'string' ? d.status : 'succeeded') as Run['status'];

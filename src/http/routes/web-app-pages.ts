@@ -4,7 +4,7 @@ import { webAppShell, webAssets, type WebAsset, type WebPage } from '../../web/w
 import { webAppPageHeaders } from '../web-form-access.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type WebAppPageRouteDeps = Pick<Runtime, 'logger'>;
+export type WebAppPageRouteDeps = Pick<Runtime, 'logger' | 'sites'>;
 
 interface CodeParams {
   code: string;
@@ -24,16 +24,18 @@ const NOT_BUILT = 'The web app pages are not built: run `npm run build` (it bund
  * chat for an iframe: the only page other sites may frame), `/completion/{code}`, `/workflow/{code}`;
  * their bundles under `/web-app/`; and `/embed.min.js` (Dify's chat bubble script, also as
  * `/embed.js`). A page is a static shell: its script reads the site and the app through `/api`
- * with the browser's passport, so an unknown or disabled code is answered there, as in Dify.
+ * with the browser's passport, which answers a disabled site as Dify does; a code no site has is
+ * the same shell with status 404 (its script shows the passport's refusal).
  */
 export const webAppPageRoutes: FastifyPluginAsync<{ runtime: WebAppPageRouteDeps }> = async (app, { runtime }) => {
   if (webAssets().size === 0) runtime.logger.warn(NOT_BUILT);
 
-  const page = (kind: WebPage) => async (_request: unknown, reply: FastifyReply) => {
+  const page = (kind: WebPage) => async (request: FastifyRequest<{ Params: CodeParams }>, reply: FastifyReply) => {
     const html = webAppShell(kind);
     webAppPageHeaders(reply, kind === 'chatbot');
     if (!html) return reply.code(503).type('text/plain; charset=utf-8').send(NOT_BUILT);
-    return reply.type('text/html; charset=utf-8').send(html);
+    const known = /^[A-Za-z0-9_-]{1,64}$/.test(request.params.code) && (await runtime.sites.byCode(request.params.code)) !== undefined;
+    return reply.code(known ? 200 : 404).type('text/html; charset=utf-8').send(html);
   };
   for (const kind of ['chat', 'chatbot', 'completion', 'workflow'] as const) {
     app.get<{ Params: CodeParams }>(`/${kind}/:code`, page(kind));
