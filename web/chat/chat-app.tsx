@@ -243,6 +243,12 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
       <main class="chat-main">
         <div class="thread" aria-label={t('conversations')}>
           <div class="thread-inner">
+            {showForm && (
+              <section class="card start-form" aria-labelledby="start-form-title">
+                <h2 id="start-form-title">{t('startForm')}</h2>
+                <InputsForm id="start" fields={fields} values={inputs} onChange={setInputs} api={api} t={t} disabled={busy} />
+              </section>
+            )}
             {(empty || params.opening_statement) && (
               <div class="intro">
                 {params.opening_statement ? (
@@ -269,12 +275,6 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
                   </div>
                 )}
               </div>
-            )}
-            {showForm && (
-              <section class="card start-form" aria-labelledby="start-form-title">
-                <h2 id="start-form-title">{t('startForm')}</h2>
-                <InputsForm id="start" fields={fields} values={inputs} onChange={setInputs} api={api} t={t} disabled={busy} />
-              </section>
             )}
             {turns.map((turn, i) => (
               <div class="turn" key={turn.key}>

@@ -13,9 +13,10 @@ export class ApiError extends Error {
 }
 
 /**
- * Where a browser keeps its end-user token for one app: `localStorage`, one key per app code (a
- * page opened again is the same end user, with its conversations). Storage that throws (an iframe
- * with third-party storage blocked) falls back to memory for the page's life.
+ * Where a browser keeps its end-user token for one app: `localStorage`, one key per app code (and
+ * per `sys.user_id` an embedding site names), so a page opened again is the same end user, with its
+ * conversations. Storage that throws (an iframe with third-party storage blocked) falls back to
+ * memory for the page's life.
  */
 const memory = new Map<string, string>();
 function storageKey(code: string): string {
@@ -69,8 +70,12 @@ export class WebApi {
     readonly code: string,
     private readonly opts: { base?: string; userId?: string } = {},
   ) {
-    this.#token = readToken(code);
+    this.#slot = opts.userId ? `${code}:${opts.userId}` : code;
+    this.#token = readToken(this.#slot);
   }
+
+  /** The storage key's app part: the code, and the embedding site's user id when it names one. */
+  readonly #slot: string;
 
   get base(): string {
     return this.opts.base ?? '';
@@ -84,7 +89,7 @@ export class WebApi {
     if (!r.ok) throw await errorOf(r);
     const { access_token } = (await r.json()) as { access_token: string };
     this.#token = access_token;
-    writeToken(this.code, access_token);
+    writeToken(this.#slot, access_token);
     return access_token;
   }
 
@@ -96,7 +101,7 @@ export class WebApi {
     const r = await fetch(`${this.base}/api${path}`, { ...init, headers });
     if (r.status === 401 && retry) {
       this.#token = null;
-      writeToken(this.code, null);
+      writeToken(this.#slot, null);
       return this.#send(path, init, false);
     }
     if (!r.ok) throw await errorOf(r);
