@@ -199,6 +199,15 @@ export class WebApi {
     return (await r.json()) as HumanInputFormView;
   }
 
+  /** A file for a Human Input form's file input (`POST /api/form/human_input/{token}/files/upload`). */
+  async uploadForForm(token: string, file: File): Promise<UploadedFile> {
+    const form = new FormData();
+    form.append('file', file);
+    const r = await fetch(`${this.base}/api/form/human_input/${encodeURIComponent(token)}/files/upload`, { method: 'POST', body: form });
+    if (!r.ok) throw await errorOf(r);
+    return (await r.json()) as UploadedFile;
+  }
+
   async submitHumanInput(token: string, action: string, inputs: Record<string, unknown>): Promise<void> {
     const r = await fetch(`${this.base}/api/form/human_input/${encodeURIComponent(token)}`, {
       method: 'POST',

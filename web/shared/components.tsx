@@ -172,7 +172,7 @@ export function InputsForm(props: { id: string; fields: readonly FieldSpec[]; va
 }
 
 /** A file input that uploads what is chosen (`POST /api/files/upload`) and lists it with a remove button. */
-export function FileField(props: { id: string; api: WebApi; t: Translate; multiple: boolean; limit: number; accept?: string; disabled?: boolean; value: FileRef[]; onChange: (files: FileRef[]) => void }) {
+export function FileField(props: { id: string; api: WebApi; upload?: (f: File) => Promise<UploadedFile>; t: Translate; multiple: boolean; limit: number; accept?: string; disabled?: boolean; value: FileRef[]; onChange: (files: FileRef[]) => void }) {
   const { api, t, value } = props;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
@@ -182,7 +182,7 @@ export function FileField(props: { id: string; api: WebApi; t: Translate; multip
     setError('');
     try {
       const added: FileRef[] = [];
-      for (const f of Array.from(list).slice(0, Math.max(0, props.limit - (props.multiple ? value.length : 0)))) added.push(fileRef(await api.upload(f), f));
+      for (const f of Array.from(list).slice(0, Math.max(0, props.limit - (props.multiple ? value.length : 0)))) added.push(fileRef(await (props.upload ?? ((x: File) => api.upload(x)))(f), f));
       props.onChange(props.multiple ? [...value, ...added] : added);
     } catch (err) {
       setError(t('error', { message: (err as Error).message }));
@@ -279,16 +279,23 @@ export function statusWord(status: string, t: Translate): string {
 export function HumanInputForm(props: { form: HumanInputFormView & { form_token: string }; api: WebApi; t: Translate; onSubmitted: (action: string) => void }) {
   const { form, api, t } = props;
   const [values, setValues] = useState<Record<string, string>>(() => ({ ...((form.resolved_default_values as Record<string, string>) ?? {}) }));
+  const [files, setFiles] = useState<Record<string, FileRef[]>>({});
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const [done, setDone] = useState(false);
   const content = form.form_content.replace(/\{\{#\$output\.[A-Za-z0-9_]+#\}\}/g, '');
-  const fields = form.inputs.filter((i) => i.type === 'paragraph' || i.type === 'select');
+  const fields = form.inputs.filter((i) => i.type === 'paragraph' || i.type === 'select' || i.type === 'file' || i.type === 'file-list');
   async function submit(action: string) {
     setBusy(true);
     setError('');
     try {
-      await api.submitHumanInput(form.form_token, action, values);
+      const inputs: Record<string, unknown> = { ...values };
+      for (const i of fields) {
+        const refs = (files[i.output_variable_name] ?? []).map((f) => ({ transfer_method: f.transfer_method, upload_file_id: f.upload_file_id, type: 'custom' }));
+        if (i.type === 'file-list') inputs[i.output_variable_name] = refs;
+        else if (i.type === 'file' && refs.length > 0) inputs[i.output_variable_name] = refs[0];
+      }
+      await api.submitHumanInput(form.form_token, action, inputs);
       setDone(true);
       props.onSubmitted(action);
     } catch (err) {
@@ -309,7 +316,9 @@ export function HumanInputForm(props: { form: HumanInputFormView & { form_token:
             <label for={id} class="field-label">
               {i.label || i.output_variable_name}
             </label>
-            {i.type === 'select' ? (
+            {i.type === 'file' || i.type === 'file-list' ? (
+              <FileField id={id} api={api} upload={(f) => api.uploadForForm(form.form_token, f)} t={t} multiple={i.type === 'file-list'} limit={i.type === 'file-list' ? Number((i as { number_limits?: number }).number_limits) || 5 : 1} accept={acceptOf((i as { allowed_file_types?: string[] }).allowed_file_types, (i as { allowed_file_extensions?: string[] }).allowed_file_extensions)} disabled={busy || done} value={files[i.output_variable_name] ?? []} onChange={(list) => setFiles({ ...files, [i.output_variable_name]: list })} />
+            ) : i.type === 'select' ? (
               <select id={id} disabled={busy || done} value={values[i.output_variable_name] ?? ''} onChange={(e) => setValues({ ...values, [i.output_variable_name]: e.currentTarget.value })}>
                 <option value="">—</option>
                 {opts.map((o) => (
