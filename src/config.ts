@@ -142,6 +142,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     webApp: {
       passportTtlSeconds: int(env, file, 'WEB_APP_PASSPORT_EXPIRE_HOURS', 720, 1) * 3600,
+      passportRateLimitPerMinute: int(env, file, 'WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE', 60, 1),
     },
     httpRequest: {
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),

@@ -226,6 +226,8 @@ export interface Config {
 export interface WebAppConfig {
   /** `WEB_APP_PASSPORT_EXPIRE_HOURS`: how long a passport (`GET /api/passport`) is good for, hours (default 720: 30 days; Dify's never expire). */
   readonly passportTtlSeconds: number;
+  /** `WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE`: passports one client address may ask for a minute (default 60; each may add an end user). */
+  readonly passportRateLimitPerMinute: number;
 }
 
 /**

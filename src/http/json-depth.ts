@@ -31,10 +31,12 @@ export function tooDeepField(value: unknown, max: number): string | undefined {
  * `invalid_param` naming the top-level field, before any route sees it (deep values overflow the
  * stack of the recursive code that handles them later: serialisation, cloning, templates).
  */
-export function limitJsonDepth(app: FastifyInstance, max: number): void {
+export function limitJsonDepth(app: FastifyInstance, max: number, opts: { emptyIsNone?: boolean } = {}): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // `emptyIsNone` (the web app's API): an empty body is no body, as Dify's web controllers read it
+    if (opts.emptyIsNone && String(body) === '') return done(null, undefined);
     parse(request, String(body), (err, value) => {
       if (err) return done(err, undefined);
       const field = tooDeepField(value, max);

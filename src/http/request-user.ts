@@ -44,6 +44,14 @@ export interface CallerUserOptions {
 export function callerUser(runtime: Pick<Runtime, 'endUsers'>, options: CallerUserOptions): preHandlerAsyncHookHandler {
   return async (request) => {
     const a = requireApp(request);
+    const passport = request.passport;
+    if (passport) {
+      // the web app's end user is its passport's; a `user` field is not read
+      request.user = passport.sessionId;
+      request.endUser = () => Promise.resolve(passport);
+      request.findEndUser = () => Promise.resolve(passport);
+      return;
+    }
     const raw = (options.from === 'body' ? request.body : request.query) as { user?: unknown } | undefined;
     const user = options.user === 'required' ? requireUser(raw?.user) : (raw?.user as string | undefined) || DEFAULT_USER;
     let created: Promise<EndUser> | undefined;
@@ -52,6 +60,14 @@ export function callerUser(runtime: Pick<Runtime, 'endUsers'>, options: CallerUs
     request.endUser = () => (created ??= runtime.endUsers.getOrCreate(a.id, user));
     request.findEndUser = () => (found ??= runtime.endUsers.find(a.id, user));
   };
+}
+
+/**
+ * The `user` a route acts for when it reads the field itself: the passport's end user on the web
+ * app's API (`/api`), else the request's `given` field.
+ */
+export function userArg<T extends string | undefined>(request: FastifyRequest, given: T): string | T {
+  return request.passport ? request.passport.sessionId : given;
 }
 
 /** The `user` of a route behind `callerUser`; the hook guarantees it is set. */

@@ -42,6 +42,8 @@ import { webAppPageRoutes } from './routes/web-app-pages.js';
 import { registerProbes } from './probes.js';
 import { admissionWaitMs, admitRequests, requestAdmission } from './admission.js';
 import { releaseConnectionsOnClose } from './closing-connections.js';
+import { declarePassportDecoration, webAuth } from './web-auth.js';
+import { passportRoutes, webAppInfoRoutes } from './routes/web-app.js';
 
 /** Registers one route plugin in a scope, handing it only the runtime members it declares. */
 type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -71,6 +73,30 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'moderation', 'runs']),
   narrowed(conversationRoutes, ['chatflow', 'config', 'endUsers', 'runs']),
   narrowed(annotationRoutes, ['annotations']),
+  narrowed(audioRoutes, ['audio']),
+];
+/** A route plugin shared with the Service API, registered with `web: true` (its web app's variant). */
+function webVariant<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: Pick<Runtime, K>; web?: boolean }>, deps: readonly K[]): RouteRegistration {
+  return async (scope, runtime) => {
+    const slice = Object.fromEntries(deps.map((k) => [k, runtime[k]])) as Pick<Runtime, K>;
+    await scope.register(plugin, { runtime: slice, web: true });
+  };
+}
+
+/**
+ * Route plugins of the web app's API (`/api`, behind a passport): the Service API's own routes,
+ * the end user taken from the passport instead of a `user` field.
+ */
+const WEB_ROUTES: readonly RouteRegistration[] = [
+  narrowed(webAppInfoRoutes, ['config', 'sites']),
+  narrowed(fileRoutes, ['config', 'endUsers', 'filePreviews', 'fileUrls', 'uploads']),
+  narrowed(completionRoutes, ['completions', 'config']),
+  webVariant(feedbackRoutes, ['config', 'feedback']),
+  webVariant(suggestedQuestionRoutes, ['suggestedQuestions']),
+  narrowed(workflowRoutes, ['config', 'endUsers', 'runs']),
+  narrowed(workflowEventRoutes, ['config', 'endUsers', 'runs']),
+  narrowed(chatMessageRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'moderation', 'runs']),
+  webVariant(conversationRoutes, ['chatflow', 'config', 'endUsers', 'runs']),
   narrowed(audioRoutes, ['audio']),
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
@@ -120,6 +146,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   declareAuthDecorations(app);
   declareDatasetDecoration(app);
   declareUserDecorations(app);
+  declarePassportDecoration(app);
   app.setErrorHandler(errorHandler);
 
   // A second router that only knows paths, to answer 405 instead of 404 for a known path.
@@ -179,7 +206,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'PATCH'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code', 'X-App-Passport'],
   });
 
   // Outside the upload routes a multipart body is not read: routes without a body take it as none
@@ -200,6 +227,25 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
   // The web app pages (a static shell and its bundle; each page reads its site through /api).
   await narrowed(webAppPageRoutes, ['logger', 'sites'])(app, runtime);
+
+  // The web app's API (Dify's `/api`): a passport from the site's code, then requests for its end user.
+  await app.register(
+    async (web) => {
+      await narrowed(passportRoutes, ['apps', 'config', 'endUsers', 'passports', 'rateLimiter', 'sites'])(web, runtime);
+      await web.register(async (scope) => {
+        scope.addHook('onRequest', webAuth({ apps: runtime.apps, endUsers: runtime.endUsers, passports: runtime.passports, sites: runtime.sites }));
+        // Dify's web app sends stop, delete and pin without a body: taken as an empty JSON object
+        limitJsonDepth(scope, limits.maxJsonDepth, { emptyIsNone: true });
+        scope.addHook('preValidation', async (request) => {
+          if (request.body !== undefined || request.method === 'GET' || request.headers['content-type']?.startsWith('multipart/')) return;
+          request.body = {};
+          request.headers['content-type'] = 'application/json';
+        });
+        for (const register of WEB_ROUTES) await register(scope, runtime);
+      });
+    },
+    { prefix: '/api' },
+  );
 
   await app.register(
     async (v1) => {

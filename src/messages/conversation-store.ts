@@ -71,10 +71,15 @@ export class ConversationStore {
    * A page of the end user's live conversations in `sort` order, after the conversation `lastId`
    * when given (`null`: there is no such conversation). Fetch `limit + 1` to learn whether more exist.
    */
-  async page(appId: string, endUserId: string, opts: { lastId?: string; limit: number; sort: ConversationSort }): Promise<Conversation[] | null> {
+  async page(appId: string, endUserId: string, opts: { lastId?: string; limit: number; sort: ConversationSort; pinned?: boolean }): Promise<Conversation[] | null> {
     const field = opts.sort.replace('-', '') as 'created_at' | 'updated_at';
     const desc = opts.sort.startsWith('-');
     let q = this.#db.selectFrom('conversations').selectAll().where('app_id', '=', appId).where('end_user_id', '=', endUserId).where('status', '=', 'normal');
+    if (opts.pinned !== undefined) {
+      // the web app's `pinned`: only the end user's pinned conversations, or only the others
+      const pins = this.#db.selectFrom('pinned_conversations').select('conversation_id').where('end_user_id', '=', endUserId);
+      q = q.where('id', opts.pinned ? 'in' : 'not in', pins);
+    }
     if (opts.lastId) {
       const last = await this.#db.selectFrom('conversations').selectAll().where('id', '=', opts.lastId).where('app_id', '=', appId).where('end_user_id', '=', endUserId).executeTakeFirst();
       if (!last) return null;
@@ -89,8 +94,23 @@ export class ConversationStore {
     await this.#db.updateTable('conversations').set({ name, updated_at: at }).where('id', '=', id).execute();
   }
 
-  /** Deletes the conversation row (in `tx`, after what refers to it). */
+  /** Deletes the conversation row and its pins (in `tx`, after what refers to it). */
   async delete(id: string, tx: Transaction<Database>): Promise<void> {
+    await tx.deleteFrom('pinned_conversations').where('conversation_id', '=', id).execute();
     await tx.deleteFrom('conversations').where('id', '=', id).execute();
+  }
+
+  /** Pins a conversation for its end user (Dify's web app); pinning it again changes nothing. */
+  async pin(c: Pick<Conversation, 'id' | 'appId' | 'endUserId'>, at: number): Promise<void> {
+    await this.#db
+      .insertInto('pinned_conversations')
+      .values({ app_id: c.appId, end_user_id: c.endUserId, conversation_id: c.id, created_at: at })
+      .onConflict((oc) => oc.columns(['end_user_id', 'conversation_id']).doNothing())
+      .execute();
+  }
+
+  /** Unpins a conversation for its end user; one that is not pinned is left as it is. */
+  async unpin(c: Pick<Conversation, 'id' | 'endUserId'>): Promise<void> {
+    await this.#db.deleteFrom('pinned_conversations').where('end_user_id', '=', c.endUserId).where('conversation_id', '=', c.id).execute();
   }
 }

@@ -251,8 +251,8 @@ export class ChatflowService {
   }
 
   /** A page of the caller's conversations after `lastId` in `sort` order. */
-  async conversations(appId: string, endUserId: string, lastId: string | undefined, limit: number, sort: ConversationSort): Promise<Page<Record<string, unknown>>> {
-    const rows = await this.#s.conversations.page(appId, endUserId, { lastId, limit: limit + 1, sort });
+  async conversations(appId: string, endUserId: string, lastId: string | undefined, limit: number, sort: ConversationSort, pinned?: boolean): Promise<Page<Record<string, unknown>>> {
+    const rows = await this.#s.conversations.page(appId, endUserId, { lastId, limit: limit + 1, sort, pinned });
     if (!rows) throw lastConversationNotExists();
     return { limit, has_more: rows.length > limit, data: rows.slice(0, limit).map(conversationItem) };
   }
@@ -274,6 +274,13 @@ export class ChatflowService {
     const updatedAt = this.#clock.now();
     await this.#s.conversations.rename(conv.id, name, updatedAt);
     return conversationItem({ ...conv, name, updatedAt });
+  }
+
+  /** Pins the caller's conversation (the web app's pinned list), or with `pinned` false unpins it. */
+  async pin(appId: string, endUserId: string, id: string, pinned: boolean): Promise<void> {
+    const conv = await this.conversation(appId, endUserId, id);
+    if (pinned) await this.#s.conversations.pin(conv, this.#clock.now());
+    else await this.#s.conversations.unpin(conv);
   }
 
   /** Deletes the caller's conversation with its messages, their feedback and thoughts, and its variables (as Dify). */

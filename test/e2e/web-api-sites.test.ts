@@ -96,7 +96,7 @@ describe('sites', () => {
     expect(reset.code).toMatch(/^[A-Za-z0-9]{16}$/);
     expect(reset.enabled).toBe(true);
     expect(reset.url).toBe(`${WEB}/chat/${reset.code}`);
-  });
+  }, 120_000);
 
   it('export writes the site settings into the app block; update keeps the site; a re-import restores the settings', async () => {
     const code = (JSON.parse((await cli('app', 'show', appId, '--json')).stdout) as { site: { code: string } }).site.code;
@@ -117,5 +117,5 @@ describe('sites', () => {
     expect((await cli('app', 'delete', again.app_id, '--yes')).code).toBe(0);
     expect(await s.runtime.sites.byCode(copyCode)).toBeUndefined();
     expect(await s.runtime.sites.byCode(code)).toBeDefined();
-  });
+  }, 180_000);
 });

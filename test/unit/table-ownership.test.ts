@@ -38,6 +38,8 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   message_agent_thoughts: { writers: ['messages/agent-thoughts.ts'] },
   message_feedbacks: { writers: ['feedback/feedback-store.ts'] },
   messages: { writers: ['messages/message-store.ts'] },
+  // the web app's pins: the conversations store lists with them and deletes them with their conversation
+  pinned_conversations: { writers: ['messages/conversation-store.ts'] },
   parent_chunks: { writers: ['knowledge/documents/segment-store.ts'] },
   segment_embeddings: { writers: ['knowledge/index/vector-index.ts'], readers: ['store/postgres/pgvector-index.ts'] },
   // The segment store writes segments; the PostgreSQL bulk writer (the dialect's `SegmentWriter`, SQLite's writes raw SQL)

@@ -6,6 +6,7 @@ import { noAudioUploaded } from '../../audio/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
+import { userArg } from '../request-user.js';
 import { multipartRoutes, readFileForm } from '../multipart-upload.js';
 import { UploadForm } from '../knowledge-schemas.js';
 
@@ -33,7 +34,7 @@ export const audioRoutes: FastifyPluginAsync<{ runtime: AudioRouteDeps }> = asyn
       runtime.audio.requireSpeechToText(a);
       const { file, fields } = await readFileForm(request, (f) => runtime.audio.receive(f));
       if (!file) throw noAudioUploaded();
-      return { text: await runtime.audio.transcribe(a, file, fields.user || DEFAULT_USER) };
+      return { text: await runtime.audio.transcribe(a, file, userArg(request, fields.user || DEFAULT_USER)) };
     }),
   );
 
@@ -46,7 +47,7 @@ export const audioRoutes: FastifyPluginAsync<{ runtime: AudioRouteDeps }> = asyn
         messageId: b.message_id ?? undefined,
         text: b.text ?? undefined,
         voice: b.voice ?? undefined,
-        user: b.user || DEFAULT_USER,
+        user: userArg(request, b.user || DEFAULT_USER),
       });
       return reply.code(200).header('content-type', audio.contentType).send(Readable.fromWeb(audio.body as import('node:stream/web').ReadableStream));
     },

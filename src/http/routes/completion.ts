@@ -5,6 +5,7 @@ import type { Runtime } from '../../runtime.js';
 import { toSeconds } from '../../infra/clock.js';
 import { requireApp } from '../auth.js';
 import { requireJson } from '../json-body.js';
+import { userArg } from '../request-user.js';
 import { openSse, type SseStream } from '../sse.js';
 import { afterArrivals } from '../../infra/after-arrivals.js';
 
@@ -109,7 +110,7 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
 export const completionRoutes: FastifyPluginAsync<{ runtime: CompletionRouteDeps }> = async (app, { runtime }) => {
   app.post<{ Body: CompletionBody }>('/completion-messages', { preValidation: requireJson, schema: { body: CompletionBody } }, async (request, reply) => {
     const body = request.body;
-    const input = { app: requireApp(request), user: body.user, inputs: body.inputs, query: body.query ?? '', files: body.files ?? null };
+    const input = { app: requireApp(request), user: userArg(request, body.user), inputs: body.inputs, query: body.query ?? '', files: body.files ?? null };
     return replyWithGeneration(reply, runtime, body.response_mode === 'streaming', (sink) => runtime.completions.start(input, sink), (run, outcome) => ({
       event: 'message',
       task_id: run.taskId,
@@ -126,7 +127,7 @@ export const completionRoutes: FastifyPluginAsync<{ runtime: CompletionRouteDeps
     '/completion-messages/:task_id/stop',
     { preValidation: requireJson, schema: { body: StopBody, response: { 200: SuccessResult } } },
     async (request) => {
-      await runtime.completions.stop(requireApp(request), request.params.task_id, request.body.user);
+      await runtime.completions.stop(requireApp(request), request.params.task_id, userArg(request, request.body.user));
       return { result: 'success' };
     },
   );

@@ -44,8 +44,15 @@ const VariableParams = Type.Object({ conversation_id: Type.String(), variable_id
 /** `value` is required (TypeBox lists it): Ajv answers `value is required` before the handler runs. */
 const VariableBody = Type.Object({ value: Type.Unknown(), user: Type.Optional(Type.String()) });
 
-/** `GET /messages`, `GET /conversations`, renaming and deleting, over the shared conversation tables. */
-export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRouteDeps }> = async (app, { runtime }) => {
+/** The web app's conversation list also takes Dify's `pinned` (`true`: only pinned ones, `false`: only the others). */
+const WebConversationsQuery = Type.Composite([ConversationsQuery, Type.Object({ pinned: Type.Optional(Type.Boolean()) })]);
+
+/**
+ * `GET /messages`, `GET /conversations`, renaming and deleting, over the shared conversation tables.
+ * With `web` (the web app's API, the end user from its passport): the list takes `pinned`, and
+ * `PATCH /conversations/{id}/pin|unpin` pin; the conversation variables routes are the Service API's only.
+ */
+export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRouteDeps; web?: boolean }> = async (app, { runtime, web = false }) => {
   const userFromQuery = callerUser(runtime, { from: 'query', user: 'optional' });
   const userFromBody = callerUser(runtime, { from: 'body', user: 'optional' });
   /** The app (a chat-family app, else 400 `not_chat_app`) and the caller's end user (`DEFAULT-USER` when unnamed). */
@@ -61,10 +68,25 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRoute
     return runtime.chatflow.messages(a.id, endUser.id, request.query.conversation_id, request.query.first_id || undefined, request.query.limit, origin);
   });
 
-  app.get<{ Querystring: Static<typeof ConversationsQuery> }>('/conversations', { preHandler: userFromQuery, schema: { querystring: ConversationsQuery } }, async (request) => {
-    const { a, endUser } = await chatCaller(request);
-    return runtime.chatflow.conversations(a.id, endUser.id, request.query.last_id || undefined, request.query.limit, request.query.sort_by);
-  });
+  app.get<{ Querystring: Static<typeof WebConversationsQuery> }>(
+    '/conversations',
+    { preHandler: userFromQuery, schema: { querystring: web ? WebConversationsQuery : ConversationsQuery } },
+    async (request) => {
+      const { a, endUser } = await chatCaller(request);
+      const q = request.query;
+      return runtime.chatflow.conversations(a.id, endUser.id, q.last_id || undefined, q.limit, q.sort_by, web ? q.pinned : undefined);
+    },
+  );
+
+  if (web) {
+    for (const action of ['pin', 'unpin'] as const) {
+      app.patch<{ Params: Static<typeof ConversationParams> }>(`/conversations/:conversation_id/${action}`, { preHandler: userFromQuery, schema: { params: ConversationParams } }, async (request) => {
+        const { a, endUser } = await chatCaller(request);
+        await runtime.chatflow.pin(a.id, endUser.id, request.params.conversation_id, action === 'pin');
+        return { result: 'success' };
+      });
+    }
+  }
 
   app.post<{ Params: Static<typeof ConversationParams>; Body: Static<typeof RenameBody> }>(
     '/conversations/:conversation_id/name',
@@ -76,6 +98,8 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRoute
     },
   );
 
+  if (!web) registerVariableRoutes();
+  function registerVariableRoutes(): void {
   app.get<{ Params: Static<typeof ConversationParams>; Querystring: Static<typeof VariablesQuery> }>(
     '/conversations/:conversation_id/variables',
     { preHandler: userFromQuery, schema: { params: ConversationParams, querystring: VariablesQuery } },
@@ -96,6 +120,7 @@ export const conversationRoutes: FastifyPluginAsync<{ runtime: ConversationRoute
       return runtime.runs.conversationVariables.update(conv.id, request.params.variable_id, request.body.value);
     },
   );
+  }
 
   app.delete<{ Params: Static<typeof ConversationParams>; Body: Static<typeof DeleteBody> }>(
     '/conversations/:conversation_id',

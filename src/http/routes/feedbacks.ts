@@ -6,6 +6,7 @@ import type { Runtime } from '../../runtime.js';
 import { requireApp, requireKey } from '../auth.js';
 import { PAGE_MAX } from './knowledge-params.js';
 import { requireJson } from '../json-body.js';
+import { userArg } from '../request-user.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
 export type FeedbackRouteDeps = Pick<Runtime, 'config' | 'feedback'>;
@@ -34,17 +35,19 @@ const FeedbackItem = Type.Object({
 });
 
 /** `POST /messages/{message_id}/feedbacks` and `GET /app/feedbacks`. */
-export const feedbackRoutes: FastifyPluginAsync<{ runtime: FeedbackRouteDeps }> = async (app, { runtime }) => {
+export const feedbackRoutes: FastifyPluginAsync<{ runtime: FeedbackRouteDeps; web?: boolean }> = async (app, { runtime, web = false }) => {
   app.post<{ Params: { message_id: string }; Body: { rating?: Rating | null; content?: string | null; user?: string } }>(
     '/messages/:message_id/feedbacks',
     { preValidation: requireJson, schema: { body: FeedbackBody, response: { 200: Type.Object({ result: Type.String() }) } } },
     async (request) => {
       const b = request.body;
-      await runtime.feedback.submit(requireApp(request), { messageId: request.params.message_id, rating: b.rating ?? null, content: b.content ?? null, user: b.user });
+      await runtime.feedback.submit(requireApp(request), { messageId: request.params.message_id, rating: b.rating ?? null, content: b.content ?? null, user: userArg(request, b.user) });
       return { result: 'success' };
     },
   );
 
+  // the web app's API has no list: it is for the app's owner (an app key)
+  if (web) return;
   const FeedbackQuery = Type.Object({
     page: Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 }),
     limit: Type.Integer({ minimum: 1, maximum: runtime.config.feedbackListMaxLimit, default: 20 }),

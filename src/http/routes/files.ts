@@ -41,7 +41,7 @@ export const fileRoutes: FastifyPluginAsync<{ runtime: FileRouteDeps }> = async 
     const { pending, fields } = await readUploadForm(request, runtime.uploads);
     if (!pending) throw noFileUploaded();
     try {
-      const endUser = await runtime.endUsers.getOrCreate(a.id, fields.user || DEFAULT_USER);
+      const endUser = request.passport ?? (await runtime.endUsers.getOrCreate(a.id, fields.user || DEFAULT_USER));
       const uploaded = await runtime.uploads.commit(pending, { workspaceId: a.workspaceId, appId: a.id, createdBy: endUser.id, createdByRole: 'end_user' });
       // As Dify, `source_url` is a signed, key-less URL of the file (good for FILES_ACCESS_TIMEOUT).
       return reply.code(201).send({ ...fileResponse(uploaded), source_url: await runtime.fileUrls.sign(uploaded.id, requestOrigin(request, runtime.config.httpServer.trustProxy), false) });
