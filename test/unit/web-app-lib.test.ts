@@ -48,8 +48,8 @@ describe('web app: Markdown from the model', () => {
 
   it('renders code blocks, tables (alignment as a class, no style attribute) and safe links', () => {
     const html = renderMarkdown('```js\nlet a = 1 < 2;\n```\n\n| a | b |\n|---|--:|\n| 1 | 2 |\n\n[docs](https://example.com)');
-    expect(html).toContain('<pre><code class="language-js">let a = 1 &lt; 2;');
-    expect(html).toContain('<div class="table-wrap"><table>');
+    expect(html).toContain('<pre tabindex="0"><code class="language-js">let a = 1 &lt; 2;');
+    expect(html).toContain('<div class="table-wrap" tabindex="0"><table>');
     expect(html).toContain('<td class="align-right">2</td>');
     expect(html).not.toContain('style=');
     expect(html).toContain('<a href="https://example.com" rel="noopener noreferrer" target="_blank">docs</a>');
@@ -72,7 +72,7 @@ describe('web app: a chat answer folded from its events', () => {
     t = foldEvent(t, { event: 'message', answer: 'lo', message_id: 'm1' });
     expect(t.answer).toBe('Hello');
     t = foldEvent(t, { event: 'node_finished', data: { id: 'e1', node_id: 'llm', title: 'LLM', node_type: 'llm', status: 'succeeded', elapsed_time: 0.5 } });
-    expect(t.steps).toEqual([{ id: 'e1', title: 'LLM', type: 'llm', status: 'succeeded', elapsed: 0.5 }]);
+    expect(t.steps).toEqual([{ id: 'llm', title: 'LLM', type: 'llm', status: 'succeeded', elapsed: 0.5 }]);
     t = foldEvent(t, { event: 'message_replace', answer: 'Replaced' });
     t = foldEvent(t, { event: 'message_end', id: 'm1', metadata: { retriever_resources: [{ document_name: 'a.md', content: 'x' }] } });
     expect(t).toMatchObject({ id: 'm1', conversationId: 'c1', taskId: 'k1', runId: 'r1', answer: 'Replaced', status: 'done', citations: [{ document_name: 'a.md' }] });

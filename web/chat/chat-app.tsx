@@ -339,7 +339,10 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
               <label class="icon-btn attach" title={t('attach')}>
                 <Icon name="clip" />
                 <span class="sr-only">{t('attach')}</span>
-                <input type="file" class="visually-hidden-file" multiple={uploadLimit > 1} accept={accept} disabled={uploading || files.length >= uploadLimit} onChange={(e) => void attach(e.currentTarget.files).then(() => (e.currentTarget.value = ''))} />
+                <input type="file" class="visually-hidden-file" multiple={uploadLimit > 1} accept={accept} disabled={uploading || files.length >= uploadLimit} onChange={(e) => {
+                    const input = e.currentTarget;
+                    void attach(input.files).then(() => (input.value = ''));
+                  }} />
               </label>
             )}
             <label class="sr-only" for="composer">

@@ -81,7 +81,15 @@ export class WebApi {
     return this.opts.base ?? '';
   }
 
-  async passport(): Promise<string> {
+  #pending: Promise<string> | null = null;
+
+  /** A new passport; calls made while one is on its way share it (one end user per browser). */
+  passport(): Promise<string> {
+    this.#pending ??= this.#fetchPassport().finally(() => (this.#pending = null));
+    return this.#pending;
+  }
+
+  async #fetchPassport(): Promise<string> {
     const q = this.opts.userId ? `?user_id=${encodeURIComponent(this.opts.userId)}` : '';
     const headers: Record<string, string> = { 'X-App-Code': this.code };
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;

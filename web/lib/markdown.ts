@@ -14,8 +14,13 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   tokens[idx]!.attrSet('target', '_blank');
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
-// Tables scroll inside their own box, so a wide table never widens a phone's page.
-md.renderer.rules.table_open = () => '<div class="table-wrap"><table>\n';
+// Tables and code scroll inside their own box, so a wide one never widens a phone's page; the box
+// takes the keyboard focus, so it scrolls with the arrow keys too.
+md.renderer.rules.table_open = () => '<div class="table-wrap" tabindex="0"><table>\n';
+const defaultFence = md.renderer.rules.fence!;
+md.renderer.rules.fence = (tokens, idx, options, env, self) => defaultFence(tokens, idx, options, env, self).replace(/^<pre>/, '<pre tabindex="0">');
+const defaultCodeBlock = md.renderer.rules.code_block!;
+md.renderer.rules.code_block = (tokens, idx, options, env, self) => defaultCodeBlock(tokens, idx, options, env, self).replace(/^<pre>/, '<pre tabindex="0">');
 md.renderer.rules.table_close = () => '</table></div>\n';
 
 // A column's alignment as a class, not a style attribute (the pages' CSP allows no inline style).

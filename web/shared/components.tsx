@@ -192,7 +192,10 @@ export function FileField(props: { id: string; api: WebApi; upload?: (f: File) =
   }
   return (
     <div class="file-field">
-      <input id={props.id} type="file" multiple={props.multiple} accept={props.accept} disabled={props.disabled || busy} onChange={(e) => void choose(e.currentTarget.files).then(() => (e.currentTarget.value = ''))} />
+      <input id={props.id} type="file" multiple={props.multiple} accept={props.accept} disabled={props.disabled || busy} onChange={(e) => {
+          const input = e.currentTarget;
+          void choose(input.files).then(() => (input.value = ''));
+        }} />
       {busy && <span class="hint">{t('uploading')}</span>}
       {error && (
         <p class="error" role="alert">
@@ -229,7 +232,8 @@ export interface Step {
 export function foldStep(steps: readonly Step[], e: { event?: string; data?: unknown }): Step[] {
   if (e.event !== 'node_started' && e.event !== 'node_finished') return steps as Step[];
   const d = (e.data ?? {}) as { id?: string; node_id?: string; title?: string; node_type?: string; status?: string; elapsed_time?: number };
-  const id = String(d.id ?? d.node_id ?? '');
+  // one row per node: a node that runs again (a resumed run replays its paused node) replaces its row
+  const id = String(d.node_id ?? d.id ?? '');
   const step: Step = { id, title: d.title || d.node_type || d.node_id || '', type: d.node_type ?? '', status: e.event === 'node_started' ? 'running' : d.status || 'succeeded', elapsed: d.elapsed_time };
   const i = steps.findIndex((s) => s.id === id);
   if (i < 0) return [...steps, step];
@@ -247,10 +251,11 @@ export function StepList({ steps, t, open }: { steps: readonly Step[]; t: Transl
   if (steps.length === 0) return null;
   const failed = steps.some((s) => s.status === 'failed');
   const running = steps.some((s) => s.status === 'running');
+  const paused = steps.some((s) => s.status === 'paused');
   return (
     <details class="steps" open={open}>
       <summary>
-        <span class={`dot ${failed ? 'failed' : running ? 'running' : 'succeeded'}`} aria-hidden="true" />
+        <span class={`dot ${failed ? 'failed' : running ? 'running' : paused ? 'paused' : 'succeeded'}`} aria-hidden="true" />
         {t('workflowSteps')} · {t('stepsDone', { n: steps.length })}
       </summary>
       <ol>
