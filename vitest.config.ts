@@ -57,6 +57,8 @@ const NOT_ON_POSTGRES = [
   'test/e2e/api-docs-browser.test.ts',
   'test/e2e/form-page-browser.test.ts',
   'test/e2e/web-app-pages.test.ts',
+  'test/e2e/web-chat-browser.test.ts',
+  'test/e2e/web-runner-browser.test.ts',
   'test/e2e/openapi-description.test.ts',
   'test/e2e/import-warnings.test.ts',
   'test/e2e/model-providers.test.ts',

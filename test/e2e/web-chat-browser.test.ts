@@ -193,6 +193,8 @@ describe.skipIf(!BROWSER_TESTS)('the chat page in a real browser', () => {
       await page.getByRole('button', { name: 'Good answer' }).waitFor();
       await page.screenshot({ path: path.join('docs', 'web-chat.png') });
       await page.setViewportSize({ width: 390, height: 844 });
+      // the conversation list slides away into its drawer on a narrow screen
+      await page.locator('#sidebar').waitFor({ state: 'hidden' });
       await page.screenshot({ path: path.join('docs', 'web-chat-mobile.png') });
     }
     await context.close();
