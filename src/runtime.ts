@@ -10,6 +10,7 @@ import { FilePreviewService } from './files/file-preview.js';
 import { FileUrls } from './files/file-urls.js';
 import { ServerKeys } from './infra/server-keys.js';
 import { SiteService } from './apps/site-service.js';
+import { SavedMessages } from './messages/saved-messages.js';
 import { PassportService, PASSPORT_KEY } from './apps/passport-service.js';
 import { SecretBox } from './infra/secret-box.js';
 import { DocumentDownloads } from './knowledge/documents/document-downloads.js';
@@ -97,6 +98,8 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly sites: SiteService;
   /** Web-app passports (`GET /api/passport`): signed end-user tokens. */
   readonly passports: PassportService;
+  /** The web app's saved messages (completion answers an end user keeps). */
+  readonly savedMessages: SavedMessages;
   readonly uploads: UploadService;
   /** `GET /files/{id}/preview`: uploads read back through the app whose messages carry them. */
   readonly filePreviews: FilePreviewService;
@@ -373,6 +376,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     keys,
     endUsers,
     sites: new SiteService(store.db, clock, config.webForms.appWebUrl),
+    savedMessages: new SavedMessages({ db: store.db, clock, messages, ratings: (ids) => feedbackStore.userRatings(ids), files: { find: (id) => uploads.find(id), sign: (id, origin) => fileUrls.sign(id, origin, false) } }),
     passports: new PassportService({ key: () => serverKeys.key(PASSPORT_KEY), clock, ttlSeconds: config.webApp.passportTtlSeconds }),
     uploads,
     filePreviews: new FilePreviewService(uploads, blobs, messages),

@@ -6,6 +6,8 @@ import { FormStore } from '../forms/form-store.js';
 /** Tables holding an app's data by `app_id` (besides its runs, which the runs store purges), cleared by `app delete --purge` (children first). */
 const APP_TABLES = [
   'message_feedbacks',
+  'saved_messages',
+  'pinned_conversations',
   'messages',
   'conversation_variables',
   'conversations',

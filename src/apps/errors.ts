@@ -12,3 +12,5 @@ export const notWorkflowApp = defineError('not_workflow_app', 400, () => 'Please
 export class DslError extends Error {
   override name = 'DslError';
 }
+export const notCompletionApp = defineError('not_completion_app', 400, () => 'Please check if your Completion app mode matches the right API route.');
+export const moreLikeThisDisabled = defineError('app_more_like_this_disabled', 403, () => "The 'More like this' feature is disabled. Please refresh your page.");

@@ -25,3 +25,4 @@ export const rangeNotSatisfiable = defineError(
 );
 /** 403 `file_access_denied` (Dify's `FileAccessDeniedError`): the file is another app's or workspace's. */
 export const fileAccessDenied = defineError('file_access_denied', 403, (detail: string) => detail);
+export const remoteFileUploadFailed = defineError('remote_file_upload_failed', 400, (detail: string) => detail);

@@ -149,9 +149,12 @@ export function operationKey(method: string, url: string): string {
   return `${method.toUpperCase()} ${url.replace(/^\/v1(?=\/)/, '').replace(/:[A-Za-z_][A-Za-z0-9_]*/g, '{}').replace(/\{[^}]*\}/g, '{}')}`;
 }
 
-/** Routes the description leaves out: the form page's stylesheet and script (`/form/-/…`). */
+/**
+ * Routes the description leaves out: the form page's stylesheet and script (`/form/-/…`), and the
+ * web app's API behind a passport (`/api/…` but the form's own routes; the README describes it).
+ */
 export function hiddenRoute(url: string): boolean {
-  return url.startsWith('/form/-/');
+  return url.startsWith('/form/-/') || (url.startsWith('/api/') && !url.startsWith('/api/form/'));
 }
 
 /** The tag, summary and (streaming operations) event types of a route; empty when there are none. */

@@ -44,6 +44,7 @@ import { admissionWaitMs, admitRequests, requestAdmission } from './admission.js
 import { releaseConnectionsOnClose } from './closing-connections.js';
 import { declarePassportDecoration, webAuth } from './web-auth.js';
 import { passportRoutes, webAppInfoRoutes } from './routes/web-app.js';
+import { webCompletionRoutes } from './routes/web-completion.js';
 
 /** Registers one route plugin in a scope, handing it only the runtime members it declares. */
 type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -89,8 +90,9 @@ function webVariant<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtim
  */
 const WEB_ROUTES: readonly RouteRegistration[] = [
   narrowed(webAppInfoRoutes, ['config', 'sites']),
-  narrowed(fileRoutes, ['config', 'endUsers', 'filePreviews', 'fileUrls', 'uploads']),
+  webVariant(fileRoutes, ['config', 'endUsers', 'filePreviews', 'fileUrls', 'uploads']),
   narrowed(completionRoutes, ['completions', 'config']),
+  narrowed(webCompletionRoutes, ['completions', 'config', 'messages', 'savedMessages']),
   webVariant(feedbackRoutes, ['config', 'feedback']),
   webVariant(suggestedQuestionRoutes, ['suggestedQuestions']),
   narrowed(workflowRoutes, ['config', 'endUsers', 'runs']),

@@ -115,7 +115,7 @@ describe.skipIf(!BROWSER_TESTS)('the completion and workflow pages in a real bro
     return page;
   }
 
-  it('the completion page generates from its form with an image attached, the answer streamed and rendered', async () => {
+  it('the completion page generates from its form with an image attached, streams, saves and makes more like this', async () => {
     const page = await open(`${s.url}/completion/${completionCode}`);
     await page.getByLabel('Topic').fill('harbours');
     await page.getByLabel('Attach a file').setInputFiles({ name: 'harbour.png', mimeType: 'image/png', buffer: PNG });
@@ -127,6 +127,12 @@ describe.skipIf(!BROWSER_TESTS)('the completion and workflow pages in a real bro
     expect(JSON.stringify(sent)).toContain('image_url');
     await page.getByRole('button', { name: 'Good answer' }).click();
     await page.locator('[aria-pressed="true"]', { hasText: '' }).first().waitFor();
+    // save (Dify's saved messages) and more like this (a new answer below, from the model)
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Saved' }).waitFor();
+    await page.getByRole('button', { name: 'More like this' }).click();
+    await page.locator('.result', { hasText: 'More like this' }).locator('.markdown em', { hasText: 'quiet' }).waitFor();
+    expect(await page.locator('.result').count()).toBe(2);
     expect(await seriousA11yFindings(page)).toEqual([]);
     if (SHOTS) await page.screenshot({ path: path.join('docs', 'web-completion.png') });
     expect(problems).toEqual([]);

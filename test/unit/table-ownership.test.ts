@@ -41,6 +41,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   // the web app's pins: the conversations store lists with them and deletes them with their conversation
   pinned_conversations: { writers: ['messages/conversation-store.ts'] },
   parent_chunks: { writers: ['knowledge/documents/segment-store.ts'] },
+  saved_messages: { writers: ['messages/saved-messages.ts'] },
   segment_embeddings: { writers: ['knowledge/index/vector-index.ts'], readers: ['store/postgres/pgvector-index.ts'] },
   // The segment store writes segments; the PostgreSQL bulk writer (the dialect's `SegmentWriter`, SQLite's writes raw SQL)
   // is called only by the segment store's `insertBulk`, the indexer's hot path.

@@ -106,21 +106,26 @@ export async function replyWithGeneration<R extends CompletionRun & { conversati
   return reply;
 }
 
+/** A completion app's blocking answer (Dify's `message` body), for `POST /completion-messages` and the web app's more-like-this. */
+export function completionBody(run: CompletionRun, outcome: CompletionOutcome): Record<string, unknown> {
+  return {
+    event: 'message',
+    task_id: run.taskId,
+    id: run.messageId,
+    message_id: run.messageId,
+    mode: 'completion',
+    answer: outcome.answer,
+    metadata: { usage: outcome.usage },
+    created_at: toSeconds(run.createdAt),
+  };
+}
+
 /** `POST /completion-messages` (blocking or streaming) and `POST /completion-messages/{task_id}/stop`. */
 export const completionRoutes: FastifyPluginAsync<{ runtime: CompletionRouteDeps }> = async (app, { runtime }) => {
   app.post<{ Body: CompletionBody }>('/completion-messages', { preValidation: requireJson, schema: { body: CompletionBody } }, async (request, reply) => {
     const body = request.body;
     const input = { app: requireApp(request), user: userArg(request, body.user), inputs: body.inputs, query: body.query ?? '', files: body.files ?? null };
-    return replyWithGeneration(reply, runtime, body.response_mode === 'streaming', (sink) => runtime.completions.start(input, sink), (run, outcome) => ({
-      event: 'message',
-      task_id: run.taskId,
-      id: run.messageId,
-      message_id: run.messageId,
-      mode: 'completion',
-      answer: outcome.answer,
-      metadata: { usage: outcome.usage },
-      created_at: toSeconds(run.createdAt),
-    }));
+    return replyWithGeneration(reply, runtime, body.response_mode === 'streaming', (sink) => runtime.completions.start(input, sink), completionBody);
   });
 
   app.post<{ Params: { task_id: string }; Body: { user?: string } }>(
