@@ -25,7 +25,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       // TypeScript checks names itself (and knows the Node and DOM globals); the core rule only adds false alarms on types.
       'no-undef': 'off',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm's `prepare` script (run by `npm install` and `npm ci` in a checkout): builds dist/ when the
-// TypeScript compiler is installed. A production install (`npm ci --omit=dev`) has no compiler, so it
+// TypeScript compiler is installed, then the web app pages' bundle (dist/web-app/, scripts/build-web.mjs). A production install (`npm ci --omit=dev`) has no compiler, so it
 // skips the build and relies on a dist/ built beforehand (`npm run build`, see docs/deployment.md).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -20,7 +20,10 @@ if (tsc === undefined) {
     : 'prepare: typescript is not installed (a production install) and dist/ is missing: build it with `npm run build` where the dev dependencies are installed, then copy dist/ here (docs/deployment.md)\n');
   process.exit(0);
 }
-const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit', cwd: new URL('..', import.meta.url) });
+const cwd = new URL('..', import.meta.url);
+const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit', cwd });
 if (result.status !== 0) process.exit(result.status ?? 1);
-const bundle = spawnSync(process.execPath, [new URL('bundle-kysely.mjs', import.meta.url).pathname], { stdio: 'inherit' });
-process.exit(bundle.status ?? 1);
+const bundle = spawnSync(process.execPath, ['scripts/bundle-kysely.mjs'], { stdio: 'inherit', cwd });
+if (bundle.status !== 0) process.exit(bundle.status ?? 1);
+const web = spawnSync(process.execPath, ['scripts/build-web.mjs'], { stdio: 'inherit', cwd });
+process.exit(web.status ?? 1);

@@ -39,6 +39,7 @@ import { handlerValidatedCompiler } from './described.js';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
+import { webAppPageRoutes } from './routes/web-app-pages.js';
 import { registerProbes } from './probes.js';
 import { admissionWaitMs, admitRequests, requestAdmission } from './admission.js';
 import { releaseConnectionsOnClose } from './closing-connections.js';
@@ -229,6 +230,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // People-facing: no API key (the form token is the credential), limited per client address.
   await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'sites', 'uploads'])(app, runtime);
   await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
+  // The web app pages (a static shell and its bundle; each page reads its site through /api).
+  await narrowed(webAppPageRoutes, ['logger', 'sites'])(app, runtime);
 
   // The web app's API (Dify's `/api`): a passport from the site's code, then requests for its end user.
   await app.register(

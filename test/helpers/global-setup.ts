@@ -24,6 +24,17 @@ function buildIfStale(): void {
   if (existsSync(stamp)) utimesSync(stamp, now, now);
 }
 
+/** The web app pages' bundle (dist/web-app/, scripts/build-web.mjs): rebuilt when a file under web/ is newer. */
+function buildWebIfStale(): void {
+  const stamp = path.join(ROOT, 'dist', 'web-app', 'manifest.json');
+  const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
+  const web = path.join(ROOT, 'web');
+  const stale = readdirSync(web, { recursive: true }).some((f) => statSync(path.join(web, String(f))).mtimeMs > built);
+  if (!stale) return;
+  process.stdout.write('[dovetail tests] building dist/web-app/ (npm run build:web)\n');
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.mjs')], { stdio: 'inherit' });
+}
+
 /**
  * Where PostgreSQL has pgvector, the servers' start-up probe picks it. The extension is created here
  * first, in the database's default schema: a server would otherwise create it in its own test
@@ -56,6 +67,7 @@ interface ProjectLike {
  */
 export default async function setup(project: ProjectLike): Promise<void> {
   buildIfStale();
+  buildWebIfStale();
   if (!project.name) return; // the root of the two projects: they print for themselves
   const pg = project.config.env?.TEST_DATABASE_URL;
   const redis = process.env.TEST_REDIS_URL;
