@@ -19,7 +19,7 @@ export function readDslFile(file: string): string {
 }
 
 /** The app named by id, or by its exact name when one app has it. */
-async function findApp(apps: AppService, ref: string): Promise<App> {
+export async function findApp(apps: AppService, ref: string): Promise<App> {
   const byId = await apps.find(ref);
   if (byId) return byId;
   const named = (await apps.list()).filter((a) => a.name === ref);
@@ -105,9 +105,11 @@ export const appTools = async (opts: { json?: boolean }, cmd: Command) =>
   });
 
 export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Command) =>
-  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps, keys }) => {
+  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ apps, keys, store, config }) => {
     const app = await findApp(apps, ref);
     const appKeys = (await keys.list()).filter((k) => k.appId === app.id);
+    const [{ McpServerStore }, { mcpServerView }] = await Promise.all([import('../publish/mcp-server-store.js'), import('./mcp-view.js')]);
+    const mcp = mcpServerView(await new McpServerStore(store.db).byApp(app.id), config.webForms.appWebUrl);
     const obj = {
       app_id: app.id,
       name: app.name,
@@ -117,6 +119,7 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
       created_at: Math.floor(app.createdAt / 1000),
       updated_at: Math.floor(app.updatedAt / 1000),
       keys: appKeys.map((k) => ({ id: k.id, hint: k.hint, created_at: Math.floor(k.createdAt / 1000), last_used_at: k.lastUsedAt === null ? null : Math.floor(k.lastUsedAt / 1000) })),
+      mcp,
     };
     const text = [
       `app_id:  ${app.id}`,
@@ -124,6 +127,7 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
       `mode:    ${app.mode}`,
       `version: ${app.version} (updated ${iso(app.updatedAt)}, created ${iso(app.createdAt)})`,
       `keys:    ${appKeys.length === 0 ? '(none)' : appKeys.map((k) => `${k.id} ${k.hint}`).join('\n         ')}`,
+      `mcp:     ${mcp.status}${mcp.url ? ` ${mcp.url}` : ''}`,
     ].join('\n');
     print(opts.json, obj, text);
   });

@@ -34,6 +34,7 @@ import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 import { annotationRoutes } from './routes/annotations.js';
 import { audioRoutes } from './routes/audio.js';
 import { openAiCompatibleRoutes } from './routes/openai-compatible.js';
+import { mcpServerRoutes } from './routes/mcp-server.js';
 import { registerApiDescription } from './api-description.js';
 import { handlerValidatedCompiler } from './described.js';
 import { AjvCompiler } from '@fastify/ajv-compiler';
@@ -200,6 +201,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // People-facing: no API key (the form token is the credential), limited per client address.
   await narrowed(webFormRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
   await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
+  // Apps published as MCP servers: no API key (the server code in the path is the credential), as Dify.
+  await narrowed(mcpServerRoutes, ['apps', 'chatflow', 'clock', 'completions', 'config', 'endUsers', 'messages', 'moderation', 'runs', 'store'])(app, runtime);
 
   await app.register(
     async (v1) => {

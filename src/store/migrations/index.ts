@@ -24,6 +24,7 @@ import * as m022 from './022-run-owner.js';
 import * as m023 from './023-job-outbox.js';
 import * as m024 from './024-indexing-parse-marker.js';
 import * as m025 from './025-worker-heartbeats.js';
+import * as m026 from './026-app-mcp-servers.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '023-job-outbox': m023,
   '024-indexing-parse-marker': m024,
   '025-worker-heartbeats': m025,
+  '026-app-mcp-servers': m026,
 };
