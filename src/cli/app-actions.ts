@@ -98,12 +98,14 @@ export const appTools = async (opts: { json?: boolean }, cmd: Command) =>
 
 export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Command) =>
   withCli(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
-    const { apps, keys } = ctx;
+    const { apps, keys, store, config } = ctx;
     const app = await findApp(apps, ref);
     const appKeys = (await keys.list()).filter((k) => k.appId === app.id);
     const { cliSites, siteSummary } = await import('./site-actions.js');
     const sites = cliSites(ctx);
     const site = siteSummary(sites, app, await sites.forApp(app));
+    const [{ McpServerStore }, { mcpServerView }] = await Promise.all([import('../publish/mcp-server-store.js'), import('./mcp-view.js')]);
+    const mcp = mcpServerView(await new McpServerStore(store.db).byApp(app.id), config.webForms.appWebUrl);
     const obj = {
       app_id: app.id,
       name: app.name,
@@ -114,6 +116,7 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
       updated_at: Math.floor(app.updatedAt / 1000),
       keys: appKeys.map((k) => ({ id: k.id, hint: k.hint, created_at: Math.floor(k.createdAt / 1000), last_used_at: k.lastUsedAt === null ? null : Math.floor(k.lastUsedAt / 1000) })),
       site,
+      mcp,
     };
     const text = [
       `app_id:  ${app.id}`,
@@ -122,6 +125,7 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
       `version: ${app.version} (updated ${iso(app.updatedAt)}, created ${iso(app.createdAt)})`,
       `keys:    ${appKeys.length === 0 ? '(none)' : appKeys.map((k) => `${k.id} ${k.hint}`).join('\n         ')}`,
       `site:    ${site.url} (${site.enabled ? 'enabled' : 'disabled'})`,
+      `mcp:     ${mcp.status}${mcp.url ? ` ${mcp.url}` : ''}`,
     ].join('\n');
     print(opts.json, obj, text);
   });

@@ -80,6 +80,17 @@ export function appCommands(program: Command): void {
     .option('--json', 'print one JSON object')
     .action(async (ref: string, opts: Record<string, string | boolean | undefined>, cmd: Command) => (await import('./site-actions.js')).appSite(ref, opts, cmd));
   appCmd
+    .command('mcp')
+    .description('publish the app as an MCP server (Dify\'s "publish as MCP"): POST /mcp/server/{server_code}/mcp, the app as one tool; disabled until --enable; without options, show its settings')
+    .argument('<app>', 'app id (or its unique name)')
+    .option('--enable', 'serve the MCP server (a server code is made the first time)')
+    .option('--disable', 'stop serving it (its URL answers 404)')
+    .option('--description <text>', "the tool's description (and the server's instructions)")
+    .option('--param <NAME=DESCRIPTION>', "describe the app's input NAME in the tool's input schema (repeatable)", collect, [] as string[])
+    .option('--rotate', 'make a new server code (the old URL answers 404)')
+    .option('--json', 'print one JSON object')
+    .action(async (ref: string, opts: { enable?: boolean; disable?: boolean; description?: string; param: string[]; rotate?: boolean; json?: boolean }, cmd: Command) => (await import('./mcp-actions.js')).appMcp(ref, opts, cmd));
+  appCmd
     .command('delete')
     .description('delete an app and its API keys; its runs, messages and other data stay unless --purge')
     .argument('<app>', 'app id (or its unique name)')

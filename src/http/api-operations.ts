@@ -29,6 +29,7 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'Human Input form page', description: 'The page a person opens to answer a Human Input form (`/form/{token}`), and its web API (`/api/form/human_input/{token}`).' },
   { name: 'Operations', description: 'Health, readiness and metrics, for load balancers and monitoring (no key).' },
   { name: 'OpenAI-compatible', description: "Dovetail's own extension: OpenAI's chat completions and models with an app key (docs/publishing.md)." },
+  { name: 'MCP server', description: "An app published as an MCP server (Dify's publish as MCP): MCP's streamable HTTP transport, no key (the server code is the credential; docs/publishing.md)." },
 ];
 
 /** `METHOD path` (parameters as `{}`, paths relative to `/v1`) → Dify's tag and summary. */
@@ -128,6 +129,7 @@ const PREFIX_TAGS: readonly (readonly [RegExp, string])[] = [
   [/^\/(api\/)?form\//, 'Human Input form page'],
   [/^\/(health|ready|metrics)$/, 'Operations'],
   [/^\/v1\/(chat\/completions|models)$/, 'OpenAI-compatible'],
+  [/^\/mcp\/server\//, 'MCP server'],
 ];
 
 const COMMON_EVENTS = '`ping` (every few seconds, to keep the connection), `error` (the stream ends: `status`, `code`, `message`)';

@@ -34,6 +34,7 @@ import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 import { annotationRoutes } from './routes/annotations.js';
 import { audioRoutes } from './routes/audio.js';
 import { openAiCompatibleRoutes } from './routes/openai-compatible.js';
+import { mcpServerRoutes } from './routes/mcp-server.js';
 import { registerApiDescription } from './api-description.js';
 import { handlerValidatedCompiler } from './described.js';
 import { AjvCompiler } from '@fastify/ajv-compiler';
@@ -251,6 +252,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     },
     { prefix: '/api' },
   );
+  // Apps published as MCP servers: no API key (the server code in the path is the credential), as Dify.
+  await narrowed(mcpServerRoutes, ['apps', 'chatflow', 'clock', 'completions', 'config', 'endUsers', 'messages', 'moderation', 'runs', 'store'])(app, runtime);
 
   await app.register(
     async (v1) => {

@@ -5,6 +5,7 @@ import type { HumanInputFormTable, HumanInputDeliveryTable, HumanInputFormRecipi
 import type { JobTable, JobOutboxTable, WorkerHeartbeatTable } from './schema/queue.js';
 import type { DatasetTable, TagTable, TagBindingTable, DatasetMetadataTable, DocumentMetadataValueTable, DocumentTable, IndexingRunTable, SegmentTable, ParentChunkTable, SegmentEmbeddingTable } from './schema/knowledge.js';
 import type { WorkflowRunTable, WorkflowRunEventTable, WorkflowRunSnapshotTable } from './schema/runs.js';
+import type { AppMcpServerTable } from './schema/publish.js';
 import type { AppAnnotationTable, AppAnnotationSettingTable, AnnotationEmbeddingTable, AnnotationHitHistoryTable, AnnotationJobTable } from './schema/annotations.js';
 
 import type { Kysely } from 'kysely';
@@ -17,6 +18,7 @@ export type * from './schema/queue.js';
 export type * from './schema/knowledge.js';
 export type * from './schema/runs.js';
 export type * from './schema/annotations.js';
+export type * from './schema/publish.js';
 
 /**
  * Row types of every table. Timestamps are epoch milliseconds (integer / bigint), booleans are
@@ -61,6 +63,7 @@ export interface Database {
   annotation_hit_histories: AnnotationHitHistoryTable;
   annotation_jobs: AnnotationJobTable;
   tags: TagTable;
+  app_mcp_servers: AppMcpServerTable;
   tag_bindings: TagBindingTable;
   dataset_metadata: DatasetMetadataTable;
   document_metadata_values: DocumentMetadataValueTable;

@@ -25,8 +25,9 @@ import * as m023 from './023-job-outbox.js';
 import * as m024 from './024-indexing-parse-marker.js';
 import * as m025 from './025-worker-heartbeats.js';
 import * as m026 from './026-message-citations.js';
-import * as m026b from './026-web-app.js';
-import * as m026c from './026-external-knowledge.js';
+import * as m027 from './027-web-app.js';
+import * as m028 from './028-external-knowledge.js';
+import * as m029 from './029-app-mcp-servers.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -59,6 +60,7 @@ export const migrations: Record<string, Migration> = {
   '024-indexing-parse-marker': m024,
   '025-worker-heartbeats': m025,
   '026-message-citations': m026,
-  '026-web-app': m026b,
-  '026-external-knowledge': m026c,
+  '027-web-app': m027,
+  '028-external-knowledge': m028,
+  '029-app-mcp-servers': m029,
 };

@@ -29,4 +29,8 @@ export const MIGRATION_NAMES: readonly string[] = [
   '023-job-outbox',
   '024-indexing-parse-marker',
   '025-worker-heartbeats',
+  '026-message-citations',
+  '027-web-app',
+  '028-external-knowledge',
+  '029-app-mcp-servers',
 ];

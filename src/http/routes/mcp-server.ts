@@ -1,0 +1,72 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Runtime } from '../../runtime.js';
+import { notFound } from '../../infra/errors.js';
+import { AppAnswers } from '../../publish/openai-chat.js';
+import { McpServerStore } from '../../publish/mcp-server-store.js';
+import { McpServers } from '../../publish/mcp-servers.js';
+import { toolInputSchema, toolName } from '../../publish/mcp-tool.js';
+import { requireJson } from '../json-body.js';
+
+/** The runtime members these routes use (server.ts hands them nothing else). */
+export type McpRouteDeps = Pick<Runtime, 'apps' | 'chatflow' | 'clock' | 'completions' | 'config' | 'endUsers' | 'messages' | 'moderation' | 'runs' | 'store'>;
+
+const Params = Type.Object({ server_code: Type.String() });
+
+/** The package version the server reports in `serverInfo`. */
+const VERSION = '0.1.0';
+
+/**
+ * `POST /mcp/server/{server_code}/mcp` (Dify's "publish as MCP"): MCP's streamable HTTP transport,
+ * stateless (no session: every POST carries its own JSON-RPC message, answered as JSON), by the
+ * MCP SDK's own server and transport. The app is one tool. A server that does not exist or is not
+ * enabled answers 404 (Dify's `{code, message, status}`).
+ */
+export const mcpServerRoutes: FastifyPluginAsync<{ runtime: McpRouteDeps }> = async (app, { runtime }) => {
+  const answers = new AppAnswers({
+    completions: runtime.completions,
+    chatflow: runtime.chatflow,
+    moderation: runtime.moderation,
+    runs: runtime.runs,
+    messages: runtime.messages,
+    endUsers: runtime.endUsers,
+    maxFiles: runtime.config.upload.workflowFileUploadLimit,
+    queueWaitSeconds: runtime.config.runs.queueWaitSeconds,
+    conversationMatchWindow: runtime.config.openaiCompatible.conversationMatchWindow,
+  });
+  const servers = new McpServers({
+    store: new McpServerStore(runtime.store.db),
+    apps: runtime.apps,
+    answers,
+    runs: runtime.runs,
+    endUsers: runtime.endUsers,
+    clock: runtime.clock,
+    maxFiles: runtime.config.upload.workflowFileUploadLimit,
+    queueWaitSeconds: runtime.config.runs.queueWaitSeconds,
+  });
+
+  app.post<{ Params: Static<typeof Params> }>('/mcp/server/:server_code/mcp', { preValidation: requireJson, schema: { params: Params } }, async (request, reply) => {
+    const found = await servers.active(request.params.server_code);
+    if (!found) throw notFound('Server Not Found');
+    const { server: settings, app: a } = found;
+    const name = toolName(a.name);
+    const mcp = new Server({ name: 'Dovetail', version: VERSION }, { capabilities: { tools: { listChanged: false } }, instructions: settings.description });
+    mcp.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [{ name, description: settings.description, inputSchema: toolInputSchema(a, settings.parameters) }],
+    }));
+    mcp.setRequestHandler(CallToolRequestSchema, async (call) => {
+      if (call.params.name !== name) return { isError: true, content: [{ type: 'text' as const, text: `Unknown tool "${call.params.name}"; this server's one tool is "${name}".` }] };
+      const answer = await servers.call(settings, a, call.params.arguments ?? {});
+      if (answer.error !== undefined) return { isError: true, content: [{ type: 'text' as const, text: answer.error }] };
+      return { content: [{ type: 'text' as const, text: answer.text }] };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await mcp.connect(transport);
+    reply.hijack();
+    reply.raw.once('close', () => void mcp.close());
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  });
+};
