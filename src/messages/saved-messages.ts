@@ -3,7 +3,6 @@ import type { Database } from '../store/schema.js';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
 import { notFound } from '../infra/errors.js';
-import type { Rating } from '../feedback/feedback-store.js';
 import type { MessageStore } from './message-store.js';
 import { messageFiles, type MessageFilePorts } from './message-files.js';
 
@@ -12,7 +11,8 @@ export interface SavedMessageDeps {
   readonly db: Kysely<Database>;
   readonly clock: Clock;
   readonly messages: Pick<MessageStore, 'findOwned'>;
-  readonly ratings: (messageIds: readonly string[]) => Promise<Map<string, Rating>>;
+  /** The end user's rating of each message (feedback sits above messages: handed in, not imported). */
+  readonly ratings: (messageIds: readonly string[]) => Promise<Map<string, string>>;
   readonly files: MessageFilePorts;
 }
 
