@@ -153,12 +153,16 @@ export function operationKey(method: string, url: string): string {
   return `${method.toUpperCase()} ${url.replace(/^\/v1(?=\/)/, '').replace(/:[A-Za-z_][A-Za-z0-9_]*/g, '{}').replace(/\{[^}]*\}/g, '{}')}`;
 }
 
+/** The web app's pages for people and their assets (not operations of an API). */
+const WEB_APP_PAGE = /^\/(?:(?:chat|chatbot|completion|workflow|web-app)\/|embed(?:\.min)?\.js$)/;
+
 /**
- * Routes the description leaves out: the form page's stylesheet and script (`/form/-/…`), and the
- * web app's API behind a passport (`/api/…` but the form's own routes; the README describes it).
+ * Routes the description leaves out: the form page's stylesheet and script (`/form/-/…`), the web
+ * app's pages (`/chat/{code}` …, `/embed.min.js`), and the web app's API behind a passport (`/api/…`
+ * but the form's own routes; the README describes it).
  */
 export function hiddenRoute(url: string): boolean {
-  return url.startsWith('/form/-/') || (url.startsWith('/api/') && !url.startsWith('/api/form/'));
+  return url.startsWith('/form/-/') || WEB_APP_PAGE.test(url) || (url.startsWith('/api/') && !url.startsWith('/api/form/'));
 }
 
 /** The tag, summary and (streaming operations) event types of a route; empty when there are none. */
