@@ -96,9 +96,7 @@ export class RunExecutions {
    * executes it at once from the state in hand, as that job's attempt. A stop of the job (shutdown,
    * lost lease) hands the run back; the job then throws so the queue hands it on, as `executeJob`.
    */
-  executeClaimed(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, signal: AbortSignal, jobId: string): { done: Promise<RunEnd>; job: Promise<void> } {
-    // the same line as a polled job's, so an operator (and a test) sees which process runs it
-    this.#c.logger.info({ runId: meta.id, jobId, epoch: 1 }, 'executing run');
+  executeClaimed(meta: RunMeta, workspaceId: string, graph: Graph, state: RunState, signal: AbortSignal): { done: Promise<RunEnd>; job: Promise<void> } {
     const done = this.launch(meta, workspaceId, graph, state, 0, 1, 'initial', true);
     const loop = this.#active.get(meta.id)!.loop;
     const handBack = () => loop.requestHandBack();

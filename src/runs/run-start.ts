@@ -125,7 +125,7 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
     // handed back (shutdown, lost lease): then from the log, wherever the run continues
     let execution: Promise<RunEnd> | undefined;
     local.start((ctx) => {
-      const claimed = executions.executeClaimed(meta, app.workspaceId, graph, state, ctx.signal, local!.id);
+      const claimed = executions.executeClaimed(meta, app.workspaceId, graph, state, ctx.signal);
       execution = claimed.done;
       return claimed.job;
     });
