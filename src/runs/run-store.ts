@@ -70,8 +70,7 @@ export class RunStore {
   }
 
   /** `inline`: the run executes in the process that starts it, not as a job (`INLINE_OWNER`). */
-  /** `inline`: owned by this process without a job; `ownerJob`: owned from the start by that job (claimed locally). */
-  async insert(run: NewRun, trx: Executor = this.#db, opts: { inline?: boolean; ownerJob?: string } = {}): Promise<void> {
+  async insert(run: NewRun, trx: Executor = this.#db, opts: { inline?: boolean } = {}): Promise<void> {
     await trx
       .insertInto('workflow_runs')
       .values({
@@ -86,7 +85,7 @@ export class RunStore {
         stop_requested: 0,
         last_seq: 0,
         finished_at: null,
-        owner_job: opts.inline ? INLINE_OWNER : (opts.ownerJob ?? null),
+        owner_job: opts.inline ? INLINE_OWNER : null,
       })
       .execute();
   }
