@@ -50,6 +50,9 @@ export function foldRun(run: Run, e: SseEvent): Run {
       break;
     case 'workflow_finished':
       r.status = (typeof d.status === 'string' ? d.status : 'succeeded') as Run['status'];
+      // a finished run waits for nothing: a step left paused (its node_finished came before this
+      // page reopened the stream) was answered and ended with the run
+      if (r.status === 'succeeded') r.steps = r.steps.map((s) => (s.status === 'paused' || s.status === 'running' ? { ...s, status: 'succeeded' } : s));
       r.outputs = d.outputs && typeof d.outputs === 'object' ? (d.outputs as Record<string, unknown>) : {};
       r.error = typeof d.error === 'string' ? d.error : '';
       break;
