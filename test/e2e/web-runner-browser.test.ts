@@ -156,10 +156,9 @@ describe.skipIf(!BROWSER_TESTS)('the completion and workflow pages in a real bro
     // the run took the required file input (a run without it is refused), then the form's answer
     expect((await result.textContent())!.trim()).toBe('Approved the Q3 report: Looks good');
     expect(await page.locator('.result-head').textContent()).toContain('Succeeded');
-    // Known gap: the rows of the nodes after the pause (approved, end) are missing when the resumed
-    // run ends before the page reopens its stream (a finished run's events are its
-    // workflow_finished frame only, as Dify's); the rows up to the pause are there, none left paused.
-    expect(await page.locator('.step').count()).toBeGreaterThanOrEqual(2);
+    // every step has its row, the ones after the pause too (the page reopened the run's stream
+    // before it sent the answer), and none is left paused
+    expect(await page.locator('.step').count()).toBe(4);
     expect(await page.locator('.step.paused').count()).toBe(0);
     expect(await scrollsSideways(page)).toBe(false);
     expect(await seriousA11yFindings(page)).toEqual([]);

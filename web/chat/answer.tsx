@@ -37,7 +37,8 @@ export interface AnswerProps {
   showCitations: boolean;
   onRegenerate: () => void;
   onFeedback: (rating: 'like' | 'dislike' | null, content?: string) => Promise<void>;
-  onHumanInputSubmitted: () => void;
+  /** Awaited before a Human Input answer is sent (the page reopens the run's stream). */
+  beforeHumanInputSubmit: () => Promise<void>;
 }
 
 export function Answer(p: AnswerProps) {
@@ -79,7 +80,7 @@ export function Answer(p: AnswerProps) {
         {turn.answerFiles.filter((f) => f.type === 'image' && f.url).map((f) => (
           <img class="answer-image" src={f.url} alt="" key={f.id} />
         ))}
-        {turn.humanInput && <HumanInputForm form={turn.humanInput} api={p.api} t={t} onSubmitted={p.onHumanInputSubmitted} />}
+        {turn.humanInput && <HumanInputForm form={turn.humanInput} api={p.api} t={t} beforeSubmit={p.beforeHumanInputSubmit} />}
         {turn.status === 'error' && (
           <p class="error" role="alert">
             {t('error', { message: turn.error })}

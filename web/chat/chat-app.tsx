@@ -171,18 +171,24 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
     send(turn.query, []);
   }
 
-  /** After a Human Input form is answered: the run resumes; its events continue the same answer. */
-  function resume(turn: Turn) {
+  /**
+   * Before a Human Input form's answer is sent: the run's stream is reopened (continuing past later
+   * pauses) and the answer waits until it is open, so every event of the resumed run continues the
+   * same answer — a run that finished before a stream reopened after the answer would send its end only.
+   */
+  async function listen(turn: Turn) {
     if (!turn.runId) return;
+    stream.current?.abort();
     update(turn.key, (x) => ({ ...x, status: 'streaming' }));
     let last: Turn = { ...turn, status: 'streaming' };
-    const h = api.stream(`/workflow/${turn.runId}/events`, { method: 'GET' }, (e) => {
+    const h = api.stream(`/workflow/${turn.runId}/events?continue_on_pause=true`, { method: 'GET' }, (e) => {
       last = foldEvent(last, e);
       const snapshot = last;
       update(turn.key, () => snapshot);
     });
     stream.current = h;
     void h.done.catch((err: Error) => update(turn.key, (x) => ({ ...x, status: 'error', error: err.message }))).then(() => afterStream(turn.key, () => last, false));
+    await h.opened;
   }
 
   async function attach(list: FileList | null) {
@@ -294,7 +300,7 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
                     await api.feedback(turn.id, rating, content);
                     update(turn.key, (x) => ({ ...x, feedback: rating }));
                   }}
-                  onHumanInputSubmitted={() => resume(turn)}
+                  beforeHumanInputSubmit={() => listen(turn)}
                 />
               </div>
             ))}

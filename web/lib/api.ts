@@ -54,6 +54,8 @@ async function errorOf(r: Response): Promise<ApiError> {
 }
 
 export interface StreamHandle {
+  /** Settles when the server has answered (the stream is open: events from now on reach `onEvent`), or the call failed. */
+  readonly opened: Promise<void>;
   readonly done: Promise<void>;
   abort(): void;
 }
@@ -184,20 +186,23 @@ export class WebApi {
   /** A streamed call (`response_mode: streaming`): events as they arrive; `abort` closes the connection. */
   stream(path: string, init: { method?: string; body?: unknown }, onEvent: (e: SseEvent) => void): StreamHandle {
     const controller = new AbortController();
-    const done = (async () => {
-      const r = await this.#send(path, {
-        method: init.method ?? 'POST',
-        headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        signal: controller.signal,
-      });
-      if (!r.body) return;
-      await readEvents(r.body, onEvent);
-    })().catch((err: unknown) => {
-      if (controller.signal.aborted) return;
-      throw err;
+    const response = this.#send(path, {
+      method: init.method ?? 'POST',
+      headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: controller.signal,
     });
-    return { done, abort: () => controller.abort() };
+    const done = response
+      .then(async (r) => {
+        if (r.body) await readEvents(r.body, onEvent);
+      })
+      .catch((err: unknown) => {
+        if (controller.signal.aborted) return;
+        throw err;
+      });
+    const opened = response.then(() => undefined);
+    opened.catch(() => undefined); // `done` reports the failure; a caller that awaits `opened` sees it too
+    return { opened, done, abort: () => controller.abort() };
   }
 
   /** The Human Input form of a paused run (Dify's web form API; its token is the credential). */

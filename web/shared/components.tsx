@@ -281,7 +281,14 @@ export function statusWord(status: string, t: Translate): string {
 }
 
 /** The Human Input form of a paused run, answered in place (`POST /api/form/human_input/{token}`). */
-export function HumanInputForm(props: { form: HumanInputFormView & { form_token: string }; api: WebApi; t: Translate; onSubmitted: (action: string) => void }) {
+export function HumanInputForm(props: {
+  form: HumanInputFormView & { form_token: string };
+  api: WebApi;
+  t: Translate;
+  /** Awaited before the answer is sent: the page reopens the run's stream here, so no event of the resumed run is missed. */
+  beforeSubmit?: () => Promise<void>;
+  onSubmitted?: (action: string) => void;
+}) {
   const { form, api, t } = props;
   const [values, setValues] = useState<Record<string, string>>(() => ({ ...((form.resolved_default_values as Record<string, string>) ?? {}) }));
   const [files, setFiles] = useState<Record<string, FileRef[]>>({});
@@ -300,9 +307,10 @@ export function HumanInputForm(props: { form: HumanInputFormView & { form_token:
         if (i.type === 'file-list') inputs[i.output_variable_name] = refs;
         else if (i.type === 'file' && refs.length > 0) inputs[i.output_variable_name] = refs[0];
       }
+      await props.beforeSubmit?.();
       await api.submitHumanInput(form.form_token, action, inputs);
       setDone(true);
-      props.onSubmitted(action);
+      props.onSubmitted?.(action);
     } catch (err) {
       setError((err as Error).message);
     } finally {

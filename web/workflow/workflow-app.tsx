@@ -43,6 +43,7 @@ export function foldRun(run: Run, e: SseEvent): Run {
     }
     case 'human_input_form_filled':
       r.status = 'running';
+      r.humanInput = null;
       break;
     case 'workflow_paused':
       r.status = 'paused';
@@ -74,7 +75,7 @@ export function WorkflowApp({ b }: { b: Boot }) {
   const handle = useRef<StreamHandle | null>(null);
   const running = run?.status === 'running';
 
-  function follow(start: Run, path: string, init: { method?: string; body?: unknown }) {
+  function follow(start: Run, path: string, init: { method?: string; body?: unknown }): StreamHandle {
     let last = start;
     setRun(last);
     const h = api.stream(path, init, (e) => {
@@ -88,6 +89,7 @@ export function WorkflowApp({ b }: { b: Boot }) {
       },
       (err: Error) => setRun({ ...last, status: 'failed', error: err.message }),
     );
+    return h;
   }
 
   function start(e: Event) {
@@ -102,9 +104,15 @@ export function WorkflowApp({ b }: { b: Boot }) {
     if (run?.taskId) await api.post(`/workflows/tasks/${run.taskId}/stop`).catch(() => undefined);
   }
 
-  function resume() {
+  /**
+   * Before a Human Input form's answer is sent: the run's stream is reopened (continuing past later
+   * pauses) and the answer waits until it is open, so the steps after the pause reach the page — a
+   * run that finished before a stream reopened after the answer would send its end only.
+   */
+  async function listen() {
     if (!run?.runId) return;
-    follow({ ...run, status: 'running', humanInput: null }, `/workflow/${run.runId}/events`, { method: 'GET' });
+    handle.current?.abort();
+    await follow({ ...run, status: 'running' }, `/workflow/${run.runId}/events?continue_on_pause=true`, { method: 'GET' }).opened;
   }
 
   const form = (
@@ -142,7 +150,7 @@ export function WorkflowApp({ b }: { b: Boot }) {
         <span class={`dot ${run.status}`} aria-hidden="true" /> {statusWord(run.status === 'partial-succeeded' ? 'succeeded' : run.status, t)}
       </p>
       <StepList steps={run.steps} t={t} open />
-      {run.humanInput && <HumanInputForm key={run.humanInput.form_token} form={run.humanInput} api={api} t={t} onSubmitted={resume} />}
+      {run.humanInput && <HumanInputForm key={run.humanInput.form_token} form={run.humanInput} api={api} t={t} beforeSubmit={listen} />}
       {run.status === 'failed' && (
         <p class="error" role="alert">
           {t('error', { message: run.error })}
