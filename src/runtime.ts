@@ -56,6 +56,7 @@ import { UploadToolFiles } from './files/tool-files.js';
 import type { AnnotationService } from './annotations/annotation-service.js';
 import { importWarnings } from './apps/import-check.js';
 import { ModerationService } from './moderation/moderation-service.js';
+import { createPublish, type Publish } from './composition/publish.js';
 import { ApiExtensionClient } from './moderation/api-extension-client.js';
 import { missingPythonModules, processModuleAdvice } from './code/python-modules.js';
 import { UploadRunFiles } from './files/run-files.js';
@@ -116,6 +117,10 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   /** Per-app concurrent generation slots. */
   readonly activeRequests: ActiveRequestLimiter;
   readonly completions: CompletionService;
+  /** One query of a chat-type or completion app answered for the OpenAI-compatible endpoint and MCP. */
+  readonly appAnswers: Publish['appAnswers'];
+  /** Apps published as MCP servers (`/mcp/server/{code}/mcp`). */
+  readonly mcpServers: Publish['mcpServers'];
   /** Follow-up questions after an answer (`GET /messages/{id}/suggested`). */
   readonly suggestedQuestions: SuggestedQuestionsService;
   /** `POST /audio-to-text`, `POST /text-to-audio`. */
@@ -372,8 +377,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     tools: () => toolRuntime,
     apiBasedExtensions: config.moderation.extensions,
   };
+  const publish = createPublish({ config, store, clock, apps, completions, chatflow, moderation, runs, messages, endUsers });
   return {
     ...knowledgeServices,
+    ...publish,
     warmWorkers: () => {
       code.warm();
       offload.warm();

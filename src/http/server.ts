@@ -78,7 +78,7 @@ const APP_ROUTES: readonly RouteRegistration[] = [
   narrowed(annotationRoutes, ['annotations']),
   narrowed(audioRoutes, ['audio']),
   // Dovetail's own extension, in OpenAI's wire format (its own error envelope)
-  narrowed(openAiCompatibleRoutes, ['chatflow', 'completions', 'config', 'endUsers', 'messages', 'moderation', 'runs']),
+  narrowed(openAiCompatibleRoutes, ['appAnswers', 'config']),
 ];
 /** A route plugin shared with the Service API, registered with `web: true` (its web app's variant). */
 function webVariant<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: Pick<Runtime, K>; web?: boolean }>, deps: readonly K[]): RouteRegistration {
@@ -253,7 +253,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     { prefix: '/api' },
   );
   // Apps published as MCP servers: no API key (the server code in the path is the credential), as Dify.
-  await narrowed(mcpServerRoutes, ['apps', 'chatflow', 'clock', 'completions', 'config', 'endUsers', 'messages', 'moderation', 'runs', 'store'])(app, runtime);
+  await narrowed(mcpServerRoutes, ['mcpServers'])(app, runtime);
 
   await app.register(
     async (v1) => {

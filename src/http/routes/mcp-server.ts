@@ -5,14 +5,11 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime } from '../../runtime.js';
 import { notFound } from '../../infra/errors.js';
-import { AppAnswers } from '../../publish/openai-chat.js';
-import { McpServerStore } from '../../publish/mcp-server-store.js';
-import { McpServers } from '../../publish/mcp-servers.js';
 import { toolInputSchema, toolName } from '../../publish/mcp-tool.js';
 import { requireJson } from '../json-body.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type McpRouteDeps = Pick<Runtime, 'apps' | 'chatflow' | 'clock' | 'completions' | 'config' | 'endUsers' | 'messages' | 'moderation' | 'runs' | 'store'>;
+export type McpRouteDeps = Pick<Runtime, 'mcpServers'>;
 
 const Params = Type.Object({ server_code: Type.String() });
 
@@ -26,27 +23,7 @@ const VERSION = '0.1.0';
  * enabled answers 404 (Dify's `{code, message, status}`).
  */
 export const mcpServerRoutes: FastifyPluginAsync<{ runtime: McpRouteDeps }> = async (app, { runtime }) => {
-  const answers = new AppAnswers({
-    completions: runtime.completions,
-    chatflow: runtime.chatflow,
-    moderation: runtime.moderation,
-    runs: runtime.runs,
-    messages: runtime.messages,
-    endUsers: runtime.endUsers,
-    maxFiles: runtime.config.upload.workflowFileUploadLimit,
-    queueWaitSeconds: runtime.config.runs.queueWaitSeconds,
-    conversationMatchWindow: runtime.config.openaiCompatible.conversationMatchWindow,
-  });
-  const servers = new McpServers({
-    store: new McpServerStore(runtime.store.db),
-    apps: runtime.apps,
-    answers,
-    runs: runtime.runs,
-    endUsers: runtime.endUsers,
-    clock: runtime.clock,
-    maxFiles: runtime.config.upload.workflowFileUploadLimit,
-    queueWaitSeconds: runtime.config.runs.queueWaitSeconds,
-  });
+  const servers = runtime.mcpServers;
 
   app.post<{ Params: Static<typeof Params> }>('/mcp/server/:server_code/mcp', { preValidation: requireJson, schema: { params: Params } }, async (request, reply) => {
     const found = await servers.active(request.params.server_code);

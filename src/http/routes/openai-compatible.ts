@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Runtime } from '../../runtime.js';
 import { DEFAULT_USER } from '../../apps/end-users.js';
-import { AppAnswers } from '../../publish/openai-chat.js';
+import type { AppAnswers } from '../../publish/openai-chat.js';
 import { chunk, completionBody, openAiError, readMessages, type AnswerIds, type ChatCompletionRequest } from '../../publish/openai-wire.js';
 import { toErrorBody } from '../errors.js';
 import { requireApp } from '../auth.js';
@@ -10,7 +10,7 @@ import { requireJson } from '../json-body.js';
 import { openSse, type SseStream } from '../sse.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type OpenAiRouteDeps = Pick<Runtime, 'chatflow' | 'completions' | 'config' | 'endUsers' | 'messages' | 'moderation' | 'runs'>;
+export type OpenAiRouteDeps = Pick<Runtime, 'appAnswers' | 'config'>;
 
 /** Headers that name the end user when the body's `user` does not (Open WebUI's when it forwards user info). */
 const USER_HEADERS = ['x-dovetail-user', 'x-openwebui-user-id'] as const;
@@ -45,17 +45,7 @@ function endUserOf(request: FastifyRequest<{ Body: ChatCompletionRequest }>): st
  * OpenAI's envelope `{"error": {message, type, param, code}}`. No Dify route changes.
  */
 export const openAiCompatibleRoutes: FastifyPluginAsync<{ runtime: OpenAiRouteDeps }> = async (app, { runtime }) => {
-  const answers = new AppAnswers({
-    completions: runtime.completions,
-    chatflow: runtime.chatflow,
-    moderation: runtime.moderation,
-    runs: runtime.runs,
-    messages: runtime.messages,
-    endUsers: runtime.endUsers,
-    maxFiles: runtime.config.upload.workflowFileUploadLimit,
-    queueWaitSeconds: runtime.config.runs.queueWaitSeconds,
-    conversationMatchWindow: runtime.config.openaiCompatible.conversationMatchWindow,
-  });
+  const answers = runtime.appAnswers;
 
   app.setErrorHandler((err, request, reply) => {
     const { body, headers } = toErrorBody(err);
