@@ -43,7 +43,7 @@ export class SiteService {
     this.#baseUrl = baseUrl;
   }
 
-  /** The app's site; one is made for an app that has none (an app stored before sites existed is given one by migration). */
+  /** The app's site; one is made for an app that has none (an app stored before sites existed gets its own here, on first use). */
   async forApp(app: SiteApp): Promise<Site> {
     const found = await this.#store.ofApp(app.id);
     if (found) return found;

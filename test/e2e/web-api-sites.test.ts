@@ -118,4 +118,17 @@ describe('sites', () => {
     expect(await s.runtime.sites.byCode(copyCode)).toBeUndefined();
     expect(await s.runtime.sites.byCode(code)).toBeDefined();
   }, 180_000);
+
+  it('an app stored before sites existed gets one, with its settings from the DSL, when first asked for', async () => {
+    const other = JSON.parse((await cli('app', 'import', file, '--json')).stdout) as { app_id: string; api_key: string };
+    await s.runtime.store.db.deleteFrom('sites').where('app_id', '=', other.app_id).execute();
+    expect(await s.runtime.sites.ofApp(other.app_id)).toBeUndefined();
+    const site = (await (await fetch(`${s.api}/site`, { headers: { authorization: `Bearer ${other.api_key}` } })).json()) as Record<string, unknown>;
+    expect(site).toMatchObject({ title: 'Site helper', icon: '🦊', use_icon_as_answer_icon: true });
+    const made = await s.runtime.sites.ofApp(other.app_id);
+    expect(made).toMatchObject({ enabled: true });
+    expect(made!.code).toMatch(/^[A-Za-z0-9]{16}$/);
+    const shown = JSON.parse((await cli('app', 'show', other.app_id, '--json')).stdout) as { site: { code: string } };
+    expect(shown.site.code).toBe(made!.code);
+  }, 60_000);
 });

@@ -45,7 +45,6 @@ export function srcUnit(relative: string): string {
 export const ALLOWED_UPWARD: Readonly<Record<string, string>> = {
   'infra → store': 'the embedded queue (infra/queue/db-queue.ts) keeps its jobs in the main database and names the schema type; the runners would move beside the store, or the queue tables into infra',
   'infra → llm': 'infra/metrics.ts wraps the model-provider registry to time every call; the wrapper belongs to llm/ (or a port in infra)',
-  'store → apps': 'migration 027 derives each existing app\'s web-app site from its DSL with apps/site-settings.ts; a migration would carry its own frozen copy of what it reads',
   'store → knowledge': 'the dialects implement the search ports declared in knowledge/index/ (search-dialect.ts); the implementations would move beside their ports',
   'text → knowledge': 'text/offload-ops.ts runs knowledge/ingest/chunk.ts (cleaning, chunking) off the main thread; the chunker (with its process-rule types) would move to text/',
   'engine → apps': 'engine/ports.ts re-exports the DSL document type from apps/dsl.ts (type only, allowed by the engine purity rule); the DSL types would move below the engine',
@@ -71,7 +70,6 @@ export const ALLOWED_UPWARD: Readonly<Record<string, string>> = {
 export const ALLOWED_TWO_WAY: Readonly<Record<string, string>> = {
   'infra ↔ store': 'infra → store (the embedded queue\'s schema type)',
   'infra ↔ llm': 'infra → llm (the metrics wrapper of model calls)',
-  'apps ↔ store': 'store → apps (migration 027 reads the DSL through apps/)',
   'knowledge ↔ store': 'store → knowledge (dialects implement the knowledge search ports)',
   'knowledge ↔ text': 'text → knowledge (the offloaded chunker)',
   'apps ↔ engine': 'engine → apps (the DSL type in engine/ports.ts)',

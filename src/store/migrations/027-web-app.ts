@@ -1,10 +1,9 @@
-import { sql, type Kysely } from 'kysely';
-import { newSiteCode, siteSettingsFromDsl } from '../../apps/site-settings.js';
-import type { DslDocument } from '../../apps/dsl.js';
+import type { Kysely } from 'kysely';
 
 /**
  * Every app's web app (Dify's `sites`): a unique 16-character code, enabled by default, and the
- * site's settings. Existing apps get theirs here, their settings read from their DSL's `app` block.
+ * site's settings. An app stored before this migration gets its site when one is first asked for
+ * (`SiteService.forApp`): until then no code of it exists, so no page or passport can name it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -16,18 +15,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  const apps = await sql<{ id: string; dsl: string; created_at: number | string }>`select id, dsl, created_at from apps`.execute(db);
-  for (const a of apps.rows) {
-    let doc: Pick<DslDocument, 'app'>;
-    try {
-      doc = JSON.parse(a.dsl) as DslDocument;
-    } catch {
-      doc = { app: { mode: 'workflow', name: '' } };
-    }
-    const settings = JSON.stringify(siteSettingsFromDsl(doc));
-    const at = Number(a.created_at);
-    await sql`insert into sites (app_id, code, enabled, settings, created_at, updated_at) values (${a.id}, ${newSiteCode()}, 1, ${settings}, ${at}, ${at})`.execute(db);
-  }
   // Dify's `pinned_conversations` and `saved_messages`: an end user's pins and saved answers in the web app.
   await db.schema
     .createTable('pinned_conversations')
