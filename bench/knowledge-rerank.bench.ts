@@ -1,26 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
-import { benchServer, fmt, median, percentile } from './lib.js';
+import { benchAppKey, benchServer, fmt, median, percentile } from './lib.js';
+import { datasetKey, economyDataset, segmentLines, segmentQueries } from './knowledge-setup.js';
 
 const SEGMENTS = 10_000;
 const RUNS = 100;
 const WARMUP = 10;
 const TOP_K = 5;
 
-/** Deterministic lines of words from a 3,000-word vocabulary, one line per segment. */
-function lines(n: number, seed: number): string[] {
-  let x = seed;
-  const rnd = () => ((x = (x * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-  const syll = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'se', 'di', 'pa', 'ge', 'zu', 'ho', 'bi', 'fe', 'wa'];
-  const vocab = Array.from({ length: 3000 }, (_, i) => {
-    let w = '';
-    for (let m = i + 1; m > 0; m = Math.floor(m / 16)) w += syll[m % 16];
-    return w;
-  });
-  const word = () => vocab[Math.floor(Math.pow(rnd(), 2.5) * vocab.length)]!;
-  return Array.from({ length: n }, () => Array.from({ length: 15 + Math.floor(rnd() * 30) }, word).join(' ') + '.');
-}
 
 /** A local Cohere/Jina-style rerank server (`POST /rerank`): shorter documents rank higher. */
 async function rerankServer(): Promise<{ url: string; close(): Promise<void> }> {
@@ -68,36 +56,17 @@ function dsl(datasetIds: string[], config: Record<string, unknown>): string {
 export async function run(): Promise<void> {
   const rr = await rerankServer();
   const s = await benchServer({ QUEUE_POLL_MS: '20', UPLOAD_FILE_SIZE_LIMIT: '20', JINA_API_KEY: 'bench', JINA_BASE_URL: rr.url });
-  const ws = await s.runtime.apps.workspaceId();
-  const dsKey = (await s.runtime.keys.create('dataset', ws, null)).apiKey;
-  const j = { authorization: `Bearer ${dsKey}`, 'content-type': 'application/json' };
-  const api = `${s.url}/v1`;
+  const dsKey = await datasetKey(s);
   const ids: string[] = [];
   const all: string[] = [];
   for (const [i, seed] of [7, 11].entries()) {
-    const ds = ((await (await fetch(`${api}/datasets`, { method: 'POST', headers: j, body: JSON.stringify({ name: `bench-rerank-${i}`, indexing_technique: 'economy' }) })).json()) as { id: string }).id;
-    const segs = lines(SEGMENTS / 2, seed);
+    const segs = segmentLines(SEGMENTS / 2, seed);
     all.push(...segs);
-    const created = (await (
-      await fetch(`${api}/datasets/${ds}/document/create-by-text`, {
-        method: 'POST',
-        headers: j,
-        body: JSON.stringify({ name: 'bench', text: segs.join('\n'), process_rule: { mode: 'custom', rules: { segmentation: { separator: '\n', max_tokens: 500 } } } }),
-      })
-    ).json()) as { batch: string };
-    for (;;) {
-      const st = (await (await fetch(`${api}/datasets/${ds}/documents/${created.batch}/indexing-status`, { headers: j })).json()) as { data: { indexing_status: string }[] };
-      if (st.data[0]!.indexing_status === 'completed') break;
-      if (st.data[0]!.indexing_status === 'error') throw new Error('indexing failed');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    ids.push(ds);
+    ids.push(await economyDataset(s, dsKey, `bench-rerank-${i}`, segs, 20));
   }
-  const queries = Array.from({ length: RUNS + WARMUP }, (_, i) => all[(i * 37) % all.length]!.split(' ').slice(3, 6).join(' '));
-  const key = async (config: Record<string, unknown>) => {
-    const a = await s.runtime.apps.importDsl(dsl(ids, config));
-    return (await s.runtime.keys.create('app', a.workspaceId, a.id)).apiKey;
-  };
+  const api = `${s.url}/v1`;
+  const queries = segmentQueries(all, RUNS + WARMUP);
+  const key = (config: Record<string, unknown>) => benchAppKey(s, dsl(ids, config));
   const offKey = await key({ reranking_enable: false });
   const modelKey = await key({ reranking_enable: true, reranking_mode: 'reranking_model', reranking_model: { provider: 'jina', model: 'jina-reranker-v2-base-multilingual' } });
   const weightedKey = await key({ reranking_enable: true, reranking_mode: 'weighted_score', weights: { vector_setting: { vector_weight: 0.7 }, keyword_setting: { keyword_weight: 0.3 } } });

@@ -71,3 +71,33 @@ export function percentile(xs: number[], p: number): number {
 export function fmt(n: number, digits = 2): string {
   return n.toFixed(digits);
 }
+
+/** Milliseconds of each of `n` calls of `f(i)` after `warmup` untimed ones (i counts from 0 over all). */
+export async function timed(n: number, warmup: number, f: (i: number) => Promise<void>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n + warmup; i++) {
+    const t = performance.now();
+    await f(i);
+    if (i >= warmup) out.push(performance.now() - t);
+  }
+  return out;
+}
+
+/** Like `timed` for two calls taken in turn each round (neither gains from running first or alone). */
+export async function timedPair(n: number, warmup: number, a: () => Promise<void>, b: () => Promise<void>): Promise<[number[], number[]]> {
+  const out: [number[], number[]] = [[], []];
+  for (let i = 0; i < n + warmup; i++) {
+    for (const [j, f] of [a, b].entries()) {
+      const t = performance.now();
+      await f();
+      if (i >= warmup) out[j]!.push(performance.now() - t);
+    }
+  }
+  return out;
+}
+
+/** The API key of a new app imported from `dsl` on the bench server. */
+export async function benchAppKey(s: BenchServer, dsl: string): Promise<string> {
+  const a = await s.runtime.apps.importDsl(dsl);
+  return (await s.runtime.keys.create('app', a.workspaceId, a.id)).apiKey;
+}

@@ -2,7 +2,7 @@ import { stringify } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServerStore } from '../src/publish/mcp-server-store.js';
-import { benchServer, fmt, median, percentile } from './lib.js';
+import { benchServer, fmt, median, percentile, timedPair } from './lib.js';
 
 const RUNS = 100;
 const WARMUP = 10;
@@ -29,18 +29,6 @@ const WORKFLOW = stringify({
   },
 });
 
-/** Times `a` and `b` alternately (so warm-up and machine load fall on both alike). */
-async function timedPair(a: () => Promise<void>, b: () => Promise<void>): Promise<[number[], number[]]> {
-  const out: [number[], number[]] = [[], []];
-  for (let i = 0; i < RUNS + WARMUP; i++) {
-    for (const [j, f] of [a, b].entries()) {
-      const t = performance.now();
-      await f();
-      if (i >= WARMUP) out[j]!.push(performance.now() - t);
-    }
-  }
-  return out;
-}
 
 /**
  * MCP call overhead: one `tools/call` of a workflow app published as an MCP server (the SDK's
@@ -64,7 +52,7 @@ export async function run(): Promise<void> {
     const text = (r.content as { text?: string }[])[0]?.text ?? '';
     if (r.isError || !text.includes('Hello Ada')) throw new Error(`tool call failed: ${JSON.stringify(r).slice(0, 300)}`);
   };
-  const [api, mcp] = await timedPair(direct, viaMcp);
+  const [api, mcp] = await timedPair(RUNS, WARMUP, direct, viaMcp);
   process.stdout.write(
     [
       `MCP tools/call of a workflow app (SDK client)           p50 ${fmt(median(mcp), 2)} ms  p95 ${fmt(percentile(mcp, 95), 2)} ms`,

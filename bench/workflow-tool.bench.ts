@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { benchServer, fmt, median, percentile } from './lib.js';
+import { benchServer, fmt, median, percentile, timedPair } from './lib.js';
 
 const RUNS = 100;
 const WARMUP = 10;
@@ -31,18 +31,6 @@ const outer = (innerId: string) =>
     [['start', 'tool'], ['tool', 'end']],
   );
 
-/** Times `a` and `b` alternately (so warm-up and machine load fall on both alike). */
-async function timedPair(a: () => Promise<void>, b: () => Promise<void>): Promise<[number[], number[]]> {
-  const out: [number[], number[]] = [[], []];
-  for (let i = 0; i < RUNS + WARMUP; i++) {
-    for (const [j, f] of [a, b].entries()) {
-      const t = performance.now();
-      await f();
-      if (i >= WARMUP) out[j]!.push(performance.now() - t);
-    }
-  }
-  return out;
-}
 
 /**
  * Workflow as tool: a workflow whose one tool node runs another workflow (in process, as a run of
@@ -61,7 +49,7 @@ export async function run(): Promise<void> {
     const b = (await r.json()) as { data: { status: string; outputs: Record<string, string> } };
     if (b.data.status !== 'succeeded' || !check(b.data.outputs)) throw new Error(`run failed: ${JSON.stringify(b).slice(0, 300)}`);
   };
-  const [direct, viaTool] = await timedPair(
+  const [direct, viaTool] = await timedPair(RUNS, WARMUP, 
     call(innerKey, (o) => o.greeting === 'Hello Ada'),
     call(outerKey, (o) => o.text === '{"greeting": "Hello Ada"}'),
   );
