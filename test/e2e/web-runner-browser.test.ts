@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -115,7 +115,7 @@ describe.skipIf(!BROWSER_TESTS)('the completion and workflow pages in a real bro
     return page;
   }
 
-  it('the completion page generates from its form with an image attached, streams, saves and makes more like this', async () => {
+  it('the completion page generates from its form with an image attached, streams, saves, makes more like this, lists and removes saved answers, and runs a CSV batch', async () => {
     const page = await open(`${s.url}/completion/${completionCode}`);
     await page.getByLabel('Topic').fill('harbours');
     await page.getByLabel('Attach a file').setInputFiles({ name: 'harbour.png', mimeType: 'image/png', buffer: PNG });
@@ -135,6 +135,31 @@ describe.skipIf(!BROWSER_TESTS)('the completion and workflow pages in a real bro
     expect(await page.locator('.result').count()).toBe(2);
     expect(await seriousA11yFindings(page)).toEqual([]);
     if (SHOTS) await page.screenshot({ path: path.join('docs', 'web-completion.png') });
+    // the saved answers have their tab; an answer removed there is gone
+    await page.getByRole('tab', { name: 'Saved' }).click();
+    const savedItem = page.locator('.saved-item');
+    await savedItem.first().waitFor();
+    expect(await savedItem.count()).toBe(1);
+    expect(await savedItem.first().locator('.markdown em').textContent()).toBe('quiet');
+    expect(await seriousA11yFindings(page)).toEqual([]);
+    await savedItem.first().getByRole('button', { name: 'Remove from saved' }).click();
+    await page.getByText('Nothing saved yet', { exact: false }).waitFor();
+    await page.getByRole('tab', { name: 'Saved' }).click();
+    await page.getByText('0 saved answers').waitFor();
+    // a batch from a CSV file (the header names the input by its label): a run per row, the results as CSV
+    await page.getByRole('tab', { name: 'Run batch' }).click();
+    await page.getByLabel('CSV').setInputFiles({ name: 'rows.csv', mimeType: 'text/csv', buffer: Buffer.from('Topic\nboats\ntrains\n') });
+    await page.getByText('2 rows').waitFor();
+    await page.getByRole('button', { name: 'Run batch' }).click();
+    await page.getByText('2 of 2 done').waitFor();
+    const sentTopics = fake.requests.slice(-2).map((r) => JSON.stringify(r.body.messages));
+    expect(sentTopics.some((m) => m.includes('Write a caption about boats.'))).toBe(true);
+    expect(sentTopics.some((m) => m.includes('Write a caption about trains.'))).toBe(true);
+    const downloading = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download results (CSV)' }).click();
+    const csv = readFileSync((await (await downloading).path())!, 'utf8');
+    expect(csv.split(/\r?\n/)[1]).toBe('"boats","A *quiet* harbour at dawn."');
+    expect(csv.split(/\r?\n/)[2]).toBe('"trains","A *quiet* harbour at dawn."');
     expect(problems).toEqual([]);
     await page.context().close();
   });

@@ -1,6 +1,6 @@
 import Papa from 'papaparse';
 import { useMemo, useRef, useState } from 'preact/hooks';
-import type { StreamHandle } from '../lib/api.js';
+import type { SavedMessage, StreamHandle } from '../lib/api.js';
 import type { SseEvent } from '../lib/sse.js';
 import type { Boot } from '../shared/boot.js';
 import { apiInputs, fieldsOf, FileField, acceptOf, InputsForm, Markdown, missingField, type FileRef, type InputValues } from '../shared/components.js';
@@ -45,11 +45,12 @@ export function foldCompletion(r: Result, e: SseEvent): Result {
   return next;
 }
 
-/** The text generator (`/completion/{code}`): the input form, a streamed answer, more like this, copy, save, feedback, and a batch run from a CSV file. */
+/** The text generator (`/completion/{code}`): the input form, a streamed answer, more like this, copy, save, feedback, a batch run from a CSV file, and the saved answers. */
 export function CompletionApp({ b }: { b: Boot }) {
   const { api, t, params } = b;
   const fields = useMemo(() => fieldsOf(params.user_input_form), [params]);
-  const [tab, setTab] = useState<'once' | 'batch'>('once');
+  const [tab, setTab] = useState<'once' | 'batch' | 'saved'>('once');
+  const [saved, setSaved] = useState<SavedMessage[] | null>(null);
   const [inputs, setInputs] = useState<InputValues>(() => ({ ...b.url.inputs }));
   const [files, setFiles] = useState<FileRef[]>([]);
   const [results, setResults] = useState<Result[]>([]);
@@ -145,6 +146,23 @@ export function CompletionApp({ b }: { b: Boot }) {
     setBatchRunning(false);
   }
 
+  async function openSaved() {
+    setTab('saved');
+    setSaved(null);
+    try {
+      setSaved((await api.savedMessages()).data);
+    } catch (err) {
+      setNotice(t('error', { message: (err as Error).message }));
+      setSaved([]);
+    }
+  }
+
+  async function unsave(id: string) {
+    await api.unsaveMessage(id);
+    setSaved((list) => (list ?? []).filter((m) => m.id !== id));
+    setResults((list) => list.map((r) => (r.id === id ? { ...r, saved: false } : r)));
+  }
+
   const doneRows = rows.filter((r) => r.status === 'done' || r.status === 'error').length;
   const form = (
     <>
@@ -155,8 +173,13 @@ export function CompletionApp({ b }: { b: Boot }) {
         <button type="button" role="tab" aria-selected={tab === 'batch'} onClick={() => setTab('batch')}>
           {t('batch')}
         </button>
+        <button type="button" role="tab" aria-selected={tab === 'saved'} onClick={() => void openSaved()}>
+          {t('savedItems')}
+        </button>
       </div>
-      {tab === 'once' ? (
+      {tab === 'saved' ? (
+        <p class="hint" aria-live="polite">{saved ? t('savedCount', { n: saved.length }) : '…'}</p>
+      ) : tab === 'once' ? (
         <form onSubmit={generate}>
           <InputsForm id="in" fields={fields} values={inputs} onChange={setInputs} api={api} t={t} disabled={busy} />
           {uploadOn && (
@@ -208,7 +231,19 @@ export function CompletionApp({ b }: { b: Boot }) {
   );
 
   const output =
-    tab === 'batch' && rows.length > 0 ? (
+    tab === 'saved' ? (
+      saved === null ? (
+        <div class="card placeholder" aria-busy="true">
+          <p>…</p>
+        </div>
+      ) : saved.length === 0 ? (
+        <div class="card placeholder">
+          <p>{t('noSaved')}</p>
+        </div>
+      ) : (
+        saved.map((m) => <SavedCard key={m.id} m={m} b={b} onRemove={() => void unsave(m.id)} />)
+      )
+    ) : tab === 'batch' && rows.length > 0 ? (
       <div class="card">
         <div class="result-head">
           <span>{t('batchDone', { done: doneRows, total: rows.length })}</span>
@@ -246,6 +281,25 @@ export function CompletionApp({ b }: { b: Boot }) {
     );
 
   return <RunnerLayout b={b} form={form} results={output} />;
+}
+
+/** A saved answer: its text, copy, and remove from saved. */
+function SavedCard({ m, b, onRemove }: { m: SavedMessage; b: Boot; onRemove: () => void }) {
+  const { t } = b;
+  const [copied, setCopied] = useState(false);
+  return (
+    <article class="card result saved-item">
+      <Markdown text={m.answer} />
+      <div class="msg-actions">
+        <button type="button" class="icon-btn" aria-label={copied ? t('copied') : t('copy')} title={t('copy')} onClick={() => void copyText(m.answer).then(setCopied)}>
+          <Icon name={copied ? 'check' : 'copy'} size={18} />
+        </button>
+        <button type="button" class="icon-btn active" aria-label={t('unsave')} title={t('unsave')} onClick={onRemove}>
+          <Icon name="bookmark" size={18} />
+        </button>
+      </div>
+    </article>
+  );
 }
 
 function ResultCard({ r, b, onMore, onPatch }: { r: Result; b: Boot; onMore: () => void; onPatch: (f: (r: Result) => Result) => void }) {

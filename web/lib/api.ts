@@ -177,6 +177,15 @@ export class WebApi {
     return this.post('/saved-messages', { message_id: messageId });
   }
 
+  /** The end user's saved answers, newest first (`GET /api/saved-messages`). */
+  savedMessages(limit = 100): Promise<{ data: SavedMessage[]; has_more: boolean }> {
+    return this.json(`/saved-messages?limit=${limit}`);
+  }
+
+  unsaveMessage(messageId: string): Promise<unknown> {
+    return this.json(`/saved-messages/${encodeURIComponent(messageId)}`, { method: 'DELETE' });
+  }
+
   async upload(file: File): Promise<UploadedFile> {
     const form = new FormData();
     form.append('file', file);
@@ -229,6 +238,15 @@ export class WebApi {
     });
     if (!r.ok) throw await errorOf(r);
   }
+}
+
+/** One saved answer (Dify's saved message). */
+export interface SavedMessage {
+  id: string;
+  inputs: Record<string, unknown>;
+  query: string;
+  answer: string;
+  created_at: number;
 }
 
 export interface HumanInputFormView {
