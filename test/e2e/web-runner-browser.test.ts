@@ -142,10 +142,11 @@ describe.skipIf(!BROWSER_TESTS)('the completion and workflow pages in a real bro
     expect(await savedItem.count()).toBe(1);
     expect(await savedItem.first().locator('.markdown em').textContent()).toBe('quiet');
     expect(await seriousA11yFindings(page)).toEqual([]);
+    if (SHOTS) await page.screenshot({ path: path.join('docs', 'web-completion-saved.png') });
     await savedItem.first().getByRole('button', { name: 'Remove from saved' }).click();
     await page.getByText('Nothing saved yet', { exact: false }).waitFor();
     await page.getByRole('tab', { name: 'Saved' }).click();
-    await page.getByText('0 saved answers').waitFor();
+    await page.getByText('Saved answers: 0').waitFor();
     // a batch from a CSV file (the header names the input by its label): a run per row, the results as CSV
     await page.getByRole('tab', { name: 'Run batch' }).click();
     await page.getByLabel('CSV').setInputFiles({ name: 'rows.csv', mimeType: 'text/csv', buffer: Buffer.from('Topic\nboats\ntrains\n') });

@@ -72,7 +72,7 @@ const en = {
   savedItems: 'Saved',
   noSaved: 'Nothing saved yet. Save an answer with its bookmark button to keep it here.',
   unsave: 'Remove from saved',
-  savedCount: '{n} saved answers',
+  savedCount: 'Saved answers: {n}',
   batch: 'Run batch',
   single: 'Run once',
   batchHint: 'A CSV file: a header row with the input names, then one row per run.',
