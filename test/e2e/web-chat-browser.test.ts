@@ -8,6 +8,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { BROWSER_TESTS, CHROMIUM_ARGS, noticeWithoutBrowser, requireBrowser } from '../helpers/browser.js';
 import { startNode, workflowDsl } from '../helpers/workflow-dsl.js';
+import { kbClient } from '../helpers/kb-client.js';
 import { answerSteps, recordAnswerSteps, scrollsSideways, seriousA11yFindings, siteCode } from '../helpers/web-app-browser.js';
 
 /** The chat page (`/chat/{code}`), the chatbot in another site's page through `/embed.min.js`, in a real browser. */
@@ -67,6 +68,48 @@ function approvalChatflow(): string {
     { mode: 'advanced-chat', name: 'Approval chat' },
   );
 }
+
+/** A chat app with a dataset and citations, suggested questions after each answer, and images. */
+function knowledgeChatApp(dataset: string): string {
+  return `app:
+  mode: chat
+  name: Office helper
+kind: app
+version: 0.3.1
+model_config:
+  model:
+    provider: langgenius/openai/openai
+    name: gpt-4o-mini
+    mode: chat
+    completion_params: {}
+  pre_prompt: 'Be brief.'
+  opening_statement: 'Ask me about the office.'
+  suggested_questions:
+    - remote work fridays
+  suggested_questions_after_answer:
+    enabled: true
+  retriever_resource:
+    enabled: true
+  dataset_configs:
+    retrieval_model: multiple
+    top_k: 2
+    reranking_enable: false
+    datasets:
+      strategy: router
+      datasets:
+        - dataset:
+            enabled: true
+            id: ${dataset}
+  file_upload:
+    image:
+      enabled: true
+      number_limits: 2
+      transfer_methods: [local_file]
+`;
+}
+
+const SUGGESTED_PROMPT = 'Please help me predict the three most likely questions';
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
 const ANSWER = 'A **dovetail** joint interlocks *tails* and pins.\n\n| part | shape |\n|---|---|\n| tail | trapezoid |\n\n```js\nconst joint = "dovetail";\n```\n';
 
@@ -214,6 +257,55 @@ describe.skipIf(!BROWSER_TESTS)('the chat page in a real browser', () => {
     await form.getByRole('button', { name: 'Yes, answer' }).click();
     await page.locator('.answer-text', { hasText: 'Approved deploy v2 with note: ship it' }).waitFor();
     expect(await page.locator('.step', { hasText: 'Answer' }).textContent()).toContain('Succeeded');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a knowledge chat: a suggested question asked by a click, the answer with its citations and follow-up questions, an image attached, stop and regenerate', async () => {
+    const kb = kbClient(s, await s.datasetKey());
+    const ds = await kb.dataset('Office handbook', 'economy');
+    const made = await kb.call('POST', `/datasets/${ds}/document/create-by-text`, { name: 'Policies', text: 'Remote work is allowed on Fridays.\nThe office closes at six.', process_rule: { mode: 'custom', rules: { segmentation: { separator: '\n', max_tokens: 50 } } } });
+    expect(await kb.settle(ds, made.body.batch)).toMatchObject({ indexing_status: 'completed' });
+    const officeCode = await siteCode(s, (await s.importApp(knowledgeChatApp(ds))).appId);
+    const follow = ['Can I work from home on Mondays?', 'When does the office close?'];
+    fake.behaviour = { reply: (body) => (JSON.stringify(body.messages).includes(SUGGESTED_PROMPT) ? JSON.stringify(follow) : 'Yes, on Fridays.'), chunkSize: 4, delayMs: 10 };
+    await page.goto(`${s.url}/chat/${officeCode}`);
+    await page.getByRole('group', { name: 'Try asking' }).getByRole('button', { name: 'remote work fridays' }).click();
+    const turn = (i: number) => page.locator('.turn').nth(i).locator('.msg.answer');
+    const answer = turn(0);
+    await answer.locator('.answer-text', { hasText: 'Yes, on Fridays.' }).waitFor();
+    // the citations of the knowledge it used, opened to read the chunk
+    const citations = answer.locator('details.citations');
+    await citations.locator('summary').click();
+    expect(await citations.textContent()).toContain('Policies');
+    expect(await citations.locator('.citation-text').first().textContent()).toContain('Remote work is allowed on Fridays.');
+    // the follow-up questions the model suggested; one click asks the next
+    const after = page.getByRole('group', { name: 'Suggested follow-up questions' });
+    await after.getByRole('button', { name: follow[1] }).waitFor();
+    // an image attached to the next question reaches the model with it
+    await page.getByLabel('Attach a file').setInputFiles({ name: 'desk.png', mimeType: 'image/png', buffer: PNG });
+    await page.locator('.chip', { hasText: 'desk.png' }).waitFor();
+    await after.getByRole('button', { name: follow[1] }).click();
+    await page.locator('.question-text', { hasText: follow[1] }).waitFor();
+    await turn(1).locator('.answer-text', { hasText: 'Yes, on Fridays.' }).waitFor();
+    const sent = fake.requests.filter((r) => !JSON.stringify(r.body.messages).includes(SUGGESTED_PROMPT)).at(-1)!;
+    expect(JSON.stringify(sent.body.messages)).toContain('image_url');
+    expect(JSON.stringify(sent.body.messages)).toContain(follow[1]);
+    // stop: a slow answer is cut short where it was, and says so
+    fake.behaviour = { reply: 'word '.repeat(400), chunkSize: 5, delayMs: 20 };
+    await page.getByRole('textbox', { name: /Message/ }).fill('Tell me everything');
+    await page.keyboard.press('Enter');
+    await turn(2).locator('.answer-text', { hasText: 'word' }).waitFor();
+    await page.getByRole('button', { name: 'Stop responding' }).click();
+    await turn(2).getByText('Stopped', { exact: false }).waitFor();
+    const stoppedText = (await turn(2).locator('.answer-text').textContent())!;
+    expect(stoppedText.length).toBeLessThan('word '.repeat(400).length);
+    // regenerate: the last question asked again, answered anew in place of the stopped answer
+    fake.behaviour = { reply: 'A short answer.', chunkSize: 4 };
+    await page.getByRole('button', { name: 'Regenerate' }).last().click();
+    await turn(2).locator('.answer-text', { hasText: 'A short answer.' }).waitFor();
+    expect(await page.locator('.question-text', { hasText: 'Tell me everything' }).count()).toBe(1);
+    expect(await seriousA11yFindings(page)).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
   });

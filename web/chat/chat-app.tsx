@@ -27,6 +27,8 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
   const [drawer, setDrawer] = useState(false);
   const [toggled, setToggled] = useState(false);
   const stream = useRef<StreamHandle | null>(null);
+  /** Turns the person stopped: their stream's end does not make them `done`. */
+  const stopped = useRef(new Set<string>());
   const composer = useRef<HTMLTextAreaElement>(null);
   const threadEnd = useRef<HTMLDivElement>(null);
   const busy = turns.some((x) => x.status === 'streaming');
@@ -142,7 +144,8 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
 
   async function afterStream(key: string, final: () => Turn, wasNew: boolean) {
     let f = final();
-    if (f.status === 'streaming') {
+    if (stopped.current.has(key)) f = { ...f, status: 'stopped' };
+    else if (f.status === 'streaming') {
       f = { ...f, status: 'done' };
       update(key, () => f);
     }
@@ -157,13 +160,15 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
     }
   }
 
+  /** Stops the answer where it is: the stream is closed first (nothing that arrives after the click changes the answer), then the generation is stopped. */
   async function stop() {
     const streaming = turns.find((x) => x.status === 'streaming');
     if (!streaming) return;
-    if (streaming.taskId) await api.post(`/chat-messages/${streaming.taskId}/stop`).catch(() => undefined);
+    stopped.current.add(streaming.key);
     stream.current?.abort();
     update(streaming.key, (x) => ({ ...x, status: 'stopped' }));
     composer.current?.focus();
+    if (streaming.taskId) await api.post(`/chat-messages/${streaming.taskId}/stop`).catch(() => undefined);
   }
 
   function regenerate(turn: Turn) {

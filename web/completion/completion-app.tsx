@@ -86,12 +86,13 @@ export function CompletionApp({ b }: { b: Boot }) {
     );
   }
 
+  /** Stops the answer where it is: the stream is closed first (nothing that arrives after the click changes the answer), then the generation is stopped. */
   async function stop() {
     const r = results.find((x) => x.status === 'streaming');
     if (!r) return;
-    if (r.taskId) await api.post(`/completion-messages/${r.taskId}/stop`).catch(() => undefined);
     current.current?.abort();
     patch(r.key, (x) => ({ ...x, status: 'stopped' }));
+    if (r.taskId) await api.post(`/completion-messages/${r.taskId}/stop`).catch(() => undefined);
   }
 
   async function moreLikeThis(r: Result) {
