@@ -3,6 +3,7 @@ import { toSeconds } from '../lib/seconds.js';
 import { NodeFailure, StopSignal, type Graph, type NodeContext, type NodeOutcome, type NodeUsage } from './types.js';
 import { plusUsage } from '../lib/usage.js';
 import { nodeStarted } from './node-started.js';
+import { mergeResources, type RetrieverResource } from './retriever-resources.js';
 
 export interface ContainerRound {
   readonly type: 'loop' | 'iteration';
@@ -21,6 +22,8 @@ export interface RoundResult {
   /** The sum of the round's model calls, if any. */
   readonly usage: NodeUsage | undefined;
   readonly steps: number;
+  /** The citations of the round's LLM nodes (knowledge they were given as context), merged as an answer's. */
+  readonly resources: readonly RetrieverResource[];
 }
 
 /** What a container reports when it ends; `metadata` joins `total_tokens` in `execution_metadata`. */
@@ -30,6 +33,8 @@ export interface ContainerTotals {
   readonly usage?: NodeUsage | undefined;
   readonly steps: number;
   readonly metadata: Record<string, unknown>;
+  /** The citations of the LLM nodes inside, reported as the container node's (they reach the answer as in Dify). */
+  readonly resources?: readonly RetrieverResource[];
 }
 
 /**
@@ -70,7 +75,13 @@ export function containerEvents(ctx: NodeContext, kind: ContainerRound['type'], 
     /** `<kind>_completed` with `succeeded`, and the container's outcome (its model calls' usage). */
     succeeded(outputs: Record<string, unknown>, totals: ContainerTotals): NodeOutcome {
       this.completed('succeeded', null, outputs, totals);
-      return { type: 'succeeded', inputs, outputs, ...(totals.usage && totals.usage.total_tokens > 0 ? { usage: totals.usage } : {}) };
+      return {
+        type: 'succeeded',
+        inputs,
+        outputs,
+        ...(totals.usage && totals.usage.total_tokens > 0 ? { usage: totals.usage } : {}),
+        ...(totals.resources && totals.resources.length > 0 ? { retrieverResources: totals.resources } : {}),
+      };
     },
   };
 }
@@ -91,6 +102,7 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
   const runId = round.parallelRunId ? { parallel_mode_run_id: round.parallelRunId } : {};
   let tokens = 0;
   let usage: NodeUsage | undefined;
+  let resources: RetrieverResource[] = [];
   let steps = 0;
   while (queue.length > 0) {
     if (ctx.signal.aborted) throw new StopSignal('stopped');
@@ -142,9 +154,10 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
         const used = result.usage?.total_tokens ?? 0;
         tokens += used;
         usage = plusUsage(usage, result.usage);
+        if (result.retrieverResources?.length) resources = mergeResources(resources, result.retrieverResources);
         const meta = { ...(used && result.usage ? { total_tokens: used, total_price: Number(result.usage.total_price), currency: result.usage.currency } : {}), ...(result.errorStrategy ? { error_strategy: result.errorStrategy } : {}) };
         finished(result.type, result.error, { inputs: result.inputs, outputs: result.outputs, processData: result.processData, meta });
-        if (node.type === 'loop-end') return { broke: true, tokens, usage, steps };
+        if (node.type === 'loop-end') return { broke: true, tokens, usage, steps, resources };
         for (const next of completeNode(sub, state, node.id, result.take)) queue.push({ node: next, from: node.id });
         break;
       }
@@ -158,5 +171,5 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
         throw new NodeFailure(`node ${node.id} cannot pause inside a ${round.type}`, 'NodeError', false);
     }
   }
-  return { broke: false, tokens, usage, steps };
+  return { broke: false, tokens, usage, steps, resources };
 }

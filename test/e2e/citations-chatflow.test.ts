@@ -143,6 +143,45 @@ describe('citations in chatflows (knowledge-retrieval → LLM context)', () => {
     expect(listed!.retriever_resources.map((c: { content: string }) => c.content)).toEqual(['Vacation policy: employees get twenty days a year.']);
   });
 
+  it('LLM nodes inside an iteration and a loop cite what they were given, as Dify forwards their citations to the answer', async () => {
+    fake.behaviour = { reply: 'Noted.' };
+    const inner = (container: string) => [
+      { id: `${container}kr`, type: 'knowledge-retrieval', parentId: container, query_variable_selector: ['sys', 'query'], dataset_ids: [handbook], retrieval_mode: 'multiple', multiple_retrieval_config: { top_k: 1 } },
+      llmNode(`${container}llm`, '{{#sys.query#}}', { parentId: container, prompt_template: [{ role: 'system', text: '{{#context#}}' }, { role: 'user', text: '{{#sys.query#}}' }], context: { enabled: true, variable_selector: [`${container}kr`, 'result'] } }),
+    ];
+    const doc = parse(
+      workflowDsl(
+        [
+          startNode(),
+          { id: 'kr', type: 'knowledge-retrieval', query_variable_selector: ['sys', 'query'], dataset_ids: [handbook], retrieval_mode: 'multiple', multiple_retrieval_config: { top_k: 2 } },
+          { id: 'it', type: 'iteration', iterator_selector: ['kr', 'result'], output_selector: ['itllm', 'text'], start_node_id: 'itstart', error_handle_mode: 'terminated' },
+          { id: 'itstart', type: 'iteration-start', parentId: 'it' },
+          ...inner('it'),
+          { id: 'lp', type: 'loop', loop_count: 2, break_conditions: [], logical_operator: 'and', loop_variables: [], start_node_id: 'lpstart' },
+          { id: 'lpstart', type: 'loop-start', parentId: 'lp' },
+          ...inner('lp'),
+          { id: 'answer', type: 'answer', answer: '{{#it.output#}}' },
+        ],
+        [['start', 'kr'], ['kr', 'it'], ['itstart', 'itkr'], ['itkr', 'itllm'], ['it', 'lp'], ['lpstart', 'lpkr'], ['lpkr', 'lpllm'], ['lp', 'answer']],
+        { mode: 'advanced-chat' },
+      ),
+    ) as { workflow: Record<string, unknown> };
+    doc.workflow.features = { retriever_resource: { enabled: true } };
+    const { apiKey } = await s.importApp(stringify(doc));
+    const r = await ask(apiKey, { query: 'remote work fridays', response_mode: 'streaming' });
+    const events = dataFrames(parseSse(await r.text()));
+    const end = events.find((e) => e.event === 'message_end') as Record<string, any>;
+    expect(end, JSON.stringify(events.filter((e) => e.event === 'error' || e.event === 'workflow_finished'))).toBeDefined();
+    validateSchema('StreamEventChatMessageEnd', end);
+    // every inner LLM was given the same document's chunk: one citation (Dify keeps one per document), numbered from 1
+    expect(end.metadata.retriever_resources).toHaveLength(1);
+    expect(end.metadata.retriever_resources[0]).toMatchObject({ position: 1, dataset_id: handbook, document_name: 'Policies', content: 'Remote work is allowed on Fridays.' });
+    // one item to iterate (the one chunk that matched) and two loop rounds: three model calls
+    expect(fake.requests).toHaveLength(3);
+    const [listed] = await listMessages(apiKey, end.conversation_id as string);
+    expect(listed!.retriever_resources.map((c: { document_name: string }) => c.document_name)).toEqual(['Policies']);
+  });
+
   it('the retriever_resource feature off: the context still reaches the model, retriever_resources is []', async () => {
     fake.behaviour = { reply: 'ok' };
     const { apiKey } = await s.importApp(ragChatflow(false));

@@ -2,6 +2,7 @@ import { runBounded } from '../bounded-items.js';
 import { ScopedPool } from '../scoped-pool.js';
 import { containerEvents, runRound } from '../subgraph.js';
 import { plusUsage } from '../../lib/usage.js';
+import { mergeResources, type RetrieverResource } from '../retriever-resources.js';
 import { NodeFailure, StopSignal, isStop, type Graph, type GraphNode, type NodeContext, type NodeHandler, type NodeUsage } from '../types.js';
 import { selectorOf } from './shared.js';
 
@@ -115,9 +116,10 @@ export const iterationNode: NodeHandler = {
     const events = containerEvents(ctx, 'iteration', inputs, { iterator_length: items.length });
     let tokens = 0;
     let usage: NodeUsage | undefined;
+    let resources: RetrieverResource[] = [];
     let steps = 0;
     const durations: Record<string, number> = {};
-    const totals = () => ({ tokens, usage, steps, metadata: { iteration_duration_map: durations } });
+    const totals = () => ({ tokens, usage, resources, steps, metadata: { iteration_duration_map: durations } });
     const runItem = async (i: number, pool: NodeContext['pool'], parallelRunId?: string): Promise<ItemOutcome> => {
       events.next(i);
       pool.setAll(ctx.node.id, { item: items[i], index: i });
@@ -126,6 +128,7 @@ export const iterationNode: NodeHandler = {
         const r = await runRound({ ...ctx, pool }, sub, { type: 'iteration', index: i, ...(parallelRunId ? { parallelRunId } : {}) });
         tokens += r.tokens;
         usage = plusUsage(usage, r.usage);
+        if (r.resources.length > 0) resources = mergeResources(resources, r.resources);
         return { ok: true, value: pool.get(spec.output) ?? null };
       } catch (error) {
         return { ok: false, error };

@@ -1,6 +1,7 @@
 import { conditionsHold, parseConditions, type Condition } from '../conditions.js';
 import { containerEvents, runRound } from '../subgraph.js';
 import { plusUsage } from '../../lib/usage.js';
+import { mergeResources, type RetrieverResource } from '../retriever-resources.js';
 import { NodeFailure, type GraphNode, type NodeHandler, type NodeUsage } from '../types.js';
 import { isObject, selectorOf } from './shared.js';
 import { constantOf } from './value-types.js';
@@ -66,10 +67,11 @@ export const loopNode: NodeHandler = {
     let rounds = 0;
     let tokens = 0;
     let usage: NodeUsage | undefined;
+    let resources: RetrieverResource[] = [];
     let reason = 'loop_completed';
     const variableMap: Record<string, Record<string, unknown>> = {};
     const durations: Record<string, number> = {};
-    const totals = () => ({ tokens, usage, steps: rounds, metadata: { completed_reason: reason, loop_duration_map: durations, loop_variable_map: variableMap } });
+    const totals = () => ({ tokens, usage, resources, steps: rounds, metadata: { completed_reason: reason, loop_duration_map: durations, loop_variable_map: variableMap } });
     try {
       if (holds()) reason = 'loop_break';
       else {
@@ -79,6 +81,7 @@ export const loopNode: NodeHandler = {
           rounds = i + 1;
           tokens += r.tokens;
           usage = plusUsage(usage, r.usage);
+          if (r.resources.length > 0) resources = mergeResources(resources, r.resources);
           variableMap[String(i)] = current();
           durations[String(i)] = (ctx.ports.now() - roundStart) / 1000;
           if (r.broke || holds()) {
