@@ -116,6 +116,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     openaiCompatible: {
       conversationMatchWindow: int(env, file, 'OPENAI_CONVERSATION_MATCH_WINDOW', 20, 1),
     },
+    triggers: {
+      triggerUrl: (str(env, file, 'TRIGGER_URL') ?? str(env, file, 'APP_WEB_URL') ?? `http://localhost:${int(env, file, 'PORT', 5001)}`).replace(/\/+$/, ''),
+      webhookRateLimitMax: int(env, file, 'WEBHOOK_RATE_LIMIT_MAX_REQUESTS', 60, 1),
+      webhookRateLimitWindowSeconds: int(env, file, 'WEBHOOK_RATE_LIMIT_WINDOW_SECONDS', 60, 1),
+      schedulePollMs: int(env, file, 'SCHEDULE_POLL_SECONDS', 5, 1) * 1000,
+    },
     audio: {
       speechToTextModel: modelRef(str(env, file, 'SPEECH_TO_TEXT_MODEL'), 'SPEECH_TO_TEXT_MODEL') ?? 'openai/whisper-1',
       textToSpeechModel: modelRef(str(env, file, 'TEXT_TO_SPEECH_MODEL'), 'TEXT_TO_SPEECH_MODEL') ?? 'openai/tts-1',

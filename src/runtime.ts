@@ -20,6 +20,8 @@ import { createLogger, type Logger } from './infra/logger.js';
 import type { Bus } from './infra/bus/bus.js';
 import { MemoryBus } from './infra/bus/memory-bus.js';
 import { RunService } from './runs/run-service.js';
+import { TriggerService, scheduleGraphValidator } from './triggers/triggers.js';
+import { TriggerStore } from './triggers/trigger-store.js';
 import { ChatflowService } from './runs/chatflow-service.js';
 import { WorkflowLogs } from './runs/workflow-logs.js';
 import { engineGraphValidator } from './apps/engine-graph-validator.js';
@@ -145,6 +147,8 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly runs: RunService;
   /** Chatflow messages and conversations. */
   readonly chatflow: ChatflowService;
+  /** Workflow triggers: webhook ids and URLs, schedules and their poller, pause and resume. */
+  readonly triggers: TriggerService;
   /** `GET /workflows/logs`: a workflow app's API runs, newest first, by page. */
   readonly workflowLogs: WorkflowLogs;
   /**
@@ -345,6 +349,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   });
   await runs.startBackground();
   closers.push(() => runs.close());
+  const triggers = new TriggerService({ store: new TriggerStore(store.db), apps, runs, endUsers, clock, logger, config: config.triggers });
+  apps.addGraphValidator(scheduleGraphValidator);
+  apps.addStoredListener((app) => triggers.sync(app));
+  await triggers.syncAll();
+  await triggers.schedulePoller(queue);
   const chatflow = new ChatflowService(
     {
       db: store.db,
@@ -427,6 +436,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     bus,
     runs,
     chatflow,
+    triggers,
     workflowLogs: new WorkflowLogs(store.db),
     get humanInput() {
       return runs.humanInput;

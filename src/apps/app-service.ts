@@ -61,6 +61,7 @@ export class AppService {
   readonly #clock: Clock;
   readonly #validators: GraphValidator[] = [];
   readonly #loadListeners: ((app: App) => void)[] = [];
+  readonly #storedListeners: ((app: App) => Promise<void>)[] = [];
   /** Apps read, with the store's change stamp when they were read (see `find`). */
   readonly #cache = new Map<string, { app: App; stamp: number | undefined }>();
   readonly #changeStamp: (() => number) | undefined;
@@ -97,6 +98,19 @@ export class AppService {
   /** Calls `listener` with every app this service reads from the store or imports (not with cache hits). */
   addLoadListener(listener: (app: App) => void): void {
     this.#loadListeners.push(listener);
+  }
+
+  /**
+   * Awaits `listener` with every app this service has just stored (imported, or updated to a new
+   * version) before `importDsl` / `update` return: the triggers' rows follow the graph this way.
+   */
+  addStoredListener(listener: (app: App) => Promise<void>): void {
+    this.#storedListeners.push(listener);
+  }
+
+  async #stored(app: App): Promise<App> {
+    for (const listener of this.#storedListeners) await listener(app);
+    return app;
   }
 
   /** The single workspace of this instance, created on first use. */
@@ -137,7 +151,15 @@ export class AppService {
     if (doc.app.mode === 'workflow' || doc.app.mode === 'advanced-chat') {
       const nodes = doc.workflow!.graph.nodes;
       const start = nodes.filter((n) => n.data.type === 'start');
-      if (start.length !== 1) throw new DslError(`workflow.graph must have exactly one start node, found ${start.length}`);
+      // a workflow may start from trigger nodes instead (Dify 1.10: webhook, schedule, plugin)
+      const triggers = doc.app.mode === 'workflow' ? nodes.filter((n) => typeof n.data.type === 'string' && n.data.type.startsWith('trigger-')) : [];
+      if (start.length > 1 || (start.length === 0 && triggers.length === 0)) {
+        throw new DslError(
+          doc.app.mode === 'workflow'
+            ? `workflow.graph must have one start node or trigger nodes, found ${start.length} start nodes`
+            : `workflow.graph must have exactly one start node, found ${start.length}`,
+        );
+      }
     }
     return doc;
   }
@@ -159,7 +181,7 @@ export class AppService {
       version: 1,
     };
     await this.#store.insert(record, newSite({ id: record.id, mode: record.mode, dsl: doc, createdAt: now }, now));
-    return this.#loaded(toApp(record, doc));
+    return this.#stored(this.#loaded(toApp(record, doc)));
   }
 
   /**
@@ -180,7 +202,7 @@ export class AppService {
       if ((await this.#store.versionOf(id)) === undefined) return undefined;
       throw new DslError(`app ${id} was updated by someone else at the same time; try again`);
     }
-    return this.#loaded(toApp(next, doc));
+    return this.#stored(this.#loaded(toApp(next, doc)));
   }
 
   /**

@@ -106,6 +106,8 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
     const site = siteSummary(sites, app, await sites.forApp(app));
     const [{ McpServerStore }, { mcpServerView }] = await Promise.all([import('../publish/mcp-server-store.js'), import('./mcp-view.js')]);
     const mcp = mcpServerView(await new McpServerStore(store.db).byApp(app.id), config.webForms.appWebUrl);
+    const { appTriggerViews, triggerLine } = await import('./trigger-actions.js');
+    const triggers = app.mode === 'workflow' ? await appTriggerViews(ctx, app) : [];
     const obj = {
       app_id: app.id,
       name: app.name,
@@ -117,6 +119,7 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
       keys: appKeys.map((k) => ({ id: k.id, hint: k.hint, created_at: Math.floor(k.createdAt / 1000), last_used_at: k.lastUsedAt === null ? null : Math.floor(k.lastUsedAt / 1000) })),
       site,
       mcp,
+      triggers,
     };
     const text = [
       `app_id:  ${app.id}`,
@@ -126,6 +129,7 @@ export const appShow = async (ref: string, opts: { json?: boolean }, cmd: Comman
       `keys:    ${appKeys.length === 0 ? '(none)' : appKeys.map((k) => `${k.id} ${k.hint}`).join('\n         ')}`,
       `site:    ${site.url} (${site.enabled ? 'enabled' : 'disabled'})`,
       `mcp:     ${mcp.status}${mcp.url ? ` ${mcp.url}` : ''}`,
+      ...(triggers.length ? [`triggers: ${triggers.map(triggerLine).join('\n          ')}`] : []),
     ].join('\n');
     print(opts.json, obj, text);
   });
@@ -166,6 +170,8 @@ export const appDelete = async (ref: string, opts: { yes?: boolean; purge?: bool
     const active = await new RunStore(rt.store.db).activeTaskIds(app.id);
     for (const taskId of active) await rt.runs.stopTask(app.id, taskId, { reason: 'The app was deleted.' });
     if (!(await rt.apps.delete(app.id, opts.purge ? purgeAppData : undefined))) throw new CliError(`no app with id ${app.id}`);
+    // its webhooks answer 404 and its schedules stop at once
+    await rt.triggers.store.deleteApp(app.id);
     await rt.bus.publish(KEYS_REVOKED_CHANNEL, app.id);
     print(opts.json, { app_id: app.id, deleted: true, keys_deleted: keyCount, runs_stopped: active.length, data: opts.purge ? 'purged' : 'kept' }, `deleted ${what}${active.length ? `; stopped ${active.length} run(s)` : ''}`);
   });

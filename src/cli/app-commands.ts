@@ -38,10 +38,20 @@ export function appCommands(program: Command): void {
     .action(async (opts: { json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appTools(opts, cmd));
   appCmd
     .command('show')
-    .description('show an app: mode, version, keys, web app (site)')
+    .description('show an app: mode, version, keys, web app (site), MCP server, triggers (webhook URLs, next fire times)')
     .argument('<app>', 'app id (or its unique name)')
     .option('--json', 'print one JSON object')
     .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => (await import('./app-actions.js')).appShow(ref, opts, cmd));
+  appCmd
+    .command('trigger')
+    .description("show a workflow's triggers (webhook URLs, schedules with their next fire times); give webhooks a new URL or pause and resume triggers")
+    .argument('<app>', 'app id (or its unique name)')
+    .option('--node <node_id>', 'only this trigger node (default: all of the app)')
+    .option('--rotate', 'a new webhook URL (the old one answers 404 at once)')
+    .option('--pause', 'stop the triggers: webhooks answer 404, schedules do not fire')
+    .option('--resume', 'start them again (a schedule fires next at its first tick after now)')
+    .option('--json', 'print one JSON object')
+    .action(async (ref: string, opts: { node?: string; rotate?: boolean; pause?: boolean; resume?: boolean; json?: boolean }, cmd: Command) => (await import('./trigger-actions.js')).appTrigger(ref, opts, cmd));
   appCmd
     .command('update')
     .description('store a new version of an app from a Dify DSL file: same id, same keys; running and paused runs keep their version; what it cannot serve yet is listed as warnings')

@@ -12,6 +12,7 @@ import type { StorageConfig } from '../files/blobs/storage-config.js';
 import type { WebFormConfig } from '../web/web-form-config.js';
 import type { ModerationConfig } from '../moderation/moderation-config.js';
 import type { ConsoleSettings } from '../console/console-settings.js';
+import type { TriggerConfig } from '../triggers/trigger-config.js';
 
 /** The shape of the loaded settings (src/config.ts `loadConfig`); each field names its setting. */
 
@@ -203,6 +204,8 @@ export interface Config {
      */
     readonly conversationMatchWindow: number;
   };
+  /** Webhook and schedule triggers (`TRIGGER_URL`, `WEBHOOK_RATE_LIMIT_*`, `SCHEDULE_POLL_SECONDS`). */
+  readonly triggers: TriggerConfig;
   /** `POST /audio-to-text` and `POST /text-to-audio` (see `AudioConfig`). */
   readonly audio: AudioConfig;
   /** Durable background jobs (indexing, resume, timeouts). */

@@ -1,5 +1,5 @@
 import type { DslDocument } from './ports.js';
-import { NODE_TYPES, isNodeType, type CompileChecks, type Graph, type GraphEdge, type GraphNode } from './types.js';
+import { ENTRY_TYPES, NODE_TYPES, TRIGGER_TYPES, isNodeType, type CompileChecks, type Graph, type GraphEdge, type GraphNode } from './types.js';
 import { NODE_HANDLERS } from './nodes/registry.js';
 import { isObject } from './nodes/shared.js';
 
@@ -50,6 +50,13 @@ export function compileGraph(doc: DslDocument, checks: CompileChecks = {}): Grap
     const inside = INSIDE_ONLY[n.type];
     if (inside && parent?.type !== inside) throw new GraphError(`node ${n.id} (${n.type}) must be inside a ${inside} node`);
     if (parent && n.type === 'human-input') throw new GraphError(`node ${n.id} (human-input) cannot run inside a loop or iteration`);
+    if (parent && ENTRY_TYPES.includes(n.type)) throw new GraphError(`node ${n.id} (${n.type}) cannot be inside a loop or iteration`);
+    if (TRIGGER_TYPES.includes(n.type) && doc.app.mode !== 'workflow') {
+      throw new GraphError(`node ${n.id} (${n.type}): trigger nodes start workflow apps only, and this app is ${doc.app.mode}`);
+    }
+    if (ENTRY_TYPES.includes(n.type) && (wf.graph.edges ?? []).some((e) => e.target === n.id)) {
+      throw new GraphError(`node ${n.id} (${n.type}) starts the run, so no edge may lead into it`);
+    }
   }
   const scopeOf = (id: string) => all.get(id)?.parentId ?? '';
   const byScope = new Map<string, GraphNode[]>();
@@ -88,26 +95,39 @@ export function compileGraph(doc: DslDocument, checks: CompileChecks = {}): Grap
     if (typeof declared === 'string' && declared && declared !== starts[0]!.id) {
       throw new GraphError(`node ${n.id} (${n.type}): start_node_id ${declared} is not its ${startType} node`);
     }
-    children.set(n.id, scopeGraph(members, edgesByScope.get(n.id) ?? [], starts[0]!.id, { environment, secrets }, conversationDefaults, children));
+    children.set(n.id, scopeGraph(members, edgesByScope.get(n.id) ?? [], [starts[0]!.id], { environment, secrets }, conversationDefaults, children));
   }
   const top = byScope.get('') ?? [];
   const starts = top.filter((n) => n.type === 'start');
-  if (starts.length !== 1) throw new GraphError(`the graph must have exactly one start node, found ${starts.length}`);
+  const triggers = top.filter((n) => TRIGGER_TYPES.includes(n.type));
+  if (starts.length > 1 || (starts.length === 0 && triggers.length === 0)) {
+    throw new GraphError(
+      doc.app.mode === 'workflow'
+        ? `the graph must have one start node or trigger nodes (trigger-webhook, trigger-schedule, trigger-plugin), found ${starts.length} start nodes`
+        : `the graph must have exactly one start node, found ${starts.length}`,
+    );
+  }
   if (doc.app.mode === 'workflow' && [...all.values()].some((n) => n.type === 'answer')) {
     const a = [...all.values()].find((n) => n.type === 'answer')!;
     throw new GraphError(`node ${a.id} (answer) is only allowed in chatflow (advanced-chat) apps`);
   }
-  const graph = scopeGraph(top, edgesByScope.get('') ?? [], starts[0]!.id, { environment, secrets }, conversationDefaults, children);
+  // the API starts runs at the start node; a graph of triggers only at its first trigger, as Dify's
+  // graph picks its root when none is named
+  const entries = [...starts, ...triggers].map((n) => n.id);
+  const graph = scopeGraph(top, edgesByScope.get('') ?? [], entries, { environment, secrets }, conversationDefaults, children);
   const rr = wf.features?.retriever_resource;
   const showRetrieveSource = isObject(rr) && rr.enabled === true;
   return showRetrieveSource ? { ...graph, showRetrieveSource } : graph;
 }
 
-/** One level of the graph: its nodes, edges and start; every node must be reachable from the start. */
+/**
+ * One level of the graph: its nodes, edges and entries (the first is where the API's runs start);
+ * every node must be reachable from an entry.
+ */
 function scopeGraph(
   members: readonly GraphNode[],
   edgeList: readonly GraphEdge[],
-  startId: string,
+  entryIds: readonly string[],
   env: { environment: Record<string, unknown>; secrets: Record<string, string> },
   conversationDefaults: Record<string, unknown>,
   children: ReadonlyMap<string, Graph>,
@@ -123,8 +143,8 @@ function scopeGraph(
     outgoing.get(edge.source)!.push(edge);
     incoming.get(edge.target)!.push(edge);
   }
-  const seen = new Set([startId]);
-  const queue = [startId];
+  const seen = new Set(entryIds);
+  const queue = [...entryIds];
   while (queue.length) for (const e of outgoing.get(queue.shift()!)!) if (!seen.has(e.target)) {
       seen.add(e.target);
       queue.push(e.target);
@@ -135,7 +155,7 @@ function scopeGraph(
       throw new GraphError(`node ${n.id} (${n.type}) is not reachable from the start node${where}`);
     }
   }
-  return { nodes, edges: [...edgeList], outgoing, incoming, startId, environment: env.environment, secrets: env.secrets, conversationDefaults, children };
+  return { nodes, edges: [...edgeList], outgoing, incoming, startId: entryIds[0]!, entryIds, environment: env.environment, secrets: env.secrets, conversationDefaults, children };
 }
 
 function namedValues(list: readonly Record<string, unknown>[] | undefined): Record<string, unknown> {

@@ -47,17 +47,24 @@ export interface RunState {
   retrieverResources?: RetrieverResource[];
 }
 
-export function initialState(graph: Graph, pool: PoolData): RunState {
+/**
+ * The state of a new run starting at `rootId` (default the graph's start). The graph's other entry
+ * points (trigger nodes, or the start node of a triggered run) are skipped at once, with their
+ * skips spread downstream as a branch not taken: a node reached only from another trigger is
+ * skipped, one that two triggers share runs once its taken edge arrives (Dify's root node).
+ */
+export function initialState(graph: Graph, pool: PoolData, rootId: string = graph.startId): RunState {
+  if (!graph.entryIds.includes(rootId)) throw new Error(`node ${rootId} is not an entry point of the graph (entries: ${graph.entryIds.join(', ')})`);
   const nodes: Record<string, NodeState> = {};
   for (const id of graph.nodes.keys()) nodes[id] = 'unknown';
   const edges: Record<string, EdgeState> = {};
   for (const e of graph.edges) edges[e.id] = 'unknown';
-  return {
+  const state: RunState = {
     v: RUN_STATE_VERSION,
     pool,
     nodes,
     edges,
-    pending: [{ node: graph.startId, from: null }],
+    pending: [{ node: rootId, from: null }],
     paused: [],
     steps: 0,
     tokens: 0,
@@ -67,6 +74,18 @@ export function initialState(graph: Graph, pool: PoolData): RunState {
     answer: '',
     elapsedMs: 0,
   };
+  const touched: string[] = [];
+  for (const id of graph.entryIds) {
+    if (id === rootId) continue;
+    nodes[id] = 'skipped';
+    for (const e of graph.outgoing.get(id) ?? []) {
+      edges[e.id] = 'skipped';
+      touched.push(e.target);
+    }
+  }
+  // nothing is taken yet, so this only spreads skips (a node with a pending edge from the root waits)
+  settle(graph, state, touched, []);
+  return state;
 }
 
 /** Checks a stored snapshot's version; throws for one this code cannot read. */

@@ -34,8 +34,18 @@ export const NODE_TYPES = [
   'question-classifier',
   'parameter-extractor',
   'agent',
+  'trigger-webhook',
+  'trigger-schedule',
+  'trigger-plugin',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
+
+/**
+ * The node types a run may start from (Dify's root nodes): the start node (the API's inputs) and
+ * the trigger nodes of Dify 1.10 (a webhook call, a schedule's tick, a plugin's event).
+ */
+export const ENTRY_TYPES: readonly NodeType[] = ['start', 'trigger-webhook', 'trigger-schedule', 'trigger-plugin'];
+export const TRIGGER_TYPES: readonly NodeType[] = ['trigger-webhook', 'trigger-schedule', 'trigger-plugin'];
 export function isNodeType(v: unknown): v is NodeType {
   return typeof v === 'string' && (NODE_TYPES as readonly string[]).includes(v);
 }
@@ -64,6 +74,11 @@ export interface Graph {
   readonly outgoing: ReadonlyMap<string, readonly GraphEdge[]>;
   readonly incoming: ReadonlyMap<string, readonly GraphEdge[]>;
   readonly startId: string;
+  /**
+   * Every node a run of this level may start from: the start node and the trigger nodes (top level);
+   * `startId` is the one a run started through the API begins at (the start node, else the first trigger).
+   */
+  readonly entryIds: readonly string[];
   /** Environment variables (`env.*`) by name. */
   readonly environment: Readonly<Record<string, unknown>>;
   /** The non-empty string values of `value_type: secret` environment variables, by name (masked in run events). */

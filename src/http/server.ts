@@ -35,6 +35,7 @@ import { annotationRoutes } from './routes/annotations.js';
 import { audioRoutes } from './routes/audio.js';
 import { openAiCompatibleRoutes } from './routes/openai-compatible.js';
 import { mcpServerRoutes } from './routes/mcp-server.js';
+import { webhookTriggerRoutes } from './routes/webhook-triggers.js';
 import { registerApiDescription } from './api-description.js';
 import { handlerValidatedCompiler } from './described.js';
 import { AjvCompiler } from '@fastify/ajv-compiler';
@@ -261,6 +262,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   );
   // Apps published as MCP servers: no API key (the server code in the path is the credential), as Dify.
   await narrowed(mcpServerRoutes, ['mcpServers'])(app, runtime);
+  // Webhook triggers: no API key (the webhook id in the path is the credential), as Dify.
+  await narrowed(webhookTriggerRoutes, ['apps', 'config', 'endUsers', 'rateLimiter', 'runs', 'triggers', 'uploads'])(app, runtime);
 
   await app.register(
     async (v1) => {

@@ -10,6 +10,7 @@ import type { RunEnd, RunMeta } from './run-types.js';
 import { RUN_JOB, type RunContext, type RunJobPayload } from './run-context.js';
 import type { RunExecutions } from './run-execution.js';
 import { runWaitFailed } from './errors.js';
+import type { RunTrigger } from './run-store.js';
 import { isTerminal } from './run-events.js';
 
 export interface StartRun {
@@ -25,6 +26,13 @@ export interface StartRun {
   readonly dialogueCount?: number;
   /** Workflow as tool: how many workflow tools deep this run is (0 when the API starts it). */
   readonly callDepth?: number;
+  /**
+   * The entry node the run starts at (a trigger node of the graph); default the graph's start. Its
+   * variables are `inputs`; the graph's other entry points are skipped.
+   */
+  readonly rootNodeId?: string;
+  /** Dify's `WorkflowRunTriggeredFrom` of the run (default `app-run`); the logs show it. */
+  readonly triggeredFrom?: RunTrigger;
   /** Runs in the transaction that creates the run row and its job (chatflow writes its message row). */
   readonly beforeStart?: (ids: { runId: string; taskId: string }, tx: Transaction<Database>) => Promise<void>;
 }
@@ -72,6 +80,7 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
   if (mode === 'advanced-chat') {
     Object.assign(sys, { query: input.query ?? '', conversation_id: meta.conversationId, dialogue_count: input.dialogueCount ?? 1 });
   }
+  const rootId = input.rootNodeId ?? graph.startId;
   const state = initialState(graph, {
     sys,
     env: { ...graph.environment },
@@ -79,8 +88,8 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
       ...graph.conversationDefaults,
       ...(mode === 'advanced-chat' && meta.conversationId ? await c.conversationVariables.load(app, meta.conversationId) : {}),
     },
-    [graph.startId]: { ...input.inputs, ...(mode === 'advanced-chat' ? { 'sys.query': input.query ?? '' } : {}) },
-  });
+    [rootId]: { ...input.inputs, ...(mode === 'advanced-chat' ? { 'sys.query': input.query ?? '' } : {}) },
+  }, rootId);
   const inline = !c.queue || !c.executesJobs || (input.callDepth ?? 0) > 0;
   const mask = new SecretMask(graph.secrets);
   await c.db.transaction().execute(async (tx) => {
@@ -99,6 +108,7 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
         created_at: now,
         // an inline run is owned by this process from the start (epoch 1); a queued one by the job that claims it
         owner_epoch: inline ? 1 : 0,
+        ...(input.triggeredFrom ? { triggered_from: input.triggeredFrom } : {}),
       },
       tx,
       { inline },

@@ -13,7 +13,13 @@ export { RUN_STATUSES, type RunStatus };
 export type RunRecord = Omit<WorkflowRunTable, 'status'> & { readonly status: RunStatus };
 
 /** A new run row (everything but the columns the store fills in). */
-export type NewRun = Omit<WorkflowRunTable, 'status' | 'outputs' | 'error' | 'total_steps' | 'total_tokens' | 'exceptions_count' | 'elapsed_ms' | 'stop_requested' | 'last_seq' | 'finished_at' | 'owner_job'>;
+export type NewRun = Omit<WorkflowRunTable, 'status' | 'outputs' | 'error' | 'total_steps' | 'total_tokens' | 'exceptions_count' | 'elapsed_ms' | 'stop_requested' | 'last_seq' | 'finished_at' | 'owner_job' | 'triggered_from'> & {
+  /** Dify's `WorkflowRunTriggeredFrom`; default `app-run`. */
+  readonly triggered_from?: RunTrigger;
+};
+
+/** Dify's `WorkflowRunTriggeredFrom` values Dovetail writes. */
+export type RunTrigger = 'app-run' | 'webhook' | 'schedule' | 'plugin';
 
 /**
  * The `owner_job` of a run that executes inline — a workflow tool's run inside its caller's
@@ -32,6 +38,7 @@ const toRecord = (r: WorkflowRunTable): RunRecord => r as RunRecord;
 export interface WorkflowLogRow {
   readonly id: string;
   readonly status: RunStatus;
+  readonly triggered_from: string;
   readonly error: string | null;
   readonly elapsed_ms: number;
   readonly total_tokens: number;
@@ -75,6 +82,7 @@ export class RunStore {
       .insertInto('workflow_runs')
       .values({
         ...run,
+        triggered_from: run.triggered_from ?? 'app-run',
         status: 'running',
         outputs: null,
         error: null,
@@ -245,7 +253,7 @@ export class RunStore {
     if (keyword) base = base.where((eb) => eb.or(['r.inputs', 'r.outputs', 'u.session_id'].map((col) => containsIgnoringCase(col, keyword))));
     const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const rows = await base
-      .select(['r.id', 'r.status', 'r.error', 'r.elapsed_ms', 'r.total_tokens', 'r.total_steps', 'r.exceptions_count', 'r.created_at', 'r.finished_at', 'u.id as end_user_id', 'u.session_id'])
+      .select(['r.id', 'r.status', 'r.triggered_from', 'r.error', 'r.elapsed_ms', 'r.total_tokens', 'r.total_steps', 'r.exceptions_count', 'r.created_at', 'r.finished_at', 'u.id as end_user_id', 'u.session_id'])
       .orderBy('r.created_at', 'desc')
       .orderBy('r.id', 'desc')
       .limit(f.limit)

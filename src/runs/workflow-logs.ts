@@ -82,7 +82,7 @@ export class WorkflowLogs {
           created_at: sec(r.created_at),
           finished_at: sec(r.finished_at),
           exceptions_count: Number(r.exceptions_count),
-          triggered_from: 'app-run',
+          triggered_from: r.triggered_from,
         },
         created_from: 'service-api',
         created_by_role: 'end_user',

@@ -6,6 +6,7 @@ import type { JobTable, JobOutboxTable, WorkerHeartbeatTable } from './schema/qu
 import type { DatasetTable, TagTable, TagBindingTable, DatasetMetadataTable, DocumentMetadataValueTable, DocumentTable, IndexingRunTable, SegmentTable, ParentChunkTable, SegmentEmbeddingTable } from './schema/knowledge.js';
 import type { WorkflowRunTable, WorkflowRunEventTable, WorkflowRunSnapshotTable } from './schema/runs.js';
 import type { AppMcpServerTable } from './schema/publish.js';
+import type { AppTriggerTable } from './schema/triggers.js';
 import type { AppAnnotationTable, AppAnnotationSettingTable, AnnotationEmbeddingTable, AnnotationHitHistoryTable, AnnotationJobTable } from './schema/annotations.js';
 
 import type { Kysely } from 'kysely';
@@ -19,6 +20,7 @@ export type * from './schema/knowledge.js';
 export type * from './schema/runs.js';
 export type * from './schema/annotations.js';
 export type * from './schema/publish.js';
+export type * from './schema/triggers.js';
 
 /**
  * Row types of every table. Timestamps are epoch milliseconds (integer / bigint), booleans are
@@ -65,6 +67,7 @@ export interface Database {
   annotation_jobs: AnnotationJobTable;
   tags: TagTable;
   app_mcp_servers: AppMcpServerTable;
+  app_triggers: AppTriggerTable;
   tag_bindings: TagBindingTable;
   dataset_metadata: DatasetMetadataTable;
   document_metadata_values: DocumentMetadataValueTable;

@@ -33,7 +33,7 @@ describe('versioned run snapshots', () => {
           id: runId, app_id: appId, task_id: crypto.randomUUID(), mode: 'workflow', end_user_id: endUser.id, conversation_id: null, message_id: null,
           app_version: 1,
           status: 'paused', inputs: JSON.stringify(state.pool.start), outputs: '{}', error: null, total_steps: 2, total_tokens: 0, exceptions_count: 0,
-          elapsed_ms: 5, stop_requested: 0, last_seq: 0, heartbeat_at: now, created_at: now, finished_at: null, owner_epoch: 0, owner_job: null,
+          elapsed_ms: 5, stop_requested: 0, last_seq: 0, heartbeat_at: now, created_at: now, finished_at: null, owner_epoch: 0, owner_job: null, triggered_from: 'app-run',
         })
         .execute();
       await s.runtime.store.db.insertInto('workflow_run_snapshots').values({ run_id: runId, version: state.v, state: JSON.stringify(state), updated_at: now }).execute();

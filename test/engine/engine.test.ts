@@ -84,6 +84,38 @@ describe('graph compile and readiness', () => {
     expect(completeNode(g, st, 'b')).toEqual(['j']);
   });
 
+  it('a run starting at one trigger skips the other entry points and what only they reach; a shared node waits for the taken edge', () => {
+    const g = compileGraph(
+      doc(
+        workflowDsl(
+          [
+            { id: 'hook', type: 'trigger-webhook', method: 'post' },
+            { id: 'tick', type: 'trigger-schedule', mode: 'cron', cron_expression: '0 * * * *' },
+            templateNode('only_tick', 'x'),
+            endNode({}),
+          ],
+          [['hook', 'end'], ['tick', 'only_tick'], ['only_tick', 'end']],
+        ),
+      ),
+    );
+    expect(g.entryIds).toEqual(['hook', 'tick']);
+    expect(g.startId).toBe('hook');
+    const st = initialState(g, {}, 'hook');
+    expect(st.pending).toEqual([{ node: 'hook', from: null }]);
+    expect(st.nodes).toEqual({ hook: 'unknown', tick: 'skipped', only_tick: 'skipped', end: 'unknown' });
+    expect(completeNode(g, st, 'hook')).toEqual(['end']);
+    expect(() => initialState(g, {}, 'only_tick')).toThrow(/not an entry point/);
+  });
+
+  it('refuses trigger nodes outside workflow apps and edges into an entry point', () => {
+    const chat = workflowDsl([startNode(), { id: 'hook', type: 'trigger-webhook' }, endNode({})], [['start', 'end'], ['hook', 'end']], { mode: 'advanced-chat' });
+    expect(() => compileGraph(doc(chat))).toThrow(/node hook \(trigger-webhook\): trigger nodes start workflow apps only/);
+    const into = workflowDsl([startNode(), { id: 'hook', type: 'trigger-webhook' }, endNode({})], [['start', 'hook'], ['hook', 'end']]);
+    expect(() => compileGraph(doc(into))).toThrow(/node hook \(trigger-webhook\) starts the run, so no edge may lead into it/);
+    const badType = workflowDsl([{ id: 'hook', type: 'trigger-webhook', params: [{ name: 'p', type: 'object' }] }, endNode({})], [['hook', 'end']]);
+    expect(() => compileGraph(doc(badType))).toThrow(GraphError);
+  });
+
   it('the state round-trips through JSON with its version', () => {
     const g = compileGraph(doc(workflowDsl([startNode(), endNode({})], [['start', 'end']])));
     const st = initialState(g, { start: { a: 1 } });

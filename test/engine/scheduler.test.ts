@@ -14,7 +14,7 @@ function graph(nodes: [string, string][], edges: [string, string, string?][]): G
     incoming.set(e.target, [...(incoming.get(e.target) ?? []), e]);
   }
   const ns = new Map(nodes.map(([id, type]) => [id, { id, type, title: id, data: {} } as GraphNode]));
-  return { nodes: ns, edges: es, outgoing, incoming, startId: nodes[0]![0], environment: {}, secrets: {} } as unknown as Graph;
+  return { nodes: ns, edges: es, outgoing, incoming, startId: nodes[0]![0], entryIds: [nodes[0]![0]], environment: {}, secrets: {} } as unknown as Graph;
 }
 
 const ok = (outputs: Record<string, unknown> = {}): NodeResult => ({

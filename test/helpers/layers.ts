@@ -19,7 +19,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['mail', 'messages'],
   ['feedback', 'audio'],
   ['runs'],
-  ['publish'],
+  ['publish', 'triggers'],
   ['console'],
   ['config'],
   ['composition'],

@@ -141,6 +141,17 @@ const SCENARIOS: Record<string, Scenario> = {
     ),
     warns: /^tool langgenius\/google\/google\/google_search$/,
   },
+  'trigger-plugin': {
+    dsl: workflow([{ id: 'gh', type: 'trigger-plugin', plugin_id: 'langgenius/github_trigger', provider_id: 'langgenius/github_trigger/github', event_name: 'push' }, end()], [['gh', 'end']]),
+    warns: /^trigger plugin langgenius\/github_trigger$/,
+  },
+  'trigger-webhook': {
+    dsl: workflow([{ id: 'hook', type: 'trigger-webhook', method: 'POST', content_type: 'application/json', body: [{ name: 'q', type: 'string', required: true }] }, end()], [['hook', 'end']]),
+  },
+  'schedule-six-fields': {
+    dsl: workflow([{ id: 'tick', type: 'trigger-schedule', mode: 'cron', cron_expression: '0 0 * * * *', timezone: 'UTC' }, end()], [['tick', 'end']]),
+    refused: /node tick \(trigger-schedule\): cron_expression must have five fields/,
+  },
   'unknown-agent-strategy': {
     dsl: workflow([start(), agent('someone/cot/cot', 'tree_of_thought', 'mock'), end()], [['start', 'agent'], ['agent', 'end']]),
     warns: /^agent strategy someone\/cot\/cot\/tree_of_thought$/,

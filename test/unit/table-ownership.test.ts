@@ -19,6 +19,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   app_annotation_settings: { writers: ['annotations/annotation-store.ts'] },
   app_annotations: { writers: ['annotations/annotation-store.ts'] },
   app_mcp_servers: { writers: ['publish/mcp-server-store.ts'] },
+  app_triggers: { writers: ['triggers/trigger-store.ts'] },
   app_versions: { writers: ['apps/app-store.ts'] },
   apps: { writers: ['apps/app-store.ts'] },
   console_sessions: { writers: ['console/console-session-store.ts'] },

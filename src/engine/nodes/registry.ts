@@ -20,6 +20,9 @@ import { questionClassifierNode } from './question-classifier.js';
 import { startNode } from './start.js';
 import { templateTransformNode } from './template-transform.js';
 import { toolNode } from './tool.js';
+import { triggerPluginNode } from './trigger-plugin.js';
+import { triggerScheduleNode } from './trigger-schedule.js';
+import { triggerWebhookNode } from './trigger-webhook.js';
 import { variableAggregatorNode } from './variable-aggregator.js';
 
 /** Every node type's handler; adding a type means one file in this folder and one line here. */
@@ -50,4 +53,7 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'question-classifier': questionClassifierNode,
   'parameter-extractor': parameterExtractorNode,
   agent: agentNode,
+  'trigger-webhook': triggerWebhookNode,
+  'trigger-schedule': triggerScheduleNode,
+  'trigger-plugin': triggerPluginNode,
 };

@@ -34,4 +34,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   '028-external-knowledge',
   '029-app-mcp-servers',
   '030-console',
+  '034-app-triggers',
 ];

@@ -40,6 +40,8 @@ export interface WorkflowRunTable {
   owner_epoch: number;
   /** The job executing the run (null while it waits, paused or ended). */
   owner_job: string | null;
+  /** Dify's `WorkflowRunTriggeredFrom`: app-run | webhook | schedule | plugin | debugging (migration 034). */
+  triggered_from: string;
 }
 
 /** The per-run event log: the exact wire payloads, in order. */
