@@ -160,6 +160,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       loginWindowSeconds: int(env, file, 'CONSOLE_LOGIN_RATE_LIMIT_WINDOW_SECONDS', 900, 1),
       passwordMinLength: int(env, file, 'CONSOLE_PASSWORD_MIN_LENGTH', 8, 1),
       passwordMaxLength: int(env, file, 'CONSOLE_PASSWORD_MAX_LENGTH', 1024, 1),
+      dslMaxBytes: int(env, file, 'CONSOLE_DSL_MAX_MB', 10, 1) * MB,
+      listMax: int(env, file, 'CONSOLE_LIST_MAX', 100, 1),
     },
     httpRequest: {
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),

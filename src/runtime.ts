@@ -57,7 +57,7 @@ import { WorkflowTools } from './tools/workflow/workflow-tools.js';
 import { runWorkflowForTool } from './runs/workflow-tool-runner.js';
 import { UploadToolFiles } from './files/tool-files.js';
 import type { AnnotationService } from './annotations/annotation-service.js';
-import { importWarnings } from './apps/import-check.js';
+import { appModelProviders, importWarnings, type AppProviderStatus } from './apps/import-check.js';
 import { ModerationService } from './moderation/moderation-service.js';
 import { createPublish, type Publish } from './composition/publish.js';
 import { ApiExtensionClient } from './moderation/api-extension-client.js';
@@ -96,6 +96,8 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly apps: AppService;
   /** What an imported app names that this server cannot serve yet (`app import` / `app check` warnings). */
   appWarnings(app: App): Promise<ImportWarning[]>;
+  /** The model providers an app names and whether each can be called here (the console's app page). */
+  appProviders(app: App): AppProviderStatus[];
   /** Sensitive-word moderation and Dify's API-based extensions (the chat generators use it for chatflows). */
   readonly moderation: ModerationService;
   readonly keys: KeyService;
@@ -407,6 +409,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     blobs,
     apps,
     appWarnings: (app) => importWarnings(app.dsl, app.workspaceId, importDeps),
+    appProviders: (app) => appModelProviders(app.dsl, importDeps),
     moderation,
     keys,
     endUsers,

@@ -165,12 +165,13 @@ export class AppService {
   }
 
   /** Parses, validates and stores a DSL document; throws DslError when it cannot be imported. */
-  async importDsl(yamlText: string, opts: ImportMaps = {}): Promise<App> {
+  async importDsl(yamlText: string, opts: ImportMaps & { workspaceId?: string } = {}): Promise<App> {
     const doc = this.#parse(yamlText, opts);
     const now = this.#clock.now();
     const record: AppRecord = {
       id: newId(),
-      workspaceId: await this.workspaceId(),
+      // the console imports into the signed-in member's workspace; the CLI and the API into the first
+      workspaceId: opts.workspaceId ?? (await this.workspaceId()),
       ...describe(doc),
       dsl: await mapSecrets(doc, (v) => this.#box.seal(v)),
       enableApi: true,

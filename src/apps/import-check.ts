@@ -97,13 +97,38 @@ export function pythonImports(code: string): string[] {
 }
 
 /** Null when the provider can be called, else the registry's message (which names the setting). */
-function problemOf(deps: ImportCheckDeps, provider: string): string | null {
+function problemOf(deps: Pick<ImportCheckDeps, 'providers'>, provider: string): string | null {
   try {
     deps.providers().get(provider);
     return null;
   } catch (err) {
     return (err as Error).message;
   }
+}
+
+/** A model provider an app names, and whether this server can call it. */
+export interface AppProviderStatus {
+  readonly provider: string;
+  /** Null when it can be called; else why not (naming the setting). */
+  readonly problem: string | null;
+  /** The setting that makes it available (as the import warnings name it); null when configured. */
+  readonly setting: string | null;
+}
+
+/**
+ * The model providers an app's DSL names (the model of a completion / chat / agent app, or every
+ * LLM-using node of a workflow / chatflow), each once, with what the import warnings know of it.
+ */
+export function appModelProviders(doc: DslDocument, deps: Pick<ImportCheckDeps, 'providers'>): AppProviderStatus[] {
+  const names: string[] = [];
+  if (!doc.workflow) {
+    const model = isObject(doc.model_config) ? doc.model_config.model : undefined;
+    if (isObject(model) && typeof model.provider === 'string') names.push(model.provider);
+  } else for (const node of doc.workflow.graph.nodes) names.push(...providersOf(node.data));
+  return [...new Set(names)].map((provider) => {
+    const problem = problemOf(deps, provider);
+    return { provider, problem, setting: problem ? providerSetting(provider, problem) : null };
+  });
 }
 
 function warning(node: DslNode, part: string, setting: string, message: string): ImportWarning {

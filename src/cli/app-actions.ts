@@ -44,13 +44,11 @@ function printWarnings(warnings: readonly ImportWarning[]): void {
 
 /** `--tool` pairs, each target checked to be a workflow app of this server. */
 async function toolMap(apps: AppService, pairs: readonly string[]): Promise<Map<string, string>> {
-  const { parseToolMap } = await import('../apps/workflow-tool-map.js');
+  const [{ parseToolMap }, { checkToolMap }, { ServiceError }] = await Promise.all([import('../apps/workflow-tool-map.js'), import('../console/app-lifecycle.js'), import('../infra/errors.js')]);
   const map = parseToolMap(pairs);
-  for (const [old, id] of map) {
-    const target = await apps.find(id);
-    if (!target) throw new CliError(`--tool ${old}=${id}: no app with id ${id} (app tools lists the workflow apps)`);
-    if (target.mode !== 'workflow') throw new CliError(`--tool ${old}=${id}: app ${id} is a ${target.mode} app; only workflow apps run as tools`);
-  }
+  await checkToolMap(apps, map, undefined, '--tool').catch((err: unknown) => {
+    throw err instanceof ServiceError ? new CliError(err.message) : err;
+  });
   return map;
 }
 
@@ -165,13 +163,8 @@ export const appDelete = async (ref: string, opts: { yes?: boolean; purge?: bool
       if (!process.stdin.isTTY) throw new CliError(`app delete would delete ${what}; pass --yes to confirm (not on a terminal, so not asking)`);
       if (!(await confirm(`Delete ${what}?`))) throw new CliError('not deleted');
     }
-    const [{ RunStore }, { purgeAppData }, { KEYS_REVOKED_CHANNEL }] = await Promise.all([import('../runs/run-store.js'), import('../apps/app-data.js'), import('../apps/key-service.js')]);
-    // runs still executing or waiting stop first (from any instance, through the durable stop flag)
-    const active = await new RunStore(rt.store.db).activeTaskIds(app.id);
-    for (const taskId of active) await rt.runs.stopTask(app.id, taskId, { reason: 'The app was deleted.' });
-    if (!(await rt.apps.delete(app.id, opts.purge ? purgeAppData : undefined))) throw new CliError(`no app with id ${app.id}`);
-    // its webhooks answer 404 and its schedules stop at once
-    await rt.triggers.store.deleteApp(app.id);
-    await rt.bus.publish(KEYS_REVOKED_CHANNEL, app.id);
-    print(opts.json, { app_id: app.id, deleted: true, keys_deleted: keyCount, runs_stopped: active.length, data: opts.purge ? 'purged' : 'kept' }, `deleted ${what}${active.length ? `; stopped ${active.length} run(s)` : ''}`);
+    const { deleteApp } = await import('../console/app-lifecycle.js');
+    const { deleted, runsStopped } = await deleteApp({ apps: rt.apps, runs: rt.runs, store: rt.store, bus: rt.bus, triggers: rt.triggers }, app, opts.purge === true);
+    if (!deleted) throw new CliError(`no app with id ${app.id}`);
+    print(opts.json, { app_id: app.id, deleted: true, keys_deleted: keyCount, runs_stopped: runsStopped, data: opts.purge ? 'purged' : 'kept' }, `deleted ${what}${runsStopped ? `; stopped ${runsStopped} run(s)` : ''}`);
   });

@@ -11,4 +11,8 @@ export interface ConsoleSettings {
   /** `CONSOLE_PASSWORD_MIN_LENGTH` (default 8) and `CONSOLE_PASSWORD_MAX_LENGTH` (default 1024): password lengths, characters. */
   readonly passwordMinLength: number;
   readonly passwordMaxLength: number;
+  /** `CONSOLE_DSL_MAX_MB`: the largest DSL file the console imports, MB (default 10). */
+  readonly dslMaxBytes: number;
+  /** `CONSOLE_LIST_MAX`: the most rows one console list answers (default 100; forms waiting, apps per page). */
+  readonly listMax: number;
 }

@@ -286,6 +286,26 @@ export class FormService implements HumanInputGateway {
     this.#d.queue.notify();
   }
 
+  /**
+   * Forms still waiting in the apps `appIds` (the console's "Forms waiting"), soonest deadline
+   * first: the run and node, the node's title, the web token (opened; null for an email-only form)
+   * and the deadline.
+   */
+  async waitingInApps(appIds: readonly string[], limit: number): Promise<{ id: string; appId: string; runId: string; nodeId: string; nodeTitle: string; token: string | null; expirationTime: number; createdAt: number }[]> {
+    const rows = await this.#store.waitingOfApps(appIds, limit);
+    return Promise.all(
+      rows.map(async (r) => {
+        let nodeTitle = r.nodeId;
+        try {
+          nodeTitle = (JSON.parse(r.definition) as FormDefinition).nodeTitle || r.nodeId;
+        } catch {
+          // a definition that does not parse: the node id names it
+        }
+        return { id: r.id, appId: r.appId, runId: r.runId, nodeId: r.nodeId, nodeTitle, token: r.token === null ? null : await this.#d.box.open(r.token), expirationTime: r.expirationTime, createdAt: r.createdAt };
+      }),
+    );
+  }
+
   /** `GET /api/form/human_input/{token}`: the open form behind a web token (404 / 412 as the Service API). */
   async getWebForm(token: string): Promise<WebFormView> {
     const row = await this.#formByWebToken(token);

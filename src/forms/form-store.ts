@@ -76,6 +76,20 @@ export class FormStore {
     return rows.map((r) => ({ nodeId: r.node_id, token: r.token, expirationTime: r.expiration_time }));
   }
 
+  /** Forms still waiting for a submission in any of `appIds`, the soonest deadline first (the console's "Forms waiting"). */
+  async waitingOfApps(appIds: readonly string[], limit: number): Promise<{ id: string; appId: string; runId: string; nodeId: string; definition: string; token: string | null; expirationTime: number; createdAt: number }[]> {
+    if (appIds.length === 0) return [];
+    const rows = await this.#db
+      .selectFrom('human_input_forms')
+      .select(['id', 'app_id', 'workflow_run_id', 'node_id', 'definition', 'token', 'expiration_time', 'created_at'])
+      .where('app_id', 'in', [...appIds])
+      .where('status', '=', 'waiting')
+      .orderBy('expiration_time')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.id, appId: r.app_id, runId: r.workflow_run_id, nodeId: r.node_id, definition: r.definition, token: r.token, expirationTime: Number(r.expiration_time), createdAt: Number(r.created_at) }));
+  }
+
   async byId(id: string): Promise<StoredForm | undefined> {
     const r = await this.#db.selectFrom('human_input_forms').selectAll().where('id', '=', id).executeTakeFirst();
     return r && toForm(r);

@@ -2,6 +2,9 @@ import type { ComponentType } from 'preact';
 import type { Role } from './lib/console-api.js';
 import { AppsListPage } from './pages/apps/apps-list.js';
 import { AppOverviewPage } from './pages/apps/app-overview.js';
+import { AppKeysPage } from './pages/apps/app-keys.js';
+import { AppSitePage } from './pages/apps/app-site.js';
+import { FormsWaitingPage } from './pages/forms/forms-waiting.js';
 
 /** What a page receives: the path's parameters (`:appId` …). */
 export interface PageProps {
@@ -24,7 +27,10 @@ export interface ConsoleRoute {
 
 export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/apps', page: AppsListPage, title: 'nav.apps', minRole: 'viewer', nav: 'top' },
+  { path: '/forms', page: FormsWaitingPage, title: 'nav.forms', minRole: 'viewer', nav: 'top' },
   { path: '/apps/:appId', page: AppOverviewPage, title: 'nav.overview', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/site', page: AppSitePage, title: 'nav.site', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/keys', page: AppKeysPage, title: 'nav.keys', minRole: 'admin', nav: 'app' },
 ];
 
 /** Where `/console` itself goes. */

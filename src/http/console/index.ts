@@ -4,6 +4,7 @@ import { consoleAuth } from './console-auth.js';
 import { consoleSessionRoutes } from './session.js';
 import { consoleAppRoutes } from './apps.js';
 import { consoleMemberRoutes } from './members.js';
+import { consoleFormRoutes } from './forms.js';
 
 /** Registers one console feature plugin in a scope, handing it only the runtime members it declares. */
 type ConsoleFeature = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -22,8 +23,9 @@ function feature<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: 
  * its workspace; `requireRole(min)` guards what a role may not do.
  */
 const FEATURES: readonly ConsoleFeature[] = [
-  feature(consoleAppRoutes, ['apps']),
+  feature(consoleAppRoutes, ['apps', 'appProviders', 'appWarnings', 'bus', 'config', 'datasets', 'keys', 'runs', 'sites', 'store', 'triggers']),
   feature(consoleMemberRoutes, ['accounts']),
+  feature(consoleFormRoutes, ['apps', 'config', 'forms']),
 ];
 
 /** The console's JSON API under `/console/api`: log-in and the session, then every feature behind `consoleAuth`. */

@@ -1,6 +1,8 @@
-import { consoleApi, type Page } from '../../lib/console-api.js';
+import { useState } from 'preact/hooks';
+import { consoleApi, roleAtLeast, type Page } from '../../lib/console-api.js';
 import { useFormat, useT } from '../../lib/i18n.js';
-import { useLoad } from '../../lib/hooks.js';
+import { useLoad, useSession } from '../../lib/hooks.js';
+import { ImportDialog } from './import-dialog.js';
 import { navigate, useLocation } from '../../lib/router.js';
 import { PageHeader } from '../../components/page-header.js';
 import { DataTable, Pagination } from '../../components/data-table.js';
@@ -27,10 +29,22 @@ export function AppsListPage() {
   const keyword = search.get('keyword') ?? '';
   const page = Math.max(1, Number(search.get('page')) || 1);
   const apps = useLoad(() => consoleApi.get<Page<AppItem>>(`/apps?page=${page}&limit=30${keyword ? `&keyword=${encodeURIComponent(keyword)}` : ''}`), [keyword, page]);
+  const session = useSession();
+  const [importing, setImporting] = useState(false);
   const go = (k: string, p: number) => navigate(`/console/apps?${new URLSearchParams({ ...(k ? { keyword: k } : {}), ...(p > 1 ? { page: String(p) } : {}) }).toString()}`.replace(/\?$/, ''));
   return (
     <>
-      <PageHeader title={t('apps.title')} />
+      <PageHeader
+        title={t('apps.title')}
+        actions={
+          roleAtLeast(session.account.role, 'editor') && (
+            <button type="button" class="btn primary" onClick={() => setImporting(true)}>
+              {t('import.button')}
+            </button>
+          )
+        }
+      />
+      <ImportDialog open={importing} onClose={() => setImporting(false)} onDone={() => apps.reload()} />
       <FiltersBar label={t('apps.search')}>
         <SearchBox value={keyword} label={t('apps.search')} onSearch={(k) => go(k, 1)} />
       </FiltersBar>
