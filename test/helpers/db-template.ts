@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { dropSchema, openStore } from '../../src/store/db.js';
 
 /**
@@ -40,36 +41,47 @@ export async function seedSqlite(dataDir: string): Promise<void> {
 }
 
 /**
- * PostgreSQL: a schema migrated once per test process and dumped by `pg_dump` (schema, and the rows
- * of `kysely_migration`), the dump's SQL with the schema's name as a placeholder. `undefined` when
- * it cannot be made (no `pg_dump`, or one of another major version than the server): every server
- * then migrates its own schema, as before.
+ * PostgreSQL: a schema migrated by `openStore` and dumped by `pg_dump` (schema, and the rows of
+ * `kysely_migration`), the dump's SQL with the schema's name as a placeholder. Made once per test
+ * run by the global setup (`makePostgresTemplate`, handed to the workers with `provide`), else once
+ * per process. `undefined` when it cannot be made (no `pg_dump`, or one of another major version
+ * than the server's): every server then migrates its own schema.
  */
 const PLACEHOLDER = 'dovetail_template_schema_name';
 const pgDumps = new Map<string, Promise<string | undefined>>();
 
+export async function makePostgresTemplate(databaseUrl: string): Promise<string | undefined> {
+  const schema = `t_tpl_${Math.random().toString(36).slice(2, 12)}`;
+  const store = await openStore({ databaseUrl, databaseSchema: schema, dataDir: '.' });
+  await store.destroy();
+  try {
+    const { stdout } = await promisify(execFile)('pg_dump', ['--no-owner', '--no-privileges', '--inserts', '--schema', schema, databaseUrl], { maxBuffer: 16 * 1024 * 1024 });
+    // psql's meta-commands (`\restrict …` of newer pg_dump versions) are not SQL
+    const sqlText = stdout.split('\n').filter((line) => !line.startsWith('\\')).join('\n');
+    if (!sqlText.includes(`CREATE SCHEMA ${schema};`)) return undefined;
+    return sqlText.replaceAll(schema, PLACEHOLDER);
+  } catch {
+    return undefined;
+  } finally {
+    await dropSchema(databaseUrl, schema);
+  }
+}
+
 function postgresTemplate(databaseUrl: string): Promise<string | undefined> {
   let dump = pgDumps.get(databaseUrl);
   if (!dump) {
-    dump = (async () => {
-      const schema = `t_tpl_${Math.random().toString(36).slice(2, 12)}`;
-      const store = await openStore({ databaseUrl, databaseSchema: schema, dataDir: '.' });
-      await store.destroy();
-      try {
-        const { stdout } = await promisify(execFile)('pg_dump', ['--no-owner', '--no-privileges', '--inserts', '--schema', schema, databaseUrl], { maxBuffer: 16 * 1024 * 1024 });
-        // psql's meta-commands (`\restrict …` of newer pg_dump versions) are not SQL
-        const sqlText = stdout.split('\n').filter((line) => !line.startsWith('\\')).join('\n');
-        if (!sqlText.includes(`CREATE SCHEMA ${schema};`)) return undefined;
-        return sqlText.replaceAll(schema, PLACEHOLDER);
-      } catch {
-        return undefined;
-      } finally {
-        await dropSchema(databaseUrl, schema);
-      }
-    })();
+    const provided = databaseUrl === process.env.TEST_DATABASE_URL ? inject('postgresTemplate') : undefined;
+    dump = provided !== undefined ? Promise.resolve(provided || undefined) : makePostgresTemplate(databaseUrl);
     pgDumps.set(databaseUrl, dump);
   }
   return dump;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The PostgreSQL template's SQL (`makePostgresTemplate`), or '' when the global setup made none. */
+    postgresTemplate: string;
+  }
 }
 
 /** Creates `schema` in `databaseUrl` as a copy of the migrated template (nothing when there is none: the server migrates it). */
