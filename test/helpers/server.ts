@@ -74,7 +74,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },
   );
   // A new server starts on a copy of a migrated database (db-template.ts) instead of migrating.
-  if (!opts.reuse && config.databaseUrl === (pgUrl || undefined)) await seedDatabase(dataDir, config.databaseUrl, config.databaseSchema);
+  if (!opts.reuse && config.databaseUrl === (pgUrl || undefined) && config.databaseSchema === schema) await seedDatabase(dataDir, config.databaseUrl, config.databaseSchema);
   const runtime = await createRuntime(config, { ...opts.runtime, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), ...(opts.clock ? { clock: opts.clock } : {}) });
   const app = await buildServer(runtime);
   await app.listen({ port: opts.port ?? 0, host: '127.0.0.1' });
