@@ -56,13 +56,24 @@ import { declareConsoleDecorations } from './console/console-auth.js';
 type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
 
 /**
+ * Gives a plugin its name for Fastify. Without one Fastify looks for the function among the exports
+ * of every loaded CommonJS module at each registration (`getPluginName`), a cost that grows with
+ * the modules the process has loaded.
+ */
+function named<F extends (...args: never[]) => unknown>(fn: F, name = fn.name): F {
+  if (!Object.hasOwn(fn, PLUGIN_NAME)) Object.defineProperty(fn, PLUGIN_NAME, { value: name || 'anonymous' });
+  return fn;
+}
+const PLUGIN_NAME = Symbol.for('fastify.display-name');
+
+/**
  * A route plugin that declares its dependencies as `Pick<Runtime, …>`: it gets an object with
  * just those members (the compiler checks `deps` covers the plugin's type), nothing else.
  */
 function narrowed<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: Pick<Runtime, K> }>, deps: readonly K[]): RouteRegistration {
   return async (scope, runtime) => {
     const slice = Object.fromEntries(deps.map((k) => [k, runtime[k]])) as Pick<Runtime, K>;
-    await scope.register(plugin, { runtime: slice });
+    await scope.register(named(plugin), { runtime: slice });
   };
 }
 
@@ -88,7 +99,7 @@ const APP_ROUTES: readonly RouteRegistration[] = [
 function webVariant<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: Pick<Runtime, K>; web?: boolean }>, deps: readonly K[]): RouteRegistration {
   return async (scope, runtime) => {
     const slice = Object.fromEntries(deps.map((k) => [k, runtime[k]])) as Pick<Runtime, K>;
-    await scope.register(plugin, { runtime: slice, web: true });
+    await scope.register(named(plugin), { runtime: slice, web: true });
   };
 }
 
@@ -125,6 +136,14 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /** How long a client may go on sending a body after an error answered it, ms. */
 const UNREAD_BODY_GRACE_MS = 500;
 
+/**
+ * Fastify's own Ajv compiler, except for schema parts the handler validates (src/http/described.ts).
+ * One per process, as Fastify's validator pool is meant to be used: its Ajv instance keeps the
+ * validators it compiled, keyed by the route schemas (module constants), so a second server built
+ * in the same process (the CLI's, or a test's restart) compiles none of them again.
+ */
+const VALIDATORS = handlerValidatedCompiler(AjvCompiler());
+
 /** Builds the Fastify app (not listening). Everything is registered before the first request. */
 export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   // A request must arrive whole (headers and body) within HTTP_BODY_TIMEOUT_SECONDS; Node checks
@@ -146,8 +165,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     genReqId: () => newId(),
     bodyLimit: 16 * 1024 * 1024,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
-    // Fastify's own Ajv compiler, except for schema parts the handler validates (src/http/described.ts)
-    schemaController: { compilersFactory: { buildValidator: handlerValidatedCompiler(AjvCompiler()) } },
+    schemaController: { compilersFactory: { buildValidator: VALIDATORS } },
   });
   releaseConnectionsOnClose(app);
   limitJsonDepth(app, limits.maxJsonDepth);
@@ -244,9 +262,9 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
 
   // The web app's API (Dify's `/api`): a passport from the site's code, then requests for its end user.
   await app.register(
-    async (web) => {
+    named(async (web) => {
       await narrowed(passportRoutes, ['apps', 'config', 'endUsers', 'passports', 'rateLimiter', 'sites'])(web, runtime);
-      await web.register(async (scope) => {
+      await web.register(named(async (scope) => {
         scope.addHook('onRequest', webAuth({ apps: runtime.apps, endUsers: runtime.endUsers, passports: runtime.passports, sites: runtime.sites }));
         // Dify's web app sends stop, delete and pin without a body: taken as an empty JSON object
         limitJsonDepth(scope, limits.maxJsonDepth, { emptyIsNone: true });
@@ -256,8 +274,8 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
           request.headers['content-type'] = 'application/json';
         });
         for (const register of WEB_ROUTES) await register(scope, runtime);
-      });
-    },
+      }, 'web-app-api-auth'));
+    }, 'web-app-api'),
     { prefix: '/api' },
   );
   // Apps published as MCP servers: no API key (the server code in the path is the credential), as Dify.
@@ -266,16 +284,16 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   await narrowed(webhookTriggerRoutes, ['apps', 'config', 'endUsers', 'rateLimiter', 'runs', 'triggers', 'uploads'])(app, runtime);
 
   await app.register(
-    async (v1) => {
-      await v1.register(async (scope) => {
+    named(async (v1) => {
+      await v1.register(named(async (scope) => {
         scope.addHook('onRequest', appAuth({ apps: runtime.apps, keys: runtime.keys }));
         for (const register of APP_ROUTES) await register(scope, runtime);
-      });
-      await v1.register(async (scope) => {
+      }, 'service-api-apps'));
+      await v1.register(named(async (scope) => {
         scope.addHook('onRequest', datasetAuth({ keys: runtime.keys }));
         for (const register of DATASET_ROUTES) await register(scope, runtime);
-      });
-    },
+      }, 'service-api-datasets'));
+    }, 'service-api'),
     { prefix: '/v1' },
   );
   await app.ready();

@@ -18,7 +18,7 @@ const POLL_MS = 1000;
  * (`onBusError` is told why), instead of failing it.
  */
 export async function* readRunEvents(
-  store: RunEventStore,
+  store: Pick<RunEventStore, 'after'>,
   bus: Bus,
   runId: string,
   afterSeq: number,

@@ -58,6 +58,7 @@ async function pgvectorFirst(url: string): Promise<void> {
 interface ProjectLike {
   readonly name: string;
   readonly config: { readonly env?: Record<string, unknown> };
+  provide(key: 'postgresTemplate', value: string): void;
 }
 
 /**
@@ -72,7 +73,15 @@ export default async function setup(project: ProjectLike): Promise<void> {
   const pg = project.config.env?.TEST_DATABASE_URL;
   const redis = process.env.TEST_REDIS_URL;
   process.stdout.write(`\n[dovetail tests] ${project.name}: storage: ${pg ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite'}\n`);
-  if (typeof pg === 'string' && pg) return pgvectorFirst(pg);
+  if (typeof pg === 'string' && pg) {
+    await pgvectorFirst(pg);
+    // every new test schema of the run starts as a copy of one migrated schema (db-template.ts)
+    const { makePostgresTemplate } = await import('./db-template.js');
+    const template = await makePostgresTemplate(pg);
+    process.stdout.write(`[dovetail tests] PostgreSQL test schemas: ${template ? 'copied from a migrated template (pg_dump)' : 'migrated one by one (no pg_dump of the server\'s version)'}\n`);
+    project.provide('postgresTemplate', template ?? '');
+    return;
+  }
   if (!process.env.TEST_DATABASE_URL) process.stdout.write('[dovetail tests] NOTICE: TEST_DATABASE_URL is not set; the PostgreSQL project is skipped (the suite runs on SQLite only).\n');
   if (!redis) process.stdout.write('[dovetail tests] NOTICE: TEST_REDIS_URL is not set; Redis tests are skipped.\n');
 }

@@ -9,6 +9,7 @@ import { dropSchema } from '../../src/store/db.js';
 import { createLogger, type Logger } from '../../src/infra/logger.js';
 import type { Clock } from '../../src/infra/clock.js';
 import { dropRedisKeys } from './redis-keys.js';
+import { seedDatabase } from './db-template.js';
 
 export { freePort } from './free-port.js';
 export { dropRedisKeys };
@@ -72,6 +73,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
     { port: 0, host: '127.0.0.1', logLevel: 'silent', seedExamples: false, ...opts.overrides },
   );
+  // A new server starts on a copy of a migrated database (db-template.ts) instead of migrating.
+  if (!opts.reuse && config.databaseUrl === (pgUrl || undefined) && config.databaseSchema === schema) await seedDatabase(dataDir, config.databaseUrl, config.databaseSchema);
   const runtime = await createRuntime(config, { ...opts.runtime, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), ...(opts.clock ? { clock: opts.clock } : {}) });
   const app = await buildServer(runtime);
   await app.listen({ port: opts.port ?? 0, host: '127.0.0.1' });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { dropSchema, openStore, type Store } from '../../src/store/db.js';
+import { seedPostgres, seedSqlite } from './db-template.js';
 
 /** A migrated store and how to throw it away. */
 export interface OpenedStore {
@@ -16,6 +17,7 @@ export interface OpenedStore {
 export function onEachStore(name: string, suite: (label: string, open: () => Promise<OpenedStore>) => void): void {
   suite('SQLite', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), `dovetail-${name}-`));
+    await seedSqlite(dir);
     const store = await openStore({ databaseUrl: undefined, databaseSchema: undefined, dataDir: dir });
     return { store, close: async () => { await store.destroy(); rmSync(dir, { recursive: true, force: true }); } };
   });
@@ -23,6 +25,7 @@ export function onEachStore(name: string, suite: (label: string, open: () => Pro
   if (pgUrl) {
     suite('PostgreSQL', async () => {
       const schema = `t_${Math.random().toString(36).slice(2, 12)}`;
+      await seedPostgres(pgUrl, schema);
       const store = await openStore({ databaseUrl: pgUrl, databaseSchema: schema, dataDir: '.' });
       return { store, close: async () => { await store.destroy(); await dropSchema(pgUrl, schema); } };
     });
