@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
-import { DAY_MS, dayName, type StatsRange } from './stats-range.js';
+import { DAY_MS, dayName, localToInstant, type StatsRange } from './stats-range.js';
 
 /** An app the figures cover: chat-like apps count messages, workflow apps count runs. */
 export interface StatsApp {
@@ -73,7 +73,7 @@ const round = (v: number, places: number): number => Math.round(v * 10 ** places
  * app of a workspace, each computed by one SQL query over the stored messages, conversations,
  * feedback and runs — the same SQL on SQLite and PostgreSQL. Days are bucketed in the range's
  * time zone by integer arithmetic on the epoch-ms timestamps with the zone's offsets over the
- * range (`StatsRange.segments`); the 95th percentile is a window function (nearest rank). Reads
+ * range (`StatsRange.segments`); the 95th percentile is a bounded query per day (nearest rank). Reads
  * only; the indexes of migration 033 keep each figure an index range scan.
  */
 export class AppStats {
@@ -101,7 +101,31 @@ export class AppStats {
   async figure(figure: StatsFigure, apps: readonly StatsApp[], range: StatsRange): Promise<Row[]> {
     const q = this.#query(figure, apps, range);
     if (!q) return [];
-    return (await q.execute(this.#db)).rows;
+    const rows = (await q.execute(this.#db)).rows;
+    return figure === 'latency_p95' ? this.#p95(rows, apps, range) : rows;
+  }
+
+  /**
+   * The 95th percentile (nearest rank: the ceil(0.95 n)-th smallest) of each day's latencies, by a
+   * second query per day bounded to that day's rows: ordered largest first, it skips the
+   * n − ceil(0.95 n) largest and takes one, so the database keeps only the top 5 % of the day in its
+   * sorter (a window function over the range sorted every row and was 3–8× slower in the bench).
+   */
+  async #p95(counts: readonly Row[], apps: readonly StatsApp[], range: StatsRange): Promise<Row[]> {
+    const chat = apps.filter((a) => a.mode !== 'workflow').map((a) => a.id);
+    const workflow = apps.filter((a) => a.mode === 'workflow').map((a) => a.id);
+    const out: Row[] = [];
+    for (const c of counts) {
+      const day = num(c.day);
+      const n = num(c.n);
+      const startMs = Math.max(range.startMs, localToInstant(range.timezone, day * DAY_MS));
+      const endMs = Math.min(range.endMs, localToInstant(range.timezone, (day + 1) * DAY_MS));
+      const source = this.#source(chat, workflow, { ...range, startMs, endMs });
+      const skip = n - Math.ceil((95 * n) / 100);
+      const r = await sql<Row>`SELECT s.latency_ms AS latency_p95_ms FROM (${source}) s WHERE s.latency_ms IS NOT NULL ORDER BY s.latency_ms DESC LIMIT 1 OFFSET ${sql.lit(skip)}`.execute(this.#db);
+      if (r.rows[0]) out.push({ day, latency_p95_ms: r.rows[0].latency_p95_ms });
+    }
+    return out;
   }
 
   #query(figure: StatsFigure, apps: readonly StatsApp[], range: StatsRange): RawBuilder<Row> | undefined {
@@ -120,8 +144,8 @@ export class AppStats {
       case 'latency':
         return sql<Row>`SELECT s.day AS day, AVG(s.latency_ms) AS latency_avg_ms FROM (${source}) s WHERE s.latency_ms IS NOT NULL GROUP BY s.day`;
       case 'latency_p95':
-        // nearest rank: the ceil(0.95 n)-th smallest latency of the day, ceil by integer division
-        return sql<Row>`SELECT r.day AS day, r.latency_ms AS latency_p95_ms FROM (SELECT s.day AS day, s.latency_ms AS latency_ms, ROW_NUMBER() OVER (PARTITION BY s.day ORDER BY s.latency_ms) AS rn, COUNT(*) OVER (PARTITION BY s.day) AS n FROM (${source}) s WHERE s.latency_ms IS NOT NULL) r WHERE r.rn = (95 * r.n + 99) / 100`;
+        // the day's count of latencies; `figure` then reads each day's percentile by a bounded query
+        return sql<Row>`SELECT s.day AS day, COUNT(*) AS n FROM (${source}) s WHERE s.latency_ms IS NOT NULL GROUP BY s.day`;
       case 'error_rate':
         return sql<Row>`SELECT s.day AS day, SUM(s.finished) AS finished, SUM(s.failed) AS errors FROM (${source}) s GROUP BY s.day`;
       case 'interactions':
@@ -129,10 +153,27 @@ export class AppStats {
       case 'cost':
         return sql<Row>`SELECT c.day AS day, c.currency AS currency, SUM(c.price) AS total_price FROM (${this.#messages(chat, range).select(['m.currency as currency', sql`CAST(m.total_price AS DECIMAL(30, 10))`.as('price')])}) c GROUP BY c.day, c.currency`;
       case 'satisfaction':
-        return sql<Row>`SELECT l.day AS day, COUNT(l.message_id) AS satisfaction_messages, COUNT(l.like_id) AS likes FROM (${this.#messages(chat, range)
-          .leftJoin('message_feedbacks as f', (j) => j.onRef('f.message_id', '=', 'm.id').on('f.rating', '=', 'like'))
-          .select(['m.id as message_id', 'f.id as like_id'])}) l GROUP BY l.day`;
+        return this.#satisfaction(chat, range);
     }
+  }
+
+  /**
+   * Likes per message: the day's messages (index-only) and the likes on them, found from the likes
+   * (far fewer) given since the range began — a like never predates its message.
+   */
+  #satisfaction(chat: readonly string[], range: StatsRange): RawBuilder<Row> {
+    const counts = this.#messages(chat, range).select([sql`COUNT(*)`.as('satisfaction_messages'), sql`0`.as('likes')]).groupBy(sql`1`);
+    const likes = this.#db
+      .selectFrom('message_feedbacks as f')
+      .innerJoin('messages as m', 'm.id', 'f.message_id')
+      .where('f.app_id', 'in', chat)
+      .where('f.created_at', '>=', range.startMs)
+      .where('f.rating', '=', 'like')
+      .where('m.created_at', '>=', range.startMs)
+      .where('m.created_at', '<', range.endMs)
+      .select([this.#day('m.created_at', range).as('day'), sql`0`.as('satisfaction_messages'), sql`COUNT(*)`.as('likes')])
+      .groupBy(sql`1`);
+    return sql<Row>`SELECT u.day AS day, SUM(u.satisfaction_messages) AS satisfaction_messages, SUM(u.likes) AS likes FROM (${counts.unionAll(likes)}) u GROUP BY u.day`;
   }
 
   /**
@@ -149,7 +190,7 @@ export class AppStats {
         .where('c.app_id', 'in', chat)
         .where('c.created_at', '>=', range.startMs)
         .where('c.created_at', '<', range.endMs)
-        .select([this.#day('c.created_at', range).as('day'), sql`COUNT(DISTINCT c.id)`.as('started'), sql`COUNT(m.id)`.as('started_messages'), sql`0`.as('wf_runs'), sql`0`.as('wf_users')])
+        .select([this.#day('c.created_at', range).as('day'), sql`COUNT(DISTINCT c.id)`.as('started'), sql`COUNT(*)`.as('started_messages'), sql`0`.as('wf_runs'), sql`0`.as('wf_users')])
             .groupBy(sql`1`);
     const runs =
       workflow.length === 0
