@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
-import { openAiCompatibleProviders } from '../helpers/openai-providers.js';
-import { endNode, llmNode, startNode, workflowDsl } from '../helpers/workflow-dsl.js';
-import type { Clock } from '../../src/infra/clock.js';
 import type { DailyStats, StatsApp } from '../../src/console/app-stats.js';
 import { resolveRange } from '../../src/console/stats-range.js';
+import { startStatsTraffic, type SentMessage, type StatsTraffic } from '../helpers/console-stats-traffic.js';
 
 /**
  * The console's monitoring figures (issue #44) over traffic made through the Service API: a chat
@@ -14,117 +10,23 @@ import { resolveRange } from '../../src/console/stats-range.js';
  * time zones (one across a DST change).
  */
 
-/** A clock the test sets; the fake model moves it forward by each answer's latency. */
-class SetClock implements Clock {
-  #t = Date.UTC(2026, 2, 1);
-  now(): number {
-    return this.#t;
-  }
-  set(t: number): void {
-    this.#t = t;
-  }
-  advance(ms: number): void {
-    this.#t += ms;
-  }
-}
-
-const PRICE = { input: '0.15', output: '0.6', unit: '0.000001', currency: 'USD' };
-
-function chatApp(): string {
-  return `app:
-  mode: chat
-  name: Stats chat
-kind: app
-version: 0.3.1
-model_config:
-  model:
-    provider: langgenius/openai/openai
-    name: gpt-test
-    mode: chat
-    completion_params: {}
-  pre_prompt: 'You answer briefly.'
-`;
-}
-
-const clock = new SetClock();
-let fake: FakeOpenAI;
-let s: TestServer;
-let chat: { appId: string; apiKey: string };
-let flow: { appId: string; apiKey: string };
-/** The next answer's latency, ms (the fake model advances the clock by it). */
-let latencyMs = 0;
+let t: StatsTraffic;
+let s: StatsTraffic['s'];
+let chat: StatsTraffic['chat'];
+let flow: StatsTraffic['flow'];
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  fake.behaviour = {
-    reply: () => {
-      clock.advance(latencyMs);
-      return 'a short answer';
-    },
-  };
-  s = await startServer({ clock, runtime: { providers: openAiCompatibleProviders(fake.baseUrl) }, overrides: { prices: { 'gpt-test': PRICE } } });
-  chat = await s.importApp(chatApp());
-  flow = await s.importApp(workflowDsl([startNode(), llmNode('llm', 'Say something'), endNode({ text: ['llm', 'text'] })], [['start', 'llm'], ['llm', 'end']], { name: 'Stats workflow' }));
+  t = await startStatsTraffic();
+  ({ s, chat, flow } = t);
 });
-afterAll(async () => {
-  await s?.close();
-  await fake?.close();
-});
+afterAll(async () => t?.close());
 
-const post = (key: string, path: string, body: unknown) =>
-  fetch(`${s.api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-
-interface Sent {
-  id: string;
-  conversationId: string;
-  tokens: number;
-  price: number;
-}
-
-/** A chat message sent at `at` (epoch ms) whose model answers after `latency` ms; `fail` makes the model answer 500. */
-async function message(at: number, user: string, latency: number, conversationId = '', fail = false): Promise<Sent> {
-  clock.set(at);
-  latencyMs = latency;
-  fake.behaviour = fail
-    ? { failStatus: 500, failMessage: 'upstream broke' }
-    : {
-        reply: () => {
-          clock.advance(latencyMs);
-          return 'a short answer';
-        },
-      };
-  const r = await post(chat.apiKey, '/chat-messages', { query: `question from ${user} at ${at}`, inputs: {}, user, response_mode: 'blocking', conversation_id: conversationId });
-  const body = (await r.json()) as { message_id?: string; conversation_id?: string; metadata?: { usage: { total_tokens: number; total_price: string } } };
-  if (fail) {
-    expect(r.status).toBeGreaterThanOrEqual(400);
-    return { id: '', conversationId, tokens: 0, price: 0 };
-  }
-  expect(r.status).toBe(200);
-  return { id: body.message_id!, conversationId: body.conversation_id!, tokens: body.metadata!.usage.total_tokens, price: Number(body.metadata!.usage.total_price) };
-}
-
-/** A workflow run at `at` whose model answers after `latency` ms; `fail` makes it fail. */
-async function run(at: number, user: string, latency: number, fail = false): Promise<{ tokens: number; status: string }> {
-  clock.set(at);
-  latencyMs = latency;
-  fake.behaviour = fail
-    ? { failStatus: 500, failMessage: 'upstream broke' }
-    : {
-        reply: () => {
-          clock.advance(latencyMs);
-          return 'a short answer';
-        },
-      };
-  const r = await post(flow.apiKey, '/workflows/run', { inputs: {}, user, response_mode: 'blocking' });
-  const body = (await r.json()) as { data: { status: string; total_tokens: number } };
-  expect(body.data.status).toBe(fail ? 'failed' : 'succeeded');
-  return { tokens: body.data.total_tokens, status: body.data.status };
-}
-
-const like = async (messageId: string, user: string, rating: 'like' | 'dislike') => expect((await post(chat.apiKey, `/messages/${messageId}/feedbacks`, { rating, user })).status).toBe(200);
-
+type Sent = SentMessage;
+const message = (at: number, user: string, latency: number, conversationId = '', fail = false) => t.message(at, user, latency, conversationId, fail);
+const run = (at: number, user: string, latency: number, fail = false) => t.run(at, user, latency, fail);
+const like = (messageId: string, user: string, rating: 'like' | 'dislike') => t.feedback(messageId, user, rating);
 const at = (iso: string) => Date.parse(iso);
-const apps = (...which: ('chat' | 'flow')[]): StatsApp[] => which.map((w) => (w === 'chat' ? { id: chat.appId, mode: 'chat' } : { id: flow.appId, mode: 'workflow' }));
+const apps = (...which: ('chat' | 'flow')[]): StatsApp[] => t.apps(...which);
 async function stats(which: StatsApp[], start: string, end: string, timezone: string): Promise<Map<string, DailyStats>> {
   const r = await s.runtime.appStats.daily(which, resolveRange({ start, end, timezone }, 366));
   return new Map(r.days.map((d) => [d.date, d]));
@@ -261,6 +163,14 @@ describe('console monitoring figures, per local day, from Service API traffic', 
       likes: 1,
       satisfaction: 333.33,
     });
+  });
+
+  it('the 95th percentile is the nearest rank of a day with twenty latencies', async () => {
+    // 100 ms … 2,000 ms in a shuffled order on 2026-03-20 (UTC): the 19th smallest of 20 is 1,900 ms
+    const latencies = Array.from({ length: 20 }, (_, i) => ((i * 7) % 20) * 100 + 100);
+    for (const [i, ms] of latencies.entries()) await run(at('2026-03-20T08:00:00Z') + i * 60_000, `p95-${i % 4}`, ms);
+    const day = (await stats(apps('flow'), '2026-03-20', '2026-03-21', 'UTC')).get('2026-03-20')!;
+    expect(day).toMatchObject({ runs: 20, end_users: 4, runs_per_end_user: 5, latency_avg_ms: 1050, latency_p95_ms: 1900, errors: 0, error_rate: 0 });
   });
 
   it('a range without data is every day empty; an app of no kind reads nothing', async () => {

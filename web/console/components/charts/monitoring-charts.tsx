@@ -32,6 +32,7 @@ interface ChartSpec {
   readonly id: string;
   readonly title: string;
   readonly kind: 'line' | 'bar';
+  readonly integer?: boolean;
   readonly series: ChartSeries[];
   readonly format: (v: number) => string;
 }
@@ -53,20 +54,20 @@ export function MonitoringCharts({ result, t, locale }: { result: StatsResult; t
 
   const charts: ChartSpec[] = [];
   if (result.kinds.chat) {
-    charts.push({ id: 'conversations', title: t('monitoring.chart.conversations'), kind: 'bar', series: one('conversations', t('monitoring.chart.conversations'), days.map((d) => d.conversations)), format: count.format });
-    charts.push({ id: 'messages', title: t('monitoring.chart.messages'), kind: 'bar', series: one('messages', t('monitoring.chart.messages'), days.map((d) => d.messages)), format: count.format });
+    charts.push({ id: 'conversations', title: t('monitoring.chart.conversations'), kind: 'bar', series: one('conversations', t('monitoring.chart.conversations'), days.map((d) => d.conversations)), format: count.format, integer: true });
+    charts.push({ id: 'messages', title: t('monitoring.chart.messages'), kind: 'bar', series: one('messages', t('monitoring.chart.messages'), days.map((d) => d.messages)), format: count.format, integer: true });
   }
   if (result.kinds.workflow) {
-    charts.push({ id: 'runs', title: t('monitoring.chart.runs'), kind: 'bar', series: one('runs', t('monitoring.chart.runs'), days.map((d) => d.runs)), format: count.format });
+    charts.push({ id: 'runs', title: t('monitoring.chart.runs'), kind: 'bar', series: one('runs', t('monitoring.chart.runs'), days.map((d) => d.runs)), format: count.format, integer: true });
   }
-  charts.push({ id: 'end-users', title: t('monitoring.chart.endUsers'), kind: 'bar', series: one('end_users', t('monitoring.chart.endUsers'), days.map((d) => d.end_users)), format: count.format });
+  charts.push({ id: 'end-users', title: t('monitoring.chart.endUsers'), kind: 'bar', series: one('end_users', t('monitoring.chart.endUsers'), days.map((d) => d.end_users)), format: count.format, integer: true });
   if (result.kinds.chat) {
     charts.push({ id: 'messages-per-conversation', title: t('monitoring.chart.messagesPerConversation'), kind: 'line', series: one('messages_per_conversation', t('monitoring.chart.messagesPerConversation'), days.map((d) => d.messages_per_conversation)), format: decimal.format });
   }
   if (result.kinds.workflow) {
     charts.push({ id: 'runs-per-end-user', title: t('monitoring.chart.runsPerEndUser'), kind: 'line', series: one('runs_per_end_user', t('monitoring.chart.runsPerEndUser'), days.map((d) => d.runs_per_end_user)), format: decimal.format });
   }
-  charts.push({ id: 'tokens', title: t('monitoring.chart.tokens'), kind: 'bar', series: one('tokens', t('monitoring.chart.tokens'), days.map((d) => d.tokens)), format: count.format });
+  charts.push({ id: 'tokens', title: t('monitoring.chart.tokens'), kind: 'bar', series: one('tokens', t('monitoring.chart.tokens'), days.map((d) => d.tokens)), format: count.format, integer: true });
   if (result.kinds.chat) {
     const currencies = [...new Set(days.flatMap((d) => d.cost.map((c) => c.currency)))].sort();
     for (const currency of currencies.length > 0 ? currencies : ['USD']) {
@@ -98,7 +99,7 @@ export function MonitoringCharts({ result, t, locale }: { result: StatsResult; t
   return (
     <div class="charts-grid">
       {charts.map((c) => (
-        <TimeSeriesChart key={c.id} id={`chart-${c.id}`} title={c.title} dates={dates} series={c.series} kind={c.kind} format={c.format} labels={labels} />
+        <TimeSeriesChart key={c.id} id={`chart-${c.id}`} title={c.title} dates={dates} series={c.series} kind={c.kind} integer={c.integer} format={c.format} labels={labels} />
       ))}
     </div>
   );

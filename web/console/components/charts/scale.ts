@@ -12,13 +12,15 @@ export const PLOT = { x: BOX.left, y: BOX.top, width: BOX.width - BOX.left - BOX
 
 /**
  * Axis ticks from 0 to a round maximum at or above `max` (1, 2, 2.5 or 5 × a power of ten per
- * step), about `count` steps; `[0, 1]` when there is nothing above 0.
+ * step), about `count` steps; `[0, 1]` when there is nothing above 0. `integer`: whole-number
+ * steps (counts).
  */
-export function niceTicks(max: number, count = 4): number[] {
+export function niceTicks(max: number, count = 4, integer = false): number[] {
   if (!(max > 0) || !Number.isFinite(max)) return [0, 1];
   const raw = max / count;
   const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw)!;
+  const nice = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw)!;
+  const step = integer ? Math.max(1, Math.ceil(nice)) : nice;
   const ticks: number[] = [];
   for (let v = 0; v < max + step / 2 && ticks.length <= count + 1; v += step) ticks.push(Number(v.toPrecision(12)));
   if (ticks.at(-1)! < max) ticks.push(Number((ticks.at(-1)! + step).toPrecision(12)));

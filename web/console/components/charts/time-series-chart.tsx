@@ -29,6 +29,8 @@ export interface TimeSeriesChartProps {
   /** One or two series (e.g. average and p95 latency). */
   readonly series: readonly ChartSeries[];
   readonly kind: 'line' | 'bar';
+  /** Whole-number values (counts): the axis steps by whole numbers. */
+  readonly integer?: boolean;
   /** A value as text (units, decimals, currency). */
   readonly format: (value: number) => string;
   /** A date as an axis label (default `MM-DD`). */
@@ -51,7 +53,7 @@ export function TimeSeriesChart(props: TimeSeriesChartProps) {
   const days = dates.length;
   const values = series.flatMap((s) => s.values.filter((v): v is number => v !== null));
   const hasData = values.some((v) => v !== 0);
-  const ticks = niceTicks(Math.max(0, ...values));
+  const ticks = niceTicks(Math.max(0, ...values), 4, props.integer);
   const top = ticks.at(-1)!;
   const describe = (i: number) => `${dates[i]}: ${series.map((s) => `${s.label} ${s.values[i] === null || s.values[i] === undefined ? labels.none : format(s.values[i]!)}`).join(', ')}`;
 
