@@ -2,6 +2,7 @@ import type { ComponentType } from 'preact';
 import type { Role } from './lib/console-api.js';
 import { AppsListPage } from './pages/apps/apps-list.js';
 import { AppOverviewPage } from './pages/apps/app-overview.js';
+import { MonitoringAppPage, MonitoringOverallPage } from './pages/monitoring/monitoring-page.js';
 
 /** What a page receives: the path's parameters (`:appId` …). */
 export interface PageProps {
@@ -25,6 +26,8 @@ export interface ConsoleRoute {
 export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/apps', page: AppsListPage, title: 'nav.apps', minRole: 'viewer', nav: 'top' },
   { path: '/apps/:appId', page: AppOverviewPage, title: 'nav.overview', minRole: 'viewer', nav: 'app' },
+  { path: '/monitoring', page: MonitoringOverallPage, title: 'monitoring.title', minRole: 'viewer', nav: 'top' },
+  { path: '/apps/:appId/monitoring', page: MonitoringAppPage, title: 'monitoring.title', minRole: 'viewer', nav: 'app' },
 ];
 
 /** Where `/console` itself goes. */
