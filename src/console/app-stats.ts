@@ -10,7 +10,12 @@ export interface StatsApp {
 }
 
 /** The figures, each one SQL query (`AppStats.figure`); `daily` runs them all. */
-export const STATS_FIGURES = ['conversations', 'end_users', 'interactions', 'tokens', 'cost', 'latency', 'latency_p95', 'error_rate', 'satisfaction'] as const;
+/**
+ * The figures' queries: `volume` (messages, runs, conversations, end users, tokens, mean latency,
+ * errors: one scan of the range), `interactions`, `cost`, `latency_p95` (a count, then a bounded
+ * query per day) and `satisfaction`.
+ */
+export const STATS_FIGURES = ['volume', 'interactions', 'cost', 'latency_p95', 'satisfaction'] as const;
 export type StatsFigure = (typeof STATS_FIGURES)[number];
 
 /** One local day's figures. A figure with nothing to average that day is null. */
@@ -135,19 +140,11 @@ export class AppStats {
     if (chat.length === 0 && (workflow.length === 0 || messagesOnly)) return undefined;
     const source = this.#source(chat, messagesOnly ? [] : workflow, range);
     switch (figure) {
-      case 'conversations':
-        return sql<Row>`SELECT s.day AS day, SUM(CASE WHEN s.kind = 'm' THEN 1 ELSE 0 END) AS messages, SUM(CASE WHEN s.kind = 'r' THEN 1 ELSE 0 END) AS runs, COUNT(DISTINCT s.conversation_id) AS conversations FROM (${source}) s GROUP BY s.day`;
-      case 'end_users':
-        return sql<Row>`SELECT s.day AS day, COUNT(DISTINCT s.end_user_id) AS end_users FROM (${source}) s GROUP BY s.day`;
-      case 'tokens':
-        return sql<Row>`SELECT s.day AS day, SUM(s.tokens) AS tokens FROM (${source}) s GROUP BY s.day`;
-      case 'latency':
-        return sql<Row>`SELECT s.day AS day, AVG(s.latency_ms) AS latency_avg_ms FROM (${source}) s WHERE s.latency_ms IS NOT NULL GROUP BY s.day`;
+      case 'volume':
+        return sql<Row>`SELECT s.day AS day, SUM(CASE WHEN s.kind = 'm' THEN 1 ELSE 0 END) AS messages, SUM(CASE WHEN s.kind = 'r' THEN 1 ELSE 0 END) AS runs, COUNT(DISTINCT s.conversation_id) AS conversations, COUNT(DISTINCT s.end_user_id) AS end_users, SUM(s.tokens) AS tokens, AVG(s.latency_ms) AS latency_avg_ms, SUM(s.finished) AS finished, SUM(s.failed) AS errors FROM (${source}) s GROUP BY s.day`;
       case 'latency_p95':
         // the day's count of latencies; `figure` then reads each day's percentile by a bounded query
         return sql<Row>`SELECT s.day AS day, COUNT(*) AS n FROM (${source}) s WHERE s.latency_ms IS NOT NULL GROUP BY s.day`;
-      case 'error_rate':
-        return sql<Row>`SELECT s.day AS day, SUM(s.finished) AS finished, SUM(s.failed) AS errors FROM (${source}) s GROUP BY s.day`;
       case 'interactions':
         return this.#interactions(chat, workflow, range);
       case 'cost':
@@ -278,29 +275,22 @@ function apply(figure: StatsFigure, d: DailyStats, row: Row): void {
   const s = scratch.get(d) ?? { started: 0, startedMessages: 0, wfRuns: 0, wfUsers: 0, satisfactionMessages: 0 };
   scratch.set(d, s);
   switch (figure) {
-    case 'conversations':
+    case 'volume':
       d.messages = num(row.messages);
       d.runs = num(row.runs);
       d.conversations = num(row.conversations);
-      break;
-    case 'end_users':
       d.end_users = num(row.end_users);
-      break;
-    case 'tokens':
       d.tokens = num(row.tokens);
+      // AVG over no finished row is NULL: the day keeps null
+      d.latency_avg_ms = row.latency_avg_ms === null || row.latency_avg_ms === undefined ? null : round(num(row.latency_avg_ms), 1);
+      d.finished = num(row.finished);
+      d.errors = num(row.errors);
       break;
     case 'cost':
       d.cost.push({ currency: String(row.currency), total_price: num(row.total_price).toFixed(7) });
       break;
-    case 'latency':
-      d.latency_avg_ms = round(num(row.latency_avg_ms), 1);
-      break;
     case 'latency_p95':
       d.latency_p95_ms = round(num(row.latency_p95_ms), 1);
-      break;
-    case 'error_rate':
-      d.finished = num(row.finished);
-      d.errors = num(row.errors);
       break;
     case 'interactions':
       s.started = num(row.started);

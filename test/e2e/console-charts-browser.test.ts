@@ -17,6 +17,9 @@ import type { DailyStatsResult } from '../../src/console/app-stats.js';
  * with data, the screen-reader table equal to the figures, a value shown on keyboard focus and on
  * hover, axe-core clean, a phone's width, a screenshot; served under the console's strict CSP.
  */
+/** Screenshots into docs/ (looked at when taken) with SAVE_WEB_SCREENSHOTS=1, as the other browser tests. */
+const SHOTS = process.env.SAVE_WEB_SCREENSHOTS === '1';
+
 noticeWithoutBrowser('the console chart browser tests are');
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'";
@@ -138,7 +141,7 @@ describe.skipIf(!BROWSER_TESTS)('monitoring charts in Chromium', () => {
 
   it('axe-core finds nothing serious; in Japanese and at a phone width it still fits', async () => {
     expect(await seriousA11yFindings(page)).toEqual([]);
-    await page.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'console-monitoring-charts.png'), fullPage: true });
+    if (SHOTS) await page.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'console-monitoring-charts.png'), fullPage: true });
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     await phone.goto(`${base}/?lang=ja`);
     await phone.waitForSelector('body[data-ready="1"]');
@@ -146,7 +149,7 @@ describe.skipIf(!BROWSER_TESTS)('monitoring charts in Chromium', () => {
     expect(await phone.textContent('figure[data-chart="chart-error-rate"] figcaption')).toBe('エラー率');
     expect(await scrollsSideways(phone)).toBe(false);
     expect(await seriousA11yFindings(phone)).toEqual([]);
-    await phone.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'console-monitoring-charts-phone.png') });
+    if (SHOTS) await phone.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'console-monitoring-charts-phone.png') });
     await phone.close();
   });
 });

@@ -15,6 +15,9 @@ import { PROJECT_ROOT } from '../helpers/fixtures.js';
  * in the browser's time zone, keyboard focus shows a value, axe-core finds nothing serious, a
  * phone's width fits, and a screenshot goes to docs/. Needs `npm run build:web`.
  */
+/** Screenshots into docs/ (looked at when taken) with SAVE_WEB_SCREENSHOTS=1, as the other browser tests. */
+const SHOTS = process.env.SAVE_WEB_SCREENSHOTS === '1';
+
 noticeWithoutBrowser('the console monitoring browser tests are');
 
 const DAY = 86_400_000;
@@ -116,7 +119,7 @@ describe.runIf(BROWSER_TESTS)('console monitoring pages in a browser', { timeout
     const table = await page.$$eval('figure[data-chart="chart-runs"] table tbody tr', (rows) => rows.map((r) => [r.querySelector('th')!.textContent, r.querySelector('td')!.textContent]));
     expect(table).toEqual(days.map((d) => [d.date, String(d.runs)]));
     expect(await seriousA11yFindings(page)).toEqual([]);
-    await page.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'console-monitoring.png'), fullPage: true });
+    if (SHOTS) await page.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'console-monitoring.png'), fullPage: true });
   });
 
   it('keyboard focus on a chart shows the day and its value', async () => {
@@ -173,7 +176,7 @@ describe.runIf(BROWSER_TESTS)('console monitoring pages in a browser', { timeout
     expect(await p.getByRole('heading', { level: 1 }).textContent()).toBe('モニタリング：Stats chat');
     expect(await scrollsSideways(p)).toBe(false);
     expect(await seriousA11yFindings(p)).toEqual([]);
-    await p.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'console-monitoring-phone.png') });
+    if (SHOTS) await p.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'console-monitoring-phone.png') });
     await phone.close();
   });
 });
