@@ -88,6 +88,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     prices: readPrices(file),
     humanInputGlobalTimeoutSeconds: int(env, file, 'HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS', 604_800, -1),
     humanInputScanIntervalMs: int(env, file, 'HUMAN_INPUT_TIMEOUT_SCAN_MS', 5000, 100),
+    consoleStatsMaxDays: int(env, file, 'CONSOLE_STATS_MAX_DAYS', 366, 1),
     humanInputUploadSweepSeconds: int(env, file, 'HUMAN_INPUT_UPLOAD_SWEEP_SECONDS', 300, 1),
     seedExamples: (str(env, file, 'DOVETAIL_SEED_EXAMPLES') ?? 'true') !== 'false',
     shutdownTimeoutSeconds: int(env, file, 'SHUTDOWN_TIMEOUT_SECONDS', 8, 0),

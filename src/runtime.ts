@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import { openStore, type Store } from './store/db.js';
+import { AppStats } from './console/app-stats.js';
 import { AppService } from './apps/app-service.js';
 import { AppStore } from './apps/app-store.js';
 import { KeyService } from './apps/key-service.js';
@@ -131,6 +132,8 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   /** `POST /audio-to-text`, `POST /text-to-audio`. */
   readonly audio: AudioService;
   readonly feedback: FeedbackService;
+  /** The console's monitoring figures per day (`src/console/app-stats.ts`). */
+  readonly appStats: AppStats;
   /** Human Input forms; also the engine's HumanInputGateway. */
   readonly forms: FormService;
   /** Workspace members (feedback accounts, Human Input email recipients, console log-ins). */
@@ -427,6 +430,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     suggestedQuestions: new SuggestedQuestionsService({ config: config.suggestedQuestions, logger, providers: modelProviders, messages, endUsers, offload }),
     audio: new AudioService({ config: config.audio, providers: modelProviders, messages, endUsers }),
     feedback,
+    appStats: new AppStats(store.db),
     forms,
     offload,
     formRecipients,

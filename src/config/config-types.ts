@@ -150,6 +150,8 @@ export interface Config {
   readonly prices: Readonly<Record<string, ModelPrice>>;
   /** Human Input global timeout in seconds; ≤ 0 disables it (`HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS`, default 7 days). */
   readonly humanInputGlobalTimeoutSeconds: number;
+  /** The most local days one console statistics request covers (`CONSOLE_STATS_MAX_DAYS`, default 366). */
+  readonly consoleStatsMaxDays: number;
   /** How often waiting forms are checked for deadlines (`HUMAN_INPUT_TIMEOUT_SCAN_MS`, default 5000). */
   readonly humanInputScanIntervalMs: number;
   /**

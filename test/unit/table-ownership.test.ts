@@ -24,7 +24,8 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   apps: { writers: ['apps/app-store.ts'] },
   console_sessions: { writers: ['console/console-session-store.ts'] },
   conversation_variables: { writers: ['runs/conversation-variables.ts'] },
-  conversations: { writers: ['messages/conversation-store.ts'] },
+  // the console's monitoring figures (console/app-stats.ts) read messages, conversations, feedback and runs by day
+  conversations: { writers: ['messages/conversation-store.ts'], readers: ['console/app-stats.ts'] },
   dataset_metadata: { writers: ['knowledge/documents/metadata-store.ts'] },
   datasets: { writers: ['knowledge/dataset-store.ts'] },
   document_metadata_values: { writers: ['knowledge/documents/metadata-store.ts'] },
@@ -39,8 +40,8 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   job_outbox: { writers: ['infra/queue/outbox-relay.ts'], readers: ['infra/queue/bullmq-queue.ts'] },
   jobs: { writers: ['infra/queue/db-queue.ts'], readers: ['infra/queue/job-counts.ts'] },
   message_agent_thoughts: { writers: ['messages/agent-thoughts.ts'] },
-  message_feedbacks: { writers: ['feedback/feedback-store.ts'] },
-  messages: { writers: ['messages/message-store.ts'] },
+  message_feedbacks: { writers: ['feedback/feedback-store.ts'], readers: ['console/app-stats.ts'] },
+  messages: { writers: ['messages/message-store.ts'], readers: ['console/app-stats.ts'] },
   // the web app's pins: the conversations store lists with them and deletes them with their conversation
   pinned_conversations: { writers: ['messages/conversation-store.ts'] },
   parent_chunks: { writers: ['knowledge/documents/segment-store.ts'] },
@@ -57,7 +58,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   workflow_run_events: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store: the log, and the run row's transactions that append to it
   workflow_run_snapshots: { writers: ['runs/run-event-store.ts', 'runs/run-store.ts'] }, // the runs store
   worker_heartbeats: { writers: ['infra/worker-presence.ts'] },
-  workflow_runs: { writers: ['runs/run-store.ts'] },
+  workflow_runs: { writers: ['runs/run-store.ts'], readers: ['console/app-stats.ts'] },
   workspaces: { writers: ['apps/app-store.ts'] },
 };
 

@@ -5,6 +5,7 @@ import { AppOverviewPage } from './pages/apps/app-overview.js';
 import { AppKeysPage } from './pages/apps/app-keys.js';
 import { AppSitePage } from './pages/apps/app-site.js';
 import { FormsWaitingPage } from './pages/forms/forms-waiting.js';
+import { MonitoringAppPage, MonitoringOverallPage } from './pages/monitoring/monitoring-page.js';
 
 /** What a page receives: the path's parameters (`:appId` …). */
 export interface PageProps {
@@ -31,6 +32,8 @@ export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/apps/:appId', page: AppOverviewPage, title: 'nav.overview', minRole: 'viewer', nav: 'app' },
   { path: '/apps/:appId/site', page: AppSitePage, title: 'nav.site', minRole: 'viewer', nav: 'app' },
   { path: '/apps/:appId/keys', page: AppKeysPage, title: 'nav.keys', minRole: 'admin', nav: 'app' },
+  { path: '/monitoring', page: MonitoringOverallPage, title: 'monitoring.title', minRole: 'viewer', nav: 'top' },
+  { path: '/apps/:appId/monitoring', page: MonitoringAppPage, title: 'monitoring.title', minRole: 'viewer', nav: 'app' },
 ];
 
 /** Where `/console` itself goes. */

@@ -5,6 +5,7 @@ import { consoleSessionRoutes } from './session.js';
 import { consoleAppRoutes } from './apps.js';
 import { consoleMemberRoutes } from './members.js';
 import { consoleFormRoutes } from './forms.js';
+import { consoleStatsRoutes } from './stats.js';
 
 /** Registers one console feature plugin in a scope, handing it only the runtime members it declares. */
 type ConsoleFeature = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -26,6 +27,7 @@ const FEATURES: readonly ConsoleFeature[] = [
   feature(consoleAppRoutes, ['apps', 'appProviders', 'appWarnings', 'bus', 'config', 'datasets', 'keys', 'runs', 'sites', 'store', 'triggers']),
   feature(consoleMemberRoutes, ['accounts']),
   feature(consoleFormRoutes, ['apps', 'config', 'forms']),
+  feature(consoleStatsRoutes, ['apps', 'appStats', 'config']),
 ];
 
 /** The console's JSON API under `/console/api`: log-in and the session, then every feature behind `consoleAuth`. */
