@@ -182,9 +182,9 @@ class TraceBuilder {
       }
       case 'node_retry': {
         const bar = this.#bar(d, e.seq, t);
-        const index = num(d.retry_index) ?? bar.retries.length + 1;
-        bar.retries.push({ index, error: str(d.error), at_ms: t });
-        bar.retry_index = index;
+        // Dify's retry_index counts from 0 (the first failed attempt)
+        bar.retries.push({ index: num(d.retry_index) ?? bar.retries.length, error: str(d.error), at_ms: t });
+        bar.retry_index = bar.retries.length;
         markBar(bar.id);
         return;
       }
@@ -405,7 +405,7 @@ export class TraceService {
     for (const e of events) {
       const d = ((JSON.parse(e.payload) as Data).data ?? {}) as Data;
       if (d.id !== executionId) continue;
-      if (e.event === 'node_retry') retries.push({ index: num(d.retry_index) ?? retries.length + 1, error: str(d.error) });
+      if (e.event === 'node_retry') retries.push({ index: num(d.retry_index) ?? retries.length, error: str(d.error) });
       out = {
         id: executionId,
         node_id: str(d.node_id) ?? '',
