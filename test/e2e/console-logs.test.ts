@@ -279,7 +279,8 @@ describe('workflow runs and their traces', () => {
     expect(t.errors).toEqual([{ execution_id: ask!.id, node_id: 'ask', title: 'Ask', error: ask!.error }]);
     expect(t.run.error).toContain('upstream broke');
     const run = (await traces().run(appId('failing'), failedRun.id))!;
-    expect(await traces().node(run, ask!.id)).toMatchObject({ status: 'failed', error: ask!.error, retries: [{ index: 0 }, { index: 1 }] });
+    // the failing node's input: the prompt it sent (its process data), as Dify records a failed node's
+    expect(await traces().node(run, ask!.id)).toMatchObject({ status: 'failed', error: ask!.error, retries: [{ index: 0 }, { index: 1 }], process_data: { prompts: [{ role: 'user', content: 'about joinery' }], model_provider: 'openai' } });
     // the node before it ran with the input the failing node was given
     const [prep] = byNode(t.bars, 'prep');
     expect(await traces().node(run, prep!.id)).toMatchObject({ inputs: { t: 'joinery' }, outputs: { output: 'about joinery' } });
