@@ -84,7 +84,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),
     annotationListMaxLimit: int(env, file, 'ANNOTATION_LIST_MAX_LIMIT', 100, 1),
     consoleLogs: {
-      searchMessages: int(env, file, 'CONSOLE_LOG_SEARCH_MESSAGES', 100_000, 1),
+      searchMessages: int(env, file, 'CONSOLE_LOG_SEARCH_MESSAGES', 10_000, 1),
       keywordMaxChars: int(env, file, 'CONSOLE_LOG_KEYWORD_MAX_CHARS', 200, 1),
       countLimit: int(env, file, 'CONSOLE_LOG_COUNT_LIMIT', 100_000, 1),
       maxLimit: int(env, file, 'CONSOLE_LOG_MAX_LIMIT', 100, 1),

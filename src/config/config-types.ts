@@ -141,7 +141,7 @@ export interface Config {
   readonly feedbackListMaxLimit: number;
   /** The console's logs and run traces (issue #44): see `src/messages/message-logs.ts` and `src/runs/run-trace.ts`. */
   readonly consoleLogs: {
-    /** A log's keyword searches the app's newest this many messages (`CONSOLE_LOG_SEARCH_MESSAGES`, default 100000). */
+    /** A log's keyword searches the app's newest this many messages (`CONSOLE_LOG_SEARCH_MESSAGES`, default 10000). */
     readonly searchMessages: number;
     /** Longest log keyword, in characters (`CONSOLE_LOG_KEYWORD_MAX_CHARS`, default 200). */
     readonly keywordMaxChars: number;
