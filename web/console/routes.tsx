@@ -2,6 +2,8 @@ import type { ComponentType } from 'preact';
 import type { Role } from './lib/console-api.js';
 import { AppsListPage } from './pages/apps/apps-list.js';
 import { AppOverviewPage } from './pages/apps/app-overview.js';
+import { LogsPage } from './pages/logs/logs-page.js';
+import { RunTracePage } from './pages/logs/run-trace.js';
 
 /** What a page receives: the path's parameters (`:appId` …). */
 export interface PageProps {
@@ -25,6 +27,8 @@ export interface ConsoleRoute {
 export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/apps', page: AppsListPage, title: 'nav.apps', minRole: 'viewer', nav: 'top' },
   { path: '/apps/:appId', page: AppOverviewPage, title: 'nav.overview', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/logs', page: LogsPage, title: 'nav.logs', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/runs/:runId', page: RunTracePage, title: 'trace.title', minRole: 'viewer' },
 ];
 
 /** Where `/console` itself goes. */
