@@ -9,6 +9,7 @@ import { dataFrames, parseSse } from '../helpers/sse.js';
 import { endNode, llmNode, startNode, templateNode, workflowDsl } from '../helpers/workflow-dsl.js';
 import { MessageLogs, type ConversationLogRow } from '../../src/messages/message-logs.js';
 import { TraceService, type TraceBar, type RunTrace } from '../../src/runs/run-trace.js';
+import { memberClient } from '../helpers/console.js';
 
 /**
  * The console's log and trace services (issue #44) over data made through the Service API with the
@@ -364,6 +365,54 @@ describe('workflow runs and their traces', () => {
     expect(done!.tokens).toBeGreaterThan(0);
     expect(later.bars.map((b) => b.node_id)).not.toContain('start');
     expect(later.live).toBe(false);
+  });
+});
+
+describe('the console API of the logs (/console/api)', () => {
+  it('serves the logs to a viewer of the app\'s workspace, 404 to another workspace, 400 naming a bad field, 401 without a session', async () => {
+    const viewer = await memberClient(s, { name: 'Vic', email: 'vic@example.test', role: 'viewer' });
+    const list = await viewer.get<{ data: { id: string }[]; total: number }>(`/apps/${appId('chat')}/conversations?limit=2&sort_by=created_at`);
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ total: 3, has_more: true, page: 1, limit: 2 });
+    expect(list.body.data.map((c) => c.id)).toEqual([conv[0]!.id, conv[1]!.id]);
+    expect((await viewer.get(`/apps/${appId('chat')}/conversations?feedback=none&end=2000-01-01`)).body).toMatchObject({ total: 0 });
+    const c = await viewer.get<{ messages: { data: { query: string }[] } }>(`/apps/${appId('chat')}/conversations/${conv[0]!.id}`);
+    expect(c.body.messages.data.map((m) => m.query)).toEqual(['What is a dovetail joint?', 'And a mortise?']);
+    expect((await viewer.get(`/apps/${appId('writer')}/messages`)).body).toMatchObject({ total: 2 });
+    const runs = await viewer.get<{ data: { id: string; status: string }[] }>(`/apps/${appId('failing')}/runs?status=failed`);
+    expect(runs.body.data).toHaveLength(1);
+    const runId = runs.body.data[0]!.id;
+    const trace = await viewer.get<RunTrace>(`/apps/${appId('failing')}/runs/${runId}/trace`);
+    expect(trace.body.bars.map((b) => b.node_id)).toEqual(['start', 'prep', 'ask']);
+    const again = await viewer.get<RunTrace>(`/apps/${appId('failing')}/runs/${runId}/trace?after_seq=${trace.body.last_seq}`);
+    expect(again.body).toMatchObject({ bars: [], more: false, live: false, last_seq: trace.body.last_seq });
+    const ask = trace.body.bars.find((b) => b.node_id === 'ask')!;
+    expect((await viewer.get(`/apps/${appId('failing')}/runs/${runId}/nodes/${ask.id}`)).body).toMatchObject({ status: 'failed', process_data: { prompts: [{ content: 'about joinery' }] } });
+    // a run is looked up under its own app only
+    expect((await viewer.get(`/apps/${appId('branches')}/runs/${runId}/trace`)).status).toBe(404);
+
+    for (const [path, field] of [
+      [`/apps/${appId('chat')}/conversations?feedback=meh`, 'feedback'],
+      [`/apps/${appId('chat')}/conversations?start=yesterday`, 'start'],
+      [`/apps/${appId('chat')}/conversations?limit=500`, 'limit'],
+      [`/apps/${appId('failing')}/runs?status=done`, 'status'],
+      [`/apps/${appId('failing')}/runs/${runId}/trace?after_seq=-1`, 'after_seq'],
+      [`/apps/${appId('failing')}/conversations`, 'app_id'],
+    ] as const) {
+      const r = await viewer.get<{ code: string; message: string }>(path);
+      expect(r.status, path).toBe(400);
+      expect(r.body.code, path).toBe('invalid_param');
+      expect(r.body.message, path).toContain(field);
+    }
+
+    const stranger = await memberClient(s, { name: 'Sam', email: 'sam@example.test', role: 'owner', workspace: 'Elsewhere' });
+    for (const path of [`/apps/${appId('chat')}/conversations`, `/apps/${appId('failing')}/runs/${runId}/trace`, `/apps/${appId('chat')}/conversations/${conv[0]!.id}`]) {
+      const r = await stranger.get<{ code: string }>(path);
+      expect(r.status, path).toBe(404);
+      expect(r.body.code).toBe('not_found');
+    }
+    const anonymous = await fetch(`${s.url}/console/api/apps/${appId('chat')}/conversations`);
+    expect(anonymous.status).toBe(401);
   });
 });
 
