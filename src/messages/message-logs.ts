@@ -43,6 +43,7 @@ export interface LogListQuery {
   readonly limit: number;
 }
 
+/** A conversation log's time range applies to the field it is sorted on: `updated_at` (last activity, the default) or `created_at`. */
 export interface ConversationLogQuery extends LogListQuery {
   readonly sort?: ConversationLogSort;
 }
@@ -195,9 +196,11 @@ export class MessageLogs {
     const sort = q.sort ?? '-updated_at';
     const field = sort.replace('-', '') as 'created_at' | 'updated_at';
     const desc = sort.startsWith('-');
+    // the time range selects by the field the list is sorted on: by last activity (default) or creation,
+    // so the range and the order are one index range (docs/decisions.md, "Log lists")
     let base = this.#db.selectFrom('conversations as c').where('c.app_id', '=', q.appId);
-    if (q.createdAfter !== undefined) base = base.where('c.created_at', '>=', q.createdAfter);
-    if (q.createdBefore !== undefined) base = base.where('c.created_at', '<', q.createdBefore);
+    if (q.createdAfter !== undefined) base = base.where(`c.${field}`, '>=', q.createdAfter);
+    if (q.createdBefore !== undefined) base = base.where(`c.${field}`, '<', q.createdBefore);
     if (q.feedback === 'none') base = base.where((eb) => eb.not(eb.exists(eb.selectFrom('message_feedbacks as f').select('f.id').whereRef('f.conversation_id', '=', 'c.id'))));
     else if (q.feedback) base = base.where('c.id', 'in', this.#rated(q.appId, q.feedback, 'conversation_id'));
     let search: LogPage<unknown>['search'];

@@ -107,7 +107,10 @@ function useFilters(base: string) {
   const { search } = useLocation();
   const set = (changes: Record<string, string>) => {
     const next = new URLSearchParams(search);
-    for (const [k, v] of Object.entries(changes)) (v ? next.set(k, v) : next.delete(k));
+    for (const [k, v] of Object.entries(changes)) {
+      if (v) next.set(k, v);
+      else next.delete(k);
+    }
     if (!('page' in changes)) next.delete('page');
     const qs = next.toString();
     navigate(qs ? `${base}?${qs}` : base);
