@@ -86,7 +86,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     consoleLogs: {
       searchMessages: int(env, file, 'CONSOLE_LOG_SEARCH_MESSAGES', 10_000, 1),
       keywordMaxChars: int(env, file, 'CONSOLE_LOG_KEYWORD_MAX_CHARS', 200, 1),
-      countLimit: int(env, file, 'CONSOLE_LOG_COUNT_LIMIT', 100_000, 1),
+      countLimit: int(env, file, 'CONSOLE_LOG_COUNT_LIMIT', 10_000, 1),
       maxLimit: int(env, file, 'CONSOLE_LOG_MAX_LIMIT', 100, 1),
       traceMaxEvents: int(env, file, 'CONSOLE_TRACE_MAX_EVENTS', 5000, 10),
     },

@@ -145,7 +145,7 @@ export interface Config {
     readonly searchMessages: number;
     /** Longest log keyword, in characters (`CONSOLE_LOG_KEYWORD_MAX_CHARS`, default 200). */
     readonly keywordMaxChars: number;
-    /** A log's total is counted up to this many rows (`CONSOLE_LOG_COUNT_LIMIT`, default 100000). */
+    /** A log's total is counted up to this many rows (`CONSOLE_LOG_COUNT_LIMIT`, default 10000). */
     readonly countLimit: number;
     /** Largest page of a log (`CONSOLE_LOG_MAX_LIMIT`, default 100). */
     readonly maxLimit: number;
