@@ -72,7 +72,8 @@ describe.runIf(BROWSER_TESTS)('console logs and run trace in a browser', { timeo
     const row = page.getByRole('row', { name: /What is a dovetail joint\?/ });
     await row.waitFor();
     expect(await row.textContent()).toContain('alice');
-    expect(await row.getByText('Likes: 1').isVisible()).toBe(true);
+    expect(await row.getByText('Likes: 1', { exact: true }).isVisible()).toBe(true);
+    expect(await row.getByText('Dislikes: 1', { exact: true }).isVisible()).toBe(true);
     expect(await seriousA11yFindings(page)).toEqual([]);
     if (SHOTS) await page.screenshot({ path: 'docs/console-logs.png' });
 
