@@ -6,6 +6,8 @@ import { AppKeysPage } from './pages/apps/app-keys.js';
 import { AppSitePage } from './pages/apps/app-site.js';
 import { FormsWaitingPage } from './pages/forms/forms-waiting.js';
 import { MonitoringAppPage, MonitoringOverallPage } from './pages/monitoring/monitoring-page.js';
+import { LogsPage } from './pages/logs/logs-page.js';
+import { RunTracePage } from './pages/logs/run-trace.js';
 
 /** What a page receives: the path's parameters (`:appId` …). */
 export interface PageProps {
@@ -34,6 +36,8 @@ export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/apps/:appId/keys', page: AppKeysPage, title: 'nav.keys', minRole: 'admin', nav: 'app' },
   { path: '/monitoring', page: MonitoringOverallPage, title: 'monitoring.title', minRole: 'viewer', nav: 'top' },
   { path: '/apps/:appId/monitoring', page: MonitoringAppPage, title: 'monitoring.title', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/logs', page: LogsPage, title: 'nav.logs', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/runs/:runId', page: RunTracePage, title: 'trace.title', minRole: 'viewer' },
 ];
 
 /** Where `/console` itself goes. */

@@ -29,6 +29,7 @@ import * as m027 from './027-web-app.js';
 import * as m028 from './028-external-knowledge.js';
 import * as m029 from './029-app-mcp-servers.js';
 import * as m030 from './030-console.js';
+import * as m031 from './031-console-logs.js';
 import * as m033 from './033-console-stats.js';
 import * as m034 from './034-app-triggers.js';
 
@@ -67,6 +68,7 @@ export const migrations: Record<string, Migration> = {
   '028-external-knowledge': m028,
   '029-app-mcp-servers': m029,
   '030-console': m030,
+  '031-console-logs': m031,
   '033-console-stats': m033,
   '034-app-triggers': m034,
 };

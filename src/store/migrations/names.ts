@@ -34,6 +34,7 @@ export const MIGRATION_NAMES: readonly string[] = [
   '028-external-knowledge',
   '029-app-mcp-servers',
   '030-console',
+  '031-console-logs',
   '033-console-stats',
   '034-app-triggers',
 ];
