@@ -25,7 +25,7 @@ import { MetadataService } from '../knowledge/documents/metadata.js';
 import { DocumentStatusService } from '../knowledge/documents/document-status.js';
 import { SegmentService } from '../knowledge/documents/segments.js';
 import { ChildChunkService } from '../knowledge/documents/child-chunks.js';
-import { AnnotationService } from '../annotations/annotation-service.js';
+import { AnnotationService, type AnnotationDeps } from '../annotations/annotation-service.js';
 import { AnnotationIndex } from '../annotations/annotation-index.js';
 import { EmbeddingModels } from '../annotations/embedding-models.js';
 import { registerAnnotationJobs } from '../annotations/jobs.js';
@@ -44,6 +44,8 @@ export interface KnowledgeDeps {
   readonly providers: () => ModelProviders;
   /** Seals external knowledge API keys at rest. */
   readonly box: SecretBox;
+  /** A message by id (annotations made from a message). */
+  readonly findMessage: AnnotationDeps['findMessage'];
 }
 
 export interface Knowledge {
@@ -120,6 +122,9 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
     listMaxLimit: config.annotationListMaxLimit,
     questionMaxChars: config.annotationQuestionMaxChars,
     matchTimeoutMs: config.annotationMatchTimeoutMs,
+    findMessage: d.findMessage,
+    importMaxRecords: config.annotationImportMaxRecords,
+    importMaxBytes: config.annotationImportMaxBytes,
   });
   registerAnnotationJobs(queue, annotations, annotationIndex);
   return {

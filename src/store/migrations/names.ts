@@ -33,4 +33,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   '027-web-app',
   '028-external-knowledge',
   '029-app-mcp-servers',
+  '032-annotation-messages',
 ];
