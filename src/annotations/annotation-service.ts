@@ -210,6 +210,11 @@ export class AnnotationService {
     };
   }
 
+  /** Largest CSV file `importCsv` takes, bytes (a route reading the upload stops there). */
+  get importMaxBytes(): number {
+    return this.#d.importMaxBytes;
+  }
+
   /** The embedding models reply can use here (the settings form offers them). */
   embeddingModels(): { provider: string; model: string }[] {
     return this.#d.models.available();
