@@ -48,6 +48,25 @@ describe('documents with progress', () => {
   });
 });
 
+describe('segments by state', () => {
+  it('lists only the enabled or only the disabled segments of a document', async () => {
+    const ds = await kb.dataset('States');
+    const made = await kb.call('POST', `/datasets/${ds}/document/create-by-text`, { name: 'S', text: TEXT, process_rule: RULE });
+    await kb.settle(ds, made.body.batch);
+    const dataset = await s.runtime.datasets.get(await s.runtime.apps.workspaceId(), ds);
+    const doc = await s.runtime.documents.get(ds, made.body.document.id);
+    const all = await s.runtime.segments.list(doc, { page: 1, limit: 10, keyword: undefined, status: [] });
+    expect(all.total).toBe(3);
+    const second = all.items[1]!.row.id;
+    await s.runtime.segments.update(dataset, doc, second, { content: undefined, answer: undefined, keywords: undefined, enabled: false, regenerateChildChunks: false }, 'someone');
+    const off = await s.runtime.segments.list(doc, { page: 1, limit: 10, keyword: undefined, status: [], enabled: false });
+    expect(off.items.map((c) => c.row.id)).toEqual([second]);
+    const on = await s.runtime.segments.list(doc, { page: 1, limit: 10, keyword: 'a', status: [], enabled: true });
+    expect(on.total).toBe(2);
+    expect(on.items.map((c) => c.row.id)).not.toContain(second);
+  });
+});
+
 describe('hit testing', () => {
   it('answers as the Service API does: the same records for the same query', async () => {
     const ds = await kb.dataset('Tools');
