@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Bundles the web app pages (web/: /chat, /chatbot, /completion, /workflow and /embed.min.js) into
+// Bundles the web app pages (web/: /chat, /chatbot, /completion, /workflow and /embed.min.js) and the
+// console (web/console/: /console) into
 // dist/web-app/ with esbuild: one minified script per page, the shared stylesheet, and
 // manifest.json (each file's content hash, for cache-busting URLs, and its gzipped size). Run by
 // `npm run build` and by `prepare` (scripts/prepare.mjs) where the dev dependencies are installed;
@@ -23,6 +24,8 @@ const ENTRIES = {
   'workflow.js': 'web/workflow/main.tsx',
   'embed.min.js': 'web/embed/embed.ts',
   'app.css': 'web/shared/app.css',
+  'console.js': 'web/console/main.tsx',
+  'console.css': 'web/console/console.css',
 };
 
 rmSync(OUT, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_PARSE_LIMITS, DEFAULT_SSE_MAX_BUFFE
 import type { ModelPrice } from './lib/usage.js';
 import { readToolsConfig } from './tools/tool-config.js';
 import { readModerationConfig } from './moderation/moderation-config.js';
-import { MB, int, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
+import { MB, int, positiveNumber, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
 import { parseRole, type Config } from './config/config-types.js';
 
 export { ConfigError };
@@ -148,6 +148,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webApp: {
       passportTtlSeconds: int(env, file, 'WEB_APP_PASSPORT_EXPIRE_HOURS', 720, 1) * 3600,
       passportRateLimitPerMinute: int(env, file, 'WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE', 60, 1),
+    },
+    console: {
+      sessionHours: positiveNumber(env, file, 'CONSOLE_SESSION_HOURS', 24),
+      loginMaxAttemptsPerAccount: int(env, file, 'CONSOLE_LOGIN_RATE_LIMIT_MAX_ATTEMPTS', 10, 1),
+      loginMaxAttemptsPerAddress: int(env, file, 'CONSOLE_LOGIN_RATE_LIMIT_MAX_ATTEMPTS_PER_ADDRESS', 30, 1),
+      loginWindowSeconds: int(env, file, 'CONSOLE_LOGIN_RATE_LIMIT_WINDOW_SECONDS', 900, 1),
+      passwordMinLength: int(env, file, 'CONSOLE_PASSWORD_MIN_LENGTH', 8, 1),
+      passwordMaxLength: int(env, file, 'CONSOLE_PASSWORD_MAX_LENGTH', 1024, 1),
     },
     httpRequest: {
       maxResponseBytes: int(env, file, 'HTTP_REQUEST_NODE_MAX_TEXT_SIZE', MB, 1),

@@ -38,6 +38,7 @@ import { SuggestedQuestionsService } from './messages/suggested-questions-servic
 import { ActiveRequests, type ActiveRequestLimiter } from './infra/active-requests.js';
 import { MemoryRateLimiter, type RateLimiter } from './infra/rate-limit.js';
 import { AccountService } from './accounts/account-service.js';
+import { ConsoleAuthService } from './console/console-auth-service.js';
 import { FeedbackStore } from './feedback/feedback-store.js';
 import { FeedbackService } from './feedback/feedback-service.js';
 import type { FormService } from './forms/form-service.js';
@@ -123,8 +124,10 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly feedback: FeedbackService;
   /** Human Input forms; also the engine's HumanInputGateway. */
   readonly forms: FormService;
-  /** Workspace members (feedback accounts, Human Input email recipients). */
+  /** Workspace members (feedback accounts, Human Input email recipients, console log-ins). */
   readonly accounts: AccountService;
+  /** Console log-in, sessions and their CSRF tokens (`/console/api`). */
+  readonly consoleAuth: ConsoleAuthService;
   /** Email recipients of forms and their sending state. */
   readonly formRecipients: FormRecipients;
   /** Per-client-address counters of the web form API and pages (Redis when `REDIS_URL` is set). */
@@ -408,7 +411,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     forms,
     offload,
     formRecipients,
-    accounts: new AccountService(store.db, clock),
+    accounts: new AccountService(store.db, clock, { minLength: config.console.passwordMinLength, maxLength: config.console.passwordMaxLength }),
+    consoleAuth: new ConsoleAuthService({ db: store.db, apps, clock, rateLimiter, settings: config.console }),
     rateLimiter,
     bindRunResumer(r) {
       resumer.current = r;

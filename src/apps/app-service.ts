@@ -108,6 +108,24 @@ export class AppService {
     return id;
   }
 
+  /** A workspace's id and name; undefined when there is none. */
+  workspace(id: string): Promise<{ id: string; name: string } | undefined> {
+    return this.#store.workspace({ id });
+  }
+
+  /**
+   * The workspace named `name` (`account create --workspace`), created when `create` and none has
+   * that name. Apps still import into the first workspace (`workspaceId`); another one holds the
+   * apps the console imports there.
+   */
+  async workspaceNamed(name: string, create: boolean): Promise<{ id: string; name: string } | undefined> {
+    const existing = await this.#store.workspace({ name });
+    if (existing || !create) return existing;
+    const id = newId();
+    await this.#store.insertWorkspace(id, name, this.#clock.now());
+    return { id, name };
+  }
+
   /**
    * Parses and validates a DSL document; throws DslError when it cannot be imported. `datasets`
    * maps dataset ids of the export to ids of this server (`app import --dataset`), `tools` workflow
@@ -231,6 +249,17 @@ export class AppService {
 
   async list(): Promise<App[]> {
     return Promise.all((await this.#store.list()).map((r) => this.#toApp(r)));
+  }
+
+  /** The apps of one workspace, oldest first. */
+  async listIn(workspaceId: string): Promise<App[]> {
+    return Promise.all((await this.#store.list(workspaceId)).map((r) => this.#toApp(r)));
+  }
+
+  /** The app when it belongs to `workspaceId`; undefined otherwise (another workspace's app is as if it did not exist). */
+  async findIn(workspaceId: string, id: string): Promise<App | undefined> {
+    const app = await this.find(id);
+    return app?.workspaceId === workspaceId ? app : undefined;
   }
 
   async count(): Promise<number> {

@@ -117,6 +117,12 @@ export class AppStore {
     return row?.id;
   }
 
+  /** A workspace's id and name, by id or by name; undefined when there is none. */
+  async workspace(ref: { id: string } | { name: string }): Promise<{ id: string; name: string } | undefined> {
+    const q = this.#db.selectFrom('workspaces').select(['id', 'name']);
+    return ('id' in ref ? q.where('id', '=', ref.id) : q.where('name', '=', ref.name).orderBy('created_at')).limit(1).executeTakeFirst();
+  }
+
   async insertWorkspace(id: string, name: string, createdAt: number): Promise<void> {
     await this.#db.insertInto('workspaces').values({ id, name, created_at: createdAt }).execute();
   }
@@ -190,9 +196,11 @@ export class AppStore {
     return row ? (JSON.parse(row.dsl) as DslDocument) : undefined;
   }
 
-  /** Every app, oldest first. */
-  async list(): Promise<AppRecord[]> {
-    const rows = await this.#db.selectFrom('apps').selectAll().orderBy('created_at').execute();
+  /** Every app (of one workspace when `workspaceId` is given), oldest first. */
+  async list(workspaceId?: string): Promise<AppRecord[]> {
+    let q = this.#db.selectFrom('apps').selectAll();
+    if (workspaceId !== undefined) q = q.where('workspace_id', '=', workspaceId);
+    const rows = await q.orderBy('created_at').execute();
     return rows.map(toRecord);
   }
 

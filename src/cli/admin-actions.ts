@@ -7,16 +7,76 @@ import { AccountService } from '../accounts/account-service.js';
 import { systemClock } from '../infra/clock.js';
 import { print } from './output.js';
 
-export const accountCreate = async (opts: { name: string; email?: string; json?: boolean }, cmd: Command) =>
+/** `account create`'s options. */
+export interface AccountCreateOptions {
+  name: string;
+  email?: string;
+  role?: string;
+  passwordStdin?: boolean;
+  workspace?: string;
+  json?: boolean;
+}
+
+/** The password on standard input: its first line (a trailing newline is not part of it). */
+async function passwordFromStdin(maxLength: number): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('Password: ');
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of process.stdin) {
+    const b = chunk as Buffer;
+    chunks.push(b);
+    bytes += b.length;
+    // enough for the longest allowed password in any encoding; more is refused below
+    if (bytes > maxLength * 4 + 2 || b.includes(10)) break;
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  const line = text.split(/\r?\n/)[0]!;
+  if (line === '') throw new CliError('--password-stdin: standard input held no password');
+  return line;
+}
+
+const accountJson = (a: { id: string; name: string; email: string | null; role: string; workspaceId: string; passwordHash: string | null }) => ({
+  id: a.id,
+  name: a.name,
+  email: a.email,
+  role: a.role,
+  workspace_id: a.workspaceId,
+  has_password: a.passwordHash !== null,
+});
+
+export const accountCreate = async (opts: AccountCreateOptions, cmd: Command) =>
   // The database alone (not the whole runtime, which takes seconds to start): accounts need nothing else.
-  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ store }) => {
-    const a = await new AccountService(store.db, systemClock).create({ name: opts.name, email: opts.email }).catch((err: unknown) => {
-      // The service names the field (`name …`, `email …`); on the command line that is the option.
-      if (err instanceof ServiceError && err.code === 'invalid_param') throw new CliError(`--${err.message}`);
+  withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ store, apps, config }) => {
+    const rules = { minLength: config.console.passwordMinLength, maxLength: config.console.passwordMaxLength };
+    const password = opts.passwordStdin ? await passwordFromStdin(rules.maxLength) : undefined;
+    if (opts.workspace !== undefined && opts.workspace.trim() === '') throw new CliError('--workspace must not be empty');
+    const workspaceId = opts.workspace === undefined ? await apps.workspaceId() : (await apps.workspaceNamed(opts.workspace.trim(), true))!.id;
+    const a = await new AccountService(store.db, systemClock, rules)
+      .createMember({ name: opts.name, email: opts.email, role: opts.role, password, workspaceId })
+      .catch((err: unknown) => {
+        // The service names the field (`name …`, `email …`, `role …`, `password …`); on the command line that is the option.
+        if (err instanceof ServiceError && err.code === 'invalid_param') throw new CliError(`--${err.message.replace(/^password\b/, 'password-stdin: password')}`);
+        throw err;
+      });
+    print(opts.json, accountJson(a), `${a.id}  ${a.name}${a.email ? `  <${a.email}>` : ''}  ${a.role}${a.passwordHash ? '' : '  (no console password)'}`);
+  });
+
+export const accountSetPassword = async (name: string, opts: { passwordStdin?: boolean; json?: boolean }, cmd: Command) => {
+  if (!opts.passwordStdin) throw new CliError('pass --password-stdin and the password on standard input (a password is never an argument: it would show in the process list)');
+  await withCli(cmd.optsWithGlobals<GlobalOptions>(), async ({ store, apps, config }) => {
+    const rules = { minLength: config.console.passwordMinLength, maxLength: config.console.passwordMaxLength };
+    const password = await passwordFromStdin(rules.maxLength);
+    const a = await new AccountService(store.db, systemClock, rules).setPassword(name, password, await apps.workspaceId()).catch((err: unknown) => {
+      if (err instanceof ServiceError && err.code === 'invalid_param') throw new CliError(`--password-stdin: ${err.message}`);
+      if (err instanceof ServiceError && err.code === 'not_found') throw new CliError(err.message);
       throw err;
     });
-    print(opts.json, { ...a }, `${a.id}  ${a.name}${a.email ? `  <${a.email}>` : ''}`);
+    // a new password ends the sessions made with the old one
+    const { ConsoleSessionStore } = await import('../console/console-session-store.js');
+    await new ConsoleSessionStore(store.db).deleteOfAccount(a.id);
+    print(opts.json, accountJson(a), `password set for ${a.name} (${a.role}); its console sessions ended`);
   });
+};
 
 export const migrate = async (opts: { json?: boolean }, cmd: Command) =>
   withCli(cmd.optsWithGlobals<GlobalOptions>(), async () => print(opts.json, { status: 'up_to_date' }, 'database is up to date'));

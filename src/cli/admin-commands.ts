@@ -1,17 +1,26 @@
-import type { DatasetCreateOptions } from './admin-actions.js';
+import type { AccountCreateOptions, DatasetCreateOptions } from './admin-actions.js';
 import type { Command } from 'commander';
 
-/** `migrate`, `feedback add`, `dataset list | create`, `account create`. */
+/** `migrate`, `feedback add`, `dataset list | create`, `account create | set-password`. */
 export function adminCommands(program: Command): void {
-  program
-    .command('account')
-    .description('workspace members (admin feedback, Human Input email recipients)')
+  const account = program.command('account').description('workspace members (admin feedback, Human Input email recipients, console log-ins)');
+  account
     .command('create')
-    .description('create a workspace member and print its id')
+    .description('create a workspace member (or change an existing one of that name) and print its id')
     .requiredOption('--name <name>', 'account name (feedback --account uses it)')
-    .option('--email <address>', 'where Human Input email to this member goes')
+    .option('--email <address>', 'where Human Input email to this member goes; the console log-in')
+    .option('--role <role>', 'console role: owner, admin, editor or viewer (a new account: viewer)')
+    .option('--password-stdin', 'read the console password from standard input (one line)')
+    .option('--workspace <name>', 'the workspace a new account joins, created when none has that name (default: the first workspace)')
     .option('--json', 'print one JSON object')
-    .action(async (opts: { name: string; email?: string; json?: boolean }, cmd: Command) => (await import('./admin-actions.js')).accountCreate(opts, cmd));
+    .action(async (opts: AccountCreateOptions, cmd: Command) => (await import('./admin-actions.js')).accountCreate(opts, cmd));
+  account
+    .command('set-password')
+    .description("set a member's console password, read from standard input, and end its console sessions")
+    .argument('<name>', 'account name')
+    .option('--password-stdin', 'read the password from standard input (the only way: it never appears in the process list)')
+    .option('--json', 'print one JSON object')
+    .action(async (name: string, opts: { passwordStdin?: boolean; json?: boolean }, cmd: Command) => (await import('./admin-actions.js')).accountSetPassword(name, opts, cmd));
 
   program
     .command('migrate')

@@ -11,6 +11,7 @@ import type { MailConfig } from '../mail/mail-config.js';
 import type { StorageConfig } from '../files/blobs/storage-config.js';
 import type { WebFormConfig } from '../web/web-form-config.js';
 import type { ModerationConfig } from '../moderation/moderation-config.js';
+import type { ConsoleSettings } from '../console/console-settings.js';
 
 /** The shape of the loaded settings (src/config.ts `loadConfig`); each field names its setting. */
 
@@ -233,6 +234,8 @@ export interface Config {
   readonly webForms: WebFormConfig;
   /** The web app's API under `/api` (`WEB_APP_PASSPORT_EXPIRE_HOURS`); its share links start with `webForms.appWebUrl`. */
   readonly webApp: WebAppConfig;
+  /** The console (`/console`): sessions, log-in limits, passwords (`CONSOLE_*`; see src/console/console-settings.ts). */
+  readonly console: ConsoleSettings;
 }
 
 /** The web app's API (`/api`, Dify's web app's). */

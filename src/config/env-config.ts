@@ -24,6 +24,14 @@ export function int(env: Env, file: Record<string, unknown>, key: string, fallba
   return n;
 }
 
+/** A positive decimal number (`1`, `0.25`); throws ConfigError naming the key otherwise. */
+export function positiveNumber(env: Env, file: Record<string, unknown>, key: string, fallback: number): number {
+  const raw = env[key] ?? (file[key] === undefined ? undefined : String(file[key]));
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || Number(raw) <= 0) throw new ConfigError(`${key} must be a positive number, got "${raw}"`);
+  return Number(raw);
+}
+
 /** `QUEUE`: bullmq or embedded; default bullmq when Redis is configured. */
 export function queueRunner(raw: string | undefined, redisUrl: string | undefined): 'embedded' | 'bullmq' {
   const v = (raw ?? (redisUrl ? 'bullmq' : 'embedded')).trim();

@@ -158,11 +158,12 @@ const WEB_APP_PAGE = /^\/(?:(?:chat|chatbot|completion|workflow|web-app)\/|embed
 
 /**
  * Routes the description leaves out: the form page's stylesheet and script (`/form/-/…`), the web
- * app's pages (`/chat/{code}` …, `/embed.min.js`), and the web app's API behind a passport (`/api/…`
- * but the form's own routes; the README describes it).
+ * app's pages (`/chat/{code}` …, `/embed.min.js`), the web app's API behind a passport (`/api/…`
+ * but the form's own routes; the README describes it), and the console (`/console`, its page and
+ * its own JSON API under `/console/api`, for the console's page only; docs/console.md describes it).
  */
 export function hiddenRoute(url: string): boolean {
-  return url.startsWith('/form/-/') || WEB_APP_PAGE.test(url) || (url.startsWith('/api/') && !url.startsWith('/api/form/'));
+  return url.startsWith('/form/-/') || WEB_APP_PAGE.test(url) || (url.startsWith('/api/') && !url.startsWith('/api/form/')) || url === '/console' || url.startsWith('/console/');
 }
 
 /** The tag, summary and (streaming operations) event types of a route; empty when there are none. */

@@ -47,6 +47,9 @@ import { releaseConnectionsOnClose } from './closing-connections.js';
 import { declarePassportDecoration, webAuth } from './web-auth.js';
 import { passportRoutes, webAppInfoRoutes } from './routes/web-app.js';
 import { webCompletionRoutes } from './routes/web-completion.js';
+import { consolePageRoutes } from './routes/console-pages.js';
+import { registerConsoleApi } from './console/index.js';
+import { declareConsoleDecorations } from './console/console-auth.js';
 
 /** Registers one route plugin in a scope, handing it only the runtime members it declares. */
 type RouteRegistration = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -153,6 +156,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   declareDatasetDecoration(app);
   declareUserDecorations(app);
   declarePassportDecoration(app);
+  declareConsoleDecorations(app);
   app.setErrorHandler(errorHandler);
 
   // A second router that only knows paths, to answer 405 instead of 404 for a known path.
@@ -233,6 +237,9 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
   await narrowed(formPageRoutes, ['apps', 'config', 'endUsers', 'forms', 'rateLimiter', 'uploads'])(app, runtime);
   // The web app pages (a static shell and its bundle; each page reads its site through /api).
   await narrowed(webAppPageRoutes, ['logger', 'sites'])(app, runtime);
+  // The console (issue #44): its page, and its JSON API behind a log-in (src/http/console/).
+  await narrowed(consolePageRoutes, ['logger'])(app, runtime);
+  await registerConsoleApi(app, runtime);
 
   // The web app's API (Dify's `/api`): a passport from the site's code, then requests for its end user.
   await app.register(

@@ -1,4 +1,4 @@
-import type { WorkspaceTable, AppTable, AppVersionTable, ApiKeyTable, EndUserTable, AccountTable, ServerSecretTable, SiteTable } from './schema/apps.js';
+import type { WorkspaceTable, AppTable, AppVersionTable, ApiKeyTable, EndUserTable, AccountTable, ConsoleSessionTable, ServerSecretTable, SiteTable } from './schema/apps.js';
 import type { UploadFileTable } from './schema/files.js';
 import type { ConversationVariableTable, ConversationTable, MessageAgentThoughtTable, MessageTable, MessageFeedbackTable, FeedbackPageSnapshotTable, PinnedConversationTable, SavedMessageTable } from './schema/messages.js';
 import type { HumanInputFormTable, HumanInputDeliveryTable, HumanInputFormRecipientTable } from './schema/forms.js';
@@ -43,6 +43,7 @@ export interface Database {
   pinned_conversations: PinnedConversationTable;
   saved_messages: SavedMessageTable;
   accounts: AccountTable;
+  console_sessions: ConsoleSessionTable;
   feedback_page_snapshots: FeedbackPageSnapshotTable;
   human_input_forms: HumanInputFormTable;
   human_input_deliveries: HumanInputDeliveryTable;

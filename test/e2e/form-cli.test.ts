@@ -94,12 +94,13 @@ describe('dovetail account create and the Human Input email deliveries in run sh
     const grace = await cli('account', 'create', '--name', 'Grace', '--email', 'grace@example.test', '--json');
     expect(grace.code).toBe(0);
     const created = JSON.parse(grace.stdout) as { id: string; name: string; email: string };
-    expect(created).toEqual({ id: expect.any(String), name: 'Grace', email: 'grace@example.test' });
+    // a new account: a console viewer in the first workspace, without a password (it cannot log in yet)
+    expect(created).toEqual({ id: expect.any(String), name: 'Grace', email: 'grace@example.test', role: 'viewer', workspace_id: expect.any(String), has_password: false });
     ids.Grace = created.id;
 
     const ada = await cli('account', 'create', '--name', 'Ada', '--email', 'ada@example.test');
     expect(ada.code).toBe(0);
-    expect(ada.stdout).toMatch(/^\S+ {2}Ada {2}<ada@example\.test>\n$/);
+    expect(ada.stdout).toMatch(/^\S+ {2}Ada {2}<ada@example\.test> {2}viewer {2}\(no console password\)\n$/);
     ids.Ada = ada.stdout.split(' ')[0]!;
     const noMail = JSON.parse((await cli('account', 'create', '--name', 'Nomail', '--json')).stdout) as { id: string; email: string | null };
     expect(noMail.email).toBeNull();

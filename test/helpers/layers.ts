@@ -20,6 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['feedback', 'audio'],
   ['runs'],
   ['publish'],
+  ['console'],
   ['config'],
   ['composition'],
   ['runtime.ts'],

@@ -21,6 +21,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   app_mcp_servers: { writers: ['publish/mcp-server-store.ts'] },
   app_versions: { writers: ['apps/app-store.ts'] },
   apps: { writers: ['apps/app-store.ts'] },
+  console_sessions: { writers: ['console/console-session-store.ts'] },
   conversation_variables: { writers: ['runs/conversation-variables.ts'] },
   conversations: { writers: ['messages/conversation-store.ts'] },
   dataset_metadata: { writers: ['knowledge/documents/metadata-store.ts'] },

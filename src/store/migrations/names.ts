@@ -33,5 +33,6 @@ export const MIGRATION_NAMES: readonly string[] = [
   '027-web-app',
   '028-external-knowledge',
   '029-app-mcp-servers',
+  '030-console',
   '032-annotation-messages',
 ];

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /** Row types of the workspace, apps, their versions and keys, end users, accounts and server secrets (see src/store/schema.ts). */
 
 export interface WorkspaceTable {
@@ -64,6 +66,22 @@ export interface AccountTable {
   /** Where Human Input mail to this member goes (`dovetail account create --email`); null when unset. */
   email: string | null;
   created_at: number;
+  /** `scrypt$N$r$p$salt$hash` (base64url salt and hash); null: cannot log in to the console until `account set-password`. */
+  password_hash: Generated<string | null>;
+  /** owner | admin | editor | viewer (Dify's roles); an account made by feedback has the table's default. */
+  role: Generated<string>;
+  /** '' for an account made by feedback before any console account (set when it gets a password). */
+  workspace_id: Generated<string>;
+}
+
+/** A console log-in (`dovetail_console_session` cookie), found by the SHA-256 hex of its token. */
+export interface ConsoleSessionTable {
+  token_hash: string;
+  account_id: string;
+  /** The `X-CSRF-Token` every state-changing request of this session must carry. */
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
 }
 
 export interface ServerSecretTable {

@@ -1,0 +1,31 @@
+import type { ComponentType } from 'preact';
+import type { Role } from './lib/console-api.js';
+import { AppsListPage } from './pages/apps/apps-list.js';
+import { AppOverviewPage } from './pages/apps/app-overview.js';
+
+/** What a page receives: the path's parameters (`:appId` …). */
+export interface PageProps {
+  params: Record<string, string>;
+}
+
+/**
+ * One entry per console page: its path under `/console` (parameters as `:name`), its component,
+ * its title (an i18n key), the least role that may open it, and where the navigation lists it:
+ * `top` (the left navigation, always) or `app` (the left navigation while an app is open; the
+ * path's `:appId` filled in). Feature helpers add one line each.
+ */
+export interface ConsoleRoute {
+  path: string;
+  page: ComponentType<PageProps>;
+  title: string;
+  minRole: Role;
+  nav?: 'app' | 'top';
+}
+
+export const ROUTES: readonly ConsoleRoute[] = [
+  { path: '/apps', page: AppsListPage, title: 'nav.apps', minRole: 'viewer', nav: 'top' },
+  { path: '/apps/:appId', page: AppOverviewPage, title: 'nav.overview', minRole: 'viewer', nav: 'app' },
+];
+
+/** Where `/console` itself goes. */
+export const HOME = '/console/apps';
