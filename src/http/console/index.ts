@@ -4,6 +4,8 @@ import { consoleAuth } from './console-auth.js';
 import { consoleSessionRoutes } from './session.js';
 import { consoleAppRoutes } from './apps.js';
 import { consoleMemberRoutes } from './members.js';
+import { consoleAnnotationRoutes } from './annotations.js';
+import { consoleKnowledgeRoutes } from './knowledge.js';
 
 /** Registers one console feature plugin in a scope, handing it only the runtime members it declares. */
 type ConsoleFeature = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -24,6 +26,8 @@ function feature<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: 
 const FEATURES: readonly ConsoleFeature[] = [
   feature(consoleAppRoutes, ['apps']),
   feature(consoleMemberRoutes, ['accounts']),
+  feature(consoleAnnotationRoutes, ['apps', 'annotations']),
+  feature(consoleKnowledgeRoutes, ['config', 'datasets', 'documents', 'segments', 'childChunks', 'hitTesting', 'metadata', 'tags', 'uploads', 'keys']),
 ];
 
 /** The console's JSON API under `/console/api`: log-in and the session, then every feature behind `consoleAuth`. */
