@@ -22,6 +22,7 @@ export type { Annotation, JobStatus, HitHistory };
 export interface AnnotatedMessage {
   readonly appId: string;
   readonly query: string;
+  readonly answer: string;
   readonly conversationId: string | null;
 }
 
@@ -134,6 +135,13 @@ export class AnnotationService {
     });
     await this.#afterEdit(app.id);
     return { ...toAnnotation(stored), messageId: input.messageId };
+  }
+
+  /** A message of this app to improve: its query and answer, and its annotation if it has one (404 `Message Not Exists.` otherwise). */
+  async messageToImprove(app: App, messageId: string): Promise<{ query: string; answer: string; annotation: Annotation | undefined }> {
+    const msg = isUuid(messageId) ? await this.#d.findMessage(messageId) : undefined;
+    if (!msg || msg.appId !== app.id) throw notFound('Message Not Exists.');
+    return { query: msg.query, answer: msg.answer, annotation: await this.ofMessage(app, messageId) };
   }
 
   /** The annotation made from a message, if any (the Logs page shows it beside the answer). */

@@ -84,7 +84,11 @@ describe('console annotations', () => {
     const made = await editor.post<{ id: string; question: string; answer: string; message_id: string }>(`/apps/${appId}/annotations`, { message_id: first.message_id, answer: 'Yes, within 30 days.' });
     expect(made.status).toBe(201);
     expect(made.body).toMatchObject({ question: 'Can I return a gift?', answer: 'Yes, within 30 days.', message_id: first.message_id, hit_count: 0 });
-    expect((await viewer.get(`/apps/${appId}/messages/${first.message_id}/annotation`)).body).toMatchObject({ annotation: { id: made.body.id } });
+    expect((await viewer.get(`/apps/${appId}/messages/${first.message_id}/annotation`)).body).toEqual({
+      message: { id: first.message_id, query: 'Can I return a gift?', answer: first.answer },
+      annotation: { id: made.body.id, question: 'Can I return a gift?', answer: 'Yes, within 30 days.', hit_count: 0, created_at: expect.any(Number) },
+    });
+    expect((await stranger.get(`/apps/${appId}/messages/${first.message_id}/annotation`)).status).toBe(404);
 
     // reply settings: off, then on with the job's progress
     let setting = (await viewer.get<Record<string, any>>(`/apps/${appId}/annotation-setting`)).body;

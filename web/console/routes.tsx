@@ -2,6 +2,11 @@ import type { ComponentType } from 'preact';
 import type { Role } from './lib/console-api.js';
 import { AppsListPage } from './pages/apps/apps-list.js';
 import { AppOverviewPage } from './pages/apps/app-overview.js';
+import { AnnotationsPage } from './pages/annotations/annotations.js';
+import { ImproveAnswerPage } from './pages/annotations/improve-answer.js';
+import { DatasetsPage } from './pages/knowledge/datasets.js';
+import { DatasetPage } from './pages/knowledge/dataset.js';
+import { DocumentPage } from './pages/knowledge/document.js';
 
 /** What a page receives: the path's parameters (`:appId` …). */
 export interface PageProps {
@@ -25,6 +30,11 @@ export interface ConsoleRoute {
 export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/apps', page: AppsListPage, title: 'nav.apps', minRole: 'viewer', nav: 'top' },
   { path: '/apps/:appId', page: AppOverviewPage, title: 'nav.overview', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/annotations', page: AnnotationsPage, title: 'nav.annotations', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/annotations/improve/:messageId', page: ImproveAnswerPage, title: 'improve.page', minRole: 'editor' },
+  { path: '/knowledge', page: DatasetsPage, title: 'nav.knowledge', minRole: 'viewer', nav: 'top' },
+  { path: '/knowledge/:datasetId', page: DatasetPage, title: 'kb.title', minRole: 'viewer' },
+  { path: '/knowledge/:datasetId/documents/:documentId', page: DocumentPage, title: 'seg.title', minRole: 'viewer' },
 ];
 
 /** Where `/console` itself goes. */

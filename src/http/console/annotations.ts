@@ -115,8 +115,8 @@ export const consoleAnnotationRoutes: FastifyPluginAsync<{ runtime: ConsoleAnnot
   );
 
   app.get<{ Params: Static<typeof MessageParams> }>('/apps/:app_id/messages/:message_id/annotation', { schema: { params: MessageParams } }, async (request) => {
-    const found = await annotations.ofMessage(await appOf(request), request.params.message_id);
-    return { annotation: found ? annotationItem(found) : null };
+    const m = await annotations.messageToImprove(await appOf(request), request.params.message_id);
+    return { message: { id: request.params.message_id, query: m.query, answer: m.answer }, annotation: m.annotation ? annotationItem(m.annotation) : null };
   });
 
   app.put<{ Params: Static<typeof AnnotationParams>; Body: Static<typeof UpdateBody> }>(
