@@ -18,12 +18,11 @@ describe.runIf(BROWSER_TESTS)('console knowledge in a browser', { timeout: 180_0
   let s: TestServer;
   let browser: Browser;
   let context: BrowserContext;
-  let dsId: string;
 
   beforeAll(async () => {
     const executablePath = requireBrowser();
     s = await startServer();
-    dsId = (await s.runtime.datasets.create(await s.runtime.apps.workspaceId(), { name: 'Staff handbook', indexingTechnique: 'economy', createdBy: 'test' })).id;
+    await s.runtime.datasets.create(await s.runtime.apps.workspaceId(), { name: 'Staff handbook', indexingTechnique: 'economy', createdBy: 'test' });
     await createMember(s, { name: 'Ada', email: 'ada@example.test', role: 'admin' });
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
