@@ -7,6 +7,7 @@ import { benchServer, fmt, median } from './lib.js';
 const ROWS = 10_000;
 const HITS = 5_000;
 const REPEAT = 5;
+const DOCS = 100;
 
 const app = (name: string) => `app:
   mode: chat
@@ -35,7 +36,8 @@ async function timed(n: number, f: (i: number) => Promise<void>): Promise<number
  * The console's annotation work on the real store: a CSV import of ANNOTATION_IMPORT_MAX_RECORDS
  * (10,000) rows (read, checked, written in one transaction) beside the store's plain batched
  * insert of the same rows; the export of those 10,000 beside a plain select of them; a page of
- * the hit history of an annotation with 5,000 hits beside a plain indexed count of its rows.
+ * the hit history of an annotation with 5,000 hits beside a plain indexed count of its rows; a
+ * page of documents with their indexing runs (the knowledge page's poll) beside the plain page.
  */
 export async function run(): Promise<void> {
   const s = await benchServer();
@@ -75,5 +77,25 @@ export async function run(): Promise<void> {
     await store.hitHistoryCount(target.id);
   });
   process.stdout.write(`hit history page (20 of ${HITS} hits): median ${fmt(pageMs, 2)} ms; baseline plain indexed count of the rows: ${fmt(countMs, 2)} ms\n`);
+
+  // the knowledge page's poll: a page of documents with their runs, beside the Service API's plain page
+  const ws = await s.runtime.apps.workspaceId();
+  const ds = await s.runtime.datasets.create(ws, { name: 'bench docs', indexingTechnique: 'economy', createdBy: 'bench' });
+  for (let i = 0; i < DOCS; i++) {
+    const file = await s.runtime.documents.storeText(ws, `doc ${i}`, `Document ${i}.\n\nA second paragraph of document ${i}.`, 'bench');
+    await s.runtime.documents.create(ds, file, { processRule: { mode: 'automatic' } }, 'bench');
+  }
+  for (;;) {
+    const { rows } = await s.runtime.documents.listWithProgress(ds.id, 1, DOCS);
+    if (rows.every((r) => r.doc.indexing_status === 'completed' || r.doc.indexing_status === 'error')) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const withProgressMs = await timed(50, async (i) => {
+    await s.runtime.documents.listWithProgress(ds.id, 1 + (i % 5), 20);
+  });
+  const plainMs = await timed(50, async (i) => {
+    await s.runtime.documents.list(ds.id, 1 + (i % 5), 20);
+  });
+  process.stdout.write(`documents with progress (page of 20 of ${DOCS}): median ${fmt(withProgressMs, 2)} ms; baseline the plain documents page: ${fmt(plainMs, 2)} ms\n`);
   await s.close();
 }
