@@ -83,6 +83,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ssePingIntervalMs: int(env, file, 'SSE_PING_INTERVAL_MS', DEFAULT_SSE_PING_INTERVAL_MS, 10),
     feedbackListMaxLimit: int(env, file, 'FEEDBACK_LIST_MAX_LIMIT', 101, 1),
     annotationListMaxLimit: int(env, file, 'ANNOTATION_LIST_MAX_LIMIT', 100, 1),
+    consoleLogs: {
+      searchMessages: int(env, file, 'CONSOLE_LOG_SEARCH_MESSAGES', 10_000, 1),
+      keywordMaxChars: int(env, file, 'CONSOLE_LOG_KEYWORD_MAX_CHARS', 200, 1),
+      countLimit: int(env, file, 'CONSOLE_LOG_COUNT_LIMIT', 100_000, 1),
+      maxLimit: int(env, file, 'CONSOLE_LOG_MAX_LIMIT', 100, 1),
+      traceMaxEvents: int(env, file, 'CONSOLE_TRACE_MAX_EVENTS', 5000, 10),
+    },
     annotationQuestionMaxChars: int(env, file, 'ANNOTATION_QUESTION_MAX_CHARS', 1000, 1),
     annotationMatchTimeoutMs: int(env, file, 'ANNOTATION_MATCH_TIMEOUT_MS', 5000, 1),
     annotationImportMaxRecords: int(env, file, 'ANNOTATION_IMPORT_MAX_RECORDS', 10_000, 1),

@@ -22,6 +22,8 @@ import { MemoryBus } from './infra/bus/memory-bus.js';
 import { RunService } from './runs/run-service.js';
 import { ChatflowService } from './runs/chatflow-service.js';
 import { WorkflowLogs } from './runs/workflow-logs.js';
+import { TraceService } from './runs/run-trace.js';
+import { MessageLogs } from './messages/message-logs.js';
 import { engineGraphValidator } from './apps/engine-graph-validator.js';
 import type { ModelProviders } from './llm/model-provider.js';
 import { ProviderRegistry } from './llm/provider-registry.js';
@@ -142,6 +144,10 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly chatflow: ChatflowService;
   /** `GET /workflows/logs`: a workflow app's API runs, newest first, by page. */
   readonly workflowLogs: WorkflowLogs;
+  /** The console's logs of chat-type and completion apps: conversations, messages, feedback (issue #44). */
+  readonly messageLogs: MessageLogs;
+  /** The console's run trace: a run's node executions on a timeline, from its event log (issue #44). */
+  readonly runTraces: TraceService;
   /**
    * The Human Input gateway the `human-input` node asks (src/forms plugs itself in here, or passes
    * `humanInput` to `createRuntime`). Unset: runs reaching a human-input node fail with a clear error.
@@ -421,6 +427,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     runs,
     chatflow,
     workflowLogs: new WorkflowLogs(store.db),
+    messageLogs: new MessageLogs(store.db, config.consoleLogs),
+    runTraces: new TraceService(store.db, { maxEvents: config.consoleLogs.traceMaxEvents }),
     get humanInput() {
       return runs.humanInput;
     },

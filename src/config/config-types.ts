@@ -139,6 +139,19 @@ export interface Config {
   readonly ssePingIntervalMs: number;
   /** Largest `limit` of `GET /app/feedbacks` (`FEEDBACK_LIST_MAX_LIMIT`, default 101 as Dify). */
   readonly feedbackListMaxLimit: number;
+  /** The console's logs and run traces (issue #44): see `src/messages/message-logs.ts` and `src/runs/run-trace.ts`. */
+  readonly consoleLogs: {
+    /** A log's keyword searches the app's newest this many messages (`CONSOLE_LOG_SEARCH_MESSAGES`, default 10000). */
+    readonly searchMessages: number;
+    /** Longest log keyword, in characters (`CONSOLE_LOG_KEYWORD_MAX_CHARS`, default 200). */
+    readonly keywordMaxChars: number;
+    /** A log's total is counted up to this many rows (`CONSOLE_LOG_COUNT_LIMIT`, default 100000). */
+    readonly countLimit: number;
+    /** Largest page of a log (`CONSOLE_LOG_MAX_LIMIT`, default 100). */
+    readonly maxLimit: number;
+    /** Events of a run's log one trace request reads (`CONSOLE_TRACE_MAX_EVENTS`, default 5000). */
+    readonly traceMaxEvents: number;
+  };
   /** Page size cap of `GET /apps/annotations`: larger `limit`s are served this many (`ANNOTATION_LIST_MAX_LIMIT`, default 100 as Dify). */
   readonly annotationListMaxLimit: number;
   /** Longest annotation question, and longest chat query matched against annotations, in characters (`ANNOTATION_QUESTION_MAX_CHARS`, default 1000). */

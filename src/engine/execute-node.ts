@@ -1,6 +1,6 @@
 import { NODE_HANDLERS } from './nodes/registry.js';
 import { isObject } from './nodes/shared.js';
-import { isStop, type NodeContext, type NodeResult } from './types.js';
+import { failedNodeData, isStop, type NodeContext, type NodeResult } from './types.js';
 
 export type { NodeResult } from './types.js';
 
@@ -79,12 +79,15 @@ export async function executeNode(
         continue;
       }
       const errorType = (err as { type?: string }).type ?? 'NodeError';
+      const data = failedNodeData(err);
+      const inputs = data.inputs ?? null;
+      const processData = data.processData ?? null;
       if (strategy === 'fail-branch') {
         return {
           type: 'exception',
           outputs: { error_message: message, error_type: errorType },
-          inputs: null,
-          processData: null,
+          inputs,
+          processData,
           take: (e) => e.handle === 'fail-branch',
           usage: undefined,
           error: message,
@@ -95,15 +98,15 @@ export async function executeNode(
         return {
           type: 'exception',
           outputs: { ...defaultValues(ctx.node.data), error_message: message, error_type: errorType },
-          inputs: null,
-          processData: null,
+          inputs,
+          processData,
           take: (e) => e.handle !== 'fail-branch',
           usage: undefined,
           error: message,
           errorStrategy: strategy,
         };
       }
-      return { type: 'failed', error: message };
+      return { type: 'failed', error: message, inputs, processData };
     }
   }
 }

@@ -217,7 +217,7 @@ export class Scheduler {
       }
       case 'failed':
         this.#failure ??= result.error;
-        return { type: 'finished', status: 'failed', error: result.error, inputs: null, outputs: null, processData: null, metadata: null, abort: true };
+        return { type: 'finished', status: 'failed', error: result.error, inputs: result.inputs ?? null, outputs: null, processData: result.processData ?? null, metadata: null, abort: true };
     }
   }
 

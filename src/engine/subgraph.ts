@@ -149,7 +149,7 @@ export async function runRound(ctx: NodeContext, sub: Graph, round: ContainerRou
         break;
       }
       case 'failed':
-        finished('failed', result.error, {});
+        finished('failed', result.error, { inputs: result.inputs, processData: result.processData });
         throw new NodeFailure(result.error, 'NodeError', false);
       case 'stopped':
         finished('stopped', 'Stopped.', {});

@@ -314,7 +314,13 @@ export type NodeResult =
       readonly errorStrategy: string | null;
       readonly retrieverResources?: readonly RetrieverResource[];
     }
-  | { readonly type: 'failed'; readonly error: string }
+  | {
+      readonly type: 'failed';
+      readonly error: string;
+      /** What the node had worked out before it failed (its inputs, the prompts it sent), for the run's log (`failedWith`). */
+      readonly inputs?: Record<string, unknown> | null;
+      readonly processData?: Record<string, unknown> | null;
+    }
   | { readonly type: 'pause'; readonly required: HumanInputRequired }
   | { readonly type: 'stopped' };
 
@@ -415,6 +421,28 @@ export class StopSignal extends Error {
 }
 
 /** True when `err` (or any of its causes) is a stop, or the abort of a stopped run. */
+/** What a failing node had worked out (its inputs, process data), carried by its error to the run's log. */
+export interface FailedNodeData {
+  readonly inputs?: Record<string, unknown> | null;
+  readonly processData?: Record<string, unknown> | null;
+}
+
+const FAILED_NODE_DATA = Symbol('failedNodeData');
+
+/**
+ * Attaches `data` to a node's error as it is rethrown (the error itself unchanged): the failed
+ * `node_finished` then reports the inputs and process data, as Dify's failed node executions do.
+ */
+export function failedWith<E>(err: E, data: FailedNodeData): E {
+  if (err !== null && typeof err === 'object') (err as { [FAILED_NODE_DATA]?: FailedNodeData })[FAILED_NODE_DATA] = data;
+  return err;
+}
+
+/** The data `failedWith` attached to a node's error, if any. */
+export function failedNodeData(err: unknown): FailedNodeData {
+  return (err !== null && typeof err === 'object' ? (err as { [FAILED_NODE_DATA]?: FailedNodeData })[FAILED_NODE_DATA] : undefined) ?? {};
+}
+
 export function isStop(err: unknown, signal?: AbortSignal): boolean {
   if (signal?.aborted) return true;
   for (let e = err; e; e = (e as { cause?: unknown }).cause) if (e instanceof StopSignal) return true;

@@ -62,6 +62,35 @@ export class RunEventStore {
     return rows.map((r) => ({ runId: r.run_id, seq: Number(r.seq), event: r.event, payload: r.payload, createdAt: Number(r.created_at) }));
   }
 
+  /**
+   * A run's events named in `events`, in order, after `afterSeq` (and up to `untilSeq` when given),
+   * at most `limit`: the primary key `(run_id, seq)` ranges over the run's log, the names filter it.
+   */
+  async named(runId: string, events: readonly string[], opts: { afterSeq: number; untilSeq?: number; limit: number }): Promise<StoredRunEvent[]> {
+    let q = this.#db.selectFrom('workflow_run_events').selectAll().where('run_id', '=', runId).where('seq', '>', opts.afterSeq).where('event', 'in', [...events]);
+    if (opts.untilSeq !== undefined) q = q.where('seq', '<=', opts.untilSeq);
+    const rows = await q.orderBy('seq').limit(opts.limit).execute();
+    return rows.map((r) => ({ runId: r.run_id, seq: Number(r.seq), event: r.event, payload: r.payload, createdAt: Number(r.created_at) }));
+  }
+
+  /**
+   * The events `event` of a run whose payload contains `fragment` as is (a node execution's
+   * `"id":"…"`), in order, at most `limit`.
+   */
+  async containing(runId: string, events: readonly string[], fragment: string, limit: number): Promise<StoredRunEvent[]> {
+    const pattern = `%${fragment.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await this.#db
+      .selectFrom('workflow_run_events')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('event', 'in', [...events])
+      .where(sql<boolean>`payload LIKE ${pattern} ESCAPE '\\'`)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ runId: r.run_id, seq: Number(r.seq), event: r.event, payload: r.payload, createdAt: Number(r.created_at) }));
+  }
+
   /** The sequence number of the latest `event` in a run's log; 0 when there is none. */
   async lastSeqOf(runId: string, event: RunEventName): Promise<number> {
     const r = await this.#db.selectFrom('workflow_run_events').select('seq').where('run_id', '=', runId).where('event', '=', event).orderBy('seq', 'desc').limit(1).executeTakeFirst();

@@ -233,17 +233,29 @@ export class RunStore {
     return rows.map((r) => r.task_id);
   }
 
-  /** `GET /workflows/logs`: a page of an app's workflow runs, newest first, with the total. */
-  async workflowLogs(f: WorkflowLogFilter): Promise<{ total: number; rows: WorkflowLogRow[] }> {
-    let base = this.#db.selectFrom('workflow_runs as r').innerJoin('end_users as u', 'u.id', 'r.end_user_id').where('r.app_id', '=', f.appId).where('r.mode', '=', 'workflow');
-    if (f.none) base = base.where(sql<boolean>`1 = 0`);
-    if (f.status) base = base.where('r.status', '=', f.status);
-    if (f.createdBefore !== undefined) base = base.where('r.created_at', '<', f.createdBefore);
-    if (f.createdAfter !== undefined) base = base.where('r.created_at', '>', f.createdAfter);
+  /**
+   * `GET /workflows/logs` and the console's runs list: a page of an app's workflow runs, newest
+   * first, with the total (counted up to `countLimit` rows when given). The end users are joined for
+   * the page only, or for the count too when a filter needs them (session id, keyword): the indexes
+   * of migration 031 keep the count an index range over the app's runs.
+   */
+  async workflowLogs(f: WorkflowLogFilter & { readonly countLimit?: number }): Promise<{ total: number; capped: boolean; rows: WorkflowLogRow[] }> {
+    const needsUser = Boolean(f.endUserSessionId || f.keyword);
+    let runs = this.#db.selectFrom('workflow_runs as r').where('r.app_id', '=', f.appId).where('r.mode', '=', 'workflow');
+    if (f.none) runs = runs.where(sql<boolean>`1 = 0`);
+    if (f.status) runs = runs.where('r.status', '=', f.status);
+    if (f.createdBefore !== undefined) runs = runs.where('r.created_at', '<', f.createdBefore);
+    if (f.createdAfter !== undefined) runs = runs.where('r.created_at', '>', f.createdAfter);
+    let base = runs.innerJoin('end_users as u', 'u.id', 'r.end_user_id');
     if (f.endUserSessionId) base = base.where('u.session_id', '=', f.endUserSessionId);
     const keyword = f.keyword;
     if (keyword) base = base.where((eb) => eb.or(['r.inputs', 'r.outputs', 'u.session_id'].map((col) => containsIgnoringCase(col, keyword))));
-    const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const counted = needsUser ? base.select('r.id') : runs.select('r.id');
+    const cap = f.countLimit;
+    const { n } = await this.#db
+      .selectFrom((cap === undefined ? counted : counted.limit(cap + 1)).as('counted'))
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const rows = await base
       .select(['r.id', 'r.status', 'r.error', 'r.elapsed_ms', 'r.total_tokens', 'r.total_steps', 'r.exceptions_count', 'r.created_at', 'r.finished_at', 'u.id as end_user_id', 'u.session_id'])
       .orderBy('r.created_at', 'desc')
@@ -251,7 +263,8 @@ export class RunStore {
       .limit(f.limit)
       .offset(f.offset)
       .execute();
-    return { total: Number(n), rows: rows.map((r) => ({ ...r, status: r.status as RunStatus })) };
+    const capped = cap !== undefined && Number(n) > cap;
+    return { total: capped ? cap : Number(n), capped, rows: rows.map((r) => ({ ...r, status: r.status as RunStatus })) };
   }
 
   /** Deletes an app's runs with their event logs and snapshots (inside the transaction that deletes the app). */

@@ -23,13 +23,14 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   apps: { writers: ['apps/app-store.ts'] },
   console_sessions: { writers: ['console/console-session-store.ts'] },
   conversation_variables: { writers: ['runs/conversation-variables.ts'] },
-  conversations: { writers: ['messages/conversation-store.ts'] },
+  // the console's logs (messages/message-logs.ts) read a page of conversations with their messages' figures, feedback and end users
+  conversations: { writers: ['messages/conversation-store.ts'], readers: ['messages/message-logs.ts'] },
   dataset_metadata: { writers: ['knowledge/documents/metadata-store.ts'] },
   datasets: { writers: ['knowledge/dataset-store.ts'] },
   document_metadata_values: { writers: ['knowledge/documents/metadata-store.ts'] },
   documents: { writers: ['knowledge/documents/document-store.ts'], readers: ['knowledge/documents/segment-store.ts', 'knowledge/index/vector-index.ts', 'knowledge/retrieval/retrieval.ts'] },
   // the forms store joins uploads to their form's web user to find files uploaded and never submitted (the upload sweep)
-  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-store.ts', 'forms/form-store.ts'] },
+  end_users: { writers: ['apps/end-users.ts'], readers: ['runs/run-store.ts', 'forms/form-store.ts', 'messages/message-logs.ts'] },
   feedback_page_snapshots: { writers: ['feedback/feedback-store.ts'] },
   human_input_deliveries: { writers: ['forms/form-store.ts'] },
   human_input_form_recipients: { writers: ['forms/form-store.ts'] },
@@ -38,8 +39,8 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   job_outbox: { writers: ['infra/queue/outbox-relay.ts'], readers: ['infra/queue/bullmq-queue.ts'] },
   jobs: { writers: ['infra/queue/db-queue.ts'], readers: ['infra/queue/job-counts.ts'] },
   message_agent_thoughts: { writers: ['messages/agent-thoughts.ts'] },
-  message_feedbacks: { writers: ['feedback/feedback-store.ts'] },
-  messages: { writers: ['messages/message-store.ts'] },
+  message_feedbacks: { writers: ['feedback/feedback-store.ts'], readers: ['messages/message-logs.ts'] },
+  messages: { writers: ['messages/message-store.ts'], readers: ['messages/message-logs.ts'] },
   // the web app's pins: the conversations store lists with them and deletes them with their conversation
   pinned_conversations: { writers: ['messages/conversation-store.ts'] },
   parent_chunks: { writers: ['knowledge/documents/segment-store.ts'] },

@@ -7,6 +7,8 @@ import { ImproveAnswerPage } from './pages/annotations/improve-answer.js';
 import { DatasetsPage } from './pages/knowledge/datasets.js';
 import { DatasetPage } from './pages/knowledge/dataset.js';
 import { DocumentPage } from './pages/knowledge/document.js';
+import { LogsPage } from './pages/logs/logs-page.js';
+import { RunTracePage } from './pages/logs/run-trace.js';
 
 /** What a page receives: the path's parameters (`:appId` …). */
 export interface PageProps {
@@ -35,6 +37,8 @@ export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/knowledge', page: DatasetsPage, title: 'nav.knowledge', minRole: 'viewer', nav: 'top' },
   { path: '/knowledge/:datasetId', page: DatasetPage, title: 'kb.title', minRole: 'viewer' },
   { path: '/knowledge/:datasetId/documents/:documentId', page: DocumentPage, title: 'seg.title', minRole: 'viewer' },
+  { path: '/apps/:appId/logs', page: LogsPage, title: 'nav.logs', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/runs/:runId', page: RunTracePage, title: 'trace.title', minRole: 'viewer' },
 ];
 
 /** Where `/console` itself goes. */

@@ -1,4 +1,4 @@
-import { NodeFailure, type CodeOutputLimits, type GraphNode, type NodeHandler } from '../types.js';
+import { failedWith, NodeFailure, type CodeOutputLimits, type GraphNode, type NodeHandler } from '../types.js';
 import { isObject, variableList } from './shared.js';
 
 const LANGUAGES = ['python3', 'javascript'] as const;
@@ -136,19 +136,20 @@ export const codeNode: NodeHandler = {
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const message = (err as Error).message || 'code execution failed';
+      const failed = <E>(e: E): E => failedWith(e, { inputs });
       // a module the code node Python does not have: say what to configure (as `app check` does)
       const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(message)?.[1];
       if (missing && spec.language === 'python3') {
         const advice = executor.missingModuleAdvice?.(missing) ?? `python module ${missing} is not installed`;
-        throw new NodeFailure(`${message} (${advice})`, 'CodeNodeError', false, { cause: err });
+        throw failed(new NodeFailure(`${message} (${advice})`, 'CodeNodeError', false, { cause: err }));
       }
-      throw new NodeFailure(message, 'CodeNodeError', true, { cause: err });
+      throw failed(new NodeFailure(message, 'CodeNodeError', true, { cause: err }));
     }
     let outputs: Record<string, unknown>;
     try {
       outputs = checkOutputs(result, spec.outputs, ctx.ports.limits.code);
     } catch (err) {
-      throw new NodeFailure((err as Error).message, 'OutputValidationError', false);
+      throw failedWith(new NodeFailure((err as Error).message, 'OutputValidationError', false), { inputs });
     }
     return { type: 'succeeded', inputs, outputs };
   },

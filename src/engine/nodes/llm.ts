@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../ports.js';
-import { NodeFailure, type NodeContext, type NodeHandler } from '../types.js';
+import { failedWith, NodeFailure, type NodeContext, type NodeHandler } from '../types.js';
 import { contextOf, InvalidContextStructure, type RetrieverResource } from '../retriever-resources.js';
 import { isObject, selectorOf } from './shared.js';
 import { callModel, modelSpecOf, providerOf } from './model-call.js';
@@ -80,14 +80,20 @@ export const llmNode: NodeHandler = {
     const separated = ctx.node.data.reasoning_format === 'separated';
     const filter = separated ? new ThinkStreamFilter() : undefined;
     const emit = (piece: string) => piece && ctx.emit({ type: 'text', text: piece, selector: [ctx.node.id, 'text'] });
-    const result = await callModel(ctx, model, messages, (piece) => emit(filter ? filter.feed(piece) : piece));
+    const processData = { model_mode: model.mode, prompts: messages, model_provider: model.provider, model_name: model.name };
+    let result: Awaited<ReturnType<typeof callModel>>;
+    try {
+      result = await callModel(ctx, model, messages, (piece) => emit(filter ? filter.feed(piece) : piece));
+    } catch (err) {
+      throw failedWith(err, { inputs: fetched ? { '#context#': fetched.context } : null, processData });
+    }
     if (filter) emit(filter.end());
     const { text, reasoning } = separated ? splitReasoning(result.text) : { text: result.text, reasoning: '' };
     const usage = result.usage;
     return {
       type: 'succeeded',
       inputs: fetched ? { '#context#': fetched.context } : null,
-      processData: { model_mode: model.mode, prompts: messages, model_provider: model.provider, model_name: model.name },
+      processData,
       outputs: { text, reasoning_content: reasoning, usage, finish_reason: 'stop' },
       usage,
       // the citations reach the answer's `message_end` (the app's `retriever_resource` feature decides)

@@ -1,4 +1,4 @@
-import { NodeFailure, type NodeHandler } from '../types.js';
+import { failedWith, NodeFailure, type NodeHandler } from '../types.js';
 import { variableList } from './shared.js';
 
 /**
@@ -22,7 +22,7 @@ export const templateTransformNode: NodeHandler = {
       output = await templates.render(String(ctx.node.data.template ?? ''), vars, ctx.signal, ctx.appId);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      throw new NodeFailure((err as Error).message, 'TemplateError', false, { cause: err });
+      throw failedWith(new NodeFailure((err as Error).message, 'TemplateError', false, { cause: err }), { inputs: vars });
     }
     return { type: 'succeeded', inputs: vars, outputs: { output } };
   },

@@ -6,6 +6,7 @@ import { consoleAppRoutes } from './apps.js';
 import { consoleMemberRoutes } from './members.js';
 import { consoleAnnotationRoutes } from './annotations.js';
 import { consoleKnowledgeRoutes } from './knowledge.js';
+import { consoleLogRoutes } from './logs.js';
 
 /** Registers one console feature plugin in a scope, handing it only the runtime members it declares. */
 type ConsoleFeature = (scope: FastifyInstance, runtime: Runtime) => Promise<void>;
@@ -28,6 +29,7 @@ const FEATURES: readonly ConsoleFeature[] = [
   feature(consoleMemberRoutes, ['accounts']),
   feature(consoleAnnotationRoutes, ['apps', 'annotations']),
   feature(consoleKnowledgeRoutes, ['config', 'datasets', 'documents', 'segments', 'childChunks', 'hitTesting', 'metadata', 'tags', 'uploads', 'keys']),
+  feature(consoleLogRoutes, ['apps', 'messageLogs', 'workflowLogs', 'runTraces', 'config']),
 ];
 
 /** The console's JSON API under `/console/api`: log-in and the session, then every feature behind `consoleAuth`. */

@@ -29,6 +29,7 @@ import * as m027 from './027-web-app.js';
 import * as m028 from './028-external-knowledge.js';
 import * as m029 from './029-app-mcp-servers.js';
 import * as m030 from './030-console.js';
+import * as m031 from './031-console-logs.js';
 import * as m032 from './032-annotation-messages.js';
 
 /**
@@ -66,5 +67,6 @@ export const migrations: Record<string, Migration> = {
   '028-external-knowledge': m028,
   '029-app-mcp-servers': m029,
   '030-console': m030,
+  '031-console-logs': m031,
   '032-annotation-messages': m032,
 };

@@ -34,5 +34,6 @@ export const MIGRATION_NAMES: readonly string[] = [
   '028-external-knowledge',
   '029-app-mcp-servers',
   '030-console',
+  '031-console-logs',
   '032-annotation-messages',
 ];

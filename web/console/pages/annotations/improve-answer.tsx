@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
-import { consoleApi, ConsoleApiError } from '../../lib/console-api.js';
+import { consoleApi, ConsoleApiError, roleAtLeast } from '../../lib/console-api.js';
 import { useT } from '../../lib/i18n.js';
 import { Dialog } from '../../components/dialog.js';
 import { toast } from '../../components/toast.js';
-import { useLoad } from '../../lib/hooks.js';
+import { useLoad, useSession } from '../../lib/hooks.js';
 import { PageHeader } from '../../components/page-header.js';
 import { ErrorBanner, Loading } from '../../components/states.js';
 import type { PageProps } from '../../routes.js';
+import { addAnswerAction, type AnswerActionProps } from '../logs/logs-page.js';
 
 /** What the annotation API answers for a message made into an annotation. */
 export interface AnnotationItem {
@@ -98,6 +99,14 @@ export function ImproveAnswer({ appId, messageId, query, answer, onSaved }: { ap
     </>
   );
 }
+
+/** The Logs page's answer action (its hook): "Improve this answer" beside every answer, for editors. */
+function ImproveAnswerAction({ appId, message }: AnswerActionProps) {
+  const session = useSession();
+  if (!roleAtLeast(session.account.role, 'editor')) return null;
+  return <ImproveAnswer appId={appId} messageId={message.id} query={message.query} answer={message.answer} />;
+}
+addAnswerAction(ImproveAnswerAction);
 
 /** `/apps/:appId/annotations/improve/:messageId`: the same form as a page a log entry can link to. */
 export function ImproveAnswerPage({ params }: PageProps) {
