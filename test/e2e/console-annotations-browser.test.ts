@@ -9,7 +9,7 @@ import { createMember, loginPage } from '../helpers/console.js';
 
 /**
  * The annotation pages in a real browser: an answer given through the Service API improved into
- * an annotation, annotation reply turned on and its job watched to completion, the next identical
+ * an annotation from the app's log, annotation reply turned on and its job watched to completion, the next identical
  * question (Service API) answered from the annotation, its hit in the history; CSV export and
  * import; the keyboard; axe-core.
  */
@@ -70,15 +70,23 @@ describe.runIf(BROWSER_TESTS)('console annotations in a browser', { timeout: 180
     const page = await context.newPage();
     await loginPage(page, s.url, 'eddie@example.test');
 
-    // "Improve this answer", as a log entry links to it
-    await page.goto(`${s.url}/console/apps/${appId}/annotations/improve/${first.message_id}`);
-    await page.getByText('Do you deliver on Sundays?', { exact: true }).waitFor();
+    // the app's log: open the conversation, "Improve this answer" on the answer
+    await page.goto(`${s.url}/console/apps/${appId}/logs`);
+    await page.getByRole('link', { name: 'Open conversation Do you deliver on Sundays?' }).click();
+    const drawer = page.getByRole('dialog');
+    await drawer.getByRole('button', { name: 'Improve this answer' }).click();
     const better = page.getByLabel('Better answer');
     expect(await better.inputValue()).toBe(first.answer);
     await better.fill('No, we deliver Monday to Saturday.');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved as an annotation').waitFor();
     expect(await seriousA11yFindings(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+
+    // the same form as a page (a link to one message): it says the message has an annotation already
+    await page.goto(`${s.url}/console/apps/${appId}/annotations/improve/${first.message_id}`);
+    await page.getByText('This message has an annotation already; saving edits it.').waitFor();
+    expect(await page.getByLabel('Better answer').inputValue()).toBe('No, we deliver Monday to Saturday.');
 
     // the annotations page: the annotation listed; turn reply on and watch the job finish
     await page.getByRole('link', { name: 'Annotations' }).first().click();
