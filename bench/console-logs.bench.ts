@@ -147,7 +147,7 @@ async function bigRun(db: Kysely<Database>): Promise<string> {
     .values({
       id: runId, app_id: FLOW_APP, app_version: 1, task_id: randomUUID(), mode: 'workflow', end_user_id: '00000004-0000-4000-8000-000000000001', conversation_id: null, message_id: null,
       status: 'succeeded', inputs: '{}', outputs: '{}', error: null, total_steps: index, total_tokens: TRACE_ROUNDS * 120, exceptions_count: 0, elapsed_ms: t - t0, stop_requested: 0,
-      last_seq: events.length, heartbeat_at: t, created_at: t0, finished_at: t, owner_epoch: 1, owner_job: null,
+      last_seq: events.length, heartbeat_at: t, created_at: t0, finished_at: t, owner_epoch: 1, owner_job: null, triggered_from: 'app-run',
     })
     .execute();
   for (let i = 0; i < events.length; i += 500) await db.insertInto('workflow_run_events').values(events.slice(i, i + 500)).execute();

@@ -92,6 +92,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     annotationQuestionMaxChars: int(env, file, 'ANNOTATION_QUESTION_MAX_CHARS', 1000, 1),
     annotationMatchTimeoutMs: int(env, file, 'ANNOTATION_MATCH_TIMEOUT_MS', 5000, 1),
+    annotationImportMaxRecords: int(env, file, 'ANNOTATION_IMPORT_MAX_RECORDS', 10_000, 1),
+    annotationImportMaxBytes: int(env, file, 'ANNOTATION_IMPORT_FILE_SIZE_LIMIT', 2, 1) * MB,
     prices: readPrices(file),
     humanInputGlobalTimeoutSeconds: int(env, file, 'HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS', 604_800, -1),
     humanInputScanIntervalMs: int(env, file, 'HUMAN_INPUT_TIMEOUT_SCAN_MS', 5000, 100),

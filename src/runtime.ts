@@ -381,7 +381,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   );
   resumer.current = runs;
   closers.push(() => queue.close());
-  knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, parser, providers: () => modelProviders, box: secretBox });
+  knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, parser, providers: () => modelProviders, box: secretBox, findMessage: (id) => messages.find(id) });
   // the retriever serves the workflow engine (above), not the runtime's callers
   const { retriever: _retriever, ...knowledgeServices } = knowledge;
   const { hits, annotations } = knowledge;

@@ -9,12 +9,35 @@ import type { Database } from '../store/schema.js';
 import type { AnnotationIndex, AnnotationMatch } from './annotation-index.js';
 import { AnnotationStore, JOB_STATUSES, type Annotation, type AnnotationJob, type JobStatus, type StoredAnnotation } from './annotation-store.js';
 import type { EmbeddingModels } from './embedding-models.js';
+import { CsvRowError, formatAnnotationCsv, parseAnnotationCsv } from './annotation-csv.js';
+import type { HitHistory } from './annotation-store.js';
 import { REPLY_JOB, SYNC_JOB, type ReplyJobPayload, type SyncJobPayload } from './annotation-job-kinds.js';
 
 export const REPLY_ACTIONS = ['enable', 'disable'] as const;
 export type ReplyAction = (typeof REPLY_ACTIONS)[number];
 export { JOB_STATUSES };
-export type { Annotation, JobStatus };
+export type { Annotation, JobStatus, HitHistory };
+
+/** What an annotation made from a message needs of it (the messages domain answers, wired by the composition root). */
+export interface AnnotatedMessage {
+  readonly appId: string;
+  readonly query: string;
+  readonly answer: string;
+  readonly conversationId: string | null;
+}
+
+/** The reply setting as the console shows it, with the newest job and how far its embeddings are. */
+export interface ReplyStatus {
+  readonly enabled: boolean;
+  readonly scoreThreshold: number | null;
+  readonly provider: string | null;
+  readonly model: string | null;
+  /** The newest enable or disable job, if any. */
+  readonly job: { readonly id: string; readonly action: string; readonly status: JobStatus; readonly errorMsg: string } | null;
+  /** Annotations embedded with the enabled model from their current question, of `total` (0 of n while disabled). */
+  readonly embedded: number;
+  readonly total: number;
+}
 
 export interface ReplySettingsInput {
   readonly scoreThreshold: number;
@@ -37,6 +60,12 @@ export interface AnnotationDeps {
   readonly questionMaxChars: number;
   /** Longest wait for a match at answer time, ms. */
   readonly matchTimeoutMs: number;
+  /** A message by id (for "improve this answer"). */
+  readonly findMessage: (id: string) => Promise<AnnotatedMessage | undefined>;
+  /** Most annotations one CSV import takes (`ANNOTATION_IMPORT_MAX_RECORDS`). */
+  readonly importMaxRecords: number;
+  /** Largest CSV file one import takes, bytes (`ANNOTATION_IMPORT_FILE_SIZE_LIMIT`, in MB). */
+  readonly importMaxBytes: number;
 }
 
 /** A reply job whose app saw a later request of the other action: it writes nothing. */
@@ -73,11 +102,130 @@ export class AnnotationService {
     if (question.length > max) throw invalidParam(`question must be at most ${max} characters (ANNOTATION_QUESTION_MAX_CHARS)`);
   }
 
-  async create(app: App, input: { question: string; answer: string }): Promise<Annotation> {
+  /** A new annotation; `accountId` is the console account that wrote it (none over the Service API). */
+  async create(app: App, input: { question: string; answer: string }, accountId: string | null = null): Promise<Annotation> {
     this.#checkQuestion(input.question);
-    const created = await this.#store.insert({ id: newId(), appId: app.id, question: input.question, answer: input.answer, now: this.#d.clock.now() });
+    const created = await this.#store.insert({ id: newId(), appId: app.id, question: input.question, answer: input.answer, now: this.#d.clock.now(), accountId });
     await this.#afterEdit(app.id);
     return toAnnotation(created);
+  }
+
+  /**
+   * "Improve this answer" (Dify's `POST /apps/{id}/annotations` with `message_id`): the annotation
+   * of a message of this app, its question the message's query (unless `question` is given) and
+   * its answer the corrected text. A message corrected before has its annotation edited, as in
+   * Dify (`message.annotation`), so one message never makes two.
+   */
+  async createFromMessage(app: App, input: { messageId: string; answer: string; question?: string }, accountId: string | null): Promise<Annotation & { messageId: string }> {
+    const msg = isUuid(input.messageId) ? await this.#d.findMessage(input.messageId) : undefined;
+    if (!msg || msg.appId !== app.id) throw notFound('Message Not Exists.');
+    if (input.answer.trim() === '') throw invalidParam('answer is required');
+    const question = input.question?.trim() ? input.question : msg.query;
+    if (!question.trim()) throw invalidParam('question is required: the message has no query to take it from');
+    this.#checkQuestion(question);
+    const stored = await this.#store.upsertForMessage({
+      id: newId(),
+      appId: app.id,
+      question,
+      answer: input.answer,
+      now: this.#d.clock.now(),
+      accountId,
+      messageId: input.messageId,
+      conversationId: msg.conversationId,
+    });
+    await this.#afterEdit(app.id);
+    return { ...toAnnotation(stored), messageId: input.messageId };
+  }
+
+  /** A message of this app to improve: its query and answer, and its annotation if it has one (404 `Message Not Exists.` otherwise). */
+  async messageToImprove(app: App, messageId: string): Promise<{ query: string; answer: string; annotation: Annotation | undefined }> {
+    const msg = isUuid(messageId) ? await this.#d.findMessage(messageId) : undefined;
+    if (!msg || msg.appId !== app.id) throw notFound('Message Not Exists.');
+    return { query: msg.query, answer: msg.answer, annotation: await this.ofMessage(app, messageId) };
+  }
+
+  /** The annotation made from a message, if any (the Logs page shows it beside the answer). */
+  async ofMessage(app: App, messageId: string): Promise<Annotation | undefined> {
+    const a = isUuid(messageId) ? await this.#store.findByMessage(app.id, messageId) : undefined;
+    return a && toAnnotation(a);
+  }
+
+  /** One annotation. */
+  async get(app: App, id: string): Promise<Annotation> {
+    return toAnnotation(await this.#find(app.id, id));
+  }
+
+  /** The replies an annotation gave, newest first (Dify's `…/annotations/{id}/hit-histories`). */
+  async hitHistories(app: App, id: string, q: { page: number; limit: number }): Promise<{ items: HitHistory[]; total: number; perPage: number }> {
+    const found = await this.#find(app.id, id);
+    const perPage = Math.min(q.limit, this.#d.listMaxLimit);
+    const { items, total } = await this.#store.hitHistories(found.id, { limit: perPage, offset: (q.page - 1) * perPage });
+    return { items, total, perPage };
+  }
+
+  /**
+   * Imports annotations from CSV bytes (Dify's batch import: first column question, second answer,
+   * the first row a header). Every row is checked before anything is written; a bad row is a 400
+   * naming it. The rows are written in one transaction, newest last; with reply enabled one sync
+   * job embeds them. Returns how many were imported.
+   */
+  async importCsv(app: App, bytes: Buffer, accountId: string | null): Promise<{ imported: number }> {
+    const d = this.#d;
+    if (bytes.length > d.importMaxBytes) throw invalidParam(`file must be at most ${d.importMaxBytes / 1024 / 1024} MB (ANNOTATION_IMPORT_FILE_SIZE_LIMIT)`);
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw invalidParam('file must be UTF-8 text (a CSV file)');
+    }
+    let pairs;
+    try {
+      pairs = parseAnnotationCsv(text, d.importMaxRecords, 'ANNOTATION_IMPORT_MAX_RECORDS');
+    } catch (err) {
+      if (err instanceof CsvRowError) throw invalidParam(`file ${err.message}`);
+      throw err;
+    }
+    if (pairs.length === 0) throw invalidParam('file: The CSV file is empty.');
+    for (const p of pairs) {
+      if (p.question.length > d.questionMaxChars) throw invalidParam(`file row ${p.row}: the question must be at most ${d.questionMaxChars} characters (ANNOTATION_QUESTION_MAX_CHARS)`);
+    }
+    const now = d.clock.now();
+    // inserted in file order: the list (newest first, then by insertion) shows the last row first, as if created one by one
+    await this.#store.insertMany(pairs.map((p) => ({ id: newId(), appId: app.id, question: p.question, answer: p.answer, now, accountId })));
+    await this.#afterEdit(app.id);
+    return { imported: pairs.length };
+  }
+
+  /** The app's annotations as CSV (newest first, as listed), at most `ANNOTATION_IMPORT_MAX_RECORDS` of them so the file imports back. */
+  async exportCsv(app: App): Promise<{ csv: string; count: number; total: number }> {
+    const rows = await this.#store.newest(app.id, this.#d.importMaxRecords);
+    const total = rows.length < this.#d.importMaxRecords ? rows.length : await this.#store.count(app.id);
+    return { csv: formatAnnotationCsv(rows), count: rows.length, total };
+  }
+
+  /** The reply setting, the newest job and how many annotations are embedded with the setting's model. */
+  async replyStatus(app: App): Promise<ReplyStatus> {
+    const [s, job, total] = await Promise.all([this.#d.index.setting(app.id), this.#store.latestJob(app.id), this.#store.count(app.id)]);
+    const embedded = s ? await this.#store.embeddedCount(app.id, s.model) : 0;
+    return {
+      enabled: s !== undefined,
+      scoreThreshold: s?.scoreThreshold ?? null,
+      provider: s?.provider ?? null,
+      model: s?.model ?? null,
+      job: job ? { id: job.id, action: job.action, status: job.status, errorMsg: job.status === 'error' ? job.errorMsg : '' } : null,
+      embedded,
+      total,
+    };
+  }
+
+  /** Largest CSV file `importCsv` takes, bytes (a route reading the upload stops there). */
+  get importMaxBytes(): number {
+    return this.#d.importMaxBytes;
+  }
+
+  /** The embedding models reply can use here (the settings form offers them). */
+  embeddingModels(): { provider: string; model: string }[] {
+    return this.#d.models.available();
   }
 
   async update(app: App, id: string, input: { question: string; answer: string }): Promise<Annotation> {

@@ -20,6 +20,37 @@ export interface Annotation {
 export interface StoredAnnotation extends Annotation {
   readonly appId: string;
   readonly accountId: string | null;
+  /** The message it corrects, when made from one ("improve this answer"). */
+  readonly messageId: string | null;
+  readonly conversationId: string | null;
+}
+
+/** One reply an annotation gave (a row of `annotation_hit_histories`). */
+export interface HitHistory {
+  readonly id: string;
+  readonly messageId: string;
+  readonly endUserId: string;
+  /** The query that matched. */
+  readonly question: string;
+  readonly source: string;
+  readonly score: number;
+  /** The annotation's question and answer as they were when it answered. */
+  readonly annotationQuestion: string;
+  readonly annotationContent: string;
+  /** Epoch ms. */
+  readonly createdAt: number;
+}
+
+/** A new annotation's fields. */
+export interface NewAnnotation {
+  readonly id: string;
+  readonly appId: string;
+  readonly question: string;
+  readonly answer: string;
+  readonly now: number;
+  readonly accountId?: string | null;
+  readonly messageId?: string | null;
+  readonly conversationId?: string | null;
 }
 
 /** Reply setting as the enable job writes it. */
@@ -61,13 +92,42 @@ export interface AnnotationHit {
 }
 
 
-const toAnnotation = (r: { id: string; app_id: string; question: string; content: string; hit_count: number; account_id: string | null; created_at: number }): StoredAnnotation => ({
+type AnnotationRow = { id: string; app_id: string; question: string; content: string; hit_count: number; account_id: string | null; message_id?: string | null; conversation_id?: string | null; created_at: number };
+
+const toAnnotation = (r: AnnotationRow): StoredAnnotation => ({
   id: r.id,
   appId: r.app_id,
   question: r.question,
   answer: r.content,
   hitCount: Number(r.hit_count),
   accountId: r.account_id,
+  messageId: r.message_id ?? null,
+  conversationId: r.conversation_id ?? null,
+  createdAt: Number(r.created_at),
+});
+
+const rowOf = (a: NewAnnotation) => ({
+  id: a.id,
+  app_id: a.appId,
+  question: a.question,
+  content: a.answer,
+  hit_count: 0,
+  account_id: a.accountId ?? null,
+  message_id: a.messageId ?? null,
+  conversation_id: a.conversationId ?? null,
+  created_at: a.now,
+  updated_at: a.now,
+});
+
+const toJob = (r: { id: string; app_id: string; action: string; status: string; error_msg: string; score_threshold: number; embedding_provider: string; embedding_model: string; created_at: number }): AnnotationJob => ({
+  id: r.id,
+  appId: r.app_id,
+  action: r.action,
+  status: r.status as JobStatus,
+  errorMsg: r.error_msg,
+  scoreThreshold: Number(r.score_threshold),
+  provider: r.embedding_provider,
+  model: r.embedding_model,
   createdAt: Number(r.created_at),
 });
 
@@ -99,10 +159,50 @@ export class AnnotationStore {
     return r && toAnnotation(r);
   }
 
-  async insert(a: { id: string; appId: string; question: string; answer: string; now: number }): Promise<StoredAnnotation> {
-    const row = { id: a.id, app_id: a.appId, question: a.question, content: a.answer, hit_count: 0, account_id: null, created_at: a.now, updated_at: a.now };
+  async insert(a: NewAnnotation): Promise<StoredAnnotation> {
+    const row = rowOf(a);
     await this.#db.insertInto('app_annotations').values(row).execute();
     return toAnnotation(row);
+  }
+
+  /**
+   * The annotation of a message: a new one, or the message's earlier one with this question and
+   * answer (the unique `(app_id, message_id)` settles two writes at once). Returns the row as stored.
+   */
+  async upsertForMessage(a: NewAnnotation & { messageId: string }): Promise<StoredAnnotation> {
+    const row = rowOf(a);
+    await this.#db
+      .insertInto('app_annotations')
+      .values(row)
+      .onConflict((oc) => oc.columns(['app_id', 'message_id']).doUpdateSet({ question: a.question, content: a.answer, updated_at: a.now }))
+      .execute();
+    const stored = await this.#db.selectFrom('app_annotations').selectAll().where('app_id', '=', a.appId).where('message_id', '=', a.messageId).executeTakeFirstOrThrow();
+    return toAnnotation(stored);
+  }
+
+  /** The annotation made from this message, if any. */
+  async findByMessage(appId: string, messageId: string): Promise<StoredAnnotation | undefined> {
+    const r = await this.#db.selectFrom('app_annotations').selectAll().where('app_id', '=', appId).where('message_id', '=', messageId).executeTakeFirst();
+    return r && toAnnotation(r);
+  }
+
+  /** Inserts many annotations in one transaction, in statements of a bounded size (an import). */
+  async insertMany(rows: readonly NewAnnotation[]): Promise<void> {
+    await this.#db.transaction().execute(async (tx) => {
+      for (const batch of inBatches(rows.map(rowOf), 200)) await tx.insertInto('app_annotations').values(batch).execute();
+    });
+  }
+
+  /** The app's newest `limit` annotations (the order of `list`): an export. */
+  async newest(appId: string, limit: number): Promise<StoredAnnotation[]> {
+    const rows = await this.#db.selectFrom('app_annotations').selectAll().where('app_id', '=', appId).orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(limit).execute();
+    return rows.map(toAnnotation);
+  }
+
+  /** How many annotations the app has. */
+  async count(appId: string): Promise<number> {
+    const { n } = await this.#db.selectFrom('app_annotations').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', appId).executeTakeFirstOrThrow();
+    return Number(n);
   }
 
   async update(id: string, question: string, answer: string, now: number): Promise<void> {
@@ -152,6 +252,27 @@ export class AnnotationStore {
     });
   }
 
+  /** An annotation's hits, newest first, by page. */
+  async hitHistories(annotationId: string, q: { limit: number; offset: number }): Promise<{ items: HitHistory[]; total: number }> {
+    const base = this.#db.selectFrom('annotation_hit_histories').where('annotation_id', '=', annotationId);
+    const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+    const rows = await base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(q.limit).offset(q.offset).execute();
+    return {
+      total: Number(total),
+      items: rows.map((r) => ({
+        id: r.id,
+        messageId: r.message_id,
+        endUserId: r.end_user_id,
+        question: r.question,
+        source: r.source,
+        score: Number(r.score),
+        annotationQuestion: r.annotation_question,
+        annotationContent: r.annotation_content,
+        createdAt: Number(r.created_at),
+      })),
+    };
+  }
+
   /** How many hits an annotation has on record (hit history rows). */
   async hitHistoryCount(annotationId: string): Promise<number> {
     const { n } = await this.#db.selectFrom('annotation_hit_histories').select((eb) => eb.fn.countAll<number>().as('n')).where('annotation_id', '=', annotationId).executeTakeFirstOrThrow();
@@ -179,19 +300,13 @@ export class AnnotationStore {
     let q = this.#db.selectFrom('annotation_jobs').selectAll().where('id', '=', id);
     if (of) q = q.where('app_id', '=', of.appId).where('action', '=', of.action);
     const r = await q.executeTakeFirst();
-    return (
-      r && {
-        id: r.id,
-        appId: r.app_id,
-        action: r.action,
-        status: r.status as JobStatus,
-        errorMsg: r.error_msg,
-        scoreThreshold: Number(r.score_threshold),
-        provider: r.embedding_provider,
-        model: r.embedding_model,
-        createdAt: Number(r.created_at),
-      }
-    );
+    return r && toJob(r);
+  }
+
+  /** The app's newest enable or disable job. */
+  async latestJob(appId: string): Promise<AnnotationJob | undefined> {
+    const r = await this.#db.selectFrom('annotation_jobs').selectAll().where('app_id', '=', appId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+    return r && toJob(r);
   }
 
   /** A `waiting` job becomes `processing`. */
@@ -271,6 +386,18 @@ export class AnnotationStore {
       .orderBy('a.id', 'asc')
       .execute();
     return rows.map(toAnnotation);
+  }
+
+  /** How many of the app's annotations have an embedding under `model` made from their current question. */
+  async embeddedCount(appId: string, model: string): Promise<number> {
+    const { n } = await this.#db
+      .selectFrom('annotation_embeddings as e')
+      .innerJoin('app_annotations as a', (j) => j.onRef('a.id', '=', 'e.annotation_id').onRef('a.question', '=', 'e.question'))
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('e.app_id', '=', appId)
+      .where('e.model', '=', model)
+      .executeTakeFirstOrThrow();
+    return Number(n);
   }
 
   /** The stored vectors (base64) of these annotations under `model`, with the question each was made from. */

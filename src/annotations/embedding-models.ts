@@ -1,6 +1,11 @@
 import { invalidParam } from '../infra/errors.js';
 import { LocalEmbedder, OpenAIEmbedder, type Embedder, type EmbeddingsSettings } from '../knowledge/ingest/embedder.js';
 
+/** The provider name offered with the built-in model (any name works: it chooses nothing). */
+const LOCAL_PROVIDER = 'dovetail';
+/** The provider name offered with the endpoint's model: Dify's OpenAI-compatible provider. */
+const ENDPOINT_PROVIDER = 'langgenius/openai_api_compatible/openai_api_compatible';
+
 /**
  * Maps the `embedding_provider_name` / `embedding_model_name` of an annotation-reply enable call
  * onto the embedders Dovetail has:
@@ -18,6 +23,17 @@ export class EmbeddingModels {
   constructor(cfg: EmbeddingsSettings, shared: Embedder) {
     this.#cfg = cfg;
     this.#local = shared instanceof LocalEmbedder ? shared : new LocalEmbedder();
+  }
+
+  /**
+   * The models an enable call can name here: the built-in one, and the configured endpoint's
+   * default model (`EMBEDDINGS_MODEL`) when `EMBEDDINGS_BASE_URL` is set (any other model of that
+   * endpoint works too; these are the ones a settings form offers).
+   */
+  available(): { provider: string; model: string }[] {
+    const out = [{ provider: LOCAL_PROVIDER, model: this.#local.model }];
+    if (this.#cfg.embeddingsBaseUrl && this.#cfg.embeddingsModel !== this.#local.model) out.push({ provider: ENDPOINT_PROVIDER, model: this.#cfg.embeddingsModel });
+    return out;
   }
 
   /** Throws 400 `invalid_param` when the model cannot be served (nothing is cached). */

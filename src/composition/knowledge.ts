@@ -25,7 +25,8 @@ import { MetadataService } from '../knowledge/documents/metadata.js';
 import { DocumentStatusService } from '../knowledge/documents/document-status.js';
 import { SegmentService } from '../knowledge/documents/segments.js';
 import { ChildChunkService } from '../knowledge/documents/child-chunks.js';
-import { AnnotationService } from '../annotations/annotation-service.js';
+import { HitTestingService } from '../knowledge/retrieval/hit-testing.js';
+import { AnnotationService, type AnnotationDeps } from '../annotations/annotation-service.js';
 import { AnnotationIndex } from '../annotations/annotation-index.js';
 import { EmbeddingModels } from '../annotations/embedding-models.js';
 import { registerAnnotationJobs } from '../annotations/jobs.js';
@@ -44,6 +45,8 @@ export interface KnowledgeDeps {
   readonly providers: () => ModelProviders;
   /** Seals external knowledge API keys at rest. */
   readonly box: SecretBox;
+  /** A message by id (annotations made from a message). */
+  readonly findMessage: AnnotationDeps['findMessage'];
 }
 
 export interface Knowledge {
@@ -61,6 +64,8 @@ export interface Knowledge {
   /** External knowledge bases' `POST {endpoint}/retrieval`. */
   readonly external: ExternalKnowledgeClient;
   readonly hits: HitCounter;
+  /** Dify's hit testing: one dataset's records for a query (Service API `…/retrieve`, the console's retrieval test). */
+  readonly hitTesting: HitTestingService;
   readonly annotations: AnnotationService;
   /** What the knowledge-retrieval node asks. */
   readonly retriever: KnowledgeRetriever;
@@ -120,6 +125,9 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
     listMaxLimit: config.annotationListMaxLimit,
     questionMaxChars: config.annotationQuestionMaxChars,
     matchTimeoutMs: config.annotationMatchTimeoutMs,
+    findMessage: d.findMessage,
+    importMaxRecords: config.annotationImportMaxRecords,
+    importMaxBytes: config.annotationImportMaxBytes,
   });
   registerAnnotationJobs(queue, annotations, annotationIndex);
   return {
@@ -135,6 +143,7 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
     reranker,
     external,
     hits,
+    hitTesting: new HitTestingService({ datasets, retrieval, metadata, hits, external, topKMax: k.retrievalTopKMax, countsHits: k.retrieveCountsHits }),
     annotations,
     retriever: new WorkflowKnowledgeRetriever({ db: store.db, apps: d.apps, datasets, retrieval, reranker, external, hits, metadata, topKMax: k.retrievalTopKMax }),
   };

@@ -159,6 +159,10 @@ export interface Config {
   readonly annotationQuestionMaxChars: number;
   /** How long a chat request waits for the annotation match before the model answers, ms (`ANNOTATION_MATCH_TIMEOUT_MS`, default 5000). */
   readonly annotationMatchTimeoutMs: number;
+  /** Most annotations one CSV import takes; an export writes at most this many (`ANNOTATION_IMPORT_MAX_RECORDS`, default 10000 as Dify). */
+  readonly annotationImportMaxRecords: number;
+  /** Largest annotation CSV file one import takes, bytes (`ANNOTATION_IMPORT_FILE_SIZE_LIMIT`, in MB, default 2 as Dify). */
+  readonly annotationImportMaxBytes: number;
   /** Price table keyed by model name. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
   /** Human Input global timeout in seconds; ≤ 0 disables it (`HUMAN_INPUT_GLOBAL_TIMEOUT_SECONDS`, default 7 days). */

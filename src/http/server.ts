@@ -122,7 +122,7 @@ const WEB_ROUTES: readonly RouteRegistration[] = [
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RouteRegistration[] = [
-  narrowed(datasetRoutes, ['config', 'datasets', 'documents', 'external', 'hits', 'metadata', 'retrieval', 'tags']),
+  narrowed(datasetRoutes, ['config', 'datasets', 'documents', 'hitTesting', 'metadata', 'tags']),
   narrowed(datasetTagRoutes, ['datasets', 'tags']),
   narrowed(datasetMetadataRoutes, ['datasets', 'metadata']),
   narrowed(documentRoutes, ['config', 'datasets', 'documentDownloads', 'documents', 'documentStatus', 'metadata', 'uploads']),

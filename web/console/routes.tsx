@@ -6,6 +6,11 @@ import { AppKeysPage } from './pages/apps/app-keys.js';
 import { AppSitePage } from './pages/apps/app-site.js';
 import { FormsWaitingPage } from './pages/forms/forms-waiting.js';
 import { MonitoringAppPage, MonitoringOverallPage } from './pages/monitoring/monitoring-page.js';
+import { AnnotationsPage } from './pages/annotations/annotations.js';
+import { ImproveAnswerPage } from './pages/annotations/improve-answer.js';
+import { DatasetsPage } from './pages/knowledge/datasets.js';
+import { DatasetPage } from './pages/knowledge/dataset.js';
+import { DocumentPage } from './pages/knowledge/document.js';
 import { LogsPage } from './pages/logs/logs-page.js';
 import { RunTracePage } from './pages/logs/run-trace.js';
 
@@ -36,6 +41,11 @@ export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/apps/:appId/keys', page: AppKeysPage, title: 'nav.keys', minRole: 'admin', nav: 'app' },
   { path: '/monitoring', page: MonitoringOverallPage, title: 'monitoring.title', minRole: 'viewer', nav: 'top' },
   { path: '/apps/:appId/monitoring', page: MonitoringAppPage, title: 'monitoring.title', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/annotations', page: AnnotationsPage, title: 'nav.annotations', minRole: 'viewer', nav: 'app' },
+  { path: '/apps/:appId/annotations/improve/:messageId', page: ImproveAnswerPage, title: 'improve.page', minRole: 'editor' },
+  { path: '/knowledge', page: DatasetsPage, title: 'nav.knowledge', minRole: 'viewer', nav: 'top' },
+  { path: '/knowledge/:datasetId', page: DatasetPage, title: 'kb.title', minRole: 'viewer' },
+  { path: '/knowledge/:datasetId/documents/:documentId', page: DocumentPage, title: 'seg.title', minRole: 'viewer' },
   { path: '/apps/:appId/logs', page: LogsPage, title: 'nav.logs', minRole: 'viewer', nav: 'app' },
   { path: '/apps/:appId/runs/:runId', page: RunTracePage, title: 'trace.title', minRole: 'viewer' },
 ];

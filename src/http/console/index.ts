@@ -6,6 +6,8 @@ import { consoleAppRoutes } from './apps.js';
 import { consoleMemberRoutes } from './members.js';
 import { consoleFormRoutes } from './forms.js';
 import { consoleStatsRoutes } from './stats.js';
+import { consoleAnnotationRoutes } from './annotations.js';
+import { consoleKnowledgeRoutes } from './knowledge.js';
 import { consoleLogRoutes } from './logs.js';
 
 /** Registers one console feature plugin in a scope, handing it only the runtime members it declares. */
@@ -29,6 +31,8 @@ const FEATURES: readonly ConsoleFeature[] = [
   feature(consoleMemberRoutes, ['accounts']),
   feature(consoleFormRoutes, ['apps', 'config', 'forms']),
   feature(consoleStatsRoutes, ['apps', 'appStats', 'config']),
+  feature(consoleAnnotationRoutes, ['apps', 'annotations']),
+  feature(consoleKnowledgeRoutes, ['config', 'datasets', 'documents', 'segments', 'childChunks', 'hitTesting', 'metadata', 'tags', 'uploads', 'keys']),
   feature(consoleLogRoutes, ['apps', 'messageLogs', 'workflowLogs', 'runTraces', 'config']),
 ];
 

@@ -1,26 +1,21 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import { datasetToWire } from '../../knowledge/datasets.js';
-import { parseRetrievalModel } from '../../knowledge/retrieval/retrieval-model.js';
-import { toSeconds } from '../../infra/clock.js';
-import { countHits } from '../../knowledge/retrieval/hit-counter.js';
 import { requireKey } from '../auth.js';
 import { loadDataset, requireDataset } from '../request-dataset.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams, queryList } from './knowledge-params.js';
 import type { DatasetTable } from '../../store/schema.js';
-import { externalOf } from '../../knowledge/external/external-knowledge.js';
-import { externalRetrieve } from '../../knowledge/external/external-retrieve.js';
 import { DatasetCreateBody, DatasetListQuery, DatasetUpdateBody, RetrieveBody } from '../knowledge-schemas.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type DatasetRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'hits' | 'metadata' | 'retrieval' | 'tags' | 'external'>;
+export type DatasetRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'metadata' | 'tags' | 'hitTesting'>;
 
 type P = { dataset_id: string };
 
 /** `/datasets` CRUD and `POST /datasets/{id}/retrieve` (knowledge keys). */
 export const datasetRoutes: FastifyPluginAsync<{ runtime: DatasetRouteDeps }> = async (app, { runtime }) => {
-  const { datasets, documents, retrieval, tags, metadata } = runtime;
+  const { datasets, documents, tags, metadata } = runtime;
   const max = runtime.config.knowledge.pageLimitMax;
 
   /** Dataset objects with their stats, tags and metadata fields. */
@@ -67,50 +62,6 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: DatasetRouteDeps }> = 
   });
 
   app.post<{ Params: P }>('/datasets/:dataset_id/retrieve', { preValidation: requireJson, preHandler: withDataset, schema: { body: RetrieveBody } }, async (request) => {
-    const ds = requireDataset(request);
-    const b = jsonBody(request);
-    const ext = externalOf(ds);
-    if (ext) return externalRetrieve(runtime.external, ext, typeof b.query === 'string' ? b.query : '', b.external_retrieval_model, request.log);
-    const model = b.retrieval_model === undefined || b.retrieval_model === null ? datasets.retrievalModel(ds) : parseRetrievalModel(b.retrieval_model, runtime.config.knowledge.retrievalTopKMax, ds.indexing_technique === 'high_quality' ? 'semantic_search' : 'keyword_search');
-    const query = typeof b.query === 'string' ? b.query : '';
-    const retrieved = await retrieval.retrieve([ds.id], query, model);
-    // Dify's hit testing does not count hits (dify#24077); Dovetail does unless RETRIEVE_COUNTS_HITS=false.
-    const found = runtime.config.knowledge.retrieveCountsHits ? countHits(runtime.hits, retrieved) : retrieved;
-    const docMetadata = await metadata.docMetadataColumns(ds, found.map((s) => s.documentId));
-    return {
-      query: { content: query },
-      records: found.map((s) => ({
-        segment: {
-          id: s.segmentId,
-          position: s.position,
-          document_id: s.documentId,
-          content: s.content,
-          sign_content: s.content,
-          answer: s.answer ?? null,
-          word_count: s.wordCount,
-          tokens: s.tokens,
-          keywords: [],
-          index_node_id: s.segmentId,
-          index_node_hash: s.hash,
-          hit_count: s.hitCount,
-          enabled: true,
-          disabled_at: null,
-          disabled_by: null,
-          status: 'completed',
-          created_by: ds.created_by,
-          created_at: toSeconds(s.createdAt),
-          indexing_at: toSeconds(s.createdAt),
-          completed_at: s.completedAt === null ? null : toSeconds(s.completedAt),
-          error: null,
-          stopped_at: null,
-          document: { id: s.documentId, data_source_type: 'upload_file', name: s.documentName, doc_type: null, doc_metadata: docMetadata.get(s.documentId) ?? null },
-        },
-        child_chunks: (s.childChunks ?? []).map((c) => ({ id: c.id, content: c.content, position: c.position, score: c.score })),
-        score: s.score,
-        tsne_position: null,
-        files: [],
-        summary: null,
-      })),
-    };
+    return runtime.hitTesting.test(requireDataset(request), jsonBody(request), request.log);
   });
 };

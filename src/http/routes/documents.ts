@@ -2,14 +2,12 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 import type { DatasetTable, DocumentTable } from '../../store/schema.js';
 import { invalidParam } from '../../infra/errors.js';
-import { noFileUploaded, unsupportedFileType } from '../../files/errors.js';
 import { pyQuote } from '../../files/file-preview.js';
 import { requestOrigin } from '../file-reply.js';
-import { multipartRoutes, readUploadForm } from '../multipart-upload.js';
-import { extensionOf } from '../../files/file-types.js';
-import type { PendingUpload, UploadedFile } from '../../files/upload-service.js';
-import { SUPPORTED_EXTENSIONS } from '../../knowledge/ingest/parse/index.js';
-import type { Accepted, DocumentOptions } from '../../knowledge/documents/documents.js';
+import { multipartRoutes } from '../multipart-upload.js';
+import type { UploadedFile } from '../../files/upload-service.js';
+import type { Accepted } from '../../knowledge/documents/documents.js';
+import { createDocumentFromForm, options, readForm, type DocumentForm } from '../document-form.js';
 import { documentToWire, runToWire } from '../../knowledge/documents/document-wire.js';
 import { notFound } from '../../infra/errors.js';
 import { requireKey } from '../auth.js';
@@ -23,45 +21,6 @@ export type DocumentRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documentD
 
 type P = { dataset_id: string };
 type PD = { dataset_id: string; document_id: string };
-
-interface DocumentForm {
-  readonly pending: PendingUpload | undefined;
-  readonly data: Record<string, unknown>;
-}
-
-function parseData(raw: string | undefined): Record<string, unknown> {
-  if (raw === undefined || raw.trim() === '') return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch (err) {
-    throw invalidParam(`data must be a JSON string: ${(err as Error).message}`);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidParam('data must be a JSON object.');
-  return v as Record<string, unknown>;
-}
-
-function options(d: Record<string, unknown>): DocumentOptions {
-  return { name: d.name, processRule: d.process_rule, docForm: d.doc_form, docLanguage: d.doc_language, indexingTechnique: d.indexing_technique };
-}
-
-/**
- * Reads a multipart document form (`file` + `data` JSON string, in any order). The file streams to
- * the blob store under the upload limits; the caller commits or abandons it.
- */
-async function readForm(runtime: Pick<Runtime, 'uploads'>, request: FastifyRequest): Promise<DocumentForm> {
-  const form = await readUploadForm(request, runtime.uploads, (filename) => {
-    if (!SUPPORTED_EXTENSIONS.includes(extensionOf(filename))) {
-      throw unsupportedFileType(`Knowledge documents must be one of: ${SUPPORTED_EXTENSIONS.join(', ')}.`);
-    }
-  });
-  try {
-    return { pending: form.pending, data: parseData(form.fields.data) };
-  } catch (err) {
-    if (form.pending) await runtime.uploads.abandon(form.pending);
-    throw err;
-  }
-}
 
 /** Documents of a knowledge base (knowledge keys): create, update, list, get, delete, progress. */
 export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> = async (app, { runtime }) => {
@@ -106,16 +65,7 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> 
   async function createByFile(request: FastifyRequest<{ Params: P }>) {
     const key = requireKey(request);
     const ds = requireDataset(request);
-    const form = await readForm(runtime, request);
-    try {
-      const opts = options(form.data);
-      await documents.checkOptions(ds, opts);
-      if (!form.pending) throw noFileUploaded();
-    } catch (err) {
-      if (form.pending) await runtime.uploads.abandon(form.pending);
-      throw err;
-    }
-    return withFile(ds, form, key.id, async (file) => answer(ds, await documents.create(ds, file!, options(form.data), key.id)));
+    return answer(ds, await createDocumentFromForm(runtime, ds, request, key.id));
   }
 
   async function updateByFile(request: FastifyRequest<{ Params: PD }>) {

@@ -348,6 +348,16 @@ export class DocumentService {
     });
   }
 
+  /**
+   * A page of documents, each with the indexing run of its latest version (stage, segments done of
+   * total, error), in one call: what a page watching its documents index polls.
+   */
+  async listWithProgress(datasetId: string, page: number, limit: number, keyword?: string): Promise<{ rows: { doc: Document; run: IndexingRun | undefined }[]; total: number }> {
+    const { rows, total } = await this.#store.page(datasetId, page, limit, keyword);
+    const runs = new Map((await this.#runs.findMany(rows.map((d) => `${d.id}:${d.latest_generation}`))).map((r) => [r.id, r]));
+    return { rows: rows.map((doc) => ({ doc, run: runs.get(`${doc.id}:${doc.latest_generation}`) })), total };
+  }
+
   /** The runs of a batch (one per document accepted with it). */
   async batchStatus(datasetId: string, batch: string): Promise<IndexingRun[]> {
     return this.#runs.ofBatch(datasetId, batch);

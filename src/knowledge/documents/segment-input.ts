@@ -21,6 +21,8 @@ export interface SegmentQuery {
   readonly limit: number;
   readonly keyword: string | undefined;
   readonly status: readonly string[];
+  /** Only enabled (true) or disabled (false) segments; all when absent (Dify's console `enabled=all`). */
+  readonly enabled?: boolean;
 }
 
 /** Reads the `segments` list of a create request, naming the item and field in errors. */

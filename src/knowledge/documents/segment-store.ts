@@ -27,6 +27,8 @@ export interface PageQuery {
   readonly keyword: string | undefined;
   readonly limit: number;
   readonly offset: number;
+  /** Only enabled (true) or disabled (false) chunks; all when absent. */
+  readonly enabled?: boolean;
 }
 
 const INSERT_CHUNK = 100;
@@ -52,6 +54,7 @@ export class SegmentStore {
   async pageTop(g: Generation, statuses: readonly string[], q: PageQuery): Promise<{ rows: Segment[]; total: number }> {
     let base = this.#db.selectFrom('segments').where('document_id', '=', g.documentId).where('generation', '=', g.generation).where('parent_id', 'is', null);
     if (statuses.length > 0) base = base.where('status', 'in', [...statuses]);
+    if (q.enabled !== undefined) base = base.where('enabled', '=', q.enabled ? 1 : 0);
     if (q.keyword !== undefined) base = base.where(containsIgnoringCase('content', q.keyword));
     const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await base.selectAll().orderBy('position').limit(q.limit).offset(q.offset).execute();
@@ -61,6 +64,7 @@ export class SegmentStore {
   /** Parent chunks of a generation, by position. */
   async pageParents(g: Generation, q: PageQuery): Promise<{ rows: ParentChunk[]; total: number }> {
     let base = this.#db.selectFrom('parent_chunks').where('document_id', '=', g.documentId).where('generation', '=', g.generation);
+    if (q.enabled !== undefined) base = base.where('enabled', '=', q.enabled ? 1 : 0);
     if (q.keyword !== undefined) base = base.where(containsIgnoringCase('content', q.keyword));
     const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await base.selectAll().orderBy('position').limit(q.limit).offset(q.offset).execute();

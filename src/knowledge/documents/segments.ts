@@ -65,7 +65,7 @@ export class SegmentService {
   }
 
   async list(doc: DocumentTable, q: SegmentQuery): Promise<{ items: Chunk[]; total: number }> {
-    const page = { keyword: q.keyword, limit: q.limit, offset: (q.page - 1) * q.limit };
+    const page = { keyword: q.keyword, limit: q.limit, offset: (q.page - 1) * q.limit, ...(q.enabled === undefined ? {} : { enabled: q.enabled }) };
     if (doc.doc_form === 'hierarchical_model') {
       // Parent chunks have no indexing status of their own: they are `completed` once served.
       if (q.status.length > 0 && !q.status.includes('completed')) return { items: [], total: 0 };

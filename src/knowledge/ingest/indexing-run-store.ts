@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, IndexingRunTable } from '../../store/schema.js';
 import type { IndexingStatus } from '../documents/document-store.js';
+import { inBatches } from '../../store/statement-batches.js';
 
 /** One indexing run (a create or update of a document being indexed), its status typed. */
 export type IndexingRun = Omit<IndexingRunTable, 'status'> & { status: IndexingStatus };
@@ -33,6 +34,13 @@ export class IndexingRunStore {
 
   async owner(id: string): Promise<string | null | undefined> {
     return (await this.#db.selectFrom('indexing_runs').select('owner').where('id', '=', id).executeTakeFirst())?.owner;
+  }
+
+  /** Runs by id (those that exist). */
+  async findMany(ids: readonly string[]): Promise<IndexingRun[]> {
+    const out: IndexingRun[] = [];
+    for (const batch of inBatches(ids)) out.push(...(await this.#db.selectFrom('indexing_runs').selectAll().where('id', 'in', batch).execute()).map(toRun));
+    return out;
   }
 
   /** The runs of a batch (one per document accepted with it), oldest first. */

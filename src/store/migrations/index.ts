@@ -30,6 +30,7 @@ import * as m028 from './028-external-knowledge.js';
 import * as m029 from './029-app-mcp-servers.js';
 import * as m030 from './030-console.js';
 import * as m031 from './031-console-logs.js';
+import * as m032 from './032-annotation-messages.js';
 import * as m033 from './033-console-stats.js';
 import * as m034 from './034-app-triggers.js';
 
@@ -69,6 +70,7 @@ export const migrations: Record<string, Migration> = {
   '029-app-mcp-servers': m029,
   '030-console': m030,
   '031-console-logs': m031,
+  '032-annotation-messages': m032,
   '033-console-stats': m033,
   '034-app-triggers': m034,
 };

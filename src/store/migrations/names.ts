@@ -35,6 +35,7 @@ export const MIGRATION_NAMES: readonly string[] = [
   '029-app-mcp-servers',
   '030-console',
   '031-console-logs',
+  '032-annotation-messages',
   '033-console-stats',
   '034-app-triggers',
 ];

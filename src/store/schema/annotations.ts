@@ -10,8 +10,11 @@ export interface AppAnnotationTable {
   question: string;
   content: string;
   hit_count: number;
-  /** Always null: the Service API has no accounts. */
+  /** The console account that wrote it; null over the Service API (it has no accounts). */
   account_id: string | null;
+  /** The message it corrects ("improve this answer"), null when written from scratch. */
+  message_id: string | null;
+  conversation_id: string | null;
   created_at: number;
   updated_at: number;
 }
