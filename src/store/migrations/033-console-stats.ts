@@ -11,7 +11,7 @@ import type { Kysely } from 'kysely';
  *   conversation, currency, price) replaces `messages_app_created` (app_id, created_at), its prefix,
  *   which serves every query the narrow one did: one index on messages more, not two.
  * - workflow_runs: `workflow_runs_app_stats` (app_id, created_at, mode, status, elapsed, tokens, end user).
- * - conversations: `conversations_app_created` (app_id, created_at, id) for messages per conversation.
+ * - conversations: `conversations_app_created` (app_id, created_at, id), for messages per conversation, is 031's.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -21,5 +21,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.dropIndex('messages_app_created').execute();
   await db.schema.createIndex('workflow_runs_app_stats').on('workflow_runs').columns(['app_id', 'created_at', 'mode', 'status', 'elapsed_ms', 'total_tokens', 'end_user_id']).execute();
-  await db.schema.createIndex('conversations_app_created').on('conversations').columns(['app_id', 'created_at', 'id']).execute();
+  // conversations by (app_id, created_at, id): made by 031-console-logs, which the per-day conversation counts read too
 }
