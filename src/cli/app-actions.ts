@@ -164,7 +164,7 @@ export const appDelete = async (ref: string, opts: { yes?: boolean; purge?: bool
       if (!(await confirm(`Delete ${what}?`))) throw new CliError('not deleted');
     }
     const { deleteApp } = await import('../console/app-lifecycle.js');
-    const { deleted, runsStopped } = await deleteApp({ apps: rt.apps, runs: rt.runs, store: rt.store, bus: rt.bus, triggers: rt.triggers }, app, opts.purge === true);
+    const { deleted, runsStopped } = await deleteApp({ apps: rt.apps, runs: rt.runs, store: rt.store, bus: rt.bus, triggers: rt.triggers, mcpServers: rt.mcpServers }, app, opts.purge === true);
     if (!deleted) throw new CliError(`no app with id ${app.id}`);
     print(opts.json, { app_id: app.id, deleted: true, keys_deleted: keyCount, runs_stopped: runsStopped, data: opts.purge ? 'purged' : 'kept' }, `deleted ${what}${runsStopped ? `; stopped ${runsStopped} run(s)` : ''}`);
   });

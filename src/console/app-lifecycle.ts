@@ -5,19 +5,21 @@ import type { Bus } from '../infra/bus/bus.js';
 import type { Store } from '../store/db.js';
 import type { RunService } from '../runs/run-service.js';
 import type { TriggerService } from '../triggers/triggers.js';
+import type { McpServers } from '../publish/mcp-servers.js';
 
 /**
  * What `dovetail app delete` and the console's delete do, in one place: runs still executing or
  * waiting stop (from any instance, through the durable stop flag), the app and its keys go (with
- * all its data when `purge`), its triggers with it, and every instance drops its cached keys of the app.
+ * all its data when `purge`), its triggers and MCP server with it, and every instance drops its cached keys of the app.
  */
-export async function deleteApp(deps: { apps: AppService; runs: RunService; store: Store; bus: Bus | undefined; triggers: Pick<TriggerService, 'store'> }, app: App, purge: boolean): Promise<{ deleted: boolean; runsStopped: number }> {
+export async function deleteApp(deps: { apps: AppService; runs: RunService; store: Store; bus: Bus | undefined; triggers: Pick<TriggerService, 'store'>; mcpServers: Pick<McpServers, 'removeApp'> }, app: App, purge: boolean): Promise<{ deleted: boolean; runsStopped: number }> {
   const [{ RunStore }, { purgeAppData }] = await Promise.all([import('../runs/run-store.js'), import('../apps/app-data.js')]);
   const active = await new RunStore(deps.store.db).activeTaskIds(app.id);
   for (const taskId of active) await deps.runs.stopTask(app.id, taskId, { reason: 'The app was deleted.' });
   if (!(await deps.apps.delete(app.id, purge ? purgeAppData : undefined))) return { deleted: false, runsStopped: active.length };
-  // its webhooks answer 404 and its schedules stop at once
+  // its webhooks and its MCP server answer 404, and its schedules stop, at once
   await deps.triggers.store.deleteApp(app.id);
+  await deps.mcpServers.removeApp(app.id);
   await deps.bus?.publish(KEYS_REVOKED_CHANNEL, app.id);
   return { deleted: true, runsStopped: active.length };
 }

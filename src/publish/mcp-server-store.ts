@@ -88,4 +88,9 @@ export class McpServerStore {
     }
     return (await this.byApp(appId))!;
   }
+
+  /** Removes the app's server (the app is deleted: its code answers 404 and is not kept). */
+  async deleteApp(appId: string): Promise<void> {
+    await this.#db.deleteFrom('app_mcp_servers').where('app_id', '=', appId).execute();
+  }
 }

@@ -59,6 +59,11 @@ export class McpServers {
    * server's own (Dify's `type: mcp` end user per server). A refusal or failure is the tool
    * result's error (MCP's `isError`), never a protocol error.
    */
+  /** Forgets a deleted app's server. */
+  removeApp(appId: string): Promise<void> {
+    return this.#d.store.deleteApp(appId);
+  }
+
   async call(server: McpServer, app: App, args: Readonly<Record<string, unknown>>): Promise<ToolAnswer> {
     const user = `mcp-server-${server.id}`;
     try {

@@ -151,5 +151,11 @@ describe('dovetail app mcp', () => {
     expect((await cli('app', 'mcp', appId, '--disable')).code).toBe(0);
     const after = await fetch(view.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(after.status).toBe(404);
+    // deleting the app (purged or not) removes its server: the row is gone, not left behind
+    expect((await cli('app', 'mcp', appId, '--enable')).code).toBe(0);
+    expect((await cli('app', 'delete', appId, '--yes', '--purge')).code).toBe(0);
+    expect(await store.byApp(appId)).toBeUndefined();
+    const gone = await fetch(view.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    expect(gone.status).toBe(404);
   });
 });

@@ -14,7 +14,7 @@ import { requireJson } from '../json-body.js';
 import { consoleMember, requireRole } from './console-auth.js';
 
 /** The runtime members these routes use. */
-export type ConsoleAppDeps = Pick<Runtime, 'apps' | 'appProviders' | 'appWarnings' | 'bus' | 'config' | 'datasets' | 'keys' | 'runs' | 'sites' | 'store' | 'triggers'>;
+export type ConsoleAppDeps = Pick<Runtime, 'apps' | 'appProviders' | 'appWarnings' | 'bus' | 'config' | 'datasets' | 'keys' | 'runs' | 'sites' | 'store' | 'triggers' | 'mcpServers'>;
 
 /** An app in the console's lists (snake_case, as Dify's console). */
 export function appItem(a: App) {
@@ -171,7 +171,7 @@ export const consoleAppRoutes: FastifyPluginAsync<{ runtime: ConsoleAppDeps }> =
 
   app.delete<{ Params: { app_id: string } }>('/apps/:app_id', { preHandler: requireRole('editor') }, async (request) => {
     const a = await appOf(request);
-    const { deleted, runsStopped } = await deleteApp({ apps: runtime.apps, runs: runtime.runs, store: runtime.store, bus: runtime.bus, triggers: runtime.triggers }, a, false);
+    const { deleted, runsStopped } = await deleteApp({ apps: runtime.apps, runs: runtime.runs, store: runtime.store, bus: runtime.bus, triggers: runtime.triggers, mcpServers: runtime.mcpServers }, a, false);
     if (!deleted) throw notFound('App not found.');
     return { result: 'success', runs_stopped: runsStopped };
   });

@@ -27,7 +27,7 @@ function feature<K extends keyof Runtime>(plugin: FastifyPluginAsync<{ runtime: 
  * its workspace; `requireRole(min)` guards what a role may not do.
  */
 const FEATURES: readonly ConsoleFeature[] = [
-  feature(consoleAppRoutes, ['apps', 'appProviders', 'appWarnings', 'bus', 'config', 'datasets', 'keys', 'runs', 'sites', 'store', 'triggers']),
+  feature(consoleAppRoutes, ['apps', 'appProviders', 'appWarnings', 'bus', 'config', 'datasets', 'keys', 'runs', 'sites', 'store', 'triggers', 'mcpServers']),
   feature(consoleMemberRoutes, ['accounts']),
   feature(consoleFormRoutes, ['apps', 'config', 'forms']),
   feature(consoleStatsRoutes, ['apps', 'appStats', 'config']),
