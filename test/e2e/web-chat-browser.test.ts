@@ -389,6 +389,7 @@ describe.skipIf(!BROWSER_TESTS)('the chat page in a real browser', () => {
   baseUrl: '${s.url}',
   inputs: { name: 'Grace' },
   systemVariables: { user_id: 'shop-user-7' },
+  userVariables: { name: 'grace hopper', avatar_url: 'https://shop.example/grace.png' },
  }
 </script>
 <script src="${s.url}/embed.min.js" id="${code}" defer></script>
@@ -410,6 +411,9 @@ describe.skipIf(!BROWSER_TESTS)('the chat page in a real browser', () => {
       await box.press('Enter');
       await frame.getByText('Hi from the bubble!').waitFor();
       expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain('You help Grace with woodworking.');
+      // the user variable name is the question's avatar (its first letter) and its spoken label
+      expect(await frame.locator('.msg.question .avatar.user').textContent()).toBe('G');
+      expect(await frame.locator('.msg.question .sr-only').textContent()).toBe('grace hopper: ');
       // the system variable user_id names the end user (Dify's passport user_id)
       const convs = (await (await fetch(`${s.api}/conversations?user=shop-user-7`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
       expect(convs.data).toHaveLength(1);

@@ -6,11 +6,16 @@ import { AppIcon, HumanInputForm, Markdown, StepList } from '../shared/component
 import { Icon } from '../shared/icons.js';
 import type { Turn } from './turn.js';
 
-export function Question({ turn, t }: { turn: Turn; t: Translate }) {
+/**
+ * A question. `userName`: the embedding site's `userVariables.name` (Dify's embed config), shown as
+ * the question's avatar (its first letter) and read out instead of "You".
+ */
+export function Question({ turn, t, userName }: { turn: Turn; t: Translate; userName?: string | undefined }) {
+  const name = userName?.trim();
   return (
     <div class="msg question">
       <div class="bubble">
-        <span class="sr-only">{t('you')}: </span>
+        <span class="sr-only">{name || t('you')}: </span>
         <p class="question-text">{turn.query}</p>
         {turn.files.length > 0 && (
           <ul class="file-chips">
@@ -22,6 +27,11 @@ export function Question({ turn, t }: { turn: Turn; t: Translate }) {
           </ul>
         )}
       </div>
+      {name && (
+        <span class="avatar user" aria-hidden="true" title={name}>
+          {Array.from(name)[0]!.toUpperCase()}
+        </span>
+      )}
     </div>
   );
 }

@@ -289,7 +289,7 @@ export function ChatApp({ b, embedded }: { b: Boot; embedded: boolean }) {
             )}
             {turns.map((turn, i) => (
               <div class="turn" key={turn.key}>
-                <Question turn={turn} t={t} />
+                <Question turn={turn} t={t} userName={b.url.user.name} />
                 <Answer
                   turn={turn}
                   site={site}
