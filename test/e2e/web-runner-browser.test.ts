@@ -125,6 +125,11 @@ describe.skipIf(!BROWSER_TESTS)('the completion and workflow pages in a real bro
     const sent = fake.requests.at(-1)!.body.messages as { content: unknown }[];
     expect(JSON.stringify(sent)).toContain('Write a caption about harbours.');
     expect(JSON.stringify(sent)).toContain('image_url');
+    // copy: the answer's text reaches the clipboard and the button says so
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
+    await page.locator('.result').first().getByRole('button', { name: 'Copy' }).click();
+    await page.locator('.result').first().getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('A *quiet* harbour at dawn.');
     await page.getByRole('button', { name: 'Good answer' }).click();
     await page.locator('[aria-pressed="true"]', { hasText: '' }).first().waitFor();
     // save (Dify's saved messages) and more like this (a new answer below, from the model)
