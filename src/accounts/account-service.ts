@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../infra/clock.js';
 import { newId } from '../infra/ids.js';
-import { invalidParam, notFound } from '../infra/errors.js';
+import { forbidden, invalidParam, notFound } from '../infra/errors.js';
 import type { Database } from '../store/schema.js';
 import { AccountStore, isRole, ROLES, type Account, type ConsoleAccount, type Role } from './account-store.js';
 import { hashPassword } from './password.js';
@@ -92,6 +92,23 @@ export class AccountService {
   /** The members of a workspace, by name. */
   members(workspaceId: string): Promise<ConsoleAccount[]> {
     return this.#store.membersOf(workspaceId);
+  }
+
+  /**
+   * Changes a member's role, as Dify's workspace members page: an admin or the owner changes the
+   * roles of others in the same workspace (never their own); only the owner gives or takes the
+   * admin and owner roles. A member of another workspace is not found.
+   */
+  async changeRole(actor: Pick<ConsoleAccount, 'id' | 'role' | 'workspaceId'>, memberId: string, role: string): Promise<ConsoleAccount> {
+    if (actor.role !== 'owner' && actor.role !== 'admin') throw forbidden(`This needs the admin role or higher; your role is ${actor.role}.`);
+    if (!isRole(role)) throw invalidParam(`role must be one of: ${ROLES.map((r) => `"${r}"`).join(', ')}`);
+    const member = await this.#store.memberById(memberId);
+    if (!member || member.workspaceId !== actor.workspaceId) throw notFound('Member not found.');
+    if (member.id === actor.id) throw forbidden('You cannot change your own role.');
+    const high = (r: Role) => r === 'admin' || r === 'owner';
+    if (actor.role !== 'owner' && (high(member.role) || high(role))) throw forbidden('Only the owner gives or takes the admin and owner roles.');
+    await this.#store.setRole(member.id, role);
+    return { ...member, role };
   }
 
   #checkNameEmail(input: { name: string; email?: string }): { name: string; email: string | null } {

@@ -90,6 +90,11 @@ export class AccountStore {
     return r && consoleAccount(r);
   }
 
+  /** Sets a member's role. */
+  async setRole(id: string, role: Role): Promise<void> {
+    await this.#db.updateTable('accounts').set({ role }).where('id', '=', id).execute();
+  }
+
   /** The members of a workspace, by name. */
   async membersOf(workspaceId: string): Promise<ConsoleAccount[]> {
     const rows = await this.#db.selectFrom('accounts').select(CONSOLE_COLUMNS).where('workspace_id', '=', workspaceId).orderBy('name').execute();

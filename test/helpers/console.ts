@@ -60,6 +60,9 @@ export class ConsoleClient {
   post<T = Record<string, unknown>>(path: string, body?: unknown, opts?: { csrf?: boolean }) {
     return this.request<T>('POST', path, body ?? {}, opts);
   }
+  patch<T = Record<string, unknown>>(path: string, body?: unknown, opts?: { csrf?: boolean }) {
+    return this.request<T>('PATCH', path, body ?? {}, opts);
+  }
   delete<T = Record<string, unknown>>(path: string, opts?: { csrf?: boolean }) {
     return this.request<T>('DELETE', path, undefined, opts);
   }

@@ -5,6 +5,7 @@ import { AppOverviewPage } from './pages/apps/app-overview.js';
 import { AppKeysPage } from './pages/apps/app-keys.js';
 import { AppSitePage } from './pages/apps/app-site.js';
 import { FormsWaitingPage } from './pages/forms/forms-waiting.js';
+import { MembersPage } from './pages/members/members.js';
 import { MonitoringAppPage, MonitoringOverallPage } from './pages/monitoring/monitoring-page.js';
 import { AnnotationsPage } from './pages/annotations/annotations.js';
 import { ImproveAnswerPage } from './pages/annotations/improve-answer.js';
@@ -36,6 +37,7 @@ export interface ConsoleRoute {
 export const ROUTES: readonly ConsoleRoute[] = [
   { path: '/apps', page: AppsListPage, title: 'nav.apps', minRole: 'viewer', nav: 'top' },
   { path: '/forms', page: FormsWaitingPage, title: 'nav.forms', minRole: 'viewer', nav: 'top' },
+  { path: '/members', page: MembersPage, title: 'nav.members', minRole: 'admin', nav: 'top' },
   { path: '/apps/:appId', page: AppOverviewPage, title: 'nav.overview', minRole: 'viewer', nav: 'app' },
   { path: '/apps/:appId/site', page: AppSitePage, title: 'nav.site', minRole: 'viewer', nav: 'app' },
   { path: '/apps/:appId/keys', page: AppKeysPage, title: 'nav.keys', minRole: 'admin', nav: 'app' },
