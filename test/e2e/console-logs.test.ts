@@ -133,6 +133,13 @@ describe('conversation logs', () => {
     expect(await ids({ feedback: 'like' })).toEqual([conv[0]!.id]);
     expect(await ids({ feedback: 'dislike' })).toEqual([conv[1]!.id, conv[0]!.id]);
     expect(await ids({ feedback: 'none' })).toEqual([conv[2]!.id]);
+    // the totals of rated conversations count each conversation once, in the time range asked
+    const rated = (q: Partial<Parameters<MessageLogs['conversations']>[0]>) => logs().conversations({ appId: appId('chat'), page: 1, limit: 20, ...q });
+    expect((await rated({ feedback: 'like' })).total).toBe(1);
+    expect((await rated({ feedback: 'dislike' })).total).toBe(2);
+    const newest = Math.max(...(await rated({ feedback: 'dislike' })).data.map((c) => c.updated_at));
+    const later = await rated({ feedback: 'dislike', createdAfter: (newest + 2) * 1000 });
+    expect(later).toMatchObject({ total: 0, data: [] });
     expect(await ids({ keyword: 'MORTISE' })).toEqual([conv[0]!.id]);
     // the answer is searched too, and `%` / `_` are literal
     expect(await ids({ keyword: 'answer to "tell' })).toEqual([conv[2]!.id]);
