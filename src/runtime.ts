@@ -363,7 +363,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const triggers = new TriggerService({ store: new TriggerStore(store.db), apps, runs, endUsers, clock, logger, config: config.triggers });
   apps.addGraphValidator(scheduleGraphValidator);
   apps.addStoredListener((app) => triggers.sync(app));
-  await triggers.syncAll();
   await triggers.schedulePoller(queue);
   const chatflow = new ChatflowService(
     {

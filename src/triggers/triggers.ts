@@ -152,16 +152,11 @@ export class TriggerService {
     return this.#d.store;
   }
 
-  /** Makes the app's trigger rows match its current graph (import, update, start-up). */
+  /** Makes the app's trigger rows match its current graph (at import and update: an app stored before trigger nodes were accepted has none). */
   async sync(app: App): Promise<void> {
     await syncTriggers(this.#d.store, app, this.#d.clock.now(), (nodeId, err) =>
       this.#d.logger.warn({ appId: app.id, nodeId, err }, 'a schedule trigger cannot be computed; it does not fire'),
     );
-  }
-
-  /** Syncs every workflow app (start-up: apps imported before triggers existed get their rows). */
-  async syncAll(): Promise<void> {
-    for (const app of await this.#d.apps.list()) if (app.mode === 'workflow') await this.sync(app);
   }
 
   async view(app: App, count = 3): Promise<TriggerView[]> {
