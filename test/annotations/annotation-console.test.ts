@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAiChatApp } from '../helpers/apps.js';
 import type { App } from '../../src/apps/app-service.js';
 import { newId } from '../../src/infra/ids.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
@@ -10,18 +11,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
  * hit history, the reply status with its job and embedding progress, CSV import and export.
  */
 
-const chatApp = (name: string) => `app:
-  mode: chat
-  name: ${name}
-kind: app
-version: 0.3.1
-model_config:
-  model:
-    provider: langgenius/openai/openai
-    name: gpt-4o-mini
-    mode: chat
-  pre_prompt: 'You are helpful.'
-`;
+const chatApp = openAiChatApp;
 
 let fake: FakeOpenAI;
 let s: TestServer;

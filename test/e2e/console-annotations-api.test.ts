@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAiChatApp } from '../helpers/apps.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { createMember, memberClient, type ConsoleClient } from '../helpers/console.js';
@@ -10,18 +11,7 @@ import { createMember, memberClient, type ConsoleClient } from '../helpers/conso
  * import (multipart) and export (a download), roles, CSRF and workspaces kept apart.
  */
 
-const chatApp = (name: string) => `app:
-  mode: chat
-  name: ${name}
-kind: app
-version: 0.3.1
-model_config:
-  model:
-    provider: langgenius/openai/openai
-    name: gpt-4o-mini
-    mode: chat
-  pre_prompt: 'You are helpful.'
-`;
+const chatApp = openAiChatApp;
 
 let fake: FakeOpenAI;
 let s: TestServer;

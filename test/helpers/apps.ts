@@ -93,3 +93,17 @@ model_config:
     mode: chat
   pre_prompt: ''
 `;
+
+/** A chat app on OpenAI's `gpt-4o-mini` (the tests point OPENAI_BASE_URL at their fake server). */
+export const openAiChatApp = (name: string) => `app:
+  mode: chat
+  name: ${name}
+kind: app
+version: 0.3.1
+model_config:
+  model:
+    provider: langgenius/openai/openai
+    name: gpt-4o-mini
+    mode: chat
+  pre_prompt: 'You are helpful.'
+`;
