@@ -409,4 +409,13 @@ export class AnnotationStore {
     }
     return out;
   }
+
+  /** Deletes an app's annotations with their hit history, embeddings, jobs and reply settings (`app delete --purge`). */
+  async purgeApp(appId: string): Promise<void> {
+    await this.#db.deleteFrom('annotation_hit_histories').where('app_id', '=', appId).execute();
+    await this.#db.deleteFrom('annotation_embeddings').where('app_id', '=', appId).execute();
+    await this.#db.deleteFrom('annotation_jobs').where('app_id', '=', appId).execute();
+    await this.#db.deleteFrom('app_annotations').where('app_id', '=', appId).execute();
+    await this.#db.deleteFrom('app_annotation_settings').where('app_id', '=', appId).execute();
+  }
 }

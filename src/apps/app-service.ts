@@ -208,7 +208,7 @@ export class AppService {
 
   /**
    * Deletes an app, its versions, its keys and its site (in one transaction); its runs, messages and other
-   * data stay unless `purgeData` lists the tables to clear (see app-data.ts). False when there is no such app.
+   * data stay unless `purgeData` lists the tables to clear (see console/app-purge.ts). False when there is no such app.
    */
   async delete(id: string, purgeData?: (trx: Kysely<Database>, appId: string) => Promise<void>): Promise<boolean> {
     const deleted = await this.#store.delete(id, purgeData);

@@ -72,4 +72,9 @@ export class EndUserService {
     const row = await trx.selectFrom('end_users').select('session_id').where('id', '=', id).executeTakeFirst();
     return row?.session_id ?? '';
   }
+
+  /** Deletes an app's end users (`app delete --purge`, in its transaction, last: the other rows name them). */
+  static async purgeApp(db: Kysely<Database>, appId: string): Promise<void> {
+    await db.deleteFrom('end_users').where('app_id', '=', appId).execute();
+  }
 }

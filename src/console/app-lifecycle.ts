@@ -13,7 +13,7 @@ import type { McpServers } from '../publish/mcp-servers.js';
  * all its data when `purge`), its triggers and MCP server with it, and every instance drops its cached keys of the app.
  */
 export async function deleteApp(deps: { apps: AppService; runs: RunService; store: Store; bus: Bus | undefined; triggers: Pick<TriggerService, 'store'>; mcpServers: Pick<McpServers, 'removeApp'> }, app: App, purge: boolean): Promise<{ deleted: boolean; runsStopped: number }> {
-  const [{ RunStore }, { purgeAppData }] = await Promise.all([import('../runs/run-store.js'), import('../apps/app-data.js')]);
+  const [{ RunStore }, { purgeAppData }] = await Promise.all([import('../runs/run-store.js'), import('./app-purge.js')]);
   const active = await new RunStore(deps.store.db).activeTaskIds(app.id);
   for (const taskId of active) await deps.runs.stopTask(app.id, taskId, { reason: 'The app was deleted.' });
   if (!(await deps.apps.delete(app.id, purge ? purgeAppData : undefined))) return { deleted: false, runsStopped: active.length };

@@ -160,4 +160,9 @@ export class FeedbackStore {
   accountId(name: string, id: string, at: number): Promise<string> {
     return this.#accounts.idOf(name, id, at);
   }
+
+  /** Deletes the feedback on an app's messages (`app delete --purge`, in its transaction). */
+  async purgeApp(appId: string): Promise<void> {
+    await this.#db.deleteFrom('message_feedbacks').where('app_id', '=', appId).execute();
+  }
 }

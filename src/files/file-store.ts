@@ -50,4 +50,9 @@ export class FileStore {
     const row = await this.#db.selectFrom('upload_files').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toUploadedFile(row) : undefined;
   }
+
+  /** Deletes an app's upload records (`app delete --purge`; the bytes stay in the blob store). */
+  async purgeApp(appId: string): Promise<void> {
+    await this.#db.deleteFrom('upload_files').where('app_id', '=', appId).execute();
+  }
 }

@@ -113,4 +113,10 @@ export class ConversationStore {
   async unpin(c: Pick<Conversation, 'id' | 'endUserId'>): Promise<void> {
     await this.#db.deleteFrom('pinned_conversations').where('end_user_id', '=', c.endUserId).where('conversation_id', '=', c.id).execute();
   }
+
+  /** Deletes an app's conversations with their pins (`app delete --purge`, in its transaction, after the messages). */
+  async purgeApp(appId: string): Promise<void> {
+    await this.#db.deleteFrom('pinned_conversations').where('app_id', '=', appId).execute();
+    await this.#db.deleteFrom('conversations').where('app_id', '=', appId).execute();
+  }
 }

@@ -333,4 +333,9 @@ export class MessageStore {
     if (f.status) q = q.where('status', '=', f.status);
     return (await q.execute()).map(toMessage);
   }
+
+  /** Deletes an app's messages (`app delete --purge`, in its transaction; feedback and saved answers go first). */
+  async purgeApp(appId: string): Promise<void> {
+    await this.#db.deleteFrom('messages').where('app_id', '=', appId).execute();
+  }
 }

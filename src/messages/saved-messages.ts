@@ -71,4 +71,9 @@ export class SavedMessages {
     }));
     return { limit, has_more: rows.length > limit, data };
   }
+
+  /** Deletes an app's saved answers (`app delete --purge`, in its transaction, before the messages). */
+  static async purgeApp(db: Kysely<Database>, appId: string): Promise<void> {
+    await db.deleteFrom('saved_messages').where('app_id', '=', appId).execute();
+  }
 }

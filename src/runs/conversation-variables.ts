@@ -162,4 +162,9 @@ export class ConversationVariables {
     await this.#db.updateTable('conversation_variables').set({ value: json, updated_at: now }).where('conversation_id', '=', conversationId).where('id', '=', variableId).execute();
     return item({ ...row, value: json, updated_at: now });
   }
+
+  /** Deletes an app's conversation variables (`app delete --purge`, in its transaction). */
+  static async purgeApp(db: Kysely<Database>, appId: string): Promise<void> {
+    await db.deleteFrom('conversation_variables').where('app_id', '=', appId).execute();
+  }
 }
