@@ -32,6 +32,14 @@ export function externalOf(ds: Pick<DatasetTable, 'external_knowledge'>): Extern
   return ds.external_knowledge ? (JSON.parse(ds.external_knowledge) as ExternalKnowledge) : null;
 }
 
+/**
+ * Dify's refusal of document writes on an external dataset (its `create-by-file` and
+ * `update-by-file`: 400 `invalid_param`); Dovetail gives it to every document write.
+ */
+export function refuseExternal(ds: Pick<DatasetTable, 'external_knowledge'>): void {
+  if (ds.external_knowledge) throw invalidParam('External datasets are not supported.');
+}
+
 /** Checks a new external dataset's settings; throws `invalid_param` naming the field. */
 export function checkExternal(input: { endpoint: unknown; apiKey: unknown; knowledgeId: unknown; topK?: unknown; scoreThreshold?: unknown }, topKMax: number) {
   let url: URL;
