@@ -89,8 +89,8 @@ export function resourceOfHit(hit: KnowledgeHit): RetrieverResource {
 /**
  * The knowledge of model-config apps (`model_config.dataset_configs`), as Dify's `DatasetRetrieval`:
  * `multiple` searches every dataset (top_k, score threshold, weights, reranking through the seam);
- * `single` lets the app's model pick one dataset with a function call (Dify's router) and searches
- * it with its own settings. Agent-chat apps get one retriever tool per dataset instead.
+ * `single` lets the app's model pick one dataset (Dify's routers: a function call, or the ReAct
+ * prompt for a model that does not call functions) and searches it with its own settings. Agent-chat apps get one retriever tool per dataset instead.
  */
 export class AppDatasetRetrieval {
   readonly #d: DatasetRetrievalDeps;

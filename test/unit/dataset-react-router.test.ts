@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseReactDecision, reactRouterChatPrompt, reactRouterCompletionPrompt } from '../../src/messages/dataset-react-router.js';
-import { functionCallingModels } from '../../src/llm/model-provider.js';
+import { functionCallingModels, modelCallsFunctions } from '../../src/llm/model-provider.js';
+import { readProviderSettings } from '../../src/llm/provider-settings.js';
+import { ProviderRegistry } from '../../src/llm/provider-registry.js';
 
 /** Dify's ReAct dataset router: its prompt and `StructuredChatOutputParser`, cases from its parser. */
 describe('ReAct dataset router: parsing the model\'s answer as Dify\'s StructuredChatOutputParser', () => {
@@ -64,5 +66,20 @@ describe('NAME_FUNCTION_CALLING', () => {
     expect(functionCallingModels('false')('m')).toBe(false);
     const some = functionCallingModels(' llama3.1 , qwen2.5 ');
     expect([some('llama3.1'), some('qwen2.5'), some('gemma')]).toEqual([true, true, false]);
+  });
+});
+
+describe('NAME_FUNCTION_CALLING through the provider settings', () => {
+  it('the environment or dovetail.yaml (a YAML boolean too) reaches the OpenAI-compatible provider; others keep every model', () => {
+    const env: Record<string, string> = { OLLAMA_BASE_URL: 'http://127.0.0.1:1/v1', VLLM_BASE_URL: 'http://127.0.0.1:2/v1', VLLM_FUNCTION_CALLING: 'qwen2.5', ANTHROPIC_API_KEY: 'k' };
+    const config = readProviderSettings((k) => env[k], { ollama: { function_calling: false }, my_gateway: { protocol: 'openai', base_url: 'http://127.0.0.1:3/v1', function_calling: 'true' } });
+    expect(config.settings.ollama!.functionCalling).toBe('false');
+    const registry = new ProviderRegistry(config);
+    expect(modelCallsFunctions(registry.get('langgenius/ollama/ollama'), 'llama3.1')).toBe(false);
+    expect(modelCallsFunctions(registry.get('vllm'), 'qwen2.5')).toBe(true);
+    expect(modelCallsFunctions(registry.get('vllm'), 'phi3')).toBe(false);
+    expect(modelCallsFunctions(registry.get('my_gateway'), 'any')).toBe(true);
+    expect(modelCallsFunctions(registry.get('anthropic'), 'claude')).toBe(true);
+    expect(() => readProviderSettings(() => undefined, { ollama: { function_calling: ['a'] } })).toThrow('providers.ollama.function_calling must be a string');
   });
 });
