@@ -72,7 +72,7 @@ describe('NAME_FUNCTION_CALLING', () => {
 describe('NAME_FUNCTION_CALLING through the provider settings', () => {
   it('the environment or dovetail.yaml (a YAML boolean too) reaches the OpenAI-compatible provider; others keep every model', () => {
     const env: Record<string, string> = { OLLAMA_BASE_URL: 'http://127.0.0.1:1/v1', VLLM_BASE_URL: 'http://127.0.0.1:2/v1', VLLM_FUNCTION_CALLING: 'qwen2.5', ANTHROPIC_API_KEY: 'k' };
-    const config = readProviderSettings((k) => env[k], { ollama: { function_calling: false }, my_gateway: { protocol: 'openai', base_url: 'http://127.0.0.1:3/v1', function_calling: 'true' } });
+    const config = readProviderSettings((k) => env[k], { ollama: { function_calling: false }, my_gateway: { protocol: 'openai', base_url: 'http://127.0.0.1:3/v1', api_key: 'k', function_calling: 'true' } });
     expect(config.settings.ollama!.functionCalling).toBe('false');
     const registry = new ProviderRegistry(config);
     expect(modelCallsFunctions(registry.get('langgenius/ollama/ollama'), 'llama3.1')).toBe(false);
