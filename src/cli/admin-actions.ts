@@ -102,6 +102,8 @@ export interface DatasetCreateOptions {
   knowledgeId?: string;
   topK?: string;
   scoreThreshold?: string;
+  /** `--no-check` sets it false: the endpoint is not called at creation. */
+  check?: boolean;
   json?: boolean;
 }
 
@@ -111,6 +113,7 @@ export const datasetCreate = async (opts: DatasetCreateOptions, cmd: Command) =>
     for (const [flag, v] of [['--endpoint', opts.endpoint], ['--api-key', opts.apiKey], ['--knowledge-id', opts.knowledgeId], ['--top-k', opts.topK], ['--score-threshold', opts.scoreThreshold]] as const) {
       if (v !== undefined) throw new CliError(`${flag} needs --external`);
     }
+    if (opts.check === false) throw new CliError('--no-check needs --external');
   } else {
     if (opts.indexingTechnique !== undefined) throw new CliError('--indexing-technique does not apply to --external (the external side indexes)');
     for (const [flag, v] of [['--endpoint', opts.endpoint], ['--api-key', opts.apiKey], ['--knowledge-id', opts.knowledgeId]] as const) {
@@ -129,7 +132,16 @@ export const datasetCreate = async (opts: DatasetCreateOptions, cmd: Command) =>
     const workspaceId = await rt.apps.workspaceId();
     const ds = external
       ? await rt.datasets
-          .createExternal(workspaceId, { name: opts.name, endpoint: opts.endpoint, apiKey: opts.apiKey, knowledgeId: opts.knowledgeId, topK, scoreThreshold, createdBy: 'cli' })
+          .createExternal(workspaceId, {
+            name: opts.name,
+            endpoint: opts.endpoint,
+            apiKey: opts.apiKey,
+            knowledgeId: opts.knowledgeId,
+            topK,
+            scoreThreshold,
+            createdBy: 'cli',
+            ...(opts.check === false ? {} : { check: (endpoint: string, key: string) => rt.external.check(endpoint, key) }),
+          })
           .catch((err: unknown) => {
             // The service names the field; on the command line that is the option.
             if (err instanceof ServiceError && err.code === 'invalid_param') throw new CliError(err.message.replace(/^(api_key|external_knowledge_id|top_k|score_threshold|endpoint)\b/, (f) => `--${{ api_key: 'api-key', external_knowledge_id: 'knowledge-id', top_k: 'top-k', score_threshold: 'score-threshold', endpoint: 'endpoint' }[f]}`));

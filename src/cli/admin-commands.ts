@@ -57,6 +57,7 @@ export function adminCommands(program: Command): void {
     .option('--knowledge-id <id>', 'external: the knowledge base id on the external side')
     .option('--top-k <n>', 'external: records per retrieval (default 2)')
     .option('--score-threshold <x>', 'external: lowest score kept, 0 to 1 (default: none)')
+    .option('--no-check', 'external: do not call the endpoint at creation (by default it is checked as Dify checks it)')
     .option('--json', 'print one JSON object')
     .action(async (opts: DatasetCreateOptions, cmd: Command) => (await import('./admin-actions.js')).datasetCreate(opts, cmd));
 }

@@ -103,14 +103,27 @@ export class DatasetService {
   /**
    * A dataset backed by an External Knowledge API (`dovetail dataset create --external`): every
    * search goes to `POST {endpoint}/retrieval`; it has no documents. Its key is sealed at rest.
+   * `check` (the client's `check`, Dify's endpoint check) is run on the endpoint and key first
+   * unless left out (`--no-check`).
    */
   async createExternal(
     workspaceId: string,
-    input: { name: unknown; description?: unknown; endpoint: unknown; apiKey: unknown; knowledgeId: unknown; topK?: unknown; scoreThreshold?: unknown; createdBy: string },
+    input: {
+      name: unknown;
+      description?: unknown;
+      endpoint: unknown;
+      apiKey: unknown;
+      knowledgeId: unknown;
+      topK?: unknown;
+      scoreThreshold?: unknown;
+      createdBy: string;
+      check?: (endpoint: string, apiKey: string) => Promise<void>;
+    },
   ): Promise<DatasetTable> {
     const name = checkName(input.name);
     const e = checkExternal(input, this.#topKMax);
     if (await this.#store.nameTaken(workspaceId, name)) throw datasetNameDuplicate();
+    if (input.check) await input.check(e.endpoint, e.apiKey);
     const now = this.#clock.now();
     const ext: ExternalKnowledge = { apiId: newId(), apiName: new URL(e.endpoint).host, ...e, apiKey: await this.#seal(e.apiKey) };
     const row: DatasetTable = {

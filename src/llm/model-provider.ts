@@ -107,6 +107,11 @@ export interface ModelProvider {
   /** True when `stream` honours `tools` (function calling); otherwise callers prompt for JSON instead. */
   readonly toolCalling?: boolean;
   /**
+   * Whether `model` of this provider calls functions, when that differs by model (an
+   * OpenAI-compatible server's `NAME_FUNCTION_CALLING`); absent: `toolCalling` says for every model.
+   */
+  callsFunctions?(model: string): boolean;
+  /**
    * Streams the answer. Upstream failures throw `completion_request_error` (`ProviderError`, see
    * `errors.ts`); an aborted signal ends the iteration with the abort error.
    */
@@ -158,4 +163,24 @@ export function splitModelRef(ref: string): { provider: string; model: string } 
   const i = ref.indexOf('/');
   if (i <= 0 || i === ref.length - 1) return undefined;
   return { provider: ref.slice(0, i), model: ref.slice(i + 1) };
+}
+
+/**
+ * Whether `model` calls functions: Dify's model features `tool-call` / `multi-tool-call`, which
+ * choose its function-call router (or the ReAct one) for a basic app's `single` datasets.
+ */
+export function modelCallsFunctions(provider: ModelProvider, model: string): boolean {
+  return provider.toolCalling === true && (provider.callsFunctions?.(model) ?? true);
+}
+
+/**
+ * Reads a `NAME_FUNCTION_CALLING` value: `true` (or unset) every model, `false` none, otherwise
+ * the comma-separated names of the models that call functions.
+ */
+export function functionCallingModels(setting: string | undefined): (model: string) => boolean {
+  const v = (setting ?? '').trim();
+  if (v === '' || v.toLowerCase() === 'true') return () => true;
+  if (v.toLowerCase() === 'false') return () => false;
+  const names = new Set(v.split(',').map((n) => n.trim()).filter((n) => n !== ''));
+  return (model) => names.has(model);
 }

@@ -6,6 +6,7 @@ import type { ResponseBody } from './upstream-body.js';
 import { deferredIterable } from '../lib/deferred-iterable.js';
 import { cancelSourceOf, type CancelSource } from '../lib/cancellation.js';
 import {
+  functionCallingModels,
   messagesText,
   type ChatMessage,
   type GenerateChunk,
@@ -32,6 +33,8 @@ export interface OpenAIProviderOptions {
   readonly azure?: { readonly apiVersion: string; readonly deployment?: string };
   /** Idle time of a kept-alive connection (`createUpstreamHttp`). */
   readonly keepAliveMs?: number;
+  /** `NAME_FUNCTION_CALLING` (`functionCallingModels`): which models call functions; unset = all. */
+  readonly functionCalling?: string;
 }
 
 /** `completion_params` keys OpenAI's chat API knows; others (Dify UI settings) are dropped. */
@@ -155,6 +158,7 @@ interface PreparedRequest {
 export class OpenAIProvider implements ModelProvider {
   readonly name: string;
   readonly toolCalling = true;
+  readonly callsFunctions: (model: string) => boolean;
   readonly #client: OpenAI;
   readonly #http: UpstreamHttp;
   readonly #prepared = new Map<string, Promise<PreparedRequest>>();
@@ -166,6 +170,7 @@ export class OpenAIProvider implements ModelProvider {
   constructor(opts: OpenAIProviderOptions) {
     this.name = opts.name;
     this.#strict = opts.strictParams === true;
+    this.callsFunctions = functionCallingModels(opts.functionCalling);
     this.#azure = opts.azure;
     this.#where = { name: opts.name, url: opts.baseUrl ?? (opts.azure ? undefined : 'https://api.openai.com/v1') };
     this.#http = createUpstreamHttp({ keepAliveMs: opts.keepAliveMs });

@@ -11,7 +11,7 @@ import type { Protocol } from './provider-table.js';
 /** Builds the provider of a resolved (and ready) entry. */
 const FACTORIES: Readonly<Record<Protocol, (r: ResolvedProvider, keepAliveMs: number | undefined) => ModelProvider>> = {
   'openai-compatible': (r, keepAliveMs) =>
-    new OpenAIProvider({ name: r.name, apiKey: r.settings.apiKey ?? 'not-needed', baseUrl: r.settings.baseUrl, strictParams: r.builtin?.strictParams === true, keepAliveMs }),
+    new OpenAIProvider({ name: r.name, apiKey: r.settings.apiKey ?? 'not-needed', baseUrl: r.settings.baseUrl, strictParams: r.builtin?.strictParams === true, keepAliveMs, functionCalling: r.settings.functionCalling }),
   'azure-openai': (r, keepAliveMs) =>
     new OpenAIProvider({
       name: r.name,

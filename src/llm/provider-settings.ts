@@ -15,6 +15,12 @@ export interface ProviderSettings {
   readonly accessKeyId?: string;
   readonly secretAccessKey?: string;
   readonly sessionToken?: string;
+  /**
+   * OpenAI-compatible servers: which models call functions (`NAME_FUNCTION_CALLING`): `true` (the
+   * default: every model), `false` (none), or the model names that do, comma-separated. Dify's
+   * `function_calling_type` of a custom model; see `callsFunctions` (model-provider.ts).
+   */
+  readonly functionCalling?: string;
 }
 
 /** The protocols a provider added in `dovetail.yaml` may speak. */
@@ -47,11 +53,12 @@ const FIELDS: Readonly<Record<Field, { readonly env: string; readonly yaml: stri
   accessKeyId: { env: 'ACCESS_KEY_ID', yaml: 'access_key_id' },
   secretAccessKey: { env: 'SECRET_ACCESS_KEY', yaml: 'secret_access_key' },
   sessionToken: { env: 'SESSION_TOKEN', yaml: 'session_token' },
+  functionCalling: { env: 'FUNCTION_CALLING', yaml: 'function_calling' },
 };
 
 /** The fields each protocol reads. */
 export const PROTOCOL_FIELDS: Readonly<Record<Protocol, readonly Field[]>> = {
-  'openai-compatible': ['apiKey', 'baseUrl'],
+  'openai-compatible': ['apiKey', 'baseUrl', 'functionCalling'],
   anthropic: ['apiKey', 'baseUrl'],
   'azure-openai': ['apiKey', 'baseUrl', 'apiVersion', 'deployment'],
   'bedrock-converse': ['baseUrl', 'region', 'accessKeyId', 'secretAccessKey', 'sessionToken'],
@@ -133,6 +140,10 @@ function checkYaml(raw: unknown): { entries: Record<string, Record<string, strin
     const entry: Record<string, string> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       if (!YAML_KEYS.has(k)) throw new ConfigError(`providers.${key}.${k} is not a provider setting (one of: ${[...YAML_KEYS].join(', ')})`);
+      if (typeof v === 'boolean' && k === FIELDS.functionCalling.yaml) {
+        entry[k] = String(v);
+        continue;
+      }
       if (typeof v !== 'string' && typeof v !== 'number') throw new ConfigError(`providers.${key}.${k} must be a string`);
       entry[k] = String(v);
     }

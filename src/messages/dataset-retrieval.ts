@@ -3,7 +3,8 @@ import type { AppDatasetConfig, RerankSettings } from '../apps/app-datasets.js';
 import { appUnavailable } from '../apps/errors.js';
 import { mergeResources, type RetrieverResource } from '../engine/retriever-resources.js';
 import type { DatasetSummary, KnowledgeHit, KnowledgeRetrieveOptions, KnowledgeRetriever } from '../engine/types.js';
-import type { ModelProviders, ToolCall } from '../llm/model-provider.js';
+import { modelCallsFunctions, type ModelProvider, type ModelProviders, type ToolCall } from '../llm/model-provider.js';
+import { parseReactDecision, reactRouterChatPrompt, reactRouterCompletionPrompt, REACT_ROUTER_STOP, type RouterTool } from './dataset-react-router.js';
 
 /**
  * Reorders a retrieval's hits with a rerank model (`reranking_mode: reranking_model`), best first.
@@ -29,6 +30,10 @@ export interface DatasetRetrievalDeps {
 export interface RouterModel {
   readonly provider: string;
   readonly name: string;
+  /** `model.mode` (the ReAct router's prompt differs); default `chat`. */
+  readonly mode?: 'chat' | 'completion';
+  /** `model.completion_params` (the ReAct router calls the model with them); default none. */
+  readonly params?: Readonly<Record<string, unknown>>;
 }
 
 /** What retrieval puts in an answer's prompt, and the citations it gives. */
@@ -49,6 +54,11 @@ const ROUTER_PARAMS = { temperature: 0.2, top_p: 0.3, max_tokens: 1500 };
 /** How a dataset is described to a model when it has no description (Dify's wording). */
 export function datasetDescription(d: DatasetSummary): string {
   return d.description || `useful for when you want to answer queries about the ${d.name}`;
+}
+
+/** A dataset as a router's tool: its id, its description on one line (as Dify's `single_retrieve`). */
+function routerTool(d: DatasetSummary): RouterTool {
+  return { name: d.id, description: datasetDescription(d).replace(/[\n\r]/g, '') };
 }
 
 /** A hit as a citation (`position` is set when the list is numbered). */
@@ -79,8 +89,8 @@ export function resourceOfHit(hit: KnowledgeHit): RetrieverResource {
 /**
  * The knowledge of model-config apps (`model_config.dataset_configs`), as Dify's `DatasetRetrieval`:
  * `multiple` searches every dataset (top_k, score threshold, weights, reranking through the seam);
- * `single` lets the app's model pick one dataset with a function call (Dify's router) and searches
- * it with its own settings. Agent-chat apps get one retriever tool per dataset instead.
+ * `single` lets the app's model pick one dataset (Dify's routers: a function call, or the ReAct
+ * prompt for a model that does not call functions) and searches it with its own settings. Agent-chat apps get one retriever tool per dataset instead.
  */
 export class AppDatasetRetrieval {
   readonly #d: DatasetRetrievalDeps;
@@ -140,14 +150,22 @@ export class AppDatasetRetrieval {
   }
 
   /**
-   * Dify's `FunctionCallMultiDatasetRouter`: the app's model is offered one function per dataset
-   * (named by its id, no parameters) and the first one it calls is the dataset; none, a failure or
-   * a model without function calling: no dataset (the answer gets an empty context).
+   * Picks the dataset of a `single` retrieval as Dify's `single_retrieve`: a model that calls
+   * functions gets the function-call router, any other the ReAct router.
    */
   async #route(summaries: readonly DatasetSummary[], query: string, model: RouterModel, signal: AbortSignal): Promise<string | undefined> {
     const provider = this.#d.providers.get(model.provider);
-    if (provider.toolCalling !== true) return undefined;
-    const tools = summaries.map((d) => ({ name: d.id, description: datasetDescription(d), parameters: { type: 'object', properties: {}, required: [] } }));
+    const tools = summaries.map(routerTool);
+    const picked = modelCallsFunctions(provider, model.name) ? await this.#functionCallRoute(provider, tools, query, model, signal) : await this.#reactRoute(provider, tools, query, model, signal);
+    return summaries.some((d) => d.id === picked) ? picked : undefined;
+  }
+
+  /**
+   * Dify's `FunctionCallMultiDatasetRouter`: the app's model is offered one function per dataset
+   * (named by its id, no parameters) and the first one it calls is the dataset; none or a failure:
+   * no dataset (the answer gets an empty context).
+   */
+  async #functionCallRoute(provider: ModelProvider, tools: readonly RouterTool[], query: string, model: RouterModel, signal: AbortSignal): Promise<string | undefined> {
     let calls: readonly ToolCall[] = [];
     try {
       for await (const chunk of provider.stream({
@@ -158,7 +176,7 @@ export class AppDatasetRetrieval {
           { role: 'user', content: query },
         ],
         params: ROUTER_PARAMS,
-        tools,
+        tools: tools.map((t) => ({ ...t, parameters: { type: 'object', properties: {}, required: [] } })),
         signal,
       })) {
         if (chunk.type === 'tool_calls') calls = chunk.calls;
@@ -167,7 +185,36 @@ export class AppDatasetRetrieval {
       if (signal.aborted) throw err;
       return undefined;
     }
-    const name = calls[0]?.name;
-    return summaries.some((d) => d.id === name) ? name : undefined;
+    return calls[0]?.name;
+  }
+
+  /**
+   * Dify's `ReactMultiDatasetRouter` (dataset-react-router.ts): the datasets as tools in a ReAct
+   * prompt, the app's own parameters, stopping at `Observation:`; the action's tool is the
+   * dataset. A "Final Answer", an answer without an action, one that cannot be parsed, a name that
+   * is not one of the app's datasets or a failed call: no dataset, as Dify.
+   */
+  async #reactRoute(provider: ModelProvider, tools: readonly RouterTool[], query: string, model: RouterModel, signal: AbortSignal): Promise<string | undefined> {
+    const { stop: _stop, ...own } = model.params ?? {};
+    const params = { ...own, stop: [...REACT_ROUTER_STOP] };
+    const completion = model.mode === 'completion';
+    let text = '';
+    try {
+      for await (const chunk of provider.stream({
+        model: model.name,
+        mode: completion ? 'completion' : 'chat',
+        messages: completion ? [{ role: 'user', content: reactRouterCompletionPrompt(tools) }] : reactRouterChatPrompt(query, tools),
+        ...(completion ? { prompt: reactRouterCompletionPrompt(tools) } : {}),
+        params,
+        signal,
+      })) {
+        if (chunk.type === 'text') text += chunk.text;
+      }
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return undefined;
+    }
+    const decision = parseReactDecision(text);
+    return decision.kind === 'action' && typeof decision.tool === 'string' ? decision.tool : undefined;
   }
 }

@@ -32,7 +32,8 @@ async function indexed(name: string, doc: string, text: string): Promise<string>
 
 beforeAll(async () => {
   fake = await startFakeOpenAI();
-  s = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl } });
+  // `ollama` on the same fake server, its models without function calling (Dify's ReAct router)
+  s = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OLLAMA_BASE_URL: fake.baseUrl, OLLAMA_FUNCTION_CALLING: 'llama3.1' } });
   kb = kbClient(s, await s.datasetKey());
   handbook = await indexed('Handbook', 'Policies', HANDBOOK);
   recipes = await indexed('Recipes', 'Cookbook', RECIPES);
@@ -53,6 +54,9 @@ interface AppOpts {
   citations?: boolean;
   strategy?: 'single' | 'multiple';
   queryVariable?: string;
+  /** `model.provider` / `model.name` (default OpenAI's gpt-4o-mini). */
+  provider?: string;
+  model?: string;
 }
 
 /** A model-config app as Dify exports it, its datasets in `dataset_configs` (agent-chat: in `agent_mode.tools`). */
@@ -66,10 +70,12 @@ kind: app
 version: 0.3.1
 model_config:
   model:
-    provider: langgenius/openai/openai
-    name: gpt-4o-mini
+    provider: ${o.provider ?? 'langgenius/openai/openai'}
+    name: ${o.model ?? 'gpt-4o-mini'}
     mode: chat
-    completion_params: {}
+    completion_params:
+      temperature: 0.7
+      stop: ['END']
   pre_prompt: 'Be brief.'
   agent_mode:
     enabled: ${o.mode === 'agent-chat'}
@@ -181,6 +187,57 @@ describe('datasets in chat apps', () => {
     fake.behaviour = { reply: 'Fridays.', toolCalls: (b) => (Array.isArray(b.tools) ? [{ name: handbook, arguments: '{}' }] : undefined) };
     const other = await (await post(apiKey, '/chat-messages', { query: 'flour fridays', response_mode: 'blocking' })).json();
     expect((other.metadata.retriever_resources as { dataset_id: string }[]).map((c) => c.dataset_id)).toEqual([handbook]);
+  });
+
+  it('single with a model without function calling: Dify\'s ReAct router; the dataset the model names is searched', async () => {
+    const reactAnswer = (id: string) => `Thought: the question is about baking\nAction:\n\`\`\`\n{\n  "action": "${id}",\n  "action_input": "flour"\n}\n\`\`\``;
+    const routed = (b: Record<string, unknown>) => String((b.messages as { content: string }[])[0]!.content).startsWith('Respond to the human');
+    fake.behaviour = { reply: (b) => (routed(b) ? reactAnswer(recipes) : 'Use flour.') };
+    const { apiKey } = await s.importApp(basicApp({ mode: 'chat', datasets: [handbook, recipes], strategy: 'single', provider: 'langgenius/ollama/ollama', model: 'gemma2' }));
+    const body = await (await post(apiKey, '/chat-messages', { query: 'flour fridays', response_mode: 'blocking' })).json();
+    validateResponse('/chat-messages', 'post', 200, body);
+    expect(fake.requests).toHaveLength(2);
+    const router = fake.requests[0]!.body;
+    // no functions offered; the app's parameters with Dify's stop word instead of the app's
+    expect(router.tools).toBeUndefined();
+    expect(router).toMatchObject({ model: 'gemma2', temperature: 0.7, stop: ['Observation:'] });
+    const [system, user] = router.messages as { role: string; content: string }[];
+    expect(user).toEqual({ role: 'user', content: 'flour fridays' });
+    expect(system!.role).toBe('system');
+    expect(system!.content).toContain(`${handbook}: useful for when you want to answer queries about the Handbook, args: {'query'`);
+    expect(system!.content).toContain(`Valid "action" values: "Final Answer" or "${handbook}", "${recipes}"`);
+    const cites = body.metadata.retriever_resources as { dataset_id: string; content: string }[];
+    expect(cites.length).toBeGreaterThan(0);
+    expect(cites.every((c) => c.dataset_id === recipes)).toBe(true);
+    expect(lastMessages()[0]!.content).toContain('flour');
+    expect(lastMessages()[0]!.content).not.toContain('Fridays');
+    // it names the other dataset: that one is searched
+    fake.behaviour = { reply: (b) => (routed(b) ? reactAnswer(handbook) : 'Fridays.') };
+    const other = await (await post(apiKey, '/chat-messages', { query: 'flour fridays', response_mode: 'blocking' })).json();
+    expect((other.metadata.retriever_resources as { dataset_id: string }[]).map((c) => c.dataset_id)).toEqual([handbook]);
+  });
+
+  it('ReAct router: a malformed answer, a "Final Answer" or a name that is no dataset of the app picks none (an empty context), as Dify', async () => {
+    const { apiKey } = await s.importApp(basicApp({ mode: 'chat', datasets: [handbook, recipes], strategy: 'single', provider: 'langgenius/ollama/ollama', model: 'gemma2' }));
+    const routed = (b: Record<string, unknown>) => String((b.messages as { content: string }[])[0]!.content).startsWith('Respond to the human');
+    for (const answer of ['Action:\n```\n{"action": "' + recipes + '",\n```', '```\n{"action": "Final Answer", "action_input": "flour"}\n```', 'Pancakes need flour.', '```{"action": "00000000-0000-4000-8000-000000000000"}```']) {
+      fake.behaviour = { reply: (b) => (routed(b) ? answer : 'I do not know.') };
+      fake.requests.length = 0;
+      const r = await post(apiKey, '/chat-messages', { query: 'flour fridays', response_mode: 'blocking' });
+      expect(r.status).toBe(200);
+      const body = await r.json();
+      expect(fake.requests).toHaveLength(2);
+      expect(body.metadata.retriever_resources).toEqual([]);
+      expect(lastMessages()[0]!.content).toContain('<context>\n\n</context>');
+    }
+  });
+
+  it('a listed model of the same provider (OLLAMA_FUNCTION_CALLING) routes with a function call instead', async () => {
+    fake.behaviour = { reply: 'Use flour.', toolCalls: (b) => (Array.isArray(b.tools) ? [{ name: recipes, arguments: '{}' }] : undefined) };
+    const { apiKey } = await s.importApp(basicApp({ mode: 'chat', datasets: [handbook, recipes], strategy: 'single', provider: 'langgenius/ollama/ollama', model: 'llama3.1' }));
+    const body = await (await post(apiKey, '/chat-messages', { query: 'flour fridays', response_mode: 'blocking' })).json();
+    expect((fake.requests[0]!.body.tools as unknown[]).length).toBe(2);
+    expect((body.metadata.retriever_resources as { dataset_id: string }[]).every((c) => c.dataset_id === recipes)).toBe(true);
   });
 
   it('a dataset that does not exist: an import warning naming the setting, and 400 app_unavailable naming it', async () => {

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,13 +32,16 @@ const WIKI = [
 ];
 
 function cli(args: string[]) {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), DOVETAIL_DATA_DIR: s.dataDir, LOG_LEVEL: 'silent' };
+  // the endpoint check at creation goes through the SSRF guard as the server's requests do
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), DOVETAIL_DATA_DIR: s.dataDir, LOG_LEVEL: 'silent', SSRF_ALLOW_HOSTS: '127.0.0.1' };
   delete env.DATABASE_URL;
   if (s.config.databaseUrl) Object.assign(env, { DATABASE_URL: s.config.databaseUrl, DATABASE_SCHEMA: s.config.databaseSchema ?? '' });
   return execFileP(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'dovetail.js'), ...args], { env, cwd: s.dataDir });
 }
-const createExternal = async (name: string, key: string, knowledgeId: string, more: string[] = []) =>
-  (JSON.parse((await cli(['dataset', 'create', '--name', name, '--external', '--endpoint', api.endpoint, '--api-key', key, '--knowledge-id', knowledgeId, ...more, '--json'])).stdout) as { dataset_id: string }).dataset_id;
+const createArgs = (name: string, key: string, knowledgeId: string, more: string[] = [], endpoint = api.endpoint) => ['dataset', 'create', '--name', name, '--external', '--endpoint', endpoint, '--api-key', key, '--knowledge-id', knowledgeId, ...more, '--json'];
+const createExternal = async (name: string, key: string, knowledgeId: string, more: string[] = []) => (JSON.parse((await cli(createArgs(name, key, knowledgeId, more))).stdout) as { dataset_id: string }).dataset_id;
+/** The CLI's failure (exit code and stderr) of a command expected to fail. */
+const failing = (args: string[]) => cli(args).then(() => ({ code: 0, stderr: '' }), (e: { stderr: string; code: number }) => e);
 
 beforeAll(async () => {
   [emb, api, jina] = await Promise.all([startEmbeddings(), startFakeExternalKnowledge({ apiKey: 'ext-secret', knowledge: { wiki: WIKI } }), startFakeRerank({ dialect: 'cohere' })]);
@@ -70,7 +75,10 @@ describe('external knowledge', () => {
   let wiki = '';
 
   it('dataset create --external: the dataset objects show external_knowledge_info; the key is sealed at rest', async () => {
+    const before = api.requests.length;
     wiki = await createExternal('Wiki', 'ext-secret', 'wiki', ['--top-k', '3']);
+    // Dify's endpoint check: POST {endpoint}/retrieval with the key and no body (the API's 422 is accepted)
+    expect(api.requests.slice(before)).toEqual([{ authorization: 'Bearer ext-secret', body: {} }]);
     const got = await kb.call('GET', `/datasets/${wiki}`);
     expect(got.status).toBe(200);
     expect(got.body).toMatchObject({
@@ -91,6 +99,72 @@ describe('external knowledge', () => {
     expect((bad as { code: number }).code).toBe(1);
     expect((bad as { stderr: string }).stderr).toContain('error: --external needs --knowledge-id');
   }, 90_000);
+
+  it('the endpoint check refuses a wrong key (403), a wrong path (404) and an unreachable endpoint with Dify\'s messages; --no-check skips it', async () => {
+    const forbidden = await failing(createArgs('Checked 1', 'wrong-key', 'wiki'));
+    expect(forbidden.code).toBe(1);
+    // Dify's message, the key not echoed
+    expect(forbidden.stderr).toContain('error: Forbidden: Authorization failed with api_key: ********');
+    expect(forbidden.stderr).not.toContain('wrong-key');
+    const notFound = await failing(createArgs('Checked 2', 'ext-secret', 'wiki', [], `${api.endpoint}/nope`));
+    expect(notFound.stderr).toContain(`error: Not Found: failed to connect to the endpoint: ${api.endpoint}/nope/retrieval`);
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const unreachable = await failing(createArgs('Checked 3', 'ext-secret', 'wiki', [], `http://127.0.0.1:${port}/api`));
+    expect(unreachable.stderr).toContain(`error: failed to connect to the endpoint: http://127.0.0.1:${port}/api/retrieval`);
+    // nothing was made
+    const names = ((await kb.call('GET', '/datasets?limit=100')).body.data as { name: string }[]).map((d) => d.name);
+    expect(names.filter((n) => n.startsWith('Checked'))).toEqual([]);
+    // --no-check: made without a call
+    const before = api.requests.length;
+    const unchecked = await createExternal('Checked 4', 'wrong-key', 'wiki', ['--no-check']);
+    expect(api.requests.length).toBe(before);
+    expect((await kb.call('GET', `/datasets/${unchecked}`)).body.provider).toBe('external');
+    expect((await failing(['dataset', 'create', '--name', 'Own', '--no-check'])).stderr).toContain('error: --no-check needs --external');
+  }, 90_000);
+
+  it('document writes on an external dataset answer Dify\'s 400 invalid_param; reads find no documents', async () => {
+    const external = { status: 400, code: 'invalid_param', message: 'External datasets are not supported.' };
+    const file = { name: 'a.txt', bytes: Buffer.from('hello'), mime: 'text/plain' };
+    for (const path of ['create-by-file', 'create_by_file']) {
+      const r = await kb.form('POST', `/datasets/${wiki}/document/${path}`, file, { indexing_technique: 'economy', process_rule: { mode: 'automatic' } });
+      expect([r.status, r.body]).toEqual([400, external]);
+    }
+    const docId = '00000000-0000-4000-8000-000000000001';
+    for (const path of ['update-by-file', 'update_by_file']) {
+      const r = await kb.form('POST', `/datasets/${wiki}/documents/${docId}/${path}`, file);
+      expect([r.status, r.body]).toEqual([400, external]);
+    }
+    // create-by-text: Dify asks for indexing_technique first (an external dataset has none) ...
+    const noTechnique = await kb.call('POST', `/datasets/${wiki}/document/create-by-text`, { name: 'n', text: 't' });
+    expect([noTechnique.status, noTechnique.body]).toEqual([400, { status: 400, code: 'invalid_param', message: 'indexing_technique is required.' }]);
+    // ... and with one it is refused here too (Dify would store a document no retrieval reads)
+    const withTechnique = await kb.call('POST', `/datasets/${wiki}/document/create-by-text`, { name: 'n', text: 't', indexing_technique: 'economy', process_rule: { mode: 'automatic' } });
+    expect([withTechnique.status, withTechnique.body]).toEqual([400, external]);
+    const listed = await kb.call('GET', `/datasets/${wiki}/documents`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toMatchObject({ data: [], total: 0 });
+    const segments = await kb.call('POST', `/datasets/${wiki}/documents/${docId}/segments`, { segments: [{ content: 'x' }] });
+    expect(segments.status).toBe(404);
+    expect((await kb.call('GET', `/datasets/${wiki}`)).body).toMatchObject({ indexing_technique: null, document_count: 0 });
+  });
+
+  it('metadata filtering: the node\'s conditions go to the API as Dify\'s metadata_condition; none without filtering', async () => {
+    const { apiKey } = await s.importApp(app({ ...node([wiki]), metadata_filtering_mode: 'manual', metadata_filtering_conditions: { logical_operator: 'or', conditions: [{ name: 'source', comparison_operator: 'is', value: '{{#start.q#}}' }, { name: 'year', comparison_operator: '>', value: 2020 }] } }));
+    const nf = await run(apiKey, 'confluence');
+    expect(nf.status).toBe('succeeded');
+    expect(api.requests.at(-1)!.body).toEqual({
+      knowledge_id: 'wiki',
+      query: 'confluence',
+      retrieval_setting: { top_k: 4, score_threshold: 0 },
+      metadata_condition: { logical_operator: 'or', conditions: [{ name: 'source', comparison_operator: 'is', value: 'confluence' }, { name: 'year', comparison_operator: '>', value: 2020 }] },
+    });
+    const plain = await s.importApp(app(node([wiki])));
+    await run(plain.apiKey, 'confluence');
+    expect(api.requests.at(-1)!.body).not.toHaveProperty('metadata_condition');
+  });
 
   it('knowledge-retrieval: an external dataset’s records reach the node’s result beside the own dataset’s hits', async () => {
     const { apiKey } = await s.importApp(app(node([handbook, wiki])));
@@ -120,7 +194,8 @@ describe('external knowledge', () => {
   });
 
   it('the API’s errors (1002 bad key, 2001 unknown knowledge): no records, as Dify, and process_data says which', async () => {
-    const wrongKey = await createExternal('Wiki bad key', 'nope', 'wiki');
+    // a key revoked after creation: made without the endpoint check
+    const wrongKey = await createExternal('Wiki bad key', 'nope', 'wiki', ['--no-check']);
     const unknown = await createExternal('Wiki gone', 'ext-secret', 'archive');
     const { apiKey } = await s.importApp(app(node([handbook, wrongKey, unknown])));
     const nf = await run(apiKey, 'remote fridays');

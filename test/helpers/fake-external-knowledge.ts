@@ -21,7 +21,8 @@ export interface FakeExternalKnowledge {
  * `Authorization: Bearer KEY` and `{knowledge_id, query, retrieval_setting: {top_k, score_threshold}}`
  * answers `{records}` (the knowledge's records with a score at least the threshold, best first, at
  * most top_k), or the API's errors: 403 `1001` for a header that is not `Bearer …`, 403 `1002` for
- * a wrong key, 404 `2001` for an unknown knowledge id.
+ * a wrong key, 404 `2001` for an unknown knowledge id; a request without `knowledge_id` (Dify's
+ * body-less endpoint check) a 422 validation error, as a FastAPI-style server answers it.
  */
 export async function startFakeExternalKnowledge(opts: { apiKey: string; knowledge: Record<string, readonly ExternalDoc[]> }): Promise<FakeExternalKnowledge> {
   const requests: FakeExternalKnowledge['requests'] = [];
@@ -39,6 +40,7 @@ export async function startFakeExternalKnowledge(opts: { apiKey: string; knowled
       const auth = rq.headers.authorization ?? '';
       if (!auth.startsWith('Bearer ')) return json(403, { error_code: 1001, error_msg: "Invalid Authorization header format. Expected 'Bearer <api-key>' format." });
       if (auth.slice(7) !== opts.apiKey) return json(403, { error_code: 1002, error_msg: 'Authorization failed' });
+      if (typeof body.knowledge_id !== 'string') return json(422, { detail: [{ loc: ['body', 'knowledge_id'], msg: 'field required' }] });
       const docs = opts.knowledge[String(body.knowledge_id)];
       if (!docs) return json(404, { error_code: 2001, error_msg: 'The knowledge does not exist' });
       const setting = body.retrieval_setting as { top_k: number; score_threshold: number };

@@ -46,13 +46,13 @@ export function settingsListed(readme: string): Set<string> {
 /**
  * The model providers' settings, named from the provider table (src/llm/provider-settings.ts reads
  * them by a computed name): `NAME_API_KEY` / `NAME_BASE_URL` stand for every provider's pair (one
- * README row, with the provider table beside it), the protocol-specific extras (Azure, Bedrock) by
- * their own names, and `PROVIDERS_DEFAULT`.
+ * README row, with the provider table beside it), as `NAME_FUNCTION_CALLING` every OpenAI-compatible
+ * provider's, the protocol-specific extras (Azure, Bedrock) by their own names, and `PROVIDERS_DEFAULT`.
  */
 function providerSettings(): string[] {
-  const out = new Set(['NAME_API_KEY', 'NAME_BASE_URL', 'PROVIDERS_DEFAULT', 'AZURE_OPENAI_ENDPOINT']);
+  const out = new Set(['NAME_API_KEY', 'NAME_BASE_URL', 'NAME_FUNCTION_CALLING', 'PROVIDERS_DEFAULT', 'AZURE_OPENAI_ENDPOINT']);
   for (const p of BUILTIN_PROVIDERS) {
-    for (const f of PROTOCOL_FIELDS[p.protocol]) if (f !== 'apiKey' && f !== 'baseUrl') out.add(settingName(p.name, f));
+    for (const f of PROTOCOL_FIELDS[p.protocol]) if (f !== 'apiKey' && f !== 'baseUrl' && f !== 'functionCalling') out.add(settingName(p.name, f));
   }
   return [...out];
 }

@@ -11,6 +11,7 @@ import { createDocumentFromForm, options, readForm, type DocumentForm } from '..
 import { documentToWire, runToWire } from '../../knowledge/documents/document-wire.js';
 import { notFound } from '../../infra/errors.js';
 import { requireKey } from '../auth.js';
+import { refuseExternal } from '../../knowledge/external/external-knowledge.js';
 import { loadDataset, requireDataset } from '../request-dataset.js';
 import { requireJson } from '../json-body.js';
 import { jsonBody, pageParams } from './knowledge-params.js';
@@ -65,12 +66,14 @@ export const documentRoutes: FastifyPluginAsync<{ runtime: DocumentRouteDeps }> 
   async function createByFile(request: FastifyRequest<{ Params: P }>) {
     const key = requireKey(request);
     const ds = requireDataset(request);
+    refuseExternal(ds);
     return answer(ds, await createDocumentFromForm(runtime, ds, request, key.id));
   }
 
   async function updateByFile(request: FastifyRequest<{ Params: PD }>) {
     const key = requireKey(request);
     const ds = requireDataset(request);
+    refuseExternal(ds);
     const current = await documents.checkUpdatable(ds, request.params.document_id);
     const form = await readForm(runtime, request);
     try {

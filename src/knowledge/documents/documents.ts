@@ -15,6 +15,7 @@ import { defaultHierarchicalRule, parseProcessRule, processRuleToWire, type Proc
 import type { KeywordIndex } from '../index/keyword-index.js';
 import type { VectorIndex } from '../index/vector-index.js';
 import { DatasetStore } from '../dataset-store.js';
+import { refuseExternal } from '../external/external-knowledge.js';
 import { MetadataStore } from './metadata-store.js';
 import { TagStore } from './tag-store.js';
 import { SegmentStore } from './segment-store.js';
@@ -131,6 +132,8 @@ export class DocumentService {
     } else if (opts.indexingTechnique !== undefined && opts.indexingTechnique !== null && !INDEXING_TECHNIQUES.includes(opts.indexingTechnique as IndexingTechnique)) {
       throw invalidParam('indexing_technique must be economy or high_quality.');
     }
+    // after the technique, as Dify's create-by-text (which then accepts the document; refused here)
+    refuseExternal(ds);
     let rule = parseProcessRule(opts.processRule, this.#maxTokens);
     const given = opts.processRule !== undefined && opts.processRule !== null;
     // The form: the one asked for, else the one a hierarchical rule implies, else the document's or the dataset's.

@@ -32,6 +32,14 @@ export function externalOf(ds: Pick<DatasetTable, 'external_knowledge'>): Extern
   return ds.external_knowledge ? (JSON.parse(ds.external_knowledge) as ExternalKnowledge) : null;
 }
 
+/**
+ * Dify's refusal of document writes on an external dataset (its `create-by-file` and
+ * `update-by-file`: 400 `invalid_param`); Dovetail gives it to every document write.
+ */
+export function refuseExternal(ds: Pick<DatasetTable, 'external_knowledge'>): void {
+  if (ds.external_knowledge) throw invalidParam('External datasets are not supported.');
+}
+
 /** Checks a new external dataset's settings; throws `invalid_param` naming the field. */
 export function checkExternal(input: { endpoint: unknown; apiKey: unknown; knowledgeId: unknown; topK?: unknown; scoreThreshold?: unknown }, topKMax: number) {
   let url: URL;
@@ -69,6 +77,16 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   2001: 'The knowledge does not exist',
 };
 
+/**
+ * Dify's `MetadataCondition` as the retrieval request's `metadata_condition` (`model_dump()` of
+ * `{logical_operator, conditions: [{name, comparison_operator, value}]}`), sent only when the
+ * retrieval filters by metadata.
+ */
+export interface ExternalMetadataCondition {
+  readonly logical_operator: 'and' | 'or';
+  readonly conditions: readonly { readonly name: string; readonly comparison_operator: unknown; readonly value: unknown }[];
+}
+
 /** A retrieval the external API did not answer with records: why, for the node's process_data and the log. */
 export class ExternalRetrievalFailure extends Error {
   override name = 'ExternalRetrievalFailure';
@@ -96,26 +114,60 @@ export class ExternalKnowledgeClient {
     private readonly openKey: (sealed: string) => Promise<string>,
   ) {}
 
-  async retrieve(e: ExternalKnowledge, query: string, settings: { topK: number; scoreThreshold: number }, signal?: AbortSignal): Promise<ExternalRecord[]> {
-    const key = await this.openKey(e.apiKey);
-    const body = JSON.stringify({ knowledge_id: e.knowledgeId, query, retrieval_setting: { top_k: settings.topK, score_threshold: settings.scoreThreshold } });
+  /** The SSRF-guarded request options of every call to an external knowledge API. */
+  #options(signal?: AbortSignal) {
     const ms = this.config.timeoutSeconds * 1000;
+    return {
+      maxBytes: this.config.maxResponseBytes,
+      limitName: 'EXTERNAL_KNOWLEDGE_MAX_RESPONSE_BYTES',
+      allowHosts: this.config.allowHosts,
+      connectTimeoutMs: ms,
+      readTimeoutMs: ms,
+      totalTimeoutMs: ms,
+      totalTimeoutName: 'EXTERNAL_KNOWLEDGE_TIMEOUT_SECONDS',
+      credentialHeaders: ['authorization'],
+      ...(signal ? { signal } : {}),
+    };
+  }
+
+  /**
+   * Dify's `ExternalDatasetService.check_endpoint_and_api_key`, run when an external knowledge API
+   * is made: `POST {endpoint}/retrieval` with the bearer key and no body. Unreachable, 502, 404 or
+   * 403 is refused with Dify's message (400 `invalid_param`; the key is not echoed); any other
+   * answer is accepted, as Dify (a body-less call need not succeed).
+   */
+  async check(endpoint: string, apiKey: string): Promise<void> {
+    const url = `${endpoint}/retrieval`;
+    let status: number;
+    try {
+      status = (await sendRemote({ method: 'POST', url, headers: { authorization: `Bearer ${apiKey}` } }, this.#options())).status;
+    } catch (err) {
+      throw invalidParam(`failed to connect to the endpoint: ${url} (${err instanceof Error ? err.message : String(err)})`);
+    }
+    if (status === 502) throw invalidParam(`Bad Gateway: failed to connect to the endpoint: ${url}`);
+    if (status === 404) throw invalidParam(`Not Found: failed to connect to the endpoint: ${url}`);
+    if (status === 403) throw invalidParam('Forbidden: Authorization failed with api_key: ********');
+  }
+
+  async retrieve(
+    e: ExternalKnowledge,
+    query: string,
+    settings: { topK: number; scoreThreshold: number; metadataCondition?: ExternalMetadataCondition },
+    signal?: AbortSignal,
+  ): Promise<ExternalRecord[]> {
+    const key = await this.openKey(e.apiKey);
+    const mc = settings.metadataCondition;
+    const body = JSON.stringify({
+      knowledge_id: e.knowledgeId,
+      query,
+      retrieval_setting: { top_k: settings.topK, score_threshold: settings.scoreThreshold },
+      ...(mc
+        ? { metadata_condition: { logical_operator: mc.logical_operator, conditions: mc.conditions.map((c) => ({ name: c.name, comparison_operator: c.comparison_operator, value: c.value ?? null })) } }
+        : {}),
+    });
     let res;
     try {
-      res = await sendRemote(
-        { method: 'POST', url: `${e.endpoint}/retrieval`, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body },
-        {
-          maxBytes: this.config.maxResponseBytes,
-          limitName: 'EXTERNAL_KNOWLEDGE_MAX_RESPONSE_BYTES',
-          allowHosts: this.config.allowHosts,
-          connectTimeoutMs: ms,
-          readTimeoutMs: ms,
-          totalTimeoutMs: ms,
-          totalTimeoutName: 'EXTERNAL_KNOWLEDGE_TIMEOUT_SECONDS',
-          credentialHeaders: ['authorization'],
-          ...(signal ? { signal } : {}),
-        },
-      );
+      res = await sendRemote({ method: 'POST', url: `${e.endpoint}/retrieval`, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body }, this.#options(signal));
     } catch (err) {
       if (signal?.aborted) throw err;
       throw new ExternalRetrievalFailure(`the external knowledge API could not be reached: ${err instanceof RemoteFetchError || err instanceof Error ? err.message : String(err)}`);

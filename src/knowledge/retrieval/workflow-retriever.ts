@@ -101,7 +101,9 @@ export class WorkflowKnowledgeRetriever implements KnowledgeRetriever {
       // The node's threshold, or the dataset's own when the node's applies to reranked scores (as Dify).
       const threshold = opts.scoreThreshold !== undefined && !rerankAcross ? opts.scoreThreshold ?? 0 : ext.scoreThresholdEnabled ? ext.scoreThreshold : 0;
       try {
-        const records = await this.#external.retrieve(ext, query, { topK: opts.topK ?? ext.topK, scoreThreshold: threshold }, signal);
+        // the node's metadata conditions go to the API as Dify's `metadata_condition`
+        const mc = opts.metadataFilter ? { metadataCondition: { logical_operator: opts.metadataFilter.logical_operator, conditions: opts.metadataFilter.conditions } } : {};
+        const records = await this.#external.retrieve(ext, query, { topK: opts.topK ?? ext.topK, scoreThreshold: threshold, ...mc }, signal);
         for (const r of records) found.push({ content: r.content, score: r.score, ext: externalHit(ds, r) });
       } catch (err) {
         // As Dify: an external API that does not answer with records gives none; process_data says why.
