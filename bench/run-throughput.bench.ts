@@ -63,7 +63,8 @@ async function startShape(env: NodeJS.ProcessEnv, role: string | undefined, work
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-tp-'));
   const e = { ...process.env, DOVETAIL_DATA_DIR: dataDir, DOVETAIL_SEED_EXAMPLES: 'false', LOG_LEVEL: 'warn', ...env };
   const countsFile = path.join(dataDir, 'counts');
-  const flags = [...BENCH_SERVER_FLAGS, '--import', pathToFileURL(COUNTER).href];
+  // BENCH_SERVER_NODE_ARGS: more Node flags for every server process (`--cpu-prof --cpu-prof-dir=…` to profile)
+  const flags = [...BENCH_SERVER_FLAGS, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', pathToFileURL(COUNTER).href];
   await exec(process.execPath, [BIN, '--init', 'migrate'], { env: e });
   const file = path.join(dataDir, 'app.yml');
   writeFileSync(file, dsl());

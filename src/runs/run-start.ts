@@ -12,7 +12,7 @@ import type { RunExecutions } from './run-execution.js';
 import type { LocalJob } from '../infra/queue/queue.js';
 import { runWaitFailed } from './errors.js';
 import type { RunTrigger } from './run-store.js';
-import { isTerminal } from './run-events.js';
+import { isTerminal, TERMINAL_RUN_EVENTS } from './run-events.js';
 
 export interface StartRun {
   readonly app: App;
@@ -171,7 +171,7 @@ export async function awaitRunEnd(c: RunContext, runId: string, afterSeq: number
     c.logger.warn({ runId, err: err.message }, 'waiting for a run without the bus (it failed): polling its event log');
   };
   try {
-    for await (const e of readRunEvents(c.events, c.bus, runId, afterSeq, stop.signal, onBusError)) {
+    for await (const e of readRunEvents(c.events, c.bus, runId, afterSeq, stop.signal, onBusError, TERMINAL_RUN_EVENTS)) {
       if (!isTerminal(e.payload.event)) continue;
       const data = (e.payload.data ?? {}) as Record<string, unknown>;
       const snap = await c.events.snapshot(runId);
