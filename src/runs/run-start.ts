@@ -120,7 +120,7 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
       { inline, ...(local ? { ownerJob: local.id } : {}) },
     );
     // the initial state is the first snapshot: whichever worker claims the job starts from it
-    if (!inline) await c.events.insertSnapshot(meta.id, JSON.stringify(state, mask.snapshotReplacer), now, tx);
+    if (!inline) await c.events.insertSnapshot(meta.id, JSON.stringify(state, mask.empty ? undefined : mask.snapshotReplacer), now, tx);
     if (input.beforeStart) await input.beforeStart({ runId: meta.id, taskId: meta.taskId }, tx);
     if (!inline && !local) await c.queue!.enqueue(RUN_JOB, { runId: meta.id } satisfies RunJobPayload, { tx });
   });
