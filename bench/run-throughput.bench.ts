@@ -26,6 +26,7 @@ const BIN = path.join(ROOT, 'bin', 'dovetail.js');
 const CLIENTS = 32;
 const SECONDS = Number(process.env.BENCH_THROUGHPUT_SECONDS ?? 8);
 const HOPS = 40;
+const IDLE_SECONDS = 3;
 /** Preloaded into every server process: counts its SQL statements and Redis commands (see the file). */
 const COUNTER = path.join(ROOT, 'bench', 'statement-counter.mjs');
 
@@ -121,6 +122,12 @@ async function throughput(s: Shape): Promise<{ rps: number; errors: number; perR
   for (let i = 0; i < 20; i++) await one(); // warm-up
   let ok = 0;
   let errors = 0;
+  // an idle window first: what the processes do per second with no run (polls, lease checks)
+  const idleFrom = await s.sample();
+  const idleT0 = performance.now();
+  await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+  const idleTo = await s.sample();
+  const idleSeconds = (performance.now() - idleT0) / 1000;
   const before = await s.sample();
   const end = performance.now() + SECONDS * 1000;
   const t0 = performance.now();
@@ -130,9 +137,18 @@ async function throughput(s: Shape): Promise<{ rps: number; errors: number; perR
       else errors++;
     }
   }));
-  const rps = ok / ((performance.now() - t0) / 1000);
+  const seconds = (performance.now() - t0) / 1000;
+  const rps = ok / seconds;
   const after = await s.sample();
-  return { rps, errors, perRun: perRun(before, after, ok) };
+  // the idle rate scaled to the window, taken off: what the runs themselves cost
+  const idleScaled = idleTo.map((b, i) => scaled(idleFrom[i]!, b, seconds / idleSeconds));
+  const net = after.map((a, i) => ({ ...a, cpuMicros: a.cpuMicros - idleScaled[i]!.cpuMicros, counts: Object.fromEntries(Object.entries(a.counts).map(([k, v]) => [k, v - (idleScaled[i]!.counts[k] ?? 0)])) }));
+  return { rps, errors, perRun: [...perRun(before, after, ok), `    net of the idle rate (${fmt(idleSeconds, 1)} s idle measured first):`, ...perRun(before, net, ok)] };
+}
+
+/** What a process did between two samples, times `k`. */
+function scaled(from: ProcessSample, to: ProcessSample, k: number): ProcessSample {
+  return { role: to.role, cpuMicros: (to.cpuMicros - from.cpuMicros) * k, counts: Object.fromEntries(Object.entries(to.counts).map(([key, v]) => [key, (v - (from.counts[key] ?? 0)) * k])) };
 }
 
 /** Per process: CPU ms per run and statements (and Redis commands) per run in the window. */

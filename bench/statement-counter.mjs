@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
+import process from 'node:process';
 
 const require = createRequire(import.meta.url);
 const counts = Object.create(null);
