@@ -6,7 +6,7 @@
  * bench reads them before and after a measured window. Bench-only: nothing in `src/` knows of it.
  */
 import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
 
 const require = createRequire(import.meta.url);
@@ -65,6 +65,8 @@ const out = process.env.BENCH_STATEMENT_COUNTS;
 if (out) {
   process.on('SIGUSR2', () => {
     const cpu = process.cpuUsage();
-    writeFileSync(`${out}.${process.pid}`, JSON.stringify({ counts, cpuMicros: cpu.user + cpu.system }));
+    // written aside, then renamed: a reader never sees half a file
+    writeFileSync(`${out}.${process.pid}.tmp`, JSON.stringify({ counts, cpuMicros: cpu.user + cpu.system }));
+    renameSync(`${out}.${process.pid}.tmp`, `${out}.${process.pid}`);
   });
 }
