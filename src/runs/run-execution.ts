@@ -11,7 +11,6 @@ import { usageOf } from './frames.js';
 import type { OutputModeration } from '../moderation/output-moderation.js';
 import { STOP_CHANNEL, type RunContext } from './run-context.js';
 import type { RunEventName } from './run-events.js';
-import type { RunRecord } from './run-store.js';
 
 /**
  * The executions of runs in this process: each claimed under an owner epoch (every write of the
@@ -79,11 +78,7 @@ export class RunExecutions {
     const silentMs = row.owner_job === jobId && Number(row.heartbeat_at) > 0 ? now - Number(row.heartbeat_at) : undefined;
     if (silentMs !== undefined) this.#c.observeTakeover?.(silentMs / 1000);
     this.#c.logger.info({ runId, jobId, epoch, ...(silentMs !== undefined ? { silentMs } : {}) }, 'executing run');
-    // A first execution (no owner yet, an empty log) has no earlier owner that could have written
-    // between the read and the claim: the row as read, with what the claim changed, saves a read.
-    // Any other is read again after the claim (a stalled owner's last flush may have landed).
-    const first = row.owner_job === null && Number(row.last_seq) === 0;
-    const run = await this.continue(runId, epoch, true, first ? { ...row, owner_epoch: epoch, owner_job: jobId, heartbeat_at: now } : undefined);
+    const run = await this.continue(runId, epoch, true);
     if (!run) return;
     const handBack = () => run.loop.requestHandBack();
     if (signal.aborted) handBack();
@@ -242,13 +237,13 @@ export class RunExecutions {
 
   /**
    * Loads a run this process has just claimed under `epoch` (`running`) and starts executing it
-   * from its snapshot (`claimed`: the row as the claim left it, when the caller has it): `initial` when its log is empty, `resumption` after a pause, `takeover`
+   * from its snapshot: `initial` when its log is empty, `resumption` after a pause, `takeover`
    * when an earlier execution was cut short (its `workflow_started` is in the log already). A run
    * that cannot continue (its app is gone, its snapshot unknown) is failed, saying why.
    */
-  async continue(runId: string, epoch: number, job = false, claimed?: RunRecord): Promise<{ loop: RunLoop; done: Promise<RunEnd> } | undefined> {
+  async continue(runId: string, epoch: number, job = false): Promise<{ loop: RunLoop; done: Promise<RunEnd> } | undefined> {
     try {
-      const run = claimed ?? (await this.#c.runs.find(runId))!;
+      const run = (await this.#c.runs.find(runId))!;
       // the graph the run started with, although the app may have been updated since
       const app = await this.#c.findAppVersion(run.app_id, run.app_version);
       if (!app) throw new Error(`app ${run.app_id} (version ${run.app_version}) no longer exists`);

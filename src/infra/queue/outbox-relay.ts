@@ -13,7 +13,7 @@ export async function writeOutbox(tx: Transaction<Database>, row: OutboxRow): Pr
 
 /**
  * Moves committed outbox rows to the runner: reads the oldest rows, sends each (`send` must be
- * idempotent per row id — BullMQ ignores an add whose job id exists), then deletes the sent ones. A crash
+ * idempotent per row id — BullMQ ignores an add whose job id exists), then deletes it. A crash
  * between the send and the delete sends the row again, which adds nothing. Woken by `notify()`
  * (after a local commit) and by a poll every `pollMs` (commits of other processes). Every process
  * may run a relay; two relays sending the same row is harmless for the same reason.
@@ -71,16 +71,9 @@ export class OutboxRelay {
     try {
       for (;;) {
         const rows = await this.#db.selectFrom('job_outbox').selectAll().orderBy('created_at').orderBy('id').limit(BATCH).execute();
-        // each row is sent, then the batch's sent rows are deleted in one statement (a row whose
-        // send failed stays, with those after it, for the next drain)
-        const sent: string[] = [];
-        try {
-          for (const row of rows) {
-            await this.#send(row);
-            sent.push(row.id);
-          }
-        } finally {
-          if (sent.length > 0) await this.#db.deleteFrom('job_outbox').where('id', 'in', sent).execute();
+        for (const row of rows) {
+          await this.#send(row);
+          await this.#db.deleteFrom('job_outbox').where('id', '=', row.id).execute();
         }
         if (rows.length < BATCH || this.#closed) return;
       }
