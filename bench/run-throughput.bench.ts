@@ -9,10 +9,10 @@
  * BENCH_REDIS_URL / TEST_REDIS_URL; each uses its own schema and Redis key prefix, dropped after.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { dropSchema } from '../src/store/db.js';
@@ -26,6 +26,9 @@ const BIN = path.join(ROOT, 'bin', 'dovetail.js');
 const CLIENTS = 32;
 const SECONDS = Number(process.env.BENCH_THROUGHPUT_SECONDS ?? 8);
 const HOPS = 40;
+const IDLE_SECONDS = 3;
+/** Preloaded into every server process: counts its SQL statements and Redis commands (see the file). */
+const COUNTER = path.join(ROOT, 'bench', 'statement-counter.mjs');
 
 function dsl(): string {
   const nodes: Record<string, unknown>[] = [{ id: 'start', data: { type: 'start', title: 'Start', variables: [] } }];
@@ -45,21 +48,32 @@ function dsl(): string {
 interface Shape {
   readonly url: string;
   readonly apiKey: string;
+  /** Each server process's statement counts and CPU time so far (`bench/statement-counter.mjs`). */
+  sample(): Promise<ProcessSample[]>;
   close(): Promise<void>;
+}
+
+interface ProcessSample {
+  readonly role: string;
+  readonly counts: Record<string, number>;
+  readonly cpuMicros: number;
 }
 
 /** Starts `serve` (with `role`) and `workers` worker processes on shared settings; imports the app. */
 async function startShape(env: NodeJS.ProcessEnv, role: string | undefined, workers: number): Promise<Shape> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dovetail-bench-tp-'));
   const e = { ...process.env, DOVETAIL_DATA_DIR: dataDir, DOVETAIL_SEED_EXAMPLES: 'false', LOG_LEVEL: 'warn', ...env };
+  const countsFile = path.join(dataDir, 'counts');
+  // BENCH_SERVER_NODE_ARGS: more Node flags for every server process (`--cpu-prof --cpu-prof-dir=…` to profile)
+  const flags = [...BENCH_SERVER_FLAGS, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', pathToFileURL(COUNTER).href];
   await exec(process.execPath, [BIN, '--init', 'migrate'], { env: e });
   const file = path.join(dataDir, 'app.yml');
   writeFileSync(file, dsl());
   const apiKey = (JSON.parse((await exec(process.execPath, [BIN, 'app', 'import', file, '--json'], { env: e })).stdout) as { api_key: string }).api_key;
   const port = await freePort();
-  const procs: ChildProcess[] = [spawn(process.execPath, [...BENCH_SERVER_FLAGS, BIN, 'serve', ...(role ? ['--role', role] : [])], { env: { ...e, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })];
+  const procs: ChildProcess[] = [spawn(process.execPath, [...flags, BIN, 'serve', ...(role ? ['--role', role] : [])], { env: { ...e, BENCH_STATEMENT_COUNTS: countsFile, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })];
   // Each worker serves /health on its own port.
-  for (let i = 0; i < workers; i++) procs.push(spawn(process.execPath, [...BENCH_SERVER_FLAGS, BIN, 'worker'], { env: { ...e, PORT: String(await freePort()), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] }));
+  for (let i = 0; i < workers; i++) procs.push(spawn(process.execPath, [...flags, BIN, 'worker'], { env: { ...e, BENCH_STATEMENT_COUNTS: countsFile, PORT: String(await freePort()), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] }));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
@@ -69,6 +83,25 @@ async function startShape(env: NodeJS.ProcessEnv, role: string | undefined, work
   return {
     url,
     apiKey,
+    async sample() {
+      const files = procs.map((p) => `${countsFile}.${p.pid}`);
+      for (const f of files) rmSync(f, { force: true });
+      for (const p of procs) p.kill('SIGUSR2');
+      const out: ProcessSample[] = [];
+      for (let i = 0; i < procs.length; i++) {
+        let text = '';
+        for (let tries = 0; tries < 500 && !text; tries++) {
+          try {
+            text = readFileSync(files[i]!, 'utf8');
+          } catch {
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        }
+        const j = JSON.parse(text) as { counts: Record<string, number>; cpuMicros: number };
+        out.push({ role: i === 0 ? (role ?? 'serve') : `worker ${i}`, ...j });
+      }
+      return out;
+    },
     async close() {
       await Promise.all(procs.map((p) => (p.exitCode !== null ? undefined : new Promise((r) => { p.once('exit', r); p.kill('SIGTERM'); }))));
       rmSync(dataDir, { recursive: true, force: true });
@@ -79,7 +112,7 @@ async function startShape(env: NodeJS.ProcessEnv, role: string | undefined, work
 const runBody = (mode: string) => JSON.stringify({ inputs: {}, response_mode: mode, user: 'bench' });
 
 /** `CLIENTS` clients each running blocking runs back to back for `SECONDS`: runs per second. */
-async function throughput(s: Shape): Promise<{ rps: number; errors: number }> {
+async function throughput(s: Shape): Promise<{ rps: number; errors: number; perRun: string[] }> {
   const headers = { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' };
   const one = async () => {
     const r = await fetch(`${s.url}/v1/workflows/run`, { method: 'POST', headers, body: runBody('blocking') });
@@ -89,6 +122,13 @@ async function throughput(s: Shape): Promise<{ rps: number; errors: number }> {
   for (let i = 0; i < 20; i++) await one(); // warm-up
   let ok = 0;
   let errors = 0;
+  // an idle window first: what the processes do per second with no run (polls, lease checks)
+  const idleFrom = await s.sample();
+  const idleT0 = performance.now();
+  await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+  const idleTo = await s.sample();
+  const idleSeconds = (performance.now() - idleT0) / 1000;
+  const before = await s.sample();
   const end = performance.now() + SECONDS * 1000;
   const t0 = performance.now();
   await Promise.all(Array.from({ length: CLIENTS }, async () => {
@@ -97,7 +137,50 @@ async function throughput(s: Shape): Promise<{ rps: number; errors: number }> {
       else errors++;
     }
   }));
-  return { rps: ok / ((performance.now() - t0) / 1000), errors };
+  const seconds = (performance.now() - t0) / 1000;
+  const rps = ok / seconds;
+  const after = await s.sample();
+  // the idle rate scaled to the window, taken off: what the runs themselves cost
+  const idleScaled = idleTo.map((b, i) => scaled(idleFrom[i]!, b, seconds / idleSeconds));
+  const net = after.map((a, i) => ({ ...a, cpuMicros: a.cpuMicros - idleScaled[i]!.cpuMicros, counts: Object.fromEntries(Object.entries(a.counts).map(([k, v]) => [k, v - (idleScaled[i]!.counts[k] ?? 0)])) }));
+  return { rps, errors, perRun: [...perRun(before, after, ok), `    net of the idle rate (${fmt(idleSeconds, 1)} s idle measured first):`, ...perRun(before, net, ok)] };
+}
+
+/** What a process did between two samples, times `k`. */
+function scaled(from: ProcessSample, to: ProcessSample, k: number): ProcessSample {
+  return { role: to.role, cpuMicros: (to.cpuMicros - from.cpuMicros) * k, counts: Object.fromEntries(Object.entries(to.counts).map(([key, v]) => [key, (v - (from.counts[key] ?? 0)) * k])) };
+}
+
+/** Per process: CPU ms per run and statements (and Redis commands) per run in the window. */
+function perRun(before: ProcessSample[], after: ProcessSample[], runs: number): string[] {
+  const lines: string[] = [];
+  let cpuTotal = 0;
+  const total: Record<string, number> = {};
+  for (let i = 0; i < after.length; i++) {
+    const a = after[i]!;
+    const b = before[i]!;
+    const cpu = (a.cpuMicros - b.cpuMicros) / 1000 / runs;
+    cpuTotal += cpu;
+    const diff: Record<string, number> = {};
+    for (const [k, v] of Object.entries(a.counts)) {
+      const d = v - (b.counts[k] ?? 0);
+      if (d > 0) {
+        diff[k] = d / runs;
+        total[k] = (total[k] ?? 0) + d / runs;
+      }
+    }
+    lines.push(`    ${a.role.padEnd(9)} CPU ${fmt(cpu)} ms/run; ${describe(diff)}`);
+  }
+  lines.push(`    all       CPU ${fmt(cpuTotal)} ms/run; ${describe(total)}`);
+  return lines;
+}
+
+function describe(counts: Record<string, number>): string {
+  const sum = (prefix: string) => Object.entries(counts).filter(([k]) => k.startsWith(prefix)).reduce((n, [, v]) => n + v, 0);
+  const parts = (prefix: string) => Object.entries(counts).filter(([k]) => k.startsWith(prefix)).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k.slice(prefix.length)} ${fmt(v, 1)}`).join(', ');
+  const sql = sum('sql ');
+  const redis = sum('redis ');
+  return `SQL ${fmt(sql, 1)}/run (${parts('sql ')})${redis ? `; Redis ${fmt(redis, 1)}/run (${parts('redis ')})` : ''}`;
 }
 
 /** Time from sending a streaming run until its `workflow_started` event is read, one run at a time. */
@@ -130,6 +213,7 @@ export async function run(): Promise<void> {
   try {
     const t = await throughput(a);
     out(`(a) embedded SQLite, 1 process          ${fmt(t.rps, 1).padStart(7)} runs/s  errors ${t.errors}`);
+    for (const l of t.perRun) out(l);
     inline = await firstEvent(a);
   } finally {
     await a.close();
@@ -152,7 +236,8 @@ export async function run(): Promise<void> {
       if (workers === 0) pgInline = await firstEvent(s);
       else {
         const t = await throughput(s);
-        out(`(${workers === 1 ? 'b' : 'c'}) PostgreSQL + BullMQ, api + ${workers} worker${workers > 1 ? 's' : ' '} ${fmt(t.rps, 1).padStart(7)} runs/s  errors ${t.errors}`);
+        out(`(${workers === 1 ? 'b' : 'c'}) PostgreSQL + BullMQ, api + ${workers} worker${workers > 1 ? 's' : ' '} ${fmt(t.rps, 1).padStart(7)} runs/s (${fmt(t.rps / workers, 1)} per worker)  errors ${t.errors}`);
+        for (const l of t.perRun) out(l);
         if (workers === 1) queued = await firstEvent(s);
       }
     } finally {

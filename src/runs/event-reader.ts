@@ -15,15 +15,17 @@ const POLL_MS = 1000;
  * poll, in case a ring was missed) and reads again. Ends when `signal` aborts; the caller stops
  * iterating at its own terminal event. The log is the truth and the doorbell only a speed-up: a
  * bus that cannot subscribe (Redis unreachable) leaves the reader polling the log every second
- * (`onBusError` is told why), instead of failing it.
+ * (`onBusError` is told why), instead of failing it. With `only`, just the events of those names
+ * are read and yielded.
  */
 export async function* readRunEvents(
-  store: Pick<RunEventStore, 'after'>,
+  store: Pick<RunEventStore, 'after' | 'named'>,
   bus: Bus,
   runId: string,
   afterSeq: number,
   signal: AbortSignal,
   onBusError?: (err: Error) => void,
+  only?: readonly string[],
 ): AsyncGenerator<LoggedEvent> {
   let cursor = afterSeq;
   let rang = false;
@@ -44,7 +46,8 @@ export async function* readRunEvents(
   try {
     while (!signal.aborted) {
       rang = false;
-      const rows = [...(await store.after(runId, cursor, 500))];
+      // `only`: the named events alone (a blocking waiter reads the terminal ones, not every payload)
+      const rows = [...(await (only ? store.named(runId, only, { afterSeq: cursor, limit: 500 }) : store.after(runId, cursor, 500)))];
       const read = rows.length;
       // each row is let go once yielded: a reader paused by a slow client holds only the rest
       for (let r = rows.shift(); r; r = rows.shift()) {

@@ -55,6 +55,7 @@ export class RunService implements RunResumer {
   readonly #waiters = new RunWaiters();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  #notPickedUp: { seconds: number; message: string } | undefined;
 
   constructor(deps: RunServiceDeps) {
     this.#executesJobs = deps.executesJobs ?? true;
@@ -173,7 +174,9 @@ export class RunService implements RunResumer {
     const started = await startRun(this.#c, this.#executions, input);
     const seconds = this.#config.queueWaitSeconds ?? 0;
     if (!started.queued || seconds <= 0) return started;
-    const error = runNotPickedUp(seconds).message;
+    // the message is made once per setting, not per run (an Error captures a stack trace)
+    if (this.#notPickedUp?.seconds !== seconds) this.#notPickedUp = { seconds, message: runNotPickedUp(seconds).message };
+    const error = this.#notPickedUp.message;
     const timer = setTimeout(() => {
       void this.#failUnclaimed(started.runId, error, seconds).catch((err: unknown) => this.#logger.warn({ err, runId: started.runId }, 'ending a run no worker took failed'));
     }, seconds * 1000);

@@ -9,9 +9,10 @@ import { readRunEvents } from './event-reader.js';
 import type { RunEnd, RunMeta } from './run-types.js';
 import { RUN_JOB, type RunContext, type RunJobPayload } from './run-context.js';
 import type { RunExecutions } from './run-execution.js';
+import type { LocalJob } from '../infra/queue/queue.js';
 import { runWaitFailed } from './errors.js';
 import type { RunTrigger } from './run-store.js';
-import { isTerminal } from './run-events.js';
+import { isTerminal, TERMINAL_RUN_EVENTS } from './run-events.js';
 
 export interface StartRun {
   readonly app: App;
@@ -92,7 +93,11 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
   }, rootId);
   const inline = !c.queue || !c.executesJobs || (input.callDepth ?? 0) > 0;
   const mask = new SecretMask(graph.secrets);
-  await c.db.transaction().execute(async (tx) => {
+  // A job this process will run itself (the embedded queue with a free slot) is written already
+  // claimed, and the run owned by it: no poll, no read of the table before the run starts.
+  let local: LocalJob | undefined;
+  const started = c.db.transaction().execute(async (tx) => {
+    if (!inline) local = await c.queue!.claimLocal?.(RUN_JOB, { runId: meta.id } satisfies RunJobPayload, tx);
     await c.runs.insert(
       {
         id: meta.id,
@@ -106,18 +111,38 @@ export async function startRun(c: RunContext, executions: RunExecutions, input: 
         inputs: JSON.stringify(input.inputs),
         heartbeat_at: now,
         created_at: now,
-        // an inline run is owned by this process from the start (epoch 1); a queued one by the job that claims it
-        owner_epoch: inline ? 1 : 0,
+        // an inline run is owned by this process from the start (epoch 1), a locally claimed one by
+        // its job (epoch 1); a queued one by the job that claims it
+        owner_epoch: inline || local ? 1 : 0,
         ...(input.triggeredFrom ? { triggered_from: input.triggeredFrom } : {}),
       },
       tx,
-      { inline },
+      { inline, ...(local ? { ownerJob: local.id } : {}) },
     );
     // the initial state is the first snapshot: whichever worker claims the job starts from it
-    if (!inline) await c.events.insertSnapshot(meta.id, JSON.stringify(state, mask.snapshotReplacer), now, tx);
+    if (!inline) await c.events.insertSnapshot(meta.id, JSON.stringify(state, mask.empty ? undefined : mask.snapshotReplacer), now, tx);
     if (input.beforeStart) await input.beforeStart({ runId: meta.id, taskId: meta.taskId }, tx);
-    if (!inline) await c.queue!.enqueue(RUN_JOB, { runId: meta.id } satisfies RunJobPayload, { tx });
+    if (!inline && !local) await c.queue!.enqueue(RUN_JOB, { runId: meta.id } satisfies RunJobPayload, { tx });
   });
+  try {
+    await started;
+  } catch (err) {
+    local?.release();
+    throw err;
+  }
+  if (local) {
+    // the blocking caller is answered from this execution (not from the log), unless it was
+    // handed back (shutdown, lost lease): then from the log, wherever the run continues
+    let execution: Promise<RunEnd> | undefined;
+    local.start((ctx) => {
+      const claimed = executions.executeClaimed(meta, app.workspaceId, graph, state, ctx.jobId, ctx.signal);
+      execution = claimed.done;
+      return claimed.job;
+    });
+    const done = execution ? execution.then((end) => (end.status === 'handed-back' ? awaitRunEnd(c, meta.id, 0) : end)) : awaitRunEnd(c, meta.id, 0);
+    done.catch(() => undefined);
+    return { runId: meta.id, taskId: meta.taskId, done, queued: false };
+  }
   if (inline) {
     const done = executions.launch(meta, app.workspaceId, graph, state, 0, 1, 'initial');
     return { runId: meta.id, taskId: meta.taskId, done: done.catch(() => undefined), queued: false };
@@ -146,7 +171,7 @@ export async function awaitRunEnd(c: RunContext, runId: string, afterSeq: number
     c.logger.warn({ runId, err: err.message }, 'waiting for a run without the bus (it failed): polling its event log');
   };
   try {
-    for await (const e of readRunEvents(c.events, c.bus, runId, afterSeq, stop.signal, onBusError)) {
+    for await (const e of readRunEvents(c.events, c.bus, runId, afterSeq, stop.signal, onBusError, TERMINAL_RUN_EVENTS)) {
       if (!isTerminal(e.payload.event)) continue;
       const data = (e.payload.data ?? {}) as Record<string, unknown>;
       const snap = await c.events.snapshot(runId);

@@ -77,7 +77,8 @@ export class RunStore {
   }
 
   /** `inline`: the run executes in the process that starts it, not as a job (`INLINE_OWNER`). */
-  async insert(run: NewRun, trx: Executor = this.#db, opts: { inline?: boolean } = {}): Promise<void> {
+  /** `inline`: owned by this process without a job; `ownerJob`: owned from the start by that job (claimed locally). */
+  async insert(run: NewRun, trx: Executor = this.#db, opts: { inline?: boolean; ownerJob?: string } = {}): Promise<void> {
     await trx
       .insertInto('workflow_runs')
       .values({
@@ -93,7 +94,7 @@ export class RunStore {
         stop_requested: 0,
         last_seq: 0,
         finished_at: null,
-        owner_job: opts.inline ? INLINE_OWNER : null,
+        owner_job: opts.inline ? INLINE_OWNER : (opts.ownerJob ?? null),
       })
       .execute();
   }

@@ -146,4 +146,59 @@ describe('DbQueue', () => {
     expect(ran).toBe(false);
     expect((await job(id)).status).toBe('queued');
   });
+
+  it('claimLocal writes the job running under this worker in the caller\'s transaction and runs it after the commit without a poll', async () => {
+    const q = queue({ pollMs: 3_600_000, concurrency: 1 });
+    const viaHandler: string[] = [];
+    q.register<{ n: number }>('t.local', { run: async (p) => void viaHandler.push(`handler ${p.n}`) });
+    expect(await s.runtime.store.db.transaction().execute((tx) => q.claimLocal('t.local', { n: 0 }, tx))).toBeUndefined(); // not started
+    q.start();
+    await new Promise((r) => setTimeout(r, 50)); // the start's one poll
+    const db = s.runtime.store.db;
+    const local = (await db.transaction().execute(async (tx) => {
+      const l = await q.claimLocal('t.local', { n: 1 }, tx);
+      // the row is written running, leased by this worker: a crash leaves it for recovery
+      expect(await tx.selectFrom('jobs').select(['status', 'attempts', 'locked_by']).where('id', '=', l!.id).executeTakeFirstOrThrow()).toMatchObject({ status: 'running', attempts: 1 });
+      // the one slot is held: a second claim is refused (it would be enqueued instead)
+      expect(await q.claimLocal('t.local', { n: 2 }, tx)).toBeUndefined();
+      return l!;
+    }))!;
+    const ran: number[] = [];
+    let finish!: () => void;
+    local.start(async (ctx) => {
+      ran.push(ctx.attempt);
+      await new Promise<void>((r) => (finish = r));
+    });
+    expect(ran).toEqual([1]); // started at once, without a poll (the poll interval is an hour)
+    finish();
+    for (let i = 0; i < 200 && (await job(local.id)).status !== 'done'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await job(local.id)).toMatchObject({ status: 'done', attempts: 1, locked_by: null });
+    expect(viaHandler).toEqual([]);
+  });
+
+  it('a locally claimed job whose transaction rolled back frees its slot; one whose worker died is recovered by another worker', async () => {
+    const q = queue({ pollMs: 3_600_000, concurrency: 1, leaseMs: 200 });
+    q.register('t.local2', { run: async () => undefined });
+    q.start();
+    const db = s.runtime.store.db;
+    let held: Awaited<ReturnType<DbQueue['claimLocal']>>;
+    await expect(
+      db.transaction().execute(async (tx) => {
+        held = await q.claimLocal('t.local2', {}, tx);
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    held!.release();
+    // the slot is free again, and the rolled-back job does not exist
+    expect(await db.selectFrom('jobs').select('id').where('id', '=', held!.id).executeTakeFirst()).toBeUndefined();
+    const crashed = (await db.transaction().execute((tx) => q.claimLocal('t.local2', { n: 3 }, tx)))!;
+    expect(crashed).toBeDefined();
+    q.abandon(); // dies before starting it
+    const recovered: number[] = [];
+    const other = queue({ leaseMs: 200 });
+    other.register<{ n: number }>('t.local2', { run: async (p, ctx) => void recovered.push(p.n, ctx.attempt) });
+    other.start();
+    await until(() => recovered.length > 0);
+    expect(recovered).toEqual([3, 2]);
+  });
 });

@@ -23,6 +23,10 @@ class MemoryLog {
     this.reads++;
     return this.rows.filter((r) => r.runId === runId && r.seq > afterSeq).slice(0, limit);
   }
+  async named(runId: string, events: readonly string[], opts: { afterSeq: number; limit: number }): Promise<StoredRunEvent[]> {
+    this.reads++;
+    return this.rows.filter((r) => r.runId === runId && r.seq > opts.afterSeq && events.includes(r.event)).slice(0, opts.limit);
+  }
 }
 
 /** Takes `n` events from the reader. */
@@ -41,6 +45,24 @@ afterEach(() => {
 });
 
 describe('readRunEvents', () => {
+  it('with `only`, reads and yields just the events of those names, waking on the doorbell for the next one', async () => {
+    const log = new MemoryLog();
+    const bus = new MemoryBus();
+    for (const e of ['workflow_started', 'node_started', 'node_finished', 'workflow_paused']) log.add('r1', e);
+    const ac = new AbortController();
+    const reader = readRunEvents(log, bus, 'r1', 0, ac.signal, undefined, ['workflow_paused', 'workflow_finished']);
+    expect((await take(reader, 1)).map((e) => [e.seq, e.payload.event])).toEqual([[4, 'workflow_paused']]);
+    const next = reader.next();
+    await new Promise((r) => setImmediate(r));
+    log.add('r1', 'workflow_started');
+    log.add('r1', 'workflow_finished');
+    await bus.publish(runChannel('r1'), '6');
+    const r = await next;
+    expect(r.done ? undefined : [r.value.seq, r.value.payload.event]).toEqual([6, 'workflow_finished']);
+    ac.abort();
+    await reader.return(undefined);
+  });
+
   it('replays the log after the cursor, in order, then yields an event appended later as soon as the doorbell rings', async () => {
     const log = new MemoryLog();
     const bus = new MemoryBus();

@@ -4,7 +4,8 @@ import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import { jobsByStatus } from './job-counts.js';
 import type { Logger } from '../logger.js';
-import { concurrencyOf, type EnqueueOptions, type JobHandler, type JobInfo, type ListJobsOptions, type Queue, type QueueConfig, type RegisterOptions } from './queue.js';
+import type { Transaction } from 'kysely';
+import { concurrencyOf, type EnqueueOptions, type JobContext, type JobHandler, type JobInfo, type ListJobsOptions, type LocalJob, type Queue, type QueueConfig, type RegisterOptions } from './queue.js';
 
 interface Running {
   readonly id: string;
@@ -30,6 +31,8 @@ export class DbQueue implements Queue {
   /** Repeatable kinds and their interval (ms). */
   readonly #repeats = new Map<string, number>();
   readonly #running = new Map<string, Running>();
+  /** Slots held by jobs claimed with `claimLocal` whose transaction has not ended yet, per kind. */
+  readonly #reserved = new Map<string, number>();
   readonly #workerId = newId();
   #timer: NodeJS.Timeout | undefined;
   #started = false;
@@ -107,11 +110,46 @@ export class DbQueue implements Queue {
     return this.#kindOpts.get(kind)?.leaseMs ?? this.#cfg.leaseMs;
   }
 
-  /** Kinds with a free slot in this worker. */
+  /** Kinds with a free slot in this worker (slots held by local claims count as taken). */
   #freeKinds(): string[] {
-    const busy = new Map<string, number>();
+    const busy = new Map<string, number>(this.#reserved);
     for (const r of this.#running.values()) busy.set(r.kind, (busy.get(r.kind) ?? 0) + 1);
     return [...this.#handlers.keys()].filter((k) => (busy.get(k) ?? 0) < concurrencyOf(this.#cfg, k, this.#kindOpts.get(k)));
+  }
+
+  async claimLocal(kind: string, payload: unknown, tx: Transaction<Database>): Promise<LocalJob | undefined> {
+    const handler = this.#handlers.get(kind);
+    if (!this.#started || this.#closed || !handler || !this.#freeKinds().includes(kind)) return undefined;
+    const hold = (d: number) => this.#reserved.set(kind, (this.#reserved.get(kind) ?? 0) + d);
+    hold(1);
+    const id = newId();
+    const now = this.#clock.now();
+    const maxAttempts = this.#cfg.maxAttempts;
+    try {
+      await tx
+        .insertInto('jobs')
+        .values({ id, kind, payload: JSON.stringify(payload), status: 'running', attempts: 1, max_attempts: maxAttempts, run_at: now, lease_until: now + this.#leaseMs(kind), locked_by: this.#workerId, last_error: null, created_at: now, updated_at: now })
+        .execute();
+    } catch (err) {
+      hold(-1);
+      throw err;
+    }
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      hold(-1);
+      return true;
+    };
+    return {
+      id,
+      start: (run: (ctx: JobContext) => Promise<void>) => {
+        if (!settle()) return;
+        // this attempt runs `run`; a retry or a recovery after a crash runs the registered handler
+        this.#execute(id, kind, { run: (_p, ctx) => run(ctx), ...(handler.onFailed ? { onFailed: handler.onFailed.bind(handler) } : {}) }, payload, 1, maxAttempts);
+      },
+      release: () => void settle(),
+    };
   }
 
   async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<string> {

@@ -76,7 +76,26 @@ export interface ListJobsOptions {
   readonly limit?: number;
 }
 
+/**
+ * A job this process claimed for itself as it enqueued it (`Queue.claimLocal`): its row is written
+ * `running` under this worker's lease in the caller's transaction, so it is recovered like any
+ * other job if the process dies, but it starts without a poll or a read of the table.
+ */
+export interface LocalJob {
+  readonly id: string;
+  /** After the transaction commits: runs `run` as this job's attempt (lease renewed, row finished, retried or failed as any job). */
+  start(run: (ctx: JobContext) => Promise<void>): void;
+  /** After the transaction rolled back: frees the slot it held. */
+  release(): void;
+}
+
 export interface Queue {
+  /**
+   * Writes a job in `tx` that this process runs itself right after the commit, when it runs a
+   * worker for `kind` with a free slot; `undefined` otherwise (enqueue it then). Runners without
+   * an in-process worker (BullMQ) do not implement it.
+   */
+  claimLocal?(kind: string, payload: unknown, tx: Transaction<Database>): Promise<LocalJob | undefined>;
   /** Registers the handler for a kind; register every kind before `start`. */
   register<P>(kind: string, handler: JobHandler<P>, opts?: RegisterOptions): void;
   /** Persists a job and wakes a local worker; returns the job id. */
