@@ -2,7 +2,7 @@ import { parse, tokenize } from '@huggingface/jinja';
 import { applyFilter, boundedReplace, itemsOfMap, runTest } from './filters.js';
 import { GLOBALS } from './globals.js';
 import { TemplateLimitError, type RenderLimits } from './render-limits.js';
-import { compare, display, float, Fn, PyFloat, fromPlain, isFloat, isMap, isNum, Namespace, numOf, plainText, raw, truthy, tuple, typeName, type CallContext, type Value } from './values.js';
+import { compare, display, float, Fn, Loop, PyFloat, fromPlain, isFloat, isMap, isNum, Namespace, numOf, plainText, raw, truthy, tuple, typeName, type CallContext, type Value } from './values.js';
 
 /** A parsed template (the syntax tree @huggingface/jinja's parser builds). */
 export type Program = ReturnType<typeof parse>;
@@ -56,7 +56,8 @@ class Scope {
   readonly vars = new Map<string, Value>();
   constructor(readonly parent: Scope | undefined) {}
   lookup(name: string): Value {
-    for (let s: Scope | undefined = this; s; s = s.parent) if (s.vars.has(name)) return s.vars.get(name);
+    if (this.vars.has(name)) return this.vars.get(name);
+    for (let s = this.parent; s; s = s.parent) if (s.vars.has(name)) return s.vars.get(name);
     return undefined;
   }
 }
@@ -69,6 +70,9 @@ const enum Ctrl {
   Break,
   Continue,
 }
+
+/** No keyword arguments (shared: nothing writes to a call's keyword arguments). */
+const NO_KWARGS: Map<string, Value> = new Map();
 
 /** Not a method: the member is read as undefined. */
 const NO_METHOD = Symbol('no method');
@@ -220,9 +224,10 @@ class Render implements CallContext {
 
   #args(nodes: readonly Node[] | undefined, scope: Scope): [Value[], Map<string, Value>] {
     const args: Value[] = [];
-    const kwargs = new Map<string, Value>();
+    let kwargs = NO_KWARGS;
     if (!nodes) return [args, kwargs];
     const addKw = (k: string, v: Value) => {
+      if (kwargs === NO_KWARGS) kwargs = new Map();
       if (kwargs.has(k)) throw new Error(`Got multiple values for keyword argument '${k}'`);
       kwargs.set(k, v);
     };
@@ -243,7 +248,7 @@ class Render implements CallContext {
   }
 
   #filter(operand: Value, filter: Node, scope: Scope): Value {
-    if (filter.type === 'Identifier') return applyFilter(filter.value as string, operand, [], new Map(), this);
+    if (filter.type === 'Identifier') return applyFilter(filter.value as string, operand, [], NO_KWARGS, this);
     if (filter.type === 'CallExpression' && filter.callee!.type === 'Identifier') {
       const [args, kwargs] = this.#args(filter.args, scope);
       return applyFilter(filter.callee!.value as string, operand, args, kwargs, this);
@@ -298,6 +303,7 @@ class Render implements CallContext {
     if (isMap(object)) {
       if (object.has(name)) return object.get(name);
     } else if (object instanceof Namespace) return object.m.has(name) ? object.m.get(name) : undefined;
+    else if (object instanceof Loop) return object.get(name);
     else if (Array.isArray(object)) return name === 'length' ? object.length : undefined;
     if (typeof object === 'string' && name === 'length') return object.length;
     if ((typeof object === 'string' && STRING_METHODS.has(name)) || (isMap(object) && MAP_METHODS.has(name))) {
@@ -316,7 +322,7 @@ class Render implements CallContext {
     if (!node.computed) key = prop.value as string | number;
     else if (prop.type === 'SliceExpression') return this.#slice(object, prop, scope);
     else key = this.ev(prop, scope);
-    if (isMap(object) || object instanceof Namespace) {
+    if (isMap(object) || object instanceof Namespace || object instanceof Loop) {
       if (typeof key !== 'string') throw new Error(`Cannot access property with non-string: got ${typeName(key)}`);
       return this.#memberOf(object, key);
     }
@@ -352,8 +358,9 @@ class Render implements CallContext {
     if (op === 'and') return truthy(left) ? this.ev(node.right, scope) : left;
     if (op === 'or') return truthy(left) ? left : this.ev(node.right, scope);
     const right = this.ev(node.right, scope);
-    if (op === '==') return raw(left) == raw(right); // eslint-disable-line eqeqeq -- the library's loose equality (1 == 1.0, None == undefined)
-    if (op === '!=') return raw(left) != raw(right); // eslint-disable-line eqeqeq -- as above
+    // The library's loose equality (1 == 1.0, None == undefined).
+    if (op === '==') return raw(left) == raw(right);
+    if (op === '!=') return raw(left) != raw(right);
     if (left === undefined || right === undefined) {
       if (right === undefined && (op === 'in' || op === 'not in')) return op === 'not in';
       throw new Error(`Cannot perform operation ${op} on undefined values`);
@@ -482,21 +489,8 @@ class Render implements CallContext {
     }
     let out = '';
     let ran = false;
-    const n = items.length;
-    for (let i = 0; i < n; i++) {
-      const loop = new Map<string, Value>([
-        ['index', i + 1],
-        ['index0', i],
-        ['revindex', n - i],
-        ['revindex0', n - i - 1],
-        ['first', i === 0],
-        ['last', i === n - 1],
-        ['length', n],
-        ['previtem', i > 0 ? items[i - 1] : undefined],
-        ['nextitem', i < n - 1 ? items[i + 1] : undefined],
-        ['cycle', new Fn((args) => (args.length > 0 ? args[i % args.length] : undefined))],
-      ]);
-      scope.vars.set('loop', loop);
+    for (let i = 0; i < items.length; i++) {
+      scope.vars.set('loop', new Loop(i, items));
       bind(scope, items[i]);
       // The loop's output is checked when it ends (by `ev`): the step budget and the clock bound the
       // rounds, and V8 joins strings without copying them.

@@ -6,12 +6,13 @@
  *   integral (`4 / 2`, `2.5 | round`) is a `PyFloat` so it prints `2.0` as Jinja2 does;
  * - lists as JS arrays (a tuple is an array marked in `TUPLES`);
  * - dicts as `Map`s (insertion order, any key, no prototype to reach);
- * - `Namespace`, `Fn` (a macro, a global or a bound method) and nothing else.
+ * - `Namespace`, `Fn` (a macro, a global or a bound method), `Loop` (`loop` in a for loop, its
+ *   fields computed when read) and nothing else.
  *
  * A run's variables enter through `fromPlain`, which keeps plain data only; nothing a template
  * touches is a host object, so member access can only reach a map entry or a built-in method.
  */
-export type Value = string | number | boolean | null | undefined | PyFloat | Value[] | Map<string, Value> | Namespace | Fn;
+export type Value = string | number | boolean | null | undefined | PyFloat | Value[] | Map<string, Value> | Namespace | Fn | Loop;
 
 /** A float whose value is integral (Python's `2.0`). */
 export class PyFloat {
@@ -35,6 +36,49 @@ export interface CallContext {
 export class Fn {
   constructor(readonly call: (args: Value[], kwargs: Map<string, Value>, scope: unknown, ctx: CallContext) => Value) {}
 }
+
+/** `loop` in round `i` of a for loop over `items`: one small object per round, its fields read as a dict's. */
+export class Loop {
+  constructor(
+    readonly i: number,
+    readonly items: readonly Value[],
+  ) {}
+
+  get(name: string): Value {
+    const { i, items } = this;
+    const n = items.length;
+    switch (name) {
+      case 'index':
+        return i + 1;
+      case 'index0':
+        return i;
+      case 'revindex':
+        return n - i;
+      case 'revindex0':
+        return n - i - 1;
+      case 'first':
+        return i === 0;
+      case 'last':
+        return i === n - 1;
+      case 'length':
+        return n;
+      case 'previtem':
+        return i > 0 ? items[i - 1] : undefined;
+      case 'nextitem':
+        return i < n - 1 ? items[i + 1] : undefined;
+      case 'cycle':
+        return new Fn((args) => (args.length > 0 ? args[i % args.length] : undefined));
+      default:
+        return undefined;
+    }
+  }
+
+  /** As a dict (printing it, `tojson`). */
+  toMap(): Map<string, Value> {
+    return new Map(LOOP_FIELDS.map((k) => [k, this.get(k)]));
+  }
+}
+const LOOP_FIELDS = ['index', 'index0', 'revindex', 'revindex0', 'first', 'last', 'length', 'previtem', 'nextitem'];
 
 /** Arrays that are tuples (`(1, 2)`): they print as tuples. */
 export const TUPLES = new WeakSet<Value[]>();
@@ -74,6 +118,7 @@ export function typeName(v: Value): string {
       if (Array.isArray(v)) return TUPLES.has(v) ? 'TupleValue' : 'ArrayValue';
       if (v instanceof Map) return 'ObjectValue';
       if (v instanceof Namespace) return 'NamespaceValue';
+      if (v instanceof Loop) return 'ObjectValue';
       return 'FunctionValue';
   }
 }
@@ -178,6 +223,7 @@ export function display(v: Value): string {
         return `{${out}}`;
       }
       if (v instanceof Namespace) return '<Namespace>';
+      if (v instanceof Loop) return display(v.toMap());
       return '<function>';
   }
 }
@@ -185,7 +231,7 @@ export function display(v: Value): string {
 /** The library's `String(value)` for `~`, `+` of strings and `join` without our filter (floats as Python prints them). */
 export function plainText(v: Value): string {
   if (v instanceof PyFloat) return numberText(v);
-  if (Array.isArray(v) || v instanceof Map || v instanceof Namespace) return toJson(v, {}, 0, false);
+  if (Array.isArray(v) || v instanceof Map || v instanceof Namespace || v instanceof Loop) return toJson(v, {}, 0, false);
   return String(v);
 }
 
@@ -208,6 +254,7 @@ export function toJson(v: Value, options: JsonOptions, depth = 0, undefinedToNul
   if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
   if (v instanceof PyFloat) return JSON.stringify(v.n);
   if (typeof v === 'string') return ensureAscii ? asciiSafe(JSON.stringify(v)) : JSON.stringify(v);
+  if (v instanceof Loop) return toJson(v.toMap(), options, depth, undefinedToNull);
   const pad = indent ? ' '.repeat(indent) : '';
   const base = '\n' + pad.repeat(depth);
   const child = base + pad;
@@ -254,6 +301,7 @@ export function attributeOf(item: Value, path: string): Value {
   for (const part of path.split('.')) {
     if (cur instanceof Map) cur = cur.has(part) ? cur.get(part) : undefined;
     else if (cur instanceof Namespace) cur = cur.m.has(part) ? cur.m.get(part) : undefined;
+    else if (cur instanceof Loop) cur = cur.get(part);
     else if (Array.isArray(cur)) {
       const i = Number.parseInt(part, 10);
       if (Number.isNaN(i) || i < 0 || i >= cur.length) return undefined;
