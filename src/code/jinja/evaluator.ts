@@ -139,10 +139,8 @@ class Render implements CallContext {
     if (!node) return undefined;
     this.#step();
     // The JavaScript stack is far deeper; a recursive macro ends here first, saying so.
-    if (++this.#depth > MAX_DEPTH) {
-      this.#depth = 0;
-      throw new Error(`recursion deeper than ${MAX_DEPTH} levels`);
-    }
+    if (this.#depth >= MAX_DEPTH) throw new Error(`recursion deeper than ${MAX_DEPTH} levels`);
+    this.#depth++;
     try {
       const v = this.#eval(node, scope);
       if (typeof v === 'string') {
