@@ -12,13 +12,23 @@ const RUNS = 30;
 const WARMUP = 20;
 const TEMPLATE = '{{ v | length }}:{{ i }}';
 
-/** A linear chain of `NODES` template-transform nodes between start and end. */
-function chainDsl(): string {
+/**
+ * A linear chain of `NODES` template-transform nodes between start and end, or of
+ * variable-aggregator nodes (`aggregator`): the engine's own cost per node, the templates' baseline.
+ */
+function chainDsl(kind: 'template' | 'aggregator' = 'template'): string {
   const nodes: Record<string, unknown>[] = [{ id: 'start', data: { type: 'start', title: 'Start', variables: [] } }];
   const edges: Record<string, unknown>[] = [];
   let prev = 'start';
   for (let i = 0; i < NODES; i++) {
     const id = `t${i}`;
+    const input = prev === 'start' ? ['sys', 'app_id'] : [prev, 'output'];
+    if (kind === 'aggregator') {
+      nodes.push({ id, data: { type: 'variable-aggregator', title: id, output_type: 'string', variables: [input] } });
+      edges.push({ source: prev, target: id });
+      prev = id;
+      continue;
+    }
     nodes.push({
       id,
       data: {
@@ -26,7 +36,7 @@ function chainDsl(): string {
         title: id,
         template: TEMPLATE,
         variables: [
-          { variable: 'v', value_selector: prev === 'start' ? ['sys', 'app_id'] : [prev, 'output'] },
+          { variable: 'v', value_selector: input },
           { variable: 'i', value_selector: ['sys', 'workflow_run_id'] },
         ],
       },
@@ -39,9 +49,9 @@ function chainDsl(): string {
   return stringify({ app: { name: 'chain', mode: 'workflow' }, kind: 'app', version: '0.3.1', workflow: { graph: { nodes, edges } } });
 }
 
-async function dovetail(): Promise<number[]> {
+async function dovetail(kind: 'template' | 'aggregator'): Promise<number[]> {
   const s = await benchServer();
-  const app = await s.runtime.apps.importDsl(chainDsl());
+  const app = await s.runtime.apps.importDsl(chainDsl(kind));
   const { apiKey } = await s.runtime.keys.create('app', app.workspaceId, app.id);
   const times: number[] = [];
   for (let i = 0; i < RUNS + WARMUP; i++) {
@@ -87,11 +97,13 @@ async function langgraph(): Promise<number[]> {
 /** Bench 1: per-node overhead of a 200-node template chain, blocking, event log persisted. */
 export async function run(): Promise<void> {
   const lg = median(await langgraph()) / NODES;
-  const ours = median(await dovetail()) / NODES;
+  const aggregator = median(await dovetail('aggregator')) / NODES;
+  const ours = median(await dovetail('template')) / NODES;
   process.stdout.write(
     [
       `${NODES}-node template-transform chain, blocking, median of ${RUNS} runs after ${WARMUP} warm-up runs`,
       `Dovetail (HTTP, SQLite event log + snapshot persisted)   ${fmt(ours, 4)} ms/node`,
+      `baseline: the same chain of variable-aggregator nodes   ${fmt(aggregator, 4)} ms/node (templates add ${fmt(ours - aggregator, 4)} ms/node; target: template chain ≤ 0.05 ms/node)`,
       `LangGraph.js 1.7.3 (SqliteSaver checkpointer), baseline  ${fmt(lg, 4)} ms/node`,
       `ratio: Dovetail is ${fmt(lg / ours, 1)}x faster per node (target ≥ 10x)`,
     ].join('\n') + '\n',

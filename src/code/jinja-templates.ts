@@ -1,6 +1,6 @@
 import type { TemplateRenderer } from '../engine/types.js';
 import { CodeExecutionError } from './code-execution-error.js';
-import { parseTemplate, renderBounded, type Program } from './jinja/bounded-render.js';
+import { parseTemplate, renderBounded, type Program } from './jinja/evaluator.js';
 import { TemplateLimitError, type RenderLimits } from './jinja/render-limits.js';
 
 /** Parsed templates kept per source text (a workflow renders the same few templates on every run). */

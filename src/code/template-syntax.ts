@@ -1,4 +1,4 @@
-import { parseTemplate } from './jinja/bounded-render.js';
+import { parseTemplate } from './jinja/evaluator.js';
 
 /**
  * The first line of a Jinja template's syntax error, or undefined when it parses: the same parser

@@ -27,6 +27,9 @@ describe('JinjaTemplates: the Jinja2 that Dify templates use', () => {
     ['filter blocks and comments', '{# note #}{% filter upper %}abc{% endfilter %}', {}, 'ABC'],
     ['undefined names print nothing', '[{{ nope }}{{ x.y.z }}]', { x: {} }, '[]'],
     ['a trailing newline is dropped, as Jinja2 does', 'a\n', {}, 'a'],
+    ['loop.cycle, output before a break kept, loop.previtem', '{% for x in xs %}{{ loop.cycle("o", "e") }}{{ x }}{% if x == 2 %}!{% break %}{% endif %}{% endfor %}|{% for x in xs %}{{ loop.previtem }}{% endfor %}', { xs: [1, 2, 3] }, 'o1e2!|12'],
+    ['floats print as Python prints them', '{{ 4 / 2 }} {{ 2.0 }} {{ 3 * 1.0 }} {{ 7 // 2.0 }} {{ -0.0 }} {{ [1.0, 2] }} {{ 1.5 | int }}', {}, '2.0 2.0 3.0 3.0 -0.0 [1.0, 2] 1'],
+    ['strings compare, a string is iterable, tuples print as tuples', '{{ "a" < "b" }}{% for c in "ab" %}[{{ c }}]{% endfor %}{{ (1, "x") }}', {}, 'True[a][b](1, \'x\')'],
   ])('%s', (_name, template, vars, expected) => {
     expect(render(template, vars)).toBe(expected);
   });
