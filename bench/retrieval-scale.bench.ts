@@ -14,7 +14,7 @@ import { parseRetrievalModel, type SearchMethod } from '../src/knowledge/retriev
  * with RETRIEVAL_SCALE_SIZES=10000,100000, 100,000) segments, on SQLite (sqlite-vec) and on
  * PostgreSQL: BENCH_DATABASE_URL / TEST_DATABASE_URL (pgvector when that database has the extension,
  * else the exact scan; labelled), and BENCH_PGVECTOR_URL, a second database that has it. Each
- * PostgreSQL run uses a schema of its own, dropped after.
+ * PostgreSQL run uses a schema of its own, dropped after. RETRIEVAL_SCALE_SQLITE=0 skips SQLite.
  *
  * Segments: generated lines of a Zipf-like 3,000-word vocabulary (bench/knowledge-setup.ts), bulk
  * inserted through the store's own segment writer, keyword index and vector index (the indexer's
@@ -179,8 +179,9 @@ export async function run(): Promise<void> {
   const sizes = (process.env.RETRIEVAL_SCALE_SIZES ?? '10000').split(',').map((x) => Number(x.trim()));
   if (sizes.some((n) => !Number.isInteger(n) || n < 100)) throw new Error('RETRIEVAL_SCALE_SIZES: comma-separated segment counts, each ≥ 100');
   const emb = await startEmbeddings(DIMS, embed);
-  const env = { QUEUE_POLL_MS: '20', EMBEDDINGS_BASE_URL: emb.baseUrl, EMBEDDINGS_BATCH_SIZE: '256' };
-  const targets: { label: string; env: Record<string, string>; url?: string }[] = [{ label: 'SQLite', env: {} }];
+  const env: Record<string, string> = { QUEUE_POLL_MS: '20', EMBEDDINGS_BASE_URL: emb.baseUrl, EMBEDDINGS_BATCH_SIZE: '256' };
+  for (const key of ['PGVECTOR_HNSW_M', 'PGVECTOR_HNSW_EF_CONSTRUCTION', 'PGVECTOR_EF_SEARCH']) if (process.env[key]) env[key] = process.env[key];
+  const targets: { label: string; env: Record<string, string>; url?: string }[] = process.env.RETRIEVAL_SCALE_SQLITE === '0' ? [] : [{ label: 'SQLite', env: {} }];
   const pg = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
   if (pg) targets.push({ label: 'PostgreSQL', env: { DATABASE_URL: pg }, url: pg });
   if (process.env.BENCH_PGVECTOR_URL) targets.push({ label: 'PostgreSQL (BENCH_PGVECTOR_URL)', env: { DATABASE_URL: process.env.BENCH_PGVECTOR_URL }, url: process.env.BENCH_PGVECTOR_URL });

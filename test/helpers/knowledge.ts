@@ -121,6 +121,9 @@ export async function startEmbeddings(dims = 16, embed: (text: string, dims: num
       } else answer();
     });
   });
+  // Idle connections stay open well past the client's reuse: a caller in the same process that holds
+  // the event loop for seconds (a bench's bulk load) would otherwise reuse a socket as it closes.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const state: EmbeddingsServer = {
