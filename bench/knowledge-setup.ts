@@ -3,7 +3,9 @@ import type { BenchServer } from './lib.js';
 /** Deterministic lines of words from a 3,000-word vocabulary (Zipf-like), one line per segment. */
 export function segmentLines(n: number, seed = 11): string[] {
   let x = seed;
-  const rnd = () => ((x = (x * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  // 32-bit integer arithmetic: in doubles, x * 1103515245 loses its low bits past 2^53 and the
+  // sequence falls into a short cycle (10,000 lines were 538 distinct ones).
+  const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff) / 0x7fffffff);
   const syll = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'se', 'di', 'pa', 'ge', 'zu', 'ho', 'bi', 'fe', 'wa'];
   const vocab = Array.from({ length: 3000 }, (_, i) => {
     let w = '';

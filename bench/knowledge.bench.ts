@@ -11,7 +11,8 @@ import { countTokens } from '../src/text/tokenizer.js';
  */
 function markdown(bytes: number, seed = 1): string {
   let x = seed;
-  const rnd = () => ((x = (x * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  // 32-bit integer arithmetic (see segmentLines in knowledge-setup.ts: doubles cycle early).
+  const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff) / 0x7fffffff);
   const syll = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'se', 'di', 'pa', 'ge', 'zu', 'ho', 'bi', 'fe', 'wa'];
   const vocab = Array.from({ length: 5000 }, (_, i) => {
     let w = '';

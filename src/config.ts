@@ -7,6 +7,7 @@ import { readToolsConfig } from './tools/tool-config.js';
 import { readModerationConfig } from './moderation/moderation-config.js';
 import { MB, int, positiveNumber, queueRunner, concurrencyByKind, codeMode, pathOrUndefined, snapshotDir, str, messageLeasesOf, list, trustProxy, modelRef, readFileConfig, readPrices, providersOf, storageOf, mailOf, configFile, type Env } from './config/env-config.js';
 import { parseRole, type Config } from './config/config-types.js';
+import { DEFAULT_VECTOR_SEARCH, type VectorSearchOptions } from './knowledge/index/vector-index.js';
 
 export { ConfigError };
 export type { ModelPrice };
@@ -225,6 +226,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       embeddingsBatchSize: int(env, file, 'EMBEDDINGS_BATCH_SIZE', 32, 1),
       maxSegmentationTokens: int(env, file, 'INDEXING_MAX_SEGMENTATION_TOKENS_LENGTH', 4000, 50),
       retrievalTopKMax: int(env, file, 'RETRIEVAL_TOP_K_MAX', 100, 1),
+      vectorSearch: vectorSearchConfig(env, file),
       downloadZipMaxDocuments: int(env, file, 'KNOWLEDGE_DOWNLOAD_ZIP_MAX_DOCUMENTS', 100, 1),
       pageLimitMax: int(env, file, 'KNOWLEDGE_PAGE_LIMIT_MAX', 100, 1),
       retrievalQueryMaxChars: int(env, file, 'RETRIEVAL_QUERY_MAX_CHARS', 250, 1),
@@ -245,4 +247,19 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ...overrides,
   };
   return Object.freeze(config);
+}
+
+/** The vector index settings, within the ranges pgvector accepts (it refuses an index otherwise). */
+function vectorSearchConfig(env: Env, file: Record<string, unknown>): VectorSearchOptions {
+  const d = DEFAULT_VECTOR_SEARCH;
+  const out = {
+    hnswM: int(env, file, 'PGVECTOR_HNSW_M', d.hnswM, 2),
+    hnswEfConstruction: int(env, file, 'PGVECTOR_HNSW_EF_CONSTRUCTION', d.hnswEfConstruction, 4),
+    efSearch: int(env, file, 'PGVECTOR_EF_SEARCH', d.efSearch, 1),
+  };
+  if (out.hnswM > 100) throw new ConfigError(`PGVECTOR_HNSW_M must be at most 100, got ${out.hnswM}`);
+  if (out.hnswEfConstruction > 1000) throw new ConfigError(`PGVECTOR_HNSW_EF_CONSTRUCTION must be at most 1000, got ${out.hnswEfConstruction}`);
+  if (out.hnswEfConstruction < 2 * out.hnswM) throw new ConfigError(`PGVECTOR_HNSW_EF_CONSTRUCTION must be at least twice PGVECTOR_HNSW_M (${2 * out.hnswM}), got ${out.hnswEfConstruction}`);
+  if (out.efSearch > 1000) throw new ConfigError(`PGVECTOR_EF_SEARCH must be at most 1000, got ${out.efSearch}`);
+  return out;
 }

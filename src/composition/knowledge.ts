@@ -80,7 +80,7 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
   const k = config.knowledge;
   const embedder = createEmbedder(k);
   const keyword = store.dialect.keywordIndex();
-  const vectors = await store.dialect.vectorIndex(logger);
+  const vectors = await store.dialect.vectorIndex(logger, k.vectorSearch);
   await keyword.init();
   await vectors.init();
   const index = { embedder, keyword, vectors };

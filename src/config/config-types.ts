@@ -7,6 +7,7 @@ import type { ProvidersConfig } from '../llm/provider-settings.js';
 import type { ToolsConfig } from '../tools/tool-config.js';
 import type { TextOffloadConfig } from '../text/offload.js';
 import type { ParseConfig } from '../knowledge/ingest/parse/document-parser.js';
+import type { VectorSearchOptions } from '../knowledge/index/vector-index.js';
 import type { MailConfig } from '../mail/mail-config.js';
 import type { StorageConfig } from '../files/blobs/storage-config.js';
 import type { WebFormConfig } from '../web/web-form-config.js';
@@ -364,6 +365,8 @@ export interface KnowledgeConfig {
   readonly maxSegmentationTokens: number;
   /** Largest `top_k` accepted by retrieval (`RETRIEVAL_TOP_K_MAX`, default 100). */
   readonly retrievalTopKMax: number;
+  /** How the vector index searches (`PGVECTOR_HNSW_M`, `PGVECTOR_HNSW_EF_CONSTRUCTION`, `PGVECTOR_EF_SEARCH`). */
+  readonly vectorSearch: VectorSearchOptions;
   /** Most documents in one `POST …/documents/download-zip` (`KNOWLEDGE_DOWNLOAD_ZIP_MAX_DOCUMENTS`, default 100 as Dify). */
   readonly downloadZipMaxDocuments: number;
   /** Longest retrieval query in characters (`RETRIEVAL_QUERY_MAX_CHARS`, default 250). */

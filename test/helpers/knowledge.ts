@@ -93,8 +93,11 @@ function vector(text: string, dims: number): number[] {
   return v.map((x) => x / n);
 }
 
-/** `dims`: size of the (word-hashing) vectors it answers with. */
-export async function startEmbeddings(dims = 16): Promise<EmbeddingsServer> {
+/**
+ * `dims`: size of the vectors it answers with; `embed`: how a text becomes one (word hashing unless
+ * given, e.g. a bench's dense vectors that it also computes in process for a bulk load).
+ */
+export async function startEmbeddings(dims = 16, embed: (text: string, dims: number) => ArrayLike<number> = vector): Promise<EmbeddingsServer> {
   const pending: (() => void)[] = [];
   let texts = 0;
   let waiters: (() => void)[] = [];
@@ -106,7 +109,7 @@ export async function startEmbeddings(dims = 16): Promise<EmbeddingsServer> {
       const answer = () => {
         if (res.destroyed) return;
         texts += body.input.length;
-        const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: vector(t, dims) }));
+        const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: Array.from(embed(t, dims)) }));
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model }));
       };
       if (state.mode === 'fail') {
@@ -118,6 +121,9 @@ export async function startEmbeddings(dims = 16): Promise<EmbeddingsServer> {
       } else answer();
     });
   });
+  // Idle connections stay open well past the client's reuse: a caller in the same process that holds
+  // the event loop for seconds (a bench's bulk load) would otherwise reuse a socket as it closes.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const state: EmbeddingsServer = {

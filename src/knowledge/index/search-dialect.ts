@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database, SegmentTable } from '../../store/schema.js';
 import type { Logger } from '../../infra/logger.js';
 import type { KeywordIndex } from './keyword-index.js';
-import type { VectorIndex } from './vector-index.js';
+import type { VectorIndex, VectorSearchOptions } from './vector-index.js';
 
 /** Bulk insert of segment rows, the indexer's hot path. */
 export interface SegmentWriter {
@@ -22,7 +22,10 @@ export interface SearchDialect {
   /** For logs and metrics: `sqlite` or `postgres`. */
   readonly name: 'sqlite' | 'postgres';
   keywordIndex(): KeywordIndex;
-  /** The best vector index the database carries (probed once; falls back to the exact scan). */
-  vectorIndex(logger: Logger): Promise<VectorIndex>;
+  /**
+   * The best vector index the database carries (probed once; falls back to the exact scan),
+   * with pgvector's HNSW `options` (its defaults when not given; the first call's are kept).
+   */
+  vectorIndex(logger: Logger, options?: VectorSearchOptions): Promise<VectorIndex>;
   segmentWriter(): SegmentWriter;
 }

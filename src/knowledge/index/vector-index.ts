@@ -205,6 +205,19 @@ export class ExactVectorIndex implements VectorIndex {
   }
 }
 
+/** How pgvector builds and searches its HNSW index; config, read by the dialect that builds the index. */
+export interface VectorSearchOptions {
+  /** HNSW `m` of a new index (`PGVECTOR_HNSW_M`). */
+  readonly hnswM: number;
+  /** HNSW `ef_construction` of a new index (`PGVECTOR_HNSW_EF_CONSTRUCTION`). */
+  readonly hnswEfConstruction: number;
+  /** The lowest `hnsw.ef_search` of a search (`PGVECTOR_EF_SEARCH`); it grows with the window. */
+  readonly efSearch: number;
+}
+
+/** pgvector's own defaults. */
+export const DEFAULT_VECTOR_SEARCH: VectorSearchOptions = { hnswM: 16, hnswEfConstruction: 64, efSearch: 40 };
+
 /**
  * The per-dimension vector tables (`segment_vec_<dims>`) that sqlite-vec and pgvector both keep,
  * with the removals, which are the same SQL on either; each removal also drops the stored embeddings.

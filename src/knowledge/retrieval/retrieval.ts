@@ -101,10 +101,14 @@ export class RetrievalService {
       if (method === 'keyword_search' || method === 'full_text_search') {
         hits.push(...(await this.#keyword.search(semanticIds, query, k, only)));
       } else {
+        // Hybrid: the keyword search runs while the query is being embedded (a model call).
+        const keyword = method === 'hybrid_search' ? this.#keyword.search(semanticIds, query, k * 2, only) : undefined;
+        // Settled here so a failed embedding call does not leave the keyword search's rejection unhandled.
+        keyword?.catch(() => undefined);
         const [vector] = await this.#embedder.embed([query]);
         const semantic = await vectorSearch(semanticIds, vector!, method === 'hybrid_search' ? k * 2 : k);
-        if (method === 'semantic_search') hits.push(...semantic);
-        else hits.push(...combine(semantic, await this.#keyword.search(semanticIds, query, k * 2, only), model));
+        if (!keyword) hits.push(...semantic);
+        else hits.push(...combine(semantic, await keyword, model));
       }
     }
     hits.sort((a, b) => b.score - a.score);

@@ -6,7 +6,7 @@ import type { Logger } from '../../infra/logger.js';
 import type { Database } from '../schema.js';
 import type { SearchDialect } from '../../knowledge/index/search-dialect.js';
 import type { OpenedDatabase } from '../opened.js';
-import { ExactVectorIndex } from '../../knowledge/index/vector-index.js';
+import { ExactVectorIndex, type VectorSearchOptions } from '../../knowledge/index/vector-index.js';
 import { TsvectorKeywordIndex } from './tsvector-keyword-index.js';
 import { SCHEMA_LOCK } from './schema-lock.js';
 import { PgVectorIndex, pgvectorSchema } from './pgvector-index.js';
@@ -69,9 +69,9 @@ function postgresSearch(db: Kysely<Database>): SearchDialect {
   return {
     name: 'postgres',
     keywordIndex: () => new TsvectorKeywordIndex(db),
-    vectorIndex: (logger: Logger) =>
+    vectorIndex: (logger: Logger, options?: VectorSearchOptions) =>
       (vectors ??= pgvectorSchema(db).then((probe) => {
-        if ('schema' in probe) return new PgVectorIndex(db, probe.schema);
+        if ('schema' in probe) return new PgVectorIndex(db, probe.schema, options);
         logger.info(`pgvector is not available (${probe.reason}); vector search scans exactly in process`);
         return new ExactVectorIndex(db);
       })),

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, Executor } from '../schema.js';
 import { vectorFromBase64 } from '../../knowledge/ingest/embedder.js';
 import type { Hit } from '../../knowledge/index/keyword-index.js';
-import { activeOnly, DimensionTables, insertEmbeddings, type VectorIndex, type VectorRow } from '../../knowledge/index/vector-index.js';
+import { activeOnly, DEFAULT_VECTOR_SEARCH, DimensionTables, insertEmbeddings, type VectorIndex, type VectorRow, type VectorSearchOptions } from '../../knowledge/index/vector-index.js';
 
 
 /** pgvector's largest `vector` an HNSW index takes; larger vectors are kept and searched without one. */
@@ -26,11 +26,16 @@ export class PgVectorIndex implements VectorIndex {
   readonly #db: Kysely<Database>;
   readonly #ext: string;
   readonly #tables = new DimensionTables();
+  readonly #options: VectorSearchOptions;
 
-  /** `extensionSchema`: where `CREATE EXTENSION vector` put the type (see `pgvectorSchema`). */
-  constructor(db: Kysely<Database>, extensionSchema: string) {
+  /**
+   * `extensionSchema`: where `CREATE EXTENSION vector` put the type (see `pgvectorSchema`);
+   * `options`: the HNSW build parameters of a new index and the lowest `ef_search`.
+   */
+  constructor(db: Kysely<Database>, extensionSchema: string, options: VectorSearchOptions = DEFAULT_VECTOR_SEARCH) {
     this.#db = db;
     this.#ext = quoteIdent(extensionSchema);
+    this.#options = options;
   }
 
   async init(): Promise<void> {
@@ -75,7 +80,8 @@ export class PgVectorIndex implements VectorIndex {
         .execute(db);
       await sql.raw(`CREATE INDEX IF NOT EXISTS ${table}_dataset ON ${table} (dataset_id)`).execute(db);
       if (dims <= HNSW_MAX_DIMS) {
-        await sql.raw(`CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding ${this.#ext}.vector_cosine_ops)`).execute(db);
+        const { hnswM: m, hnswEfConstruction: efc } = this.#options;
+        await sql.raw(`CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding ${this.#ext}.vector_cosine_ops) WITH (m = ${m}, ef_construction = ${efc})`).execute(db);
       }
     } catch (err) {
       // Another instance created it at the same moment (IF NOT EXISTS is not atomic in PostgreSQL).
@@ -122,7 +128,7 @@ export class PgVectorIndex implements VectorIndex {
     const ids = sql.join([...datasetIds].map((id) => sql`${id}`));
     for (let window = Math.min(k * 4 + 20, MAX_EF_SEARCH); ; window = Math.min(window * 4, MAX_EF_SEARCH)) {
       const rows = await this.#db.transaction().execute(async (tx) => {
-        await sql.raw(`SET LOCAL hnsw.ef_search = ${Math.max(40, window)}`).execute(tx);
+        await sql.raw(`SET LOCAL hnsw.ef_search = ${Math.min(MAX_EF_SEARCH, Math.max(this.#options.efSearch, window))}`).execute(tx);
         return (
           await sql<{ segment_id: string; distance: number }>`
             SELECT segment_id, embedding OPERATOR(${ext}.<=>) ${literal}::${ext}.vector AS distance FROM ${table}

@@ -83,7 +83,9 @@ export class SqliteVecIndex implements VectorIndex {
     // searchable is widened, up to sqlite-vec's largest k, until `k` hits are found or the
     // dataset's vectors run out.
     return this.#db.connection().execute(async () => {
-      for (let window = Math.min(k * 4 + 20, MAX_KNN); ; window = Math.min(window * 4, MAX_KNN)) {
+      // The first window is small: sqlite-vec keeps its k best with a cost that grows with k (at
+      // 10,000 vectors, k = 60 took a quarter longer than k = 10), and a window is rarely short.
+      for (let window = Math.min(k * 2 + 5, MAX_KNN); ; window = Math.min(window * 4, MAX_KNN)) {
         const hits: Hit[] = [];
         let full = false;
         for (const id of datasetIds) {
