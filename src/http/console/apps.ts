@@ -5,7 +5,7 @@ import { DslError } from '../../apps/errors.js';
 import { parseDsl } from '../../apps/dsl.js';
 import { dslReferences } from '../../apps/dsl-references.js';
 import { exportDsl } from '../../apps/dsl-export.js';
-import { appBlockWithSite, type SiteSettings } from '../../apps/site-settings.js';
+import { appBlockWithSite, SITE_LANGUAGES, type SiteSettings } from '../../apps/site-settings.js';
 import type { Site } from '../../apps/site-service.js';
 import { checkToolMap, deleteApp, revokeAppKey } from '../../console/app-lifecycle.js';
 import { invalidParam, notFound } from '../../infra/errors.js';
@@ -204,7 +204,7 @@ export const consoleAppRoutes: FastifyPluginAsync<{ runtime: ConsoleAppDeps }> =
   // the site (the web app): its link, settings and embed snippets for everyone; on/off, a new code and the settings for editors
   const siteBody = (a: App, site: Site) => {
     const url = runtime.sites.url(site, a.mode);
-    return { code: site.code, enabled: site.enabled, url, embed: embedSnippets(baseUrl, site, a, url), title: site.settings.title, settings: site.settings };
+    return { code: site.code, enabled: site.enabled, url, embed: embedSnippets(baseUrl, site, a, url), title: site.settings.title, settings: site.settings, mode: a.mode, languages: SITE_LANGUAGES };
   };
   app.get<{ Params: { app_id: string } }>('/apps/:app_id/site', async (request) => {
     const a = await appOf(request);
