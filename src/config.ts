@@ -163,6 +163,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webApp: {
       passportTtlSeconds: int(env, file, 'WEB_APP_PASSPORT_EXPIRE_HOURS', 720, 1) * 3600,
       passportRateLimitPerMinute: int(env, file, 'WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE', 60, 1),
+      siteSettingMaxChars: int(env, file, 'SITE_SETTING_MAX_CHARS', 2000, 1),
     },
     console: {
       sessionHours: positiveNumber(env, file, 'CONSOLE_SESSION_HOURS', 24),

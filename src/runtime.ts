@@ -421,7 +421,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     moderation,
     keys,
     endUsers,
-    sites: new SiteService(store.db, clock, config.webForms.appWebUrl),
+    sites: new SiteService(store.db, clock, config.webForms.appWebUrl, config.webApp.siteSettingMaxChars),
     savedMessages: new SavedMessages({ db: store.db, clock, messages, ratings: (ids) => feedbackStore.userRatings(ids), files: { find: (id) => uploads.find(id), sign: (id, origin) => fileUrls.sign(id, origin, false) } }),
     passports: new PassportService({ key: () => serverKeys.key(PASSPORT_KEY), clock, ttlSeconds: config.webApp.passportTtlSeconds }),
     uploads,

@@ -4,7 +4,7 @@ import type { Clock } from '../infra/clock.js';
 import { invalidParam } from '../infra/errors.js';
 import type { AppMode, DslDocument } from './dsl.js';
 import { SiteStore, type Site } from './site-store.js';
-import { newSiteCode, sitePath, siteSettingsFromDsl, SITE_LANGUAGES, type SiteSettings } from './site-settings.js';
+import { newSiteCode, sitePath, siteSettingsFault, siteSettingsFromDsl, type SiteSettings } from './site-settings.js';
 
 export type { Site } from './site-store.js';
 
@@ -16,7 +16,7 @@ export interface SiteApp {
   readonly createdAt: number;
 }
 
-/** A change asked for by `dovetail app site`. */
+/** A change asked for by `dovetail app site` or the console's Web app page. */
 export interface SiteEdit {
   readonly enabled?: boolean;
   readonly resetCode?: boolean;
@@ -35,12 +35,14 @@ export class SiteService {
   readonly #store: SiteStore;
   readonly #clock: Clock;
   readonly #baseUrl: string;
+  readonly #maxChars: number;
 
-  /** `baseUrl` is `APP_WEB_URL`, the public base of the share links. */
-  constructor(db: Kysely<Database>, clock: Clock, baseUrl: string) {
+  /** `baseUrl` is `APP_WEB_URL`, the public base of the share links; `maxChars` is `SITE_SETTING_MAX_CHARS`. */
+  constructor(db: Kysely<Database>, clock: Clock, baseUrl: string, maxChars: number) {
     this.#store = new SiteStore(db);
     this.#clock = clock;
     this.#baseUrl = baseUrl;
+    this.#maxChars = maxChars;
   }
 
   /** The app's site; one is made for an app that has none (an app stored before sites existed gets its own here, on first use). */
@@ -70,15 +72,13 @@ export class SiteService {
     return `${this.#baseUrl}/${sitePath(mode)}/${site.code}`;
   }
 
-  /** Applies `dovetail app site`'s change; a bad setting is refused naming it. */
+  /** Applies a change (`dovetail app site`, the console); a bad setting is refused naming it (`siteSettingsFault`). */
   async change(app: SiteApp, edit: SiteEdit): Promise<Site> {
+    const fault = edit.settings ? siteSettingsFault(edit.settings, this.#maxChars) : undefined;
+    if (fault) throw invalidParam(fault);
     const cur = await this.forApp(app);
-    const lang = edit.settings?.default_language;
-    if (lang !== undefined && !(SITE_LANGUAGES as readonly string[]).includes(lang)) {
-      throw invalidParam(`default_language must be one of ${SITE_LANGUAGES.join(', ')}, got "${lang}"`);
-    }
-    if (edit.settings?.title !== undefined && edit.settings.title.trim() === '') throw invalidParam('title must not be empty');
-    const settings = edit.settings ? { ...cur.settings, ...edit.settings } : undefined;
+    const given = edit.settings ? Object.fromEntries(Object.entries(edit.settings).filter(([, v]) => v !== undefined)) : undefined;
+    const settings = given ? { ...cur.settings, ...given } : undefined;
     for (let i = 0; ; i++) {
       const code = edit.resetCode ? newSiteCode() : undefined;
       try {

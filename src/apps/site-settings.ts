@@ -35,6 +35,43 @@ export const SITE_STRING_SETTINGS = ['title', 'chat_color_theme', 'icon_type', '
 export const SITE_NULLABLE_SETTINGS = ['icon_url', 'input_placeholder'] as const;
 export const SITE_BOOLEAN_SETTINGS = ['chat_color_theme_inverted', 'prompt_public', 'show_workflow_steps', 'use_icon_as_answer_icon'] as const;
 
+/** The icon kinds Dify's sites know (`icon_type`). */
+export const SITE_ICON_TYPES = ['emoji', 'image', 'link'] as const;
+
+const COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/;
+const SETTING_NAMES: ReadonlySet<string> = new Set([...SITE_STRING_SETTINGS, ...SITE_NULLABLE_SETTINGS, ...SITE_BOOLEAN_SETTINGS]);
+
+/**
+ * Checks a change of settings (from `dovetail app site` or the console) before it is stored: each
+ * setting of its type, text at most `maxChars` characters, a non-empty title, a known language and
+ * icon type, colours as `#RGB` / `#RRGGBB` / `#RRGGBBAA` (the chat colour may be empty: the default),
+ * the privacy policy an http(s) link or empty. The message of the first fault names the setting;
+ * undefined when all is well.
+ */
+export function siteSettingsFault(change: Readonly<Record<string, unknown>>, maxChars: number): string | undefined {
+  for (const [k, v] of Object.entries(change)) {
+    if (v === undefined) continue;
+    if (!SETTING_NAMES.has(k)) return `${k} is not a web app setting`;
+    if ((SITE_BOOLEAN_SETTINGS as readonly string[]).includes(k)) {
+      if (typeof v !== 'boolean') return `${k} must be true or false`;
+      continue;
+    }
+    if (v === null && (SITE_NULLABLE_SETTINGS as readonly string[]).includes(k)) continue;
+    if (typeof v !== 'string') return `${k} must be a string`;
+    if (v.length > maxChars) return `${k} must be at most ${maxChars} characters (SITE_SETTING_MAX_CHARS)`;
+  }
+  const c = change as Partial<Record<keyof SiteSettings, string>>;
+  if (c.title !== undefined && c.title.trim() === '') return 'title must not be empty';
+  if (c.default_language !== undefined && !(SITE_LANGUAGES as readonly string[]).includes(c.default_language)) {
+    return `default_language must be one of ${SITE_LANGUAGES.join(', ')}, got "${c.default_language.slice(0, 64)}"`;
+  }
+  if (c.icon_type !== undefined && !(SITE_ICON_TYPES as readonly string[]).includes(c.icon_type)) return `icon_type must be one of ${SITE_ICON_TYPES.join(', ')}`;
+  if (c.icon_background !== undefined && !COLOR.test(c.icon_background)) return 'icon_background must be a colour such as #FFEAD5';
+  if (c.chat_color_theme !== undefined && c.chat_color_theme !== '' && !COLOR.test(c.chat_color_theme)) return 'chat_color_theme must be a colour such as #1C64F2, or empty';
+  if (c.privacy_policy !== undefined && c.privacy_policy !== '' && !/^https?:\/\/\S+$/i.test(c.privacy_policy)) return 'privacy_policy must be an http:// or https:// link, or empty';
+  return undefined;
+}
+
 /** Keys of the DSL's `app` block that Dify's export writes and that are also site settings. */
 const DIFY_APP_KEYS = ['icon_type', 'icon', 'icon_background', 'description', 'use_icon_as_answer_icon'] as const;
 

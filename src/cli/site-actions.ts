@@ -12,7 +12,7 @@ import { print } from './output.js';
 
 /** The sites of the CLI's database; share links start with `APP_WEB_URL`. */
 export function cliSites(ctx: Pick<CliContext, 'store' | 'config'>): SiteService {
-  return new SiteService(ctx.store.db, systemClock, ctx.config.webForms.appWebUrl);
+  return new SiteService(ctx.store.db, systemClock, ctx.config.webForms.appWebUrl, ctx.config.webApp.siteSettingMaxChars);
 }
 
 /** `site: {code, enabled, url}` as `app show --json` prints it. */

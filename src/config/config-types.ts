@@ -263,6 +263,8 @@ export interface WebAppConfig {
   readonly passportTtlSeconds: number;
   /** `WEB_APP_PASSPORT_RATE_LIMIT_PER_MINUTE`: passports one client address may ask for a minute (default 60; each may add an end user). */
   readonly passportRateLimitPerMinute: number;
+  /** `SITE_SETTING_MAX_CHARS`: the longest text a web app setting (title, description, disclaimer, …) may hold (default 2000). */
+  readonly siteSettingMaxChars: number;
 }
 
 /**

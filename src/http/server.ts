@@ -232,10 +232,12 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     runtime.logger.info({ reqId: request.id, method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(ms) }, 'request');
   });
 
+  // Any origin may call the Service API and the web app's API (as Dify's); the console's own API is
+  // same-origin only: no CORS headers, and a cross-origin preflight is refused (404 or 405) without an allow header.
+  const openCors = { origin: '*', methods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'PATCH'], allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code', 'X-App-Passport', 'X-Dovetail-User'] };
+  const sameOriginOnly = { origin: false };
   await app.register(cors, {
-    origin: '*',
-    methods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'PATCH'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'X-App-Code', 'X-App-Passport', 'X-Dovetail-User'],
+    delegator: (request, callback) => callback(null, isConsoleApiPath(request.url) ? sameOriginOnly : openCors),
   });
 
   // Outside the upload routes a multipart body is not read: routes without a body take it as none
@@ -305,4 +307,10 @@ declare module 'fastify' {
     /** The runtime's Prometheus metrics (SSE streams count themselves in). */
     metrics: Metrics;
   }
+}
+
+/** Whether a request path is under `/console/api` (the console's same-origin JSON API). */
+export function isConsoleApiPath(url: string): boolean {
+  const path = url.split('?', 1)[0]!;
+  return path === '/console/api' || path.startsWith('/console/api/');
 }

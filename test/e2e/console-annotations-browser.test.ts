@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startServer, type TestServer } from '../helpers/server.js';
+import type { Page } from 'playwright-core';
+import type { TestServer } from '../helpers/server.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
-import { BROWSER_TESTS, CHROMIUM_ARGS, noticeWithoutBrowser, requireBrowser } from '../helpers/browser.js';
+import { BROWSER_TESTS, noticeWithoutBrowser } from '../helpers/browser.js';
 import { seriousA11yFindings } from '../helpers/web-app-browser.js';
-import { createMember, loginPage } from '../helpers/console.js';
+import { consoleBrowser, type ConsoleBrowser } from '../helpers/console.js';
 
 /**
  * The annotation pages in a real browser: an answer given through the Service API improved into
@@ -31,26 +31,27 @@ model_config:
 `;
 
 describe.runIf(BROWSER_TESTS)('console annotations in a browser', { timeout: 180_000 }, () => {
+  let cb: ConsoleBrowser;
   let s: TestServer;
   let fake: FakeOpenAI;
-  let browser: Browser;
-  let context: BrowserContext;
   let appId: string;
   let key: string;
 
   beforeAll(async () => {
-    const executablePath = requireBrowser();
     fake = await startFakeOpenAI();
-    s = await startServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, EMBEDDINGS_BASE_URL: fake.baseUrl, EMBEDDINGS_MODEL: 'text-embedding-3-small' } });
-    ({ appId, apiKey: key } = await s.importApp(chatApp));
-    await createMember(s, { name: 'Eddie', email: 'eddie@example.test', role: 'editor' });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    cb = await consoleBrowser({
+      server: { env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, EMBEDDINGS_BASE_URL: fake.baseUrl, EMBEDDINGS_MODEL: 'text-embedding-3-small' } },
+      setup: async (server) => {
+        ({ appId, apiKey: key } = await server.importApp(chatApp));
+      },
+      members: [{ name: 'Eddie', email: 'eddie@example.test', role: 'editor' }],
+      loginAs: 'eddie@example.test',
+      context: { viewport: { width: 1280, height: 900 }, locale: 'en-US', acceptDownloads: true },
+    });
+    s = cb.s;
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await s?.close();
+    await cb?.close();
     await fake?.close();
   });
 
@@ -66,9 +67,7 @@ describe.runIf(BROWSER_TESTS)('console annotations in a browser', { timeout: 180
     const first = await ask('Do you deliver on Sundays?');
     expect(first.answer).toContain('echo:');
 
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US', acceptDownloads: true });
-    const page = await context.newPage();
-    await loginPage(page, s.url, 'eddie@example.test');
+    const page = cb.page;
 
     // the app's log: open the conversation, "Improve this answer" on the answer
     await page.goto(`${s.url}/console/apps/${appId}/logs`);
@@ -115,7 +114,7 @@ describe.runIf(BROWSER_TESTS)('console annotations in a browser', { timeout: 180
   });
 
   it('exports CSV as a download and imports a CSV file; searches with the keyboard', async () => {
-    const page = context.pages()[0]!;
+    const page = cb.page;
     await page.goto(`${s.url}/console/apps/${appId}/annotations`);
     await row(page, 'Do you deliver on Sundays?').waitFor();
 

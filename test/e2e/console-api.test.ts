@@ -137,6 +137,28 @@ describe('console sessions and CSRF', { timeout: 60_000 }, () => {
   });
 });
 
+describe('console CORS', { timeout: 60_000 }, () => {
+  it('the console API is same-origin only: a cross-origin preflight or request gets no allow header; the Service API keeps origin *', async () => {
+    const preflight = (url: string) =>
+      fetch(url, { method: 'OPTIONS', headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'content-type,x-csrf-token' } });
+    for (const path of ['/console/api/apps', `/console/api/apps/${appId}`, '/console/api/login', '/console/api']) {
+      const r = await preflight(`${s.url}${path}`);
+      expect(r.headers.get('access-control-allow-origin'), path).toBeNull();
+      expect(r.headers.get('access-control-allow-methods'), path).toBeNull();
+      expect(r.headers.get('access-control-allow-credentials'), path).toBeNull();
+      expect(r.status, path).toBeGreaterThanOrEqual(400); // not granted: a 404 or 405, never a 2xx preflight
+    }
+    const client = await login('olive@example.test');
+    const get = await client.request('GET', '/apps', undefined, { headers: { origin: 'https://elsewhere.example' } });
+    expect(get.status).toBe(200);
+    expect(get.headers.get('access-control-allow-origin')).toBeNull();
+    // the Service API, for contrast: any origin, as Dify's
+    const api = await preflight(`${s.api}/parameters`);
+    expect(api.headers.get('access-control-allow-origin')).toBe('*');
+    expect(api.status).toBe(204);
+  });
+});
+
 describe('console log-in limits', { timeout: 120_000 }, () => {
   let limited: TestServer;
   let limitedClock: ManualClock;

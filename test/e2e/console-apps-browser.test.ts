@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startServer, type TestServer } from '../helpers/server.js';
+import type { Page } from 'playwright-core';
+import type { TestServer } from '../helpers/server.js';
 import { completionApp } from '../helpers/apps.js';
 import { reviewApp } from '../helpers/form-apps.js';
-import { BROWSER_TESTS, CHROMIUM_ARGS, noticeWithoutBrowser, requireBrowser } from '../helpers/browser.js';
+import { BROWSER_TESTS, noticeWithoutBrowser } from '../helpers/browser.js';
 import { scrollsSideways, seriousA11yFindings } from '../helpers/web-app-browser.js';
-import { createMember, loginPage } from '../helpers/console.js';
+import { consoleBrowser, type ConsoleBrowser } from '../helpers/console.js';
 import { parseSse, dataFrames } from '../helpers/sse.js';
 
 /**
@@ -21,32 +21,30 @@ noticeWithoutBrowser('the console apps browser tests are');
 const SHOTS = process.env.SAVE_WEB_SCREENSHOTS === '1';
 
 describe.runIf(BROWSER_TESTS)('console apps in a browser', { timeout: 240_000 }, () => {
+  let cb: ConsoleBrowser;
   let s: TestServer;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let dir: string;
 
   beforeAll(async () => {
-    const executablePath = requireBrowser();
     dir = mkdtempSync(path.join(os.tmpdir(), 'console-dsl-'));
-    s = await startServer();
-    await createMember(s, { name: 'Olive', email: 'olive@example.test', role: 'owner' });
-    await createMember(s, { name: 'Vera', email: 'vera@example.test', role: 'viewer' });
-    // a run paused on its Human Input form, for "Forms waiting"
-    const { apiKey } = await s.importApp(reviewApp([{ id: 'web', type: 'webapp', enabled: true, config: {} }]));
-    const r = await fetch(`${s.api}/workflows/run`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { draft: 'spring catalogue' }, response_mode: 'streaming', user: 'u' }) });
-    expect(dataFrames(parseSse(await r.text())).at(-1)?.event).toBe('workflow_paused');
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-US' });
-    page = await context.newPage();
-    await loginPage(page, s.url, 'olive@example.test');
+    cb = await consoleBrowser({
+      setup: async (server) => {
+        // a run paused on its Human Input form, for "Forms waiting"
+        const { apiKey } = await server.importApp(reviewApp([{ id: 'web', type: 'webapp', enabled: true, config: {} }]));
+        const r = await fetch(`${server.api}/workflows/run`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ inputs: { draft: 'spring catalogue' }, response_mode: 'streaming', user: 'u' }) });
+        expect(dataFrames(parseSse(await r.text())).at(-1)?.event).toBe('workflow_paused');
+      },
+      members: [
+        { name: 'Olive', email: 'olive@example.test', role: 'owner' },
+        { name: 'Vera', email: 'vera@example.test', role: 'viewer' },
+      ],
+      loginAs: 'olive@example.test',
+    });
+    ({ s, page } = cb);
   }, 180_000);
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await s?.close();
+    await cb?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -100,6 +98,33 @@ describe.runIf(BROWSER_TESTS)('console apps in a browser', { timeout: 240_000 },
     expect(await seriousA11yFindings(page)).toEqual([]);
   });
 
+  it("the web app's settings: an editor changes the title and sees it on the web app's page; a bad colour is named and its field marked", async () => {
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByRole('button', { name: 'Turn off' }).waitFor();
+    const link = (await page.locator('.site-line a').textContent())!;
+    const settings = page.getByRole('form', { name: 'Settings' });
+    await settings.getByLabel('Title', { exact: true }).fill('Otter notes');
+    await settings.getByLabel('Copyright').fill('© Otter Club');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('The web app’s settings were saved.').waitFor();
+    expect((await s.runtime.sites.ofApp((await s.runtime.apps.list()).find((a) => a.name === 'Deep writer')!.id))!.settings).toMatchObject({ title: 'Otter notes', copyright: '© Otter Club' });
+    // a refused setting: the server's message, the field marked and focused
+    await settings.getByLabel('Icon background').fill('pink');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => settings.getByRole('alert').textContent()).toMatch(/^icon_background must be a colour/);
+    expect(await settings.getByLabel('Icon background').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('site-icon_background');
+    expect(await seriousA11yFindings(page)).toEqual([]);
+    if (SHOTS) await page.screenshot({ path: 'docs/console-site.png', fullPage: true });
+
+    // the web app's page, as a visitor opens the link
+    const visitor = await cb.newPage();
+    await visitor.goto(`${s.url}${new URL(link).pathname}`);
+    await visitor.getByRole('heading', { name: 'Otter notes' }).first().waitFor();
+    expect(await visitor.getByText('© Otter Club').count()).toBeGreaterThan(0);
+    await visitor.context().close();
+  });
+
   it('lists the form waiting, with its link and deadline; the link opens the form page', async () => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Forms waiting' }).click();
     await page.getByRole('heading', { name: 'Forms waiting', level: 1 }).waitFor();
@@ -114,9 +139,7 @@ describe.runIf(BROWSER_TESTS)('console apps in a browser', { timeout: 240_000 },
   });
 
   it('a viewer at phone width: the apps, no keys in the navigation, no link to a waiting form', async () => {
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', isMobile: true, hasTouch: true });
-    const p = await phone.newPage();
-    await loginPage(p, s.url, 'vera@example.test');
+    const p = await cb.newPage({ email: 'vera@example.test', context: { viewport: { width: 390, height: 844 }, locale: 'en-US', isMobile: true, hasTouch: true } });
     await p.getByRole('link', { name: /Deep writer/ }).waitFor();
     expect(await scrollsSideways(p)).toBe(false);
     expect(await p.getByRole('button', { name: 'Import DSL' }).count()).toBe(0);
@@ -130,6 +153,6 @@ describe.runIf(BROWSER_TESTS)('console apps in a browser', { timeout: 240_000 },
     await nav.getByRole('link', { name: 'Forms waiting' }).click();
     await p.getByText('link for editors').waitFor();
     expect(await seriousA11yFindings(p)).toEqual([]);
-    await phone.close();
+    await p.context().close();
   });
 });

@@ -106,6 +106,45 @@ describe('console apps', { timeout: 120_000 }, () => {
     expect((await s.runtime.sites.ofApp(appId))!.enabled).toBe(false);
   });
 
+  it('the site settings: all read them; an editor changes them through the service `app site` uses; a bad one is a 400 naming it', async () => {
+    type SiteView = { settings: Record<string, unknown>; title: string };
+    const before = await viewer.get<SiteView>(`/apps/${appId}/site`);
+    expect(before.body.settings).toMatchObject({ title: 'Deep writer', default_language: 'en-US', show_workflow_steps: true });
+    expect((await viewer.request('PATCH', `/apps/${appId}/site`, { title: 'Nope' })).status).toBe(403);
+
+    const change = { title: 'The writer', description: 'Writes about a topic', icon: '🦊', icon_background: '#E0F2FE', default_language: 'ja-JP', copyright: '© Team', privacy_policy: 'https://example.test/privacy', custom_disclaimer: 'Answers may be wrong.', chat_color_theme: '#1C64F2', chat_color_theme_inverted: true, show_workflow_steps: false, use_icon_as_answer_icon: true, input_placeholder: 'Ask away' };
+    const r = await editor.request<SiteView>('PATCH', `/apps/${appId}/site`, change);
+    expect(r.status).toBe(200);
+    expect(r.body.settings).toMatchObject(change);
+    expect(r.body.title).toBe('The writer');
+    // stored: the web app (`GET /api/site`), `/v1/site` and `app site` read the same row
+    expect((await s.runtime.sites.ofApp(appId))!.settings).toMatchObject(change);
+    // a partial change keeps the rest
+    const partial = await editor.request<SiteView>('PATCH', `/apps/${appId}/site`, { copyright: '' });
+    expect(partial.body.settings).toMatchObject({ ...change, copyright: '' });
+
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ title: '  ' }, /^title must not be empty/],
+      [{ title: 42 }, /^title must be a string/],
+      [{ default_language: 'xx-XX' }, /^default_language must be one of en-US/],
+      [{ icon_background: 'red' }, /^icon_background must be a colour/],
+      [{ chat_color_theme: 'url(x)' }, /^chat_color_theme must be a colour/],
+      [{ privacy_policy: 'javascript:alert(1)' }, /^privacy_policy must be an http/],
+      [{ show_workflow_steps: 'yes' }, /^show_workflow_steps must be true or false/],
+      [{ colour: '#fff' }, /^colour is not a web app setting/],
+      [{ description: 'x'.repeat(s.config.webApp.siteSettingMaxChars + 1) }, /^description must be at most \d+ characters \(SITE_SETTING_MAX_CHARS\)/],
+      [{ enabled: 'yes' }, /enabled/],
+    ];
+    for (const [body, message] of bad) {
+      const refused = await editor.request<{ code: string; message: string; status: number }>('PATCH', `/apps/${appId}/site`, body);
+      expect(refused.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(refused.body.code).toBe('invalid_param');
+      expect(refused.body.message).toMatch(message);
+    }
+    // nothing of a refused change was stored
+    expect((await s.runtime.sites.ofApp(appId))!.settings).toMatchObject({ ...change, copyright: '' });
+  });
+
   it('update (a new version), export (a YAML download), then delete: a viewer cannot delete', async () => {
     const up = await editor.request<Imported>('PUT', `/apps/${appId}/dsl`, { yaml: completionApp({ name: 'Deep writer', provider: 'deepseek', model: 'deepseek-chat', prePrompt: 'Version two about {{topic}}' }) });
     expect(up.status).toBe(200);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { BROWSER_TESTS, CHROMIUM_ARGS, noticeWithoutBrowser, requireBrowser } from '../helpers/browser.js';
+
+import type { TestServer } from '../helpers/server.js';
+import { BROWSER_TESTS, noticeWithoutBrowser } from '../helpers/browser.js';
 import { seriousA11yFindings } from '../helpers/web-app-browser.js';
-import { createMember, loginPage } from '../helpers/console.js';
+import { consoleBrowser, type ConsoleBrowser } from '../helpers/console.js';
 
 /**
  * The knowledge pages in a real browser: upload a document and watch its status and progress
@@ -15,28 +15,26 @@ noticeWithoutBrowser('the console knowledge browser tests are');
 const SHOTS = process.env.SAVE_WEB_SCREENSHOTS === '1';
 
 describe.runIf(BROWSER_TESTS)('console knowledge in a browser', { timeout: 180_000 }, () => {
+  let cb: ConsoleBrowser;
   let s: TestServer;
-  let browser: Browser;
-  let context: BrowserContext;
 
   beforeAll(async () => {
-    const executablePath = requireBrowser();
-    s = await startServer();
-    await s.runtime.datasets.create(await s.runtime.apps.workspaceId(), { name: 'Staff handbook', indexingTechnique: 'economy', createdBy: 'test' });
-    await createMember(s, { name: 'Ada', email: 'ada@example.test', role: 'admin' });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    cb = await consoleBrowser({
+      setup: async (server) => {
+        await server.runtime.datasets.create(await server.runtime.apps.workspaceId(), { name: 'Staff handbook', indexingTechnique: 'economy', createdBy: 'test' });
+      },
+      members: [{ name: 'Ada', email: 'ada@example.test', role: 'admin' }],
+      loginAs: 'ada@example.test',
+      context: { viewport: { width: 1280, height: 900 }, locale: 'en-US' },
+    });
+    s = cb.s;
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await s?.close();
+    await cb?.close();
   });
 
   it('uploads a document and watches it reach completed, runs a retrieval test, disables a chunk', async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
-    const page = await context.newPage();
-    await loginPage(page, s.url, 'ada@example.test');
+    const page = cb.page;
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Knowledge' }).click();
     await page.getByRole('link', { name: 'Staff handbook' }).click();
     await page.getByRole('heading', { name: 'Staff handbook', level: 1 }).waitFor();
@@ -81,7 +79,7 @@ describe.runIf(BROWSER_TESTS)('console knowledge in a browser', { timeout: 180_0
   });
 
   it('creates a knowledge key shown once, which works on the Service API, and revokes it', async () => {
-    const page = context.pages()[0]!;
+    const page = cb.page;
     await page.goto(`${s.url}/console/knowledge`);
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByText('Copy the key now: it is not shown again.').waitFor();

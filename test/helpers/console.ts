@@ -1,6 +1,7 @@
-import type { Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { Role } from '../../src/accounts/account-store.js';
 import { startServer, type StartOptions, type TestServer } from './server.js';
+import { CHROMIUM_ARGS, requireBrowser } from './browser.js';
 
 /**
  * The console's test helpers: a server, accounts with a role (through the real AccountService, as
@@ -97,4 +98,63 @@ export async function loginPage(page: Page, baseUrl: string, email: string, pass
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL((u) => !u.pathname.startsWith('/console/login'));
   await page.locator('main[data-ready="true"]').waitFor();
+}
+
+/** A console server with its members and a Chromium, for the browser tests (`consoleBrowser`). */
+export interface ConsoleBrowser {
+  readonly s: TestServer;
+  readonly browser: Browser;
+  /** The first page, signed in as `loginAs` (when given), in a desktop-sized English context. */
+  readonly page: Page;
+  readonly context: BrowserContext;
+  /** A new context (its own cookies) and page, signed in as `email` when given; closed by `close()`. */
+  newPage(opts?: { email?: string; context?: BrowserContextOptions }): Promise<Page>;
+  /** Closes every context, the browser and the server. */
+  close(): Promise<void>;
+}
+
+/** The context the console's browser tests use unless told otherwise: 1280×860, English. */
+export const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 860 }, locale: 'en-US' };
+
+/**
+ * The browser tests' common start: the real server (`server` options), `setup` on it (apps,
+ * data), the `members` made, Chromium launched, and a page signed in as `loginAs` through the
+ * log-in form. Call it in `beforeAll` and `close()` in `afterAll`.
+ */
+export async function consoleBrowser(opts: { server?: StartOptions; setup?: (s: TestServer) => Promise<void>; members?: readonly MemberSpec[]; loginAs?: string; context?: BrowserContextOptions } = {}): Promise<ConsoleBrowser> {
+  const executablePath = requireBrowser();
+  const s = await startConsoleServer(opts.server);
+  const contexts: BrowserContext[] = [];
+  let browser: Browser | undefined;
+  try {
+    await opts.setup?.(s);
+    for (const m of opts.members ?? []) await createMember(s, m);
+    const { chromium } = await import('playwright-core');
+    const b = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    browser = b;
+    const newPage = async (o: { email?: string; context?: BrowserContextOptions } = {}) => {
+      const context = await b.newContext(o.context ?? opts.context ?? DESKTOP);
+      contexts.push(context);
+      const page = await context.newPage();
+      if (o.email) await loginPage(page, s.url, o.email, opts.members?.find((m) => m.email === o.email)?.password);
+      return page;
+    };
+    const page = await newPage({ email: opts.loginAs });
+    return {
+      s,
+      browser: b,
+      page,
+      context: page.context(),
+      newPage,
+      close: async () => {
+        for (const c of contexts) await c.close().catch(() => undefined);
+        await b.close();
+        await s.close();
+      },
+    };
+  } catch (err) {
+    await browser?.close();
+    await s.close();
+    throw err;
+  }
 }

@@ -5,7 +5,7 @@ import { DslError } from '../../apps/errors.js';
 import { parseDsl } from '../../apps/dsl.js';
 import { dslReferences } from '../../apps/dsl-references.js';
 import { exportDsl } from '../../apps/dsl-export.js';
-import { appBlockWithSite } from '../../apps/site-settings.js';
+import { appBlockWithSite, SITE_LANGUAGES, type SiteSettings } from '../../apps/site-settings.js';
 import type { Site } from '../../apps/site-service.js';
 import { checkToolMap, deleteApp, revokeAppKey } from '../../console/app-lifecycle.js';
 import { invalidParam, notFound } from '../../infra/errors.js';
@@ -201,21 +201,25 @@ export const consoleAppRoutes: FastifyPluginAsync<{ runtime: ConsoleAppDeps }> =
     return { result: 'success' };
   });
 
-  // the site (the web app): its link and embed snippets for everyone; on/off and a new code for editors
+  // the site (the web app): its link, settings and embed snippets for everyone; on/off, a new code and the settings for editors
   const siteBody = (a: App, site: Site) => {
     const url = runtime.sites.url(site, a.mode);
-    return { code: site.code, enabled: site.enabled, url, embed: embedSnippets(baseUrl, site, a, url), title: site.settings.title };
+    return { code: site.code, enabled: site.enabled, url, embed: embedSnippets(baseUrl, site, a, url), title: site.settings.title, settings: site.settings, mode: a.mode, languages: SITE_LANGUAGES };
   };
   app.get<{ Params: { app_id: string } }>('/apps/:app_id/site', async (request) => {
     const a = await appOf(request);
     return siteBody(a, await runtime.sites.forApp(a));
   });
-  app.patch<{ Params: { app_id: string }; Body: { enabled?: boolean; reset_code?: boolean } }>(
+  // `enabled`, `reset_code`, and any of the settings (`title`, `description`, …) at the top level, as Dify's `POST /apps/{id}/site`;
+  // the settings are checked by the service `dovetail app site` uses, which names a bad one
+  app.patch<{ Params: { app_id: string }; Body: { enabled?: boolean; reset_code?: boolean } & Record<string, unknown> }>(
     '/apps/:app_id/site',
-    { preValidation: requireJson, preHandler: requireRole('editor'), schema: { body: Type.Object({ enabled: Type.Optional(Type.Boolean()), reset_code: Type.Optional(Type.Boolean()) }) } },
+    { preValidation: requireJson, preHandler: requireRole('editor'), schema: { body: Type.Object({ enabled: Type.Optional(Type.Boolean()), reset_code: Type.Optional(Type.Boolean()) }, { maxProperties: 40 }) } },
     async (request) => {
       const a = await appOf(request);
-      const site = await runtime.sites.change(a, { enabled: request.body.enabled, resetCode: request.body.reset_code === true });
+      const { enabled, reset_code, ...rest } = request.body;
+      const settings = Object.keys(rest).length > 0 ? (rest as Partial<SiteSettings>) : undefined;
+      const site = await runtime.sites.change(a, { enabled, resetCode: reset_code === true, settings });
       return siteBody(a, site);
     },
   );

@@ -65,3 +65,31 @@ export function ConfirmDialog({ title, message, confirmLabel, danger, open, onCo
     </Dialog>
   );
 }
+
+/**
+ * The end of a form: its error line (read out when it appears), then Cancel (when `onCancel` is
+ * given) and the submit button. `className` is the row's class (`form-actions`, or `dialog-foot`
+ * in a dialog whose form is its whole body).
+ */
+export function FormFooter({ error, submitLabel, onCancel, disabled, className = 'form-actions' }: { error: string | null | undefined; submitLabel: string; onCancel?: () => void; disabled?: boolean; className?: string }) {
+  const t = useT();
+  return (
+    <>
+      {error && (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class={className}>
+        {onCancel && (
+          <button type="button" class="btn" onClick={onCancel}>
+            {t('console.cancel')}
+          </button>
+        )}
+        <button type="submit" class="btn primary" disabled={disabled}>
+          {submitLabel}
+        </button>
+      </div>
+    </>
+  );
+}

@@ -6,6 +6,7 @@ import * as annotations from '../i18n/annotations.js';
 import * as knowledge from '../i18n/knowledge.js';
 import * as logs from '../i18n/logs.js';
 import * as members from '../i18n/members.js';
+import * as site from '../i18n/site.js';
 
 /**
  * The console's words: each feature's `web/console/i18n/<feature>.ts` exports
@@ -20,7 +21,7 @@ export const LANGS: readonly { id: ConsoleLang; label: string }[] = [
 ];
 
 type Messages = Record<ConsoleLang, Record<string, string>>;
-const FEATURE_MESSAGES: readonly Messages[] = [core.messages, monitoring.messages, logs.messages, annotations.messages, knowledge.messages, members.messages];
+const FEATURE_MESSAGES: readonly Messages[] = [core.messages, monitoring.messages, logs.messages, annotations.messages, knowledge.messages, members.messages, site.messages];
 
 const merged: Messages = { en: {}, 'zh-Hans': {}, ja: {} };
 for (const m of FEATURE_MESSAGES) for (const lang of Object.keys(merged) as ConsoleLang[]) Object.assign(merged[lang], m[lang]);

@@ -5,7 +5,7 @@ import { useLoad, usePoll, useSession } from '../../lib/hooks.js';
 import { PageHeader } from '../../components/page-header.js';
 import { FiltersBar, SearchBox } from '../../components/filters-bar.js';
 import { DataTable, Pagination } from '../../components/data-table.js';
-import { ConfirmDialog, Dialog } from '../../components/dialog.js';
+import { ConfirmDialog, Dialog, FormFooter } from '../../components/dialog.js';
 import { EmptyState, ErrorBanner, Loading, StatusBadge, toneOf } from '../../components/states.js';
 import { toast } from '../../components/toast.js';
 import type { PageProps } from '../../routes.js';
@@ -141,19 +141,7 @@ function EditDialog({ appId, item, open, onClose, onSaved }: { appId: string; it
         <textarea id="ann-q" rows={2} required value={q} onInput={(e) => setQ((e.target as HTMLTextAreaElement).value)} />
         <label for="ann-a">{t('ann.answer')}</label>
         <textarea id="ann-a" rows={5} required value={a} onInput={(e) => setA((e.target as HTMLTextAreaElement).value)} />
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        )}
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            {t('console.cancel')}
-          </button>
-          <button type="submit" class="btn primary">
-            {t('ann.save')}
-          </button>
-        </div>
+        <FormFooter error={error} submitLabel={t('ann.save')} onCancel={onClose} />
       </form>
     </Dialog>
   );

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { consoleApi, ConsoleApiError, roleAtLeast } from '../../lib/console-api.js';
 import { useT } from '../../lib/i18n.js';
-import { Dialog } from '../../components/dialog.js';
+import { Dialog, FormFooter } from '../../components/dialog.js';
 import { toast } from '../../components/toast.js';
 import { useLoad, useSession } from '../../lib/hooks.js';
 import { PageHeader } from '../../components/page-header.js';
@@ -50,21 +50,7 @@ function ImproveForm({ appId, messageId, query, answer, initial, onSaved, onCanc
       </div>
       <label for={id}>{t('improve.better')}</label>
       <textarea id={id} value={text} required rows={5} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-      {error && (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      )}
-      <div class="form-actions">
-        {onCancel && (
-          <button type="button" class="btn" onClick={onCancel}>
-            {t('console.cancel')}
-          </button>
-        )}
-        <button type="submit" class="btn primary" disabled={busy || text.trim() === ''}>
-          {t('ann.save')}
-        </button>
-      </div>
+      <FormFooter error={error} submitLabel={t('ann.save')} onCancel={onCancel} disabled={busy || text.trim() === ''} />
     </form>
   );
 }

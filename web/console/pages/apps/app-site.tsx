@@ -6,6 +6,7 @@ import { ErrorBanner, Loading, StatusBadge } from '../../components/states.js';
 import { CodeView } from '../../components/code-view.js';
 import { toast } from '../../components/toast.js';
 import type { PageProps } from '../../routes.js';
+import { SiteSettingsForm, type SiteSettingsView } from './site-settings-form.js';
 
 interface SiteView {
   code: string;
@@ -13,9 +14,12 @@ interface SiteView {
   url: string;
   title: string;
   embed: { iframe: string; script: string | null };
+  settings: SiteSettingsView;
+  mode: string;
+  languages: string[];
 }
 
-/** The app's web app: its link, on or off, a new code (the old link stops working), the embed snippets to copy. */
+/** The app's web app: its link, on or off, a new code (the old link stops working), its settings, the embed snippets to copy. */
 export function AppSitePage({ params }: PageProps) {
   const t = useT();
   const session = useSession();
@@ -55,6 +59,10 @@ export function AppSitePage({ params }: PageProps) {
             </button>
           </div>
         )}
+      </section>
+      <section class="card" aria-labelledby="settings-h">
+        <h2 id="settings-h">{t('siteForm.heading')}</h2>
+        <SiteSettingsForm key={JSON.stringify(s.settings)} appId={appId} mode={s.mode} settings={s.settings} languages={s.languages} canEdit={editor} onSaved={site.reload} />
       </section>
       <section class="card" aria-labelledby="embed-h">
         <h2 id="embed-h">{t('site.embed')}</h2>

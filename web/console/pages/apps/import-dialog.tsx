@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { consoleApi, ConsoleApiError } from '../../lib/console-api.js';
 import { useT } from '../../lib/i18n.js';
-import { Dialog } from '../../components/dialog.js';
+import { Dialog, FormFooter } from '../../components/dialog.js';
 import { WarningList, type ImportWarning } from './warnings.js';
 
 interface Preview {
@@ -140,19 +140,7 @@ export function ImportDialog({ open, appId, onClose, onDone }: { open: boolean; 
               ))}
             </fieldset>
           )}
-          {error && (
-            <p class="form-error" role="alert">
-              {error}
-            </p>
-          )}
-          <div class="dialog-foot">
-            <button type="button" class="btn" onClick={close}>
-              {t('console.cancel')}
-            </button>
-            <button type="submit" class="btn primary" disabled={!yaml || !preview || busy}>
-              {busy ? t('import.working') : appId ? t('import.updateSubmit') : t('import.submit')}
-            </button>
-          </div>
+          <FormFooter error={error} submitLabel={busy ? t('import.working') : appId ? t('import.updateSubmit') : t('import.submit')} onCancel={close} disabled={!yaml || !preview || busy} className="dialog-foot" />
         </form>
       )}
     </Dialog>

@@ -5,7 +5,7 @@ import { useLoad, useSession } from '../../lib/hooks.js';
 import { PageHeader } from '../../components/page-header.js';
 import { FiltersBar, SearchBox } from '../../components/filters-bar.js';
 import { Pagination } from '../../components/data-table.js';
-import { Dialog } from '../../components/dialog.js';
+import { Dialog, FormFooter } from '../../components/dialog.js';
 import { EmptyState, ErrorBanner, Loading, StatusBadge } from '../../components/states.js';
 import { toast } from '../../components/toast.js';
 import type { PageProps } from '../../routes.js';
@@ -59,19 +59,7 @@ function EditChunk({ title, content, answer, onSave, onClose }: { title: string;
             <textarea id="chunk-answer" rows={4} value={ans} onInput={(e) => setAns((e.target as HTMLTextAreaElement).value)} />
           </>
         )}
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        )}
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            {t('console.cancel')}
-          </button>
-          <button type="submit" class="btn primary">
-            {t('seg.save')}
-          </button>
-        </div>
+        <FormFooter error={error} submitLabel={t('seg.save')} onCancel={onClose} />
       </form>
     </Dialog>
   );

@@ -113,7 +113,49 @@ export function RunTracePage({ params }: PageProps) {
   const childrenOf = (exec: string) => trace.bars.filter((b) => b.parent?.execution_id === exec);
   const errors = trace.bars.filter((b) => (b.status === 'failed' || b.status === 'exception') && b.error);
 
-  const row = (b: Bar, depth: number) => {
+  /**
+   * The executions of one scope (the run, or one round of an iteration or loop): in start order
+   * when they ran on one branch; otherwise one lane per branch, side by side on the same time axis,
+   * each lane with its own track of all its bars, then its rows.
+   */
+  const scope = (bars: Bar[], depth: number) => {
+    const branches = [...new Set(bars.map((b) => b.branch))].sort((x, y) => x - y);
+    if (branches.length <= 1) return bars.map((b) => row(b, depth));
+    return (
+      <li class="trace-lanes" key={`lanes-${bars[0]!.id}`}>
+        <p class="trace-lanes-note">{t('trace.parallel', { n: branches.length })}</p>
+        <ul class="trace-rows">
+          {branches.map((k) => {
+            const mine = bars.filter((b) => b.branch === k);
+            const start = Math.min(...mine.map((b) => b.start_ms));
+            const end = Math.max(...mine.map((b) => b.end_ms ?? Date.now()));
+            const running = mine.some((b) => b.end_ms === null);
+            const headId = `lane-${mine[0]!.id}`;
+            return (
+              <li key={headId} class={`trace-lane lane-${k % 4}`}>
+                <div role="group" aria-labelledby={headId}>
+                  <div class="trace-line trace-lane-line">
+                    <span class="trace-label trace-lane-label" id={headId}>
+                      {t('trace.lane', { n: k + 1, count: mine.length })}
+                    </span>
+                    <span class="trace-track" aria-hidden="true">
+                      {mine.map((b) => (
+                        <span class={`trace-bar bar-${toneOf(b.status)}`} style={{ left: pct(b.start_ms), width: `max(3px, calc(${pct(b.end_ms ?? Date.now())} - ${pct(b.start_ms)}))` }} />
+                      ))}
+                    </span>
+                    <span class="trace-time">{running ? '…' : t('logs.seconds', { n: ((end - start) / 1000).toFixed(2) })}</span>
+                  </div>
+                  <ul class="trace-rows">{mine.map((b) => row(b, depth, true))}</ul>
+                </div>
+              </li>
+            );
+          })}
+        </ul>
+      </li>
+    );
+  };
+
+  const row = (b: Bar, depth: number, inLane = false) => {
     const kids = b.type === 'iteration' || b.type === 'loop' ? childrenOf(b.id) : [];
     const rounds = [...new Set(kids.map((k) => k.parent?.round ?? -1))].sort((x, y) => x - y);
     const isOpen = open[b.id] ?? false;
@@ -123,7 +165,7 @@ export function RunTracePage({ params }: PageProps) {
         <div class="trace-line">
           <span class="trace-label">
             {kids.length > 0 && (
-              <button type="button" class="icon-btn trace-fold" aria-expanded={isOpen} aria-label={`${b.title}: ${rounds.length}`} onClick={() => setOpen({ ...open, [b.id]: !isOpen })}>
+              <button type="button" class="icon-btn trace-fold" aria-expanded={isOpen} aria-label={t(isOpen ? 'trace.fold' : 'trace.unfold', { title: b.title, n: rounds.length })} onClick={() => setOpen({ ...open, [b.id]: !isOpen })}>
                 {isOpen ? '▾' : '▸'}
               </button>
             )}
@@ -132,13 +174,14 @@ export function RunTracePage({ params }: PageProps) {
             </button>
             <span class="trace-tags">
               <StatusBadge tone={toneOf(b.status)}>{t(`logs.st.${b.status}`)}</StatusBadge>
-              {b.branch > 0 && <span class="tag">{t('trace.branch', { n: b.branch + 1 })}</span>}
+              {!inLane && b.branch > 0 && <span class="tag">{t('trace.branch', { n: b.branch + 1 })}</span>}
               {b.parent && b.parent.round !== null && <span class="tag">{t('trace.round', { n: b.parent.round + 1 })}</span>}
               {b.retry_index > 0 && <span class="tag warn">{t('trace.retries', { n: b.retry_index })}</span>}
+              {kids.length > 0 && <span class="tag">{t('trace.rounds', { n: rounds.length })}</span>}
             </span>
           </span>
           <span class="trace-track" aria-hidden="true">
-            <span class={`trace-bar bar-${toneOf(b.status)} lane-${b.branch % 4}`} style={{ left: pct(b.start_ms), width: `max(3px, calc(${pct(end)} - ${pct(b.start_ms)}))` }} />
+            <span class={`trace-bar bar-${toneOf(b.status)}`} style={{ left: pct(b.start_ms), width: `max(3px, calc(${pct(end)} - ${pct(b.start_ms)}))` }} />
             {b.retries.map((r) => (
               <span class="trace-retry" style={{ left: pct(r.at_ms) }} />
             ))}
@@ -150,7 +193,7 @@ export function RunTracePage({ params }: PageProps) {
             {rounds.map((r) => (
               <li key={`r${r}`} class="trace-round">
                 <span class="trace-round-label">{r >= 0 ? t('trace.round', { n: r + 1 }) : ''}</span>
-                <ul class="trace-rows">{kids.filter((k) => (k.parent?.round ?? -1) === r).map((k) => row(k, depth + 1))}</ul>
+                <ul class="trace-rows">{scope(kids.filter((k) => (k.parent?.round ?? -1) === r), depth + 1)}</ul>
               </li>
             ))}
           </ul>
@@ -199,7 +242,7 @@ export function RunTracePage({ params }: PageProps) {
       <div class="trace-layout">
         <section class="trace-timeline" aria-label={t('trace.timeline')}>
           <h2 class="sr-only">{t('trace.timeline')}</h2>
-          <ul class="trace-rows">{top.map((b) => row(b, 0))}</ul>
+          <ul class="trace-rows">{scope(top, 0)}</ul>
         </section>
         <section class="trace-detail" aria-label={t('trace.details')} aria-live="polite">
           <h2>{t('trace.details')}</h2>
