@@ -101,7 +101,7 @@ describe('the server loads only what answering needs', { timeout: 60_000 }, () =
     // an entry is a package or, without a slash after its @, a whole scope
     expect(packages.filter((p) => NOT_AT_START.some((h) => p === h || p.startsWith(`${h}/`)))).toEqual([]);
     // nor the parts of Dovetail behind them
-    expect(dist.filter((f) => /^(code\/sandbox\/(pyodide|quickjs)-worker|knowledge\/ingest\/parse\/(?!index|limits)|mail\/smtp|llm\/(anthropic|bedrock))/.test(f))).toEqual([]);
+    expect(dist.filter((f) => /^(code\/sandbox\/(pyodide|quickjs)-worker|knowledge\/ingest\/parse\/(pdf|docx|xlsx|csv|html|epub|pptx|eml|msg|vtt|properties|text|decode)\.js)/.test(f))).toEqual([]);
   });
 });
 
