@@ -23,7 +23,7 @@ if (tsc === undefined) {
 const cwd = new URL('..', import.meta.url);
 const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit', cwd });
 if (result.status !== 0) process.exit(result.status ?? 1);
-const bundle = spawnSync(process.execPath, ['scripts/bundle-kysely.mjs'], { stdio: 'inherit', cwd });
+const bundle = spawnSync(process.execPath, ['scripts/bundle-vendor.mjs'], { stdio: 'inherit', cwd });
 if (bundle.status !== 0) process.exit(bundle.status ?? 1);
 const web = spawnSync(process.execPath, ['scripts/build-web.mjs'], { stdio: 'inherit', cwd });
 process.exit(web.status ?? 1);

@@ -87,9 +87,9 @@ export interface Runtime extends Omit<Knowledge, 'retriever'> {
   readonly offload: TextOffload;
   readonly clock: Clock;
   /**
-   * Starts the code sandbox's warm workers and the text worker in the background, and warns about
-   * unsafe code execution (`serve` calls it; one-shot commands and in-process servers start a
-   * worker on first use).
+   * Reads the apps in the background, starting the code sandboxes their code nodes need, and warns
+   * about unsafe code execution (`serve` calls it once it listens; one-shot commands and in-process
+   * servers start a worker on first use).
    */
   warmWorkers(): void;
   /** Starts the code sandbox's workers and resolves when they are up (benchmarks, tests). */
@@ -403,10 +403,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   return {
     ...knowledgeServices,
     ...publish,
-    warmWorkers: () => {
-      code.warm();
-      offload.warm();
-    },
+    // The text worker is not started here: it starts with the first text large enough for it
+    // (`TOKENIZER_WORKER_MIN_CHARS`), so an idle server holds no second V8 heap (docs/speed.md).
+    warmWorkers: () => code.warm(),
     codeSandboxReady: () => code.ready(),
     config,
     logger,

@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { yamlLib } from '../infra/yaml.js';
 import type { DslDocument } from './dsl.js';
 
 /** The DSL version written when the imported document named none (Dify's current export version). */
@@ -24,5 +24,5 @@ export function exportDsl(doc: DslDocument, opts: { includeSecret?: boolean } = 
     const nodes = wf.graph.nodes.map((n) => (n.data.type === 'trigger-webhook' ? { ...n, data: { ...n.data, webhook_url: '', webhook_debug_url: '' } } : n));
     out.workflow = { ...wf, graph: { ...wf.graph, nodes } };
   }
-  return stringify(out, { sortMapEntries: true, lineWidth: 0 });
+  return yamlLib().stringify(out, { sortMapEntries: true, lineWidth: 0 });
 }

@@ -1,4 +1,4 @@
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { yamlLib } from '../infra/yaml.js';
 import { DslError } from './errors.js';
 import { isObject } from '../infra/objects.js';
 import { dslVersionOf, isRawNode, upgradeGraph } from './dsl-upgrade.js';
@@ -88,9 +88,9 @@ function checkAgentMode(am: unknown): void {
 export function parseDsl(text: string): DslDocument {
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = yamlLib().parse(text);
   } catch (err) {
-    if (err instanceof YAMLParseError) {
+    if (err instanceof yamlLib().YAMLParseError) {
       const pos = err.linePos?.[0];
       throw new DslError(`invalid YAML${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${err.message.split('\n')[0]}`);
     }

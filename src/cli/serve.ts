@@ -40,7 +40,6 @@ export async function serve(opts: { role?: string } = {}): Promise<void> {
   const runtime = await createRuntime(config);
   let app: Awaited<ReturnType<typeof buildServer>>;
   try {
-    runtime.warmWorkers();
     runtime.logger.info({ database: describeDatabase(config) }, 'database');
     // one line saying where the settings came from and which model providers they set up
     const settingsFile = configFile() ?? null;
@@ -72,6 +71,9 @@ export async function serve(opts: { role?: string } = {}): Promise<void> {
     await Promise.race([runtime.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, START_FAILURE_CLOSE_MS).unref())]);
     throw err;
   }
+  // After the server answers: the apps are read and the sandboxes their code nodes need start in
+  // the background, so neither delays `/health` nor the first request (docs/speed.md, "Start-up").
+  runtime.warmWorkers();
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const roleNote = config.role === 'all' ? '' : ` (role ${config.role}${config.role === 'worker' ? ': only /health, /ready and /metrics' : ''})`;

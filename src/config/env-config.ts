@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { yamlLib } from '../infra/yaml.js';
 import { ConfigError } from '../config-error.js';
 import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from './defaults.js';
 import type { ModelPrice } from '../lib/usage.js';
@@ -111,7 +111,7 @@ export function readFileConfig(env: Env): Record<string, unknown> {
     if (env.DOVETAIL_CONFIG) throw new ConfigError(`DOVETAIL_CONFIG: file not found: ${file}`);
     return {};
   }
-  const parsed: unknown = parseYaml(readFileSync(file, 'utf8'));
+  const parsed: unknown = yamlLib().parse(readFileSync(file, 'utf8'));
   if (parsed === null || parsed === undefined) return {};
   if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${file}: top level must be a mapping`);
   return parsed as Record<string, unknown>;

@@ -38,7 +38,7 @@ import { mcpServerRoutes } from './routes/mcp-server.js';
 import { webhookTriggerRoutes } from './routes/webhook-triggers.js';
 import { registerApiDescription } from './api-description.js';
 import { handlerValidatedCompiler } from './described.js';
-import { AjvCompiler } from '@fastify/ajv-compiler';
+import { lazySerializers, lazyValidators } from './schema-compilers.js';
 import { webFormRoutes } from './routes/web-forms.js';
 import { formPageRoutes } from './routes/form-pages.js';
 import { webAppPageRoutes } from './routes/web-app-pages.js';
@@ -137,12 +137,11 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const UNREAD_BODY_GRACE_MS = 500;
 
 /**
- * Fastify's own Ajv compiler, except for schema parts the handler validates (src/http/described.ts).
- * One per process, as Fastify's validator pool is meant to be used: its Ajv instance keeps the
- * validators it compiled, keyed by the route schemas (module constants), so a second server built
- * in the same process (the CLI's, or a test's restart) compiles none of them again.
+ * Fastify's own Ajv compiler, except for schema parts the handler validates (src/http/described.ts);
+ * each validator is compiled on its route's first request (src/http/schema-compilers.ts).
  */
-const VALIDATORS = handlerValidatedCompiler(AjvCompiler());
+const VALIDATORS = handlerValidatedCompiler(lazyValidators());
+const SERIALIZERS = lazySerializers();
 
 /** Builds the Fastify app (not listening). Everything is registered before the first request. */
 export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
@@ -165,7 +164,7 @@ export async function buildServer(runtime: Runtime): Promise<FastifyInstance> {
     genReqId: () => newId(),
     bodyLimit: 16 * 1024 * 1024,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
-    schemaController: { compilersFactory: { buildValidator: VALIDATORS } },
+    schemaController: { compilersFactory: { buildValidator: VALIDATORS, buildSerializer: SERIALIZERS as never } },
   });
   releaseConnectionsOnClose(app);
   limitJsonDepth(app, limits.maxJsonDepth);

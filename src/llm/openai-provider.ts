@@ -1,4 +1,4 @@
-import OpenAI, { AzureOpenAI, toFile } from 'openai';
+import type OpenAI from 'openai';
 import { completionRequestError, providerConnectionError } from './errors.js';
 import { createUpstreamHttp, toResponse, type RawResponse, type SdkFetchInit, type UpstreamHttp } from './sdk-fetch.js';
 import { readOpenAIStream } from './openai-stream.js';
@@ -17,6 +17,20 @@ import {
   type ModerateRequest,
   type TranscribeRequest,
 } from './model-provider.js';
+
+type OpenAISdk = typeof import('openai');
+let sdkLoading: Promise<OpenAISdk> | undefined;
+/** The SDK once loaded: its error classes are only ever met after it is. */
+let sdkLoaded: OpenAISdk | undefined;
+
+/**
+ * The OpenAI SDK (~150 modules), loaded with the first request to a provider on it rather than at
+ * start: a server that never calls such a provider never loads it (docs/speed.md, "Start-up").
+ */
+function loadOpenAI(): Promise<OpenAISdk> {
+  sdkLoading ??= import('openai').then((sdk) => (sdkLoaded = sdk));
+  return sdkLoading;
+}
 
 export interface OpenAIProviderOptions {
   readonly name: string;
@@ -122,6 +136,8 @@ function toolFields(req: GenerateRequest): Record<string, unknown> {
 
 /** Turns an SDK failure into `completion_request_error` with the upstream's own message (a connection failure names `provider` and its host). */
 function upstreamError(err: unknown, provider?: { readonly name: string; readonly url: string | undefined }): Error {
+  const OpenAI = sdkLoaded?.default;
+  if (!OpenAI) return completionRequestError(err instanceof Error ? err.message : String(err));
   if (err instanceof OpenAI.APIUserAbortError) return err;
   if (err instanceof OpenAI.APIConnectionError && provider) return providerConnectionError(provider.name, provider.url, err);
   if (err instanceof OpenAI.APIError) {
@@ -159,7 +175,8 @@ export class OpenAIProvider implements ModelProvider {
   readonly name: string;
   readonly toolCalling = true;
   readonly callsFunctions: (model: string) => boolean;
-  readonly #client: OpenAI;
+  readonly #options: OpenAIProviderOptions;
+  #client: Promise<OpenAI> | undefined;
   readonly #http: UpstreamHttp;
   readonly #prepared = new Map<string, Promise<PreparedRequest>>();
   readonly #strict: boolean;
@@ -173,17 +190,29 @@ export class OpenAIProvider implements ModelProvider {
     this.callsFunctions = functionCallingModels(opts.functionCalling);
     this.#azure = opts.azure;
     this.#where = { name: opts.name, url: opts.baseUrl ?? (opts.azure ? undefined : 'https://api.openai.com/v1') };
+    this.#options = opts;
     this.#http = createUpstreamHttp({ keepAliveMs: opts.keepAliveMs });
-    this.#client = opts.azure
-      ? // The base URL is given whole: the SDK would otherwise read OPENAI_BASE_URL / AZURE_OPENAI_* from the environment.
-        new AzureOpenAI({
-          apiKey: opts.apiKey,
-          baseURL: `${(opts.baseUrl ?? '').replace(/\/+$/, '').replace(/\/openai$/, '')}/openai`,
-          apiVersion: opts.azure.apiVersion,
-          maxRetries: 0,
-          fetch: this.#http.fetch,
-        })
-      : new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: this.#http.fetch });
+  }
+
+  /** The SDK's client, made on first use (`loadOpenAI`). */
+  #sdkClient(): Promise<OpenAI> {
+    const opts = this.#options;
+    this.#client ??= loadOpenAI().then(({ default: OpenAI, AzureOpenAI }) =>
+      opts.azure
+        ? // The base URL is given whole: the SDK would otherwise read OPENAI_BASE_URL / AZURE_OPENAI_* from the environment.
+          new AzureOpenAI({
+            apiKey: opts.apiKey,
+            baseURL: `${(opts.baseUrl ?? '').replace(/\/+$/, '').replace(/\/openai$/, '')}/openai`,
+            apiVersion: opts.azure.apiVersion,
+            maxRetries: 0,
+            fetch: this.#http.fetch,
+          })
+        : new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseUrl, maxRetries: 0, fetch: this.#http.fetch }),
+    );
+    this.#client.catch(() => {
+      this.#client = undefined;
+    });
+    return this.#client;
   }
 
   /** The SDK's request for `path` (Azure: and the model's deployment), built on first use. */
@@ -193,7 +222,7 @@ export class OpenAIProvider implements ModelProvider {
     let p = this.#prepared.get(key);
     if (!p) {
       if (this.#prepared.size >= MAX_PREPARED) this.#prepared.clear();
-      p = this.#client.buildRequest({ method: 'post', path, body: deployment === undefined ? {} : { model: deployment } }).then(({ url, req }) => {
+      p = this.#sdkClient().then((client) => client.buildRequest({ method: 'post', path, body: deployment === undefined ? {} : { model: deployment } })).then(({ url, req }) => {
         const headers: Record<string, string> = {};
         new Headers(req.headers as HeadersInit).forEach((v, k) => (headers[k] = v));
         return { url, headers };
@@ -207,6 +236,7 @@ export class OpenAIProvider implements ModelProvider {
   /** Sends `body` to `path` as a streaming request; non-2xx answers become the SDK's errors. */
   async #post(path: Endpoint, body: Record<string, unknown>, req: GenerateRequest, cancel: CancelSource | undefined): Promise<RawResponse> {
     const { url, headers } = await this.#request(path, String(body.model));
+    const OpenAI = sdkLoaded!.default; // loaded by the request just prepared
     let raw: RawResponse;
     try {
       const init: SdkFetchInit = { method: 'POST', headers, body: JSON.stringify(body), cancel, onRequestSent: req.onSent };
@@ -252,8 +282,9 @@ export class OpenAIProvider implements ModelProvider {
   /** `POST /audio/transcriptions` (multipart `file` + `model`) through the SDK; answers its `text`. */
   async transcribe(req: TranscribeRequest): Promise<string> {
     try {
+      const { toFile } = await loadOpenAI();
       const file = await toFile(req.bytes, req.filename, { type: req.mimeType });
-      const r = await this.#client.audio.transcriptions.create({ file, model: req.model }, { signal: req.signal ?? null });
+      const r = await (await this.#sdkClient()).audio.transcriptions.create({ file, model: req.model }, { signal: req.signal ?? null });
       return typeof r.text === 'string' ? r.text : '';
     } catch (err) {
       throw upstreamError(err, this.#where);
@@ -263,7 +294,7 @@ export class OpenAIProvider implements ModelProvider {
   /** `POST /moderations` through the SDK: flagged when any result is. */
   async moderate(req: ModerateRequest): Promise<boolean> {
     try {
-      const r = await this.#client.moderations.create({ model: req.model, input: [...req.texts] }, { signal: req.signal ?? null });
+      const r = await (await this.#sdkClient()).moderations.create({ model: req.model, input: [...req.texts] }, { signal: req.signal ?? null });
       return r.results.some((x) => x.flagged === true);
     } catch (err) {
       throw upstreamError(err);
@@ -274,7 +305,7 @@ export class OpenAIProvider implements ModelProvider {
   async speak(req: SpeakRequest): Promise<SpeechAudio> {
     let response: Response;
     try {
-      response = await this.#client.audio.speech.create({ model: req.model, input: req.text, voice: req.voice }, { signal: req.signal ?? null });
+      response = await (await this.#sdkClient()).audio.speech.create({ model: req.model, input: req.text, voice: req.voice }, { signal: req.signal ?? null });
     } catch (err) {
       throw upstreamError(err, this.#where);
     }

@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS } from '../lib/setting-defaults.js';
 import { UpstreamBody, type ResponseBody } from './upstream-body.js';
 import { cancelSourceOf, type CancelSource } from '../lib/cancellation.js';
@@ -107,22 +107,28 @@ export interface UpstreamHttpOptions {
  * while a request is being written is caught by the stale-connection retry below.
  */
 export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp {
-  const connect = buildConnector({});
   const keepAliveMs = opts.keepAliveMs ?? DEFAULT_MODEL_HTTP_KEEPALIVE_SECONDS * 1000;
-  const agent = new Agent({
-    keepAliveTimeout: keepAliveMs,
-    keepAliveMaxTimeout: keepAliveMs,
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    connections: opts.connections ?? null,
-    connect: (options, callback) =>
-      connect(options, (err, socket) => {
-        // Registered before undici's own listeners, so the mark is there when the request fails.
-        socket?.on('error', (e: Error) => markStale(socket as Socket, e));
-        if (err) callback(err, null);
-        else callback(null, socket as Socket);
-      }),
-  });
+  let agent: Agent | undefined;
+  let agentLoading: Promise<Agent> | undefined;
+  // undici (~110 modules) is loaded with the first request, not when a provider is set up (docs/speed.md, "Start-up").
+  const makeAgent = async (): Promise<Agent> => {
+    const { Agent, buildConnector } = await import('undici');
+    const connect = buildConnector({});
+    return (agent = new Agent({
+      keepAliveTimeout: keepAliveMs,
+      keepAliveMaxTimeout: keepAliveMs,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connections: opts.connections ?? null,
+      connect: (options, callback) =>
+        connect(options, (err, socket) => {
+          // Registered before undici's own listeners, so the mark is there when the request fails.
+          socket?.on('error', (e: Error) => markStale(socket as Socket, e));
+          if (err) callback(err, null);
+          else callback(null, socket as Socket);
+        }),
+    }));
+  };
   const request = async (input: string | URL, init: SdkFetchInit): Promise<RawResponse> => {
     const url = new URL(input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
@@ -137,6 +143,7 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp
       headers,
       body: bytesOf(init.body) ?? (await serialised(init.body, headers)),
     };
+    const dispatcher = agent ?? (await (agentLoading ??= makeAgent()));
     // Reported once, also when a stale connection makes the request go out again.
     let reported = !init.onRequestSent;
     const onSent = () => {
@@ -150,7 +157,7 @@ export function createUpstreamHttp(opts: UpstreamHttpOptions = {}): UpstreamHttp
     };
     const send = (attempt: number) =>
       new Promise<RawResponse>((resolve, reject) => {
-        agent.dispatch(options, new ResponseHandler(cancel, init.method === 'HEAD', onSent, resolve, (err, beforeResponse) => {
+        dispatcher.dispatch(options, new ResponseHandler(cancel, init.method === 'HEAD', onSent, resolve, (err, beforeResponse) => {
           // A kept-alive connection the server had closed: again, on another connection (the pool
           // may hold more such; a fresh connection's failure is final).
           if (beforeResponse && attempt < MAX_STALE_RETRIES && !cancel?.aborted && staleConnectionErrors.has(err)) resolve(send(attempt + 1));

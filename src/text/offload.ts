@@ -95,14 +95,6 @@ export class TextOffload {
     return worker;
   }
 
-  /**
-   * Starts the worker now, so that loading its modules (and compiling them) happens at boot and
-   * not during the first large request.
-   */
-  warm(): void {
-    if (!this.#closed) this.#start();
-  }
-
   /** Stops the worker; later work runs inline. */
   async close(): Promise<void> {
     this.#closed = true;

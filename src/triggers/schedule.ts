@@ -1,4 +1,4 @@
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
 import { scheduleSpec, type ScheduleSpec } from '../engine/nodes/trigger-schedule.js';
 
 /**
@@ -10,6 +10,18 @@ import { scheduleSpec, type ScheduleSpec } from '../engine/nodes/trigger-schedul
  * March) fires once at the first instant after the gap (03:30 local); a time that happens twice
  * when clocks go back fires once, at its first occurrence.
  */
+
+const require = createRequire(import.meta.url);
+let parser: typeof import('cron-parser').CronExpressionParser | undefined;
+
+/**
+ * cron-parser (with Luxon), loaded with the first schedule computed rather than at start
+ * (docs/speed.md, "Start-up"); the computations are synchronous, so it is `require`d.
+ */
+function cronParser(): typeof import('cron-parser').CronExpressionParser {
+  parser ??= (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
+  return parser;
+}
 
 /** Why a schedule cannot be computed; the message names the field. */
 export class ScheduleError extends Error {
@@ -29,7 +41,7 @@ export function nextTicks(cron: string, timezone: string, from: number, count = 
   checkZone(timezone);
   let it;
   try {
-    it = CronExpressionParser.parse(cron, { tz: timezone, currentDate: new Date(from) });
+    it = cronParser().parse(cron, { tz: timezone, currentDate: new Date(from) });
   } catch (err) {
     throw new ScheduleError(`cron_expression ${JSON.stringify(cron)} is not valid: ${(err as Error).message}`);
   }

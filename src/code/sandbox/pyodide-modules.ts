@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import JSZip from 'jszip';
 import { BLOCKED_PYTHON_MODULES } from './pyodide-harness.js';
 
 /**
@@ -25,6 +24,8 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The top-level module names a zip holds: its top-level `.py` files and folders (not `*.dist-info`). */
 async function topLevelNames(zipBytes: Buffer): Promise<string[]> {
+  // jszip (with pako) is loaded here, when a python3 app is first checked, not at start
+  const { default: JSZip } = await import('jszip');
   const zip = await JSZip.loadAsync(zipBytes);
   const names = new Set<string>();
   for (const entry of Object.keys(zip.files)) {

@@ -1,8 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime } from '../../runtime.js';
 import { notFound } from '../../infra/errors.js';
 import { toolInputSchema, toolName } from '../../publish/mcp-tool.js';
@@ -12,6 +9,25 @@ import { requireJson } from '../json-body.js';
 export type McpRouteDeps = Pick<Runtime, 'mcpServers'>;
 
 const Params = Type.Object({ server_code: Type.String() });
+
+/** The parts of the MCP SDK this route uses. */
+interface McpServerSdk {
+  readonly Server: typeof import('@modelcontextprotocol/sdk/server/index.js').Server;
+  readonly StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport;
+  readonly types: Pick<typeof import('@modelcontextprotocol/sdk/types.js'), 'CallToolRequestSchema' | 'ListToolsRequestSchema'>;
+}
+
+let sdk: Promise<McpServerSdk> | undefined;
+
+/** The MCP SDK's server side (with zod and its own HTTP layer, ~180 modules), loaded with the first MCP request, not at start (docs/speed.md, "Start-up"). */
+function loadMcpServerSdk(): Promise<McpServerSdk> {
+  sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]).then(([server, http, types]) => ({ Server: server.Server, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, types }));
+  return sdk;
+}
 
 /** The package version the server reports in `serverInfo`. */
 const VERSION = '0.1.0';
@@ -30,6 +46,8 @@ export const mcpServerRoutes: FastifyPluginAsync<{ runtime: McpRouteDeps }> = as
     if (!found) throw notFound('Server Not Found');
     const { server: settings, app: a } = found;
     const name = toolName(a.name);
+    const { Server, StreamableHTTPServerTransport, types } = await loadMcpServerSdk();
+    const { CallToolRequestSchema, ListToolsRequestSchema } = types;
     const mcp = new Server({ name: 'Dovetail', version: VERSION }, { capabilities: { tools: { listChanged: false } }, instructions: settings.description });
     mcp.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: [{ name, description: settings.description, inputSchema: toolInputSchema(a, settings.parameters) }],

@@ -1,5 +1,4 @@
 import type { PassThrough, Readable } from 'node:stream';
-import { ZipFile } from 'yazl';
 import type { Blobs } from '../../files/blobs/blobs.js';
 import type { FileUrls } from '../../files/file-urls.js';
 import type { UploadedFile } from '../../files/upload-service.js';
@@ -59,6 +58,7 @@ export class DocumentDownloads {
       const message = 'Only uploaded-file documents can be downloaded as ZIP.';
       files.push(await this.#fileOf(doc, message, message));
     }
+    const { ZipFile } = await import('yazl'); // loaded with the first archive asked for, not at start
     const zip = new ZipFile();
     const body = zip.outputStream as PassThrough;
     // A file that cannot be read ends the response early (its headers are out); unhandled, yazl's

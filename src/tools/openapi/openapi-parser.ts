@@ -1,4 +1,4 @@
-import { parse as parseYaml } from 'yaml';
+import { yamlLib } from '../../infra/yaml.js';
 import type { ToolParameter, ToolParameterType } from '../tool.js';
 
 /** Where an operation's parameter goes in the request. */
@@ -41,7 +41,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 export function readOpenApiText(text: string): Obj {
   let doc: unknown;
   try {
-    doc = parseYaml(text, { maxAliasCount: 100 });
+    doc = yamlLib().parse(text, { maxAliasCount: 100 });
   } catch (err) {
     throw new OpenApiError(`not YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -1,16 +1,12 @@
 import { ParseError } from '../../errors.js';
-import { parseCsv } from './csv.js';
-import { parseJson } from './json.js';
 import { overLimit, type ParseLimits } from './limits.js';
-import { parseText } from './text.js';
-import { parseVtt } from './vtt.js';
-import { parseProperties } from './properties.js';
 
 type Parser = (bytes: Buffer, limits: ParseLimits) => string | Promise<string>;
 
 /**
- * A parser whose module (and library: mammoth, exceljs, cheerio, unpdf, …) is imported on the
- * first file of its type, so a process that parses none (a CLI command) does not load them.
+ * A parser whose module (and library: mammoth, exceljs, cheerio, unpdf, papaparse, chardet and
+ * iconv-lite for text, …) is imported on the first file of its type, so a process that parses none
+ * (a CLI command, a server before its first upload) does not load them.
  */
 const lazy =
   (load: () => Promise<Parser>): Parser =>
@@ -18,6 +14,7 @@ const lazy =
     (await load())(bytes, limits);
 
 const parseHtml = lazy(async () => (await import('./html.js')).parseHtml);
+const parseText = lazy(async () => (await import('./text.js')).parseText);
 
 const PARSERS: Record<string, Parser> = {
   txt: parseText,
@@ -29,15 +26,15 @@ const PARSERS: Record<string, Parser> = {
   htm: parseHtml,
   pdf: lazy(async () => (await import('./pdf.js')).parsePdf),
   docx: lazy(async () => (await import('./docx.js')).parseDocx),
-  csv: parseCsv,
+  csv: lazy(async () => (await import('./csv.js')).parseCsv),
   xlsx: lazy(async () => (await import('./xlsx.js')).parseXlsx),
-  json: parseJson,
+  json: lazy(async () => (await import('./json.js')).parseJson),
   eml: lazy(async () => (await import('./eml.js')).parseEml),
   msg: lazy(async () => (await import('./msg.js')).parseMsg),
   pptx: lazy(async () => (await import('./pptx.js')).parsePptx),
   epub: lazy(async () => (await import('./epub.js')).parseEpub),
-  vtt: parseVtt,
-  properties: parseProperties,
+  vtt: lazy(async () => (await import('./vtt.js')).parseVtt),
+  properties: lazy(async () => (await import('./properties.js')).parseProperties),
 };
 
 /** Extensions a knowledge document may have. */
