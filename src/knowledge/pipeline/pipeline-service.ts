@@ -334,9 +334,15 @@ export class PipelineService {
           { processRule: JSON.stringify(PREPARED_RULE), dataSourceType: type === 'local_file' ? 'upload_file' : type },
         );
         const doc = accepted.document;
-        // indexed now, so the node ends when its segments are searchable (the queued job then finds the run done)
+        // indexed now, so the node ends when its segments are searchable; when a job worker claimed
+        // the run first, the node waits for it (bounded by the run's time limit, which aborts `signal`)
         await d.indexer.run(`${doc.id}:1`, signal);
-        const after = await d.documents.find(ds.id, doc.id);
+        let after = await d.documents.find(ds.id, doc.id);
+        while (after && after.indexing_status !== 'completed' && after.indexing_status !== 'error') {
+          signal.throwIfAborted();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          after = await d.documents.find(ds.id, doc.id);
+        }
         if (after?.indexing_status === 'error') throw new Error(`document ${doc.id} (${name}) failed to index: ${after.error ?? 'unknown error'}`);
         return {
           dataset_id: ds.id,
