@@ -138,11 +138,16 @@ function csvFields(line: string): string[] {
   for (let i = 0; i < line.length; i++) {
     const c = line[i]!;
     if (quoted) {
-      if (c === '"' && line[i + 1] === '"') (cur += '"'), i++;
-      else if (c === '"') quoted = false;
+      if (c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else cur += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') (out.push(cur), (cur = ''));
+    else if (c === ',') {
+      out.push(cur);
+      cur = '';
+    }
     else cur += c;
   }
   out.push(cur);
