@@ -244,6 +244,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       rerankTimeoutSeconds: int(env, file, 'RERANK_TIMEOUT_SECONDS', 60, 1),
       externalTimeoutSeconds: int(env, file, 'EXTERNAL_KNOWLEDGE_TIMEOUT_SECONDS', 30, 1),
       externalMaxResponseBytes: int(env, file, 'EXTERNAL_KNOWLEDGE_MAX_RESPONSE_BYTES', 10 * MB, 1),
+      pipelineRunMaxItems: int(env, file, 'PIPELINE_RUN_MAX_ITEMS', 20, 1),
+      pipelineCrawlMaxPages: int(env, file, 'PIPELINE_CRAWL_MAX_PAGES', 50, 1),
+      pipelineChunkInputMaxChars: int(env, file, 'PIPELINE_CHUNK_INPUT_MAX_CHARS', 5_000_000, 1),
     },
     ...overrides,
   };

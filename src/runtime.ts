@@ -53,6 +53,7 @@ import type { Queue } from './infra/queue/queue.js';
 import { createQueue } from './infra/queue/create-queue.js';
 import { WorkerPresence } from './infra/worker-presence.js';
 import { TextOffload } from './text/offload.js';
+import { newId } from './infra/ids.js';
 import { DocumentParser } from './knowledge/ingest/parse/document-parser.js';
 import { GuardedHttpRequester } from './outbound/http-requester.js';
 import { builtinToolRegistry } from './tools/tool-registry.js';
@@ -323,6 +324,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const code = createCodeSandbox(config, apps, logger);
   closers.push(() => code.close());
   let knowledge: Knowledge | undefined;
+  // http-request nodes of workflow runs and of knowledge pipelines, behind the SSRF guard
+  const guardedHttp = new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest });
   const runs = new RunService({
     db: store.db,
     outputModeration: (app, onReplace) => moderation.outputModeration(app, onReplace),
@@ -340,7 +343,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     knowledge: () => knowledge?.retriever,
     code: code.executor,
     templates: code.templates,
-    http: new GuardedHttpRequester({ allowHosts: config.ssrfAllowHosts, ...config.httpRequest }),
+    http: guardedHttp,
     priceOf: (model) => config.prices[model],
     observeTakeover: (s) => metrics.takeoverDelay.observe({ what: 'run' }, s),
     files: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts, parser }),
@@ -380,7 +383,39 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   );
   resumer.current = runs;
   closers.push(() => queue.close());
-  knowledge = await createKnowledge({ config, store, apps: appStore, clock, logger, metrics, queue, uploads, offload, parser, providers: () => modelProviders, box: secretBox, findMessage: (id) => messages.find(id) });
+  knowledge = await createKnowledge({
+    config,
+    store,
+    apps: appStore,
+    clock,
+    logger,
+    metrics,
+    queue,
+    uploads,
+    offload,
+    parser,
+    providers: () => modelProviders,
+    box: secretBox,
+    findMessage: (id) => messages.find(id),
+    // a pipeline reads its workspace's app-less uploads (`POST /datasets/pipeline/file-upload`)
+    pipelineFiles: new UploadRunFiles({ uploads, limits: config.upload, allowHosts: config.ssrfAllowHosts, parser, owns: (f, workspaceId) => f.appId === null && f.workspaceId === workspaceId }),
+    pipelineTools: () => toolRuntime,
+    pipelinePorts: () => ({
+      providers: modelProviders,
+      code: code.executor,
+      templates: code.templates,
+      http: guardedHttp,
+      priceOf: (model) => config.prices[model],
+      limits: { loopMaxCount: config.runs.loopMaxCount, iterationMaxItems: config.runs.iterationMaxItems, iterationMaxParallel: config.runs.iterationMaxParallel, code: config.code, agentMaxIterations: config.runs.agentMaxIterations },
+      now: () => clock.now(),
+      newId,
+      sleep: (ms, signal) =>
+        new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, ms);
+          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+        }),
+    }),
+  });
   // the retriever serves the workflow engine (above), not the runtime's callers
   const { retriever: _retriever, ...knowledgeServices } = knowledge;
   const { hits, annotations } = knowledge;

@@ -104,11 +104,59 @@ export interface DatasetCreateOptions {
   scoreThreshold?: string;
   /** `--no-check` sets it false: the endpoint is not called at creation. */
   check?: boolean;
+  pipeline?: string;
   json?: boolean;
 }
 
+/** Import warnings on stderr, one a line. */
+function warn(warnings: readonly { message: string }[]): void {
+  for (const w of warnings) process.stderr.write(`warning: ${w.message}\n`);
+}
+
+async function readDsl(file: string): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** The service's invalid_param as a CLI error (the message names the DSL field). */
+function dslError(err: unknown): never {
+  if (err instanceof ServiceError && (err.code === 'invalid_param' || err.code === 'not_found' || err.code === 'dataset_name_duplicate')) throw new CliError(err.message);
+  throw err;
+}
+
+export const datasetPipelineExport = async (dataset: string, cmd: Command) =>
+  withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+    const ds = await rt.datasets.get(await rt.apps.workspaceId(), dataset).catch(dslError);
+    process.stdout.write(await rt.pipelines.export(ds).catch(dslError));
+  });
+
+export const datasetPipelineUpdate = async (dataset: string, file: string, opts: { json?: boolean }, cmd: Command) => {
+  const yaml = await readDsl(file);
+  await withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+    const ds = await rt.datasets.get(await rt.apps.workspaceId(), dataset).catch(dslError);
+    const { pipeline, warnings } = await rt.pipelines.update(ds, yaml).catch(dslError);
+    warn(warnings);
+    print(opts.json, { dataset_id: ds.id, pipeline_id: pipeline.id, warnings }, `pipeline ${pipeline.id} of ${ds.id} updated`);
+  });
+};
+
 export const datasetCreate = async (opts: DatasetCreateOptions, cmd: Command) => {
   const external = opts.external === true;
+  if (opts.pipeline !== undefined) {
+    if (external) throw new CliError('--pipeline and --external are different kinds of knowledge base');
+    if (opts.indexingTechnique !== undefined) throw new CliError("--indexing-technique does not apply to --pipeline (the pipeline's knowledge-index node sets it)");
+    const yaml = await readDsl(opts.pipeline);
+    await withRuntime(cmd.optsWithGlobals<GlobalOptions>(), async (rt) => {
+      const { dataset, pipeline, warnings } = await rt.pipelines.create(await rt.apps.workspaceId(), yaml, { name: opts.name, createdBy: 'cli' }).catch(dslError);
+      warn(warnings);
+      print(opts.json, { dataset_id: dataset.id, pipeline_id: pipeline.id, warnings }, dataset.id);
+    });
+    return;
+  }
   if (!external) {
     for (const [flag, v] of [['--endpoint', opts.endpoint], ['--api-key', opts.apiKey], ['--knowledge-id', opts.knowledgeId], ['--top-k', opts.topK], ['--score-threshold', opts.scoreThreshold]] as const) {
       if (v !== undefined) throw new CliError(`${flag} needs --external`);

@@ -58,6 +58,17 @@ export function adminCommands(program: Command): void {
     .option('--top-k <n>', 'external: records per retrieval (default 2)')
     .option('--score-threshold <x>', 'external: lowest score kept, 0 to 1 (default: none)')
     .option('--no-check', 'external: do not call the endpoint at creation (by default it is checked as Dify checks it)')
+    .option('--pipeline <file>', "a knowledge base filled by a knowledge pipeline: Dify's kind: rag_pipeline DSL file (docs/knowledge-pipeline.md)")
     .option('--json', 'print one JSON object')
     .action(async (opts: DatasetCreateOptions, cmd: Command) => (await import('./admin-actions.js')).datasetCreate(opts, cmd));
+  const pipelineCmd = datasetCmd.command('pipeline').description("a knowledge base's knowledge pipeline");
+  pipelineCmd
+    .command('export <dataset>')
+    .description('print the pipeline DSL (YAML) of a knowledge base')
+    .action(async (dataset: string, _o: unknown, cmd: Command) => (await import('./admin-actions.js')).datasetPipelineExport(dataset, cmd));
+  pipelineCmd
+    .command('update <dataset> <file>')
+    .description("replace a knowledge base's pipeline with a kind: rag_pipeline DSL file (its documents stay)")
+    .option('--json', 'print one JSON object')
+    .action(async (dataset: string, file: string, opts: { json?: boolean }, cmd: Command) => (await import('./admin-actions.js')).datasetPipelineUpdate(dataset, file, opts, cmd));
 }

@@ -9,7 +9,10 @@ import type { Queue } from '../infra/queue/queue.js';
 import type { ModelProviders } from '../llm/model-provider.js';
 import type { TextOffload } from '../text/offload.js';
 import type { DocumentParser } from '../knowledge/ingest/parse/document-parser.js';
-import type { KnowledgeRetriever } from '../engine/types.js';
+import type { KnowledgeRetriever, RunFiles } from '../engine/types.js';
+import type { ToolRuntime } from '../engine/ports.js';
+import { PipelineService, type PipelineServiceDeps } from '../knowledge/pipeline/pipeline-service.js';
+import { Crawlers } from '../knowledge/pipeline/crawlers.js';
 import { createEmbedder, type Embedder } from '../knowledge/ingest/embedder.js';
 import { DatasetService } from '../knowledge/datasets.js';
 import { DocumentService, INDEX_JOB, type IndexJobPayload } from '../knowledge/documents/documents.js';
@@ -47,6 +50,11 @@ export interface KnowledgeDeps {
   readonly box: SecretBox;
   /** A message by id (annotations made from a message). */
   readonly findMessage: AnnotationDeps['findMessage'];
+  /** Knowledge pipelines: the workspace's app-less uploads as run files (read with the knowledge parsers). */
+  readonly pipelineFiles: RunFiles;
+  /** Knowledge pipelines: the server's tools, and models, code, templates and HTTP as workflow runs get them. */
+  readonly pipelineTools: () => ToolRuntime | undefined;
+  readonly pipelinePorts: PipelineServiceDeps['basePorts'];
 }
 
 export interface Knowledge {
@@ -69,6 +77,8 @@ export interface Knowledge {
   readonly annotations: AnnotationService;
   /** What the knowledge-retrieval node asks. */
   readonly retriever: KnowledgeRetriever;
+  /** Knowledge pipelines attached to datasets, and their runs. */
+  readonly pipelines: PipelineService;
 }
 
 /**
@@ -145,6 +155,40 @@ export async function createKnowledge(d: KnowledgeDeps): Promise<Knowledge> {
     hits,
     hitTesting: new HitTestingService({ datasets, retrieval, metadata, hits, external, topKMax: k.retrievalTopKMax, countsHits: k.retrieveCountsHits }),
     annotations,
+    pipelines: new PipelineService({
+      db: store.db,
+      clock,
+      datasets,
+      documents,
+      uploads: d.uploads,
+      indexer,
+      crawlers: new Crawlers({
+        jina: config.tools.providers.jina ?? {},
+        firecrawl: config.tools.providers.firecrawl ?? {},
+        allowHosts: config.ssrfAllowHosts,
+        timeoutSeconds: config.tools.timeoutSeconds,
+        maxResponseBytes: config.tools.maxResponseBytes,
+        maxPages: k.pipelineCrawlMaxPages,
+        maxCrawlMs: config.runs.maxTimeMs,
+      }),
+      tools: d.pipelineTools,
+      basePorts: d.pipelinePorts,
+      extractText: (file, workspaceId, signal) => d.pipelineFiles.extractText(file, workspaceId, signal),
+      describeFile: (file, workspaceId) => d.pipelineFiles.describe(file, workspaceId),
+      limits: {
+        maxSteps: config.runs.maxSteps,
+        maxTimeMs: config.runs.maxTimeMs,
+        maxItems: k.pipelineRunMaxItems,
+        segmentMaxChars: k.segmentMaxChars,
+        maxSegmentationTokens: k.maxSegmentationTokens,
+        fullDocMaxTokens: k.fullDocMaxTokens,
+        chunkInputMaxChars: k.pipelineChunkInputMaxChars,
+      },
+      crawlerCredential: (provider) => {
+        const key = provider === 'jina' ? config.tools.providers.jina?.apiKey : provider === 'firecrawl' ? config.tools.providers.firecrawl?.apiKey : undefined;
+        return key ? { id: `${provider}-env`, name: `${provider.toUpperCase()}_API_KEY`, type: 'api-key', is_default: true } : null;
+      },
+    }),
     retriever: new WorkflowKnowledgeRetriever({ db: store.db, apps: d.apps, datasets, retrieval, reranker, external, hits, metadata, topKMax: k.retrievalTopKMax }),
   };
 }

@@ -401,4 +401,10 @@ export interface KnowledgeConfig {
   readonly externalTimeoutSeconds: number;
   /** Largest External Knowledge API answer read (`EXTERNAL_KNOWLEDGE_MAX_RESPONSE_BYTES`, default 10 MiB). */
   readonly externalMaxResponseBytes: number;
+  /** Items (files, pages) one knowledge pipeline run request may name (`PIPELINE_RUN_MAX_ITEMS`, default 20). */
+  readonly pipelineRunMaxItems: number;
+  /** Pages a website-crawl datasource run may return (`PIPELINE_CRAWL_MAX_PAGES`, default 50). */
+  readonly pipelineCrawlMaxPages: number;
+  /** Longest text a pipeline chunker takes, in characters (`PIPELINE_CHUNK_INPUT_MAX_CHARS`, default 5,000,000). */
+  readonly pipelineChunkInputMaxChars: number;
 }

@@ -1,5 +1,5 @@
 import type { DslDocument } from './ports.js';
-import { ENTRY_TYPES, NODE_TYPES, TRIGGER_TYPES, isNodeType, type CompileChecks, type Graph, type GraphEdge, type GraphNode } from './types.js';
+import { ENTRY_TYPES, NODE_TYPES, PIPELINE_TYPES, TRIGGER_TYPES, isNodeType, type CompileChecks, type Graph, type GraphEdge, type GraphNode } from './types.js';
 import { NODE_HANDLERS } from './nodes/registry.js';
 import { isObject } from './nodes/shared.js';
 
@@ -23,6 +23,8 @@ const INSIDE_ONLY: Readonly<Record<string, string>> = { 'loop-start': 'loop', 'l
 export function compileGraph(doc: DslDocument, checks: CompileChecks = {}): Graph {
   const wf = doc.workflow;
   if (!wf) throw new GraphError('the app has no workflow graph');
+  // a knowledge pipeline (`kind: rag_pipeline`) starts at one of its datasource nodes
+  const pipeline = doc.kind === 'rag_pipeline';
   const all = new Map<string, GraphNode>();
   for (const raw of wf.graph.nodes) {
     if (typeof raw.type === 'string' && CANVAS_ONLY.has(raw.type)) continue;
@@ -54,7 +56,12 @@ export function compileGraph(doc: DslDocument, checks: CompileChecks = {}): Grap
     if (TRIGGER_TYPES.includes(n.type) && doc.app.mode !== 'workflow') {
       throw new GraphError(`node ${n.id} (${n.type}): trigger nodes start workflow apps only, and this app is ${doc.app.mode}`);
     }
-    if (ENTRY_TYPES.includes(n.type) && (wf.graph.edges ?? []).some((e) => e.target === n.id)) {
+    if (PIPELINE_TYPES.includes(n.type) && !pipeline) {
+      throw new GraphError(`node ${n.id} (${n.type}) belongs to knowledge pipelines (kind: rag_pipeline); attach the pipeline to a dataset with \`dovetail dataset create --pipeline FILE\``);
+    }
+    if (pipeline && n.type === 'start') throw new GraphError(`node ${n.id} (start): a knowledge pipeline starts at its datasource nodes, not a start node`);
+    if (parent && n.type === 'datasource') throw new GraphError(`node ${n.id} (datasource) cannot be inside a loop or iteration`);
+    if ((ENTRY_TYPES.includes(n.type) || (pipeline && n.type === 'datasource')) && (wf.graph.edges ?? []).some((e) => e.target === n.id)) {
       throw new GraphError(`node ${n.id} (${n.type}) starts the run, so no edge may lead into it`);
     }
   }
@@ -98,6 +105,12 @@ export function compileGraph(doc: DslDocument, checks: CompileChecks = {}): Grap
     children.set(n.id, scopeGraph(members, edgesByScope.get(n.id) ?? [], [starts[0]!.id], { environment, secrets }, conversationDefaults, children));
   }
   const top = byScope.get('') ?? [];
+  if (pipeline) {
+    const sources = top.filter((n) => n.type === 'datasource');
+    if (sources.length === 0) throw new GraphError('a knowledge pipeline needs at least one datasource node');
+    if (!top.some((n) => n.type === 'knowledge-index')) throw new GraphError('a knowledge pipeline needs a knowledge-index node');
+    return scopeGraph(top, edgesByScope.get('') ?? [], sources.map((n) => n.id), { environment, secrets }, conversationDefaults, children);
+  }
   const starts = top.filter((n) => n.type === 'start');
   const triggers = top.filter((n) => TRIGGER_TYPES.includes(n.type));
   if (starts.length > 1 || (starts.length === 0 && triggers.length === 0)) {

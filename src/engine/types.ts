@@ -37,6 +37,8 @@ export const NODE_TYPES = [
   'trigger-webhook',
   'trigger-schedule',
   'trigger-plugin',
+  'datasource',
+  'knowledge-index',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
@@ -46,6 +48,8 @@ export type NodeType = (typeof NODE_TYPES)[number];
  */
 export const ENTRY_TYPES: readonly NodeType[] = ['start', 'trigger-webhook', 'trigger-schedule', 'trigger-plugin'];
 export const TRIGGER_TYPES: readonly NodeType[] = ['trigger-webhook', 'trigger-schedule', 'trigger-plugin'];
+/** The node types only a knowledge pipeline (`kind: rag_pipeline`) has; its runs start at one of its `datasource` nodes. */
+export const PIPELINE_TYPES: readonly NodeType[] = ['datasource', 'knowledge-index'];
 export function isNodeType(v: unknown): v is NodeType {
   return typeof v === 'string' && (NODE_TYPES as readonly string[]).includes(v);
 }
@@ -259,6 +263,35 @@ export interface RunFiles {
   extractText(ref: unknown, appId: string, signal: AbortSignal): Promise<string>;
 }
 
+/** A `datasource` node's plugin, as the DSL names it. */
+export interface DatasourceRef {
+  /** `langgenius/file`, `langgenius/jina_datasource`, … */
+  readonly pluginId: string;
+  /** `file`, `jina`, `firecrawl`, … */
+  readonly providerName: string;
+  /** `local_file` | `website_crawl` | `online_document` | `online_drive` */
+  readonly providerType: string;
+  readonly datasourceName: string;
+}
+
+/**
+ * What a knowledge pipeline run reaches outside the engine (src/knowledge/pipeline): the item its
+ * datasource node reads and the dataset its knowledge-index node writes.
+ */
+export interface KnowledgePipelinePort {
+  /**
+   * The datasource node's outputs for this run's item (`info`, Dify's `sys.datasource_info`): a
+   * local file's File mapping (`file`), a crawled page (`source_url`, `content`, `title`,
+   * `description`). Rejects with a message when the item cannot be read.
+   */
+  datasource(ref: DatasourceRef, type: string, info: Readonly<Record<string, unknown>>, params: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /**
+   * Writes `chunks` (a chunker's `result`) into the run's document of the pipeline's dataset and
+   * indexes them; answers Dify's knowledge-index outputs. Rejects with a message naming what is wrong.
+   */
+  index(chunks: unknown, settings: { readonly chunkStructure: string; readonly indexingTechnique: string | undefined }, signal: AbortSignal): Promise<Record<string, unknown>>;
+}
+
 /** Node limits from config (Dify's names); their defaults are config's (the engine has none). */
 export interface EngineLimits {
   /** `LOOP_NODE_MAX_COUNT`: the largest `loop_count` of a loop node. */
@@ -295,6 +328,8 @@ export interface EnginePorts {
   readonly files?: RunFiles | undefined;
   /** Tools for tool and agent nodes (src/tools); unset: those nodes fail naming the tool. */
   readonly tools?: ToolRuntime | undefined;
+  /** Knowledge pipeline runs: the data source and the dataset the chunks go to; unset outside them. */
+  readonly pipeline?: KnowledgePipelinePort | undefined;
   /** Node limits (from config). */
   readonly limits: EngineLimits;
   /** The price table row of a model name (`prices` in dovetail.yaml); unset or `undefined`: free. */

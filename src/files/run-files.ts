@@ -27,8 +27,14 @@ export class UploadRunFiles implements RunFiles {
   readonly #limits: UploadLimits;
   readonly #allowHosts: readonly string[];
   readonly #parser: DocumentParser;
+  readonly #owns: (f: UploadedFile, scope: string) => boolean;
 
-  constructor(deps: { uploads: UploadService; limits: UploadLimits; allowHosts: readonly string[]; parser: DocumentParser }) {
+  /**
+   * `owns`: whether a stored file may be read by the caller `scope` names (default: the app's own
+   * uploads and tool files; knowledge pipelines read their workspace's app-less uploads).
+   */
+  constructor(deps: { uploads: UploadService; limits: UploadLimits; allowHosts: readonly string[]; parser: DocumentParser; owns?: (f: UploadedFile, scope: string) => boolean }) {
+    this.#owns = deps.owns ?? ((f, appId) => f.appId === appId);
     this.#uploads = deps.uploads;
     this.#parser = deps.parser;
     this.#limits = deps.limits;
@@ -68,7 +74,7 @@ export class UploadRunFiles implements RunFiles {
       if (!id) throw new Error(`a ${method} file needs upload_file_id`);
       const f = await this.#uploads.find(id);
       // only this app's uploads and tool files: a knowledge document's file (no app) is not the app's to read
-      if (!f || f.appId !== appId) throw new Error(`file ${id} not found`);
+      if (!f || !this.#owns(f, appId)) throw new Error(`file ${id} not found`);
       return { stored: f, url: undefined, mapping: mapping(ref, method, f.id, f.name, f.extension, f.mimeType, f.size, null) };
     }
     if (method === 'remote_url') {

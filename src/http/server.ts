@@ -29,6 +29,7 @@ import { conversationRoutes } from './routes/conversations.js';
 import { datasetTagRoutes } from './routes/dataset-tags.js';
 import { datasetMetadataRoutes } from './routes/dataset-metadata.js';
 import { datasetRoutes } from './routes/datasets.js';
+import { pipelineRoutes } from './routes/knowledge-pipeline.js';
 import { documentRoutes } from './routes/documents.js';
 import { childChunkRoutes, segmentRoutes } from './routes/segments.js';
 import { annotationRoutes } from './routes/annotations.js';
@@ -129,6 +130,7 @@ const DATASET_ROUTES: readonly RouteRegistration[] = [
   narrowed(segmentRoutes, ['config', 'datasets', 'documents', 'segments']),
   narrowed(childChunkRoutes, ['config', 'datasets', 'documents', 'childChunks']),
   narrowed(modelRoutes, ['apps', 'config', 'embedder', 'providers']),
+  narrowed(pipelineRoutes, ['config', 'datasets', 'pipelines', 'uploads']),
 ];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

@@ -3,7 +3,7 @@ import type { UploadFileTable } from './schema/files.js';
 import type { ConversationVariableTable, ConversationTable, MessageAgentThoughtTable, MessageTable, MessageFeedbackTable, FeedbackPageSnapshotTable, PinnedConversationTable, SavedMessageTable } from './schema/messages.js';
 import type { HumanInputFormTable, HumanInputDeliveryTable, HumanInputFormRecipientTable } from './schema/forms.js';
 import type { JobTable, JobOutboxTable, WorkerHeartbeatTable } from './schema/queue.js';
-import type { DatasetTable, TagTable, TagBindingTable, DatasetMetadataTable, DocumentMetadataValueTable, DocumentTable, IndexingRunTable, SegmentTable, ParentChunkTable, SegmentEmbeddingTable } from './schema/knowledge.js';
+import type { DatasetTable, TagTable, TagBindingTable, DatasetMetadataTable, DocumentMetadataValueTable, DocumentTable, IndexingRunTable, SegmentTable, ParentChunkTable, SegmentEmbeddingTable, DatasetPipelineTable } from './schema/knowledge.js';
 import type { WorkflowRunTable, WorkflowRunEventTable, WorkflowRunSnapshotTable } from './schema/runs.js';
 import type { AppMcpServerTable } from './schema/publish.js';
 import type { AppTriggerTable } from './schema/triggers.js';
@@ -68,6 +68,7 @@ export interface Database {
   tags: TagTable;
   app_mcp_servers: AppMcpServerTable;
   app_triggers: AppTriggerTable;
+  dataset_pipelines: DatasetPipelineTable;
   tag_bindings: TagBindingTable;
   dataset_metadata: DatasetMetadataTable;
   document_metadata_values: DocumentMetadataValueTable;

@@ -10,6 +10,8 @@ export const TOOL_PROVIDER_SETTINGS = {
   searxng: ['SEARXNG_BASE_URL'],
   duckduckgo: ['DUCKDUCKGO_BASE_URL'],
   wikipedia: ['WIKIPEDIA_BASE_URL'],
+  // read by the knowledge pipeline's website-crawl datasource (src/knowledge/pipeline/crawlers.ts), not by a tool
+  firecrawl: ['FIRECRAWL_API_KEY', 'FIRECRAWL_BASE_URL'],
 } as const;
 export type SettingsProvider = keyof typeof TOOL_PROVIDER_SETTINGS;
 

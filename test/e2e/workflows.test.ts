@@ -144,8 +144,8 @@ describe('mode and import checks', () => {
   });
 
   it('an unsupported node type is refused at import, naming the node id and type', async () => {
-    const yaml = workflowDsl([startNode(), { id: 'ds1', type: 'datasource' }, endNode({})], [['start', 'ds1'], ['ds1', 'end']]);
-    await expect(s.importApp(yaml)).rejects.toThrow(/node ds1 has type "datasource"/);
+    const yaml = workflowDsl([startNode(), { id: 'ds1', type: 'email-sender' }, endNode({})], [['start', 'ds1'], ['ds1', 'end']]);
+    await expect(s.importApp(yaml)).rejects.toThrow(/node ds1 has type "email-sender"/);
   });
 
   it('a node unreachable from start and a bad template are import errors', async () => {

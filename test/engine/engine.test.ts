@@ -51,8 +51,13 @@ describe('comparison operators', () => {
 
 describe('graph compile and readiness', () => {
   it('refuses an unsupported node naming id and type', () => {
-    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'datasource' }], [['start', 'k']])))).toThrow(GraphError);
-    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'datasource' }], [['start', 'k']])))).toThrow(/node k has type "datasource"/);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'email-sender' }], [['start', 'k']])))).toThrow(GraphError);
+    expect(() => compileGraph(doc(workflowDsl([startNode(), { id: 'k', type: 'email-sender' }], [['start', 'k']])))).toThrow(/node k has type "email-sender"/);
+  });
+
+  it('refuses knowledge pipeline nodes in a workflow app, naming the node and where they belong', () => {
+    const ds = { id: 'k', type: 'datasource', plugin_id: 'langgenius/file', provider_name: 'file', provider_type: 'local_file' };
+    expect(() => compileGraph(doc(workflowDsl([startNode(), ds], [['start', 'k']])))).toThrow(/node k \(datasource\) belongs to knowledge pipelines \(kind: rag_pipeline\)/);
   });
 
   it('knowledge-retrieval: missing dataset_ids or query selector is an import error naming the node', () => {

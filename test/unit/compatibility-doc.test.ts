@@ -128,8 +128,12 @@ const SCENARIOS: Record<string, Scenario> = {
     refused: /node ask \(human-input\) cannot run inside a loop or iteration/,
   },
   'unsupported-node-type': {
-    dsl: workflow([start(), { id: 'ds', type: 'datasource' }, end()], [['start', 'ds'], ['ds', 'end']]),
-    refused: /node ds has type "datasource", which Dovetail does not support \(supported: /,
+    dsl: workflow([start(), { id: 'ds', type: 'email-sender' }, end()], [['start', 'ds'], ['ds', 'end']]),
+    refused: /node ds has type "email-sender", which Dovetail does not support \(supported: /,
+  },
+  'pipeline-node-in-app': {
+    dsl: workflow([start(), { id: 'ds', type: 'knowledge-index', chunk_structure: 'text_model', index_chunk_variable_selector: ['start', 'x'] }, end()], [['start', 'ds'], ['ds', 'end']]),
+    refused: /node ds \(knowledge-index\) belongs to knowledge pipelines \(kind: rag_pipeline\)/,
   },
   'kind-not-app': { dsl: chatApp('kind: rag_pipeline\n'), refused: /kind must be "app", got "rag_pipeline"/ },
   'malformed-dsl-version': { dsl: chatApp('version: latest\n'), refused: /version must be a version such as "0\.5\.0", got "latest"/ },

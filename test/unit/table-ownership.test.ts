@@ -28,6 +28,7 @@ const OWNERS: Record<string, { writers: string[]; readers?: string[] }> = {
   // the console's logs (messages/message-logs.ts) read a page of conversations with their messages' figures, feedback and end users
   // the message store inserts a new conversation in the group commit that inserts its first message (one transaction)
   conversations: { writers: ['messages/conversation-store.ts', 'messages/message-store.ts'], readers: ['console/app-stats.ts', 'messages/message-logs.ts'] },
+  dataset_pipelines: { writers: ['knowledge/pipeline/pipeline-store.ts'] },
   dataset_metadata: { writers: ['knowledge/documents/metadata-store.ts'] },
   datasets: { writers: ['knowledge/dataset-store.ts'] },
   document_metadata_values: { writers: ['knowledge/documents/metadata-store.ts'] },

@@ -13,6 +13,8 @@ import { knowledgeRetrievalNode } from './knowledge-retrieval.js';
 import { knowledgeRetrievalV2Node } from './knowledge-retrieval-v2.js';
 import { listOperatorNode } from './list-operator.js';
 import { documentExtractorNode } from './document-extractor.js';
+import { datasourceNode } from './datasource.js';
+import { knowledgeIndexNode } from './knowledge-index.js';
 import { llmNode } from './llm.js';
 import { loopNode } from './loop.js';
 import { parameterExtractorNode } from './parameter-extractor.js';
@@ -56,4 +58,6 @@ export const NODE_HANDLERS: Readonly<Record<NodeType, NodeHandler>> = {
   'trigger-webhook': triggerWebhookNode,
   'trigger-schedule': triggerScheduleNode,
   'trigger-plugin': triggerPluginNode,
+  datasource: datasourceNode,
+  'knowledge-index': knowledgeIndexNode,
 };

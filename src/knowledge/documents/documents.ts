@@ -21,6 +21,7 @@ import { TagStore } from './tag-store.js';
 import { SegmentStore } from './segment-store.js';
 import { DocumentStore, type Document, type DocumentChange } from './document-store.js';
 import { IndexingRunStore, type IndexingRun } from '../ingest/indexing-run-store.js';
+import { PipelineStore } from '../pipeline/pipeline-store.js';
 
 export const INDEX_JOB = 'knowledge.index';
 export interface IndexJobPayload {
@@ -181,7 +182,18 @@ export class DocumentService {
     });
   }
 
-  async create(ds: DatasetTable, file: UploadedFile, opts: DocumentOptions, createdBy: string): Promise<Accepted> {
+  /** Stores a knowledge pipeline's chunks (JSON) as the upload its document is indexed from. */
+  async storeChunks(workspaceId: string, name: string, bytes: Buffer, createdBy: string): Promise<UploadedFile> {
+    const filename = `${name.replace(/[/\\]/g, '_').slice(0, 180)}.chunks.json`;
+    return this.#uploads.upload({ filename, mimeType: 'application/json', body: Readable.from([bytes]), workspaceId, appId: null, createdBy, createdByRole: 'account' });
+  }
+
+  /**
+   * Accepts a document and queues its indexing. `source` marks a document a knowledge pipeline
+   * made: its file holds the chunks (the indexer neither parses nor splits it), its data source is
+   * the pipeline's (`upload_file`, `website_crawl`) and it was created from `rag-pipeline`.
+   */
+  async create(ds: DatasetTable, file: UploadedFile, opts: DocumentOptions, createdBy: string, source?: { readonly processRule: string; readonly dataSourceType: string }): Promise<Accepted> {
     const checked = await this.checkOptions(ds, opts);
     if (!ds.indexing_technique) await this.#datasets.setTechnique(ds.id, checked.technique);
     const now = this.#clock.now();
@@ -191,13 +203,13 @@ export class DocumentService {
       const row = await this.#store.insertLast(trx, {
         id: newId(),
         dataset_id: ds.id,
-        data_source_type: 'upload_file',
+        data_source_type: source?.dataSourceType ?? 'upload_file',
         upload_file_id: file.id,
         name,
-        created_from: 'api',
+        created_from: source ? 'rag-pipeline' : 'api',
         created_by: createdBy,
         process_rule_id: newId(),
-        process_rule: JSON.stringify(processRuleToWire(checked.rule)),
+        process_rule: source?.processRule ?? JSON.stringify(processRuleToWire(checked.rule)),
         doc_form: checked.docForm,
         doc_language: checked.docLanguage,
         batch,
@@ -344,6 +356,7 @@ export class DocumentService {
   async deleteDataset(workspaceId: string, datasetId: string): Promise<void> {
     await this.#datasets.get(workspaceId, datasetId);
     for (const id of await this.#store.idsOf(datasetId)) await this.delete(datasetId, id);
+    await new PipelineStore(this.#db).deleteOfDataset(datasetId);
     await this.#db.transaction().execute(async (trx) => {
       await this.#tags.unbindDataset(datasetId, trx);
       await this.#metadata.deleteForDataset(trx, datasetId);

@@ -9,6 +9,7 @@ import type { DocumentParser } from './parse/document-parser.js';
 import type { DocumentChunks } from './chunk.js';
 import type { TextOffload } from '../../text/offload.js';
 import { AUTOMATIC_RULE, parseProcessRule } from './process-rule.js';
+import { decodePreparedChunks, PREPARED_RULE } from './prepared-chunks.js';
 import { parentChunkRow, segmentRow, type ChunkPlace } from './chunk-rows.js';
 import { generateQaPairs, type QaPair } from './qa.js';
 import type { ModelProviders } from '../../llm/model-provider.js';
@@ -194,6 +195,15 @@ export class Indexer {
     // coming back): retried like any storage failure; the last attempt ends the run with this.
     const bytes = await this.#uploads.read(file);
     if (!bytes) throw new IndexingUnavailable('The document file is missing from storage.');
+    if (isPrepared(run.process_rule)) {
+      // a knowledge pipeline's chunker made the chunks: nothing to parse, clean or split
+      const prepared = decodePreparedChunks(bytes);
+      const now = this.#clock.now();
+      await this.#stage(run, 'splitting', { parsing_completed_at: now, cleaning_completed_at: now });
+      if (prepared.kind === 'hierarchical') return this.#runHierarchical(run, prepared.groups, signal, resumable);
+      if (prepared.units.length === 0) throw new DocumentRefused('The pipeline produced no chunks.');
+      return this.#indexUnits(run, prepared.units, signal, resumable);
+    }
     const text = await this.#parse(run, bytes, file, signal);
     signal.throwIfAborted();
     await this.#stage(run, 'cleaning', { parsing_completed_at: this.#clock.now() });
@@ -215,6 +225,11 @@ export class Indexer {
     // qa_model: every chunk becomes the Q&A pairs a model writes from it (Dify's QA index processor).
     const units = doc.doc_form === 'qa_model' ? await this.#qaUnits(chunks.map((c) => c.content), doc.doc_language, signal) : chunks.map((c) => ({ ...c, answer: null }));
     if (units.length === 0) throw new DocumentRefused('The model generated no question-answer pairs from the document.');
+    await this.#indexUnits(run, units, signal, resumable);
+  }
+
+  /** Indexes flat segments (with an answer for Q&A pairs) in batches, then swaps the new generation in. */
+  async #indexUnits(run: IndexingRun, units: readonly { content: string; answer: string | null; tokens?: number }[], signal: AbortSignal, resumable: boolean): Promise<void> {
     const start = await this.#beginIndexing(run, 'segments', units.map((u) => u.content), resumable);
     const { from, highQuality, step } = start;
     let { tokens, words } = start;
@@ -379,6 +394,15 @@ export class Indexer {
       await this.#discard(run);
       await this.#stage(run, 'error', { error: 'Superseded by a newer update of the document.', stopped_at: now });
     }
+  }
+}
+
+/** The stored rule of a document whose chunks a knowledge pipeline made. */
+function isPrepared(rule: string): boolean {
+  try {
+    return (JSON.parse(rule) as { mode?: unknown }).mode === PREPARED_RULE.mode;
+  } catch {
+    return false;
   }
 }
 

@@ -33,6 +33,7 @@ import * as m031 from './031-console-logs.js';
 import * as m032 from './032-annotation-messages.js';
 import * as m033 from './033-console-stats.js';
 import * as m034 from './034-app-triggers.js';
+import * as m035 from './035-dataset-pipelines.js';
 
 /**
  * Every migration, in order. One set serves SQLite and PostgreSQL; each domain adds its own file
@@ -73,4 +74,5 @@ export const migrations: Record<string, Migration> = {
   '032-annotation-messages': m032,
   '033-console-stats': m033,
   '034-app-triggers': m034,
+  '035-dataset-pipelines': m035,
 };

@@ -38,4 +38,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   '032-annotation-messages',
   '033-console-stats',
   '034-app-triggers',
+  '035-dataset-pipelines',
 ];

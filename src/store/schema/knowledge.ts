@@ -204,3 +204,15 @@ export interface SegmentEmbeddingTable {
   /** base64 of little-endian float32. */
   embedding: string;
 }
+
+/** A dataset's knowledge pipeline (migration 035): the `kind: rag_pipeline` DSL as imported and its parsed graph (JSON). */
+export interface DatasetPipelineTable {
+  id: string;
+  dataset_id: string;
+  name: string;
+  dsl: string;
+  graph: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
