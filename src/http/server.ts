@@ -123,7 +123,7 @@ const WEB_ROUTES: readonly RouteRegistration[] = [
 ];
 /** Route plugins that take a knowledge key (`Authorization: Bearer dataset-…`). */
 const DATASET_ROUTES: readonly RouteRegistration[] = [
-  narrowed(datasetRoutes, ['config', 'datasets', 'documents', 'hitTesting', 'metadata', 'tags']),
+  narrowed(datasetRoutes, ['config', 'datasets', 'documents', 'hitTesting', 'metadata', 'pipelines', 'tags']),
   narrowed(datasetTagRoutes, ['datasets', 'tags']),
   narrowed(datasetMetadataRoutes, ['datasets', 'metadata']),
   narrowed(documentRoutes, ['config', 'datasets', 'documentDownloads', 'documents', 'documentStatus', 'metadata', 'uploads']),

@@ -220,6 +220,8 @@ export class DatasetService {
 export interface DatasetExtras {
   readonly tags: readonly DatasetTag[];
   readonly docMetadata: readonly { id: string; name: string; type: string }[];
+  /** The id of the knowledge pipeline that fills it (Dify's `runtime_mode: rag_pipeline`), if one does. */
+  readonly pipelineId?: string;
 }
 
 /** Dify's dataset object. */
@@ -251,11 +253,12 @@ export function datasetToWire(ds: DatasetTable, stats: DatasetStats | undefined,
     ...externalToWire(externalOf(ds)),
     doc_metadata: extras?.docMetadata ?? [],
     built_in_field_enabled: ds.built_in_field_enabled === 1,
-    pipeline_id: null,
-    runtime_mode: 'general',
+    pipeline_id: extras?.pipelineId ?? null,
+    runtime_mode: extras?.pipelineId ? 'rag_pipeline' : 'general',
     chunk_structure: null,
     icon_info: null,
-    is_published: false,
+    // a pipeline attached here runs at once (there is no draft to publish)
+    is_published: extras?.pipelineId !== undefined,
     total_documents: stats?.documents ?? 0,
     total_available_documents: stats?.available ?? 0,
     enable_api: true,

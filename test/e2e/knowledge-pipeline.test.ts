@@ -60,8 +60,10 @@ afterAll(async () => {
 
 describe('knowledge pipeline', () => {
   it('a file pipeline (Dify template) runs on an uploaded file, blocking; retrieval finds its segments', async () => {
-    const { dataset_id: ds, warnings } = await createPipeline('Otter files', 'file-general-economy.yml');
+    const { dataset_id: ds, pipeline_id, warnings } = await createPipeline('Otter files', 'file-general-economy.yml');
     expect(warnings).toEqual([]);
+    // the dataset object says a pipeline fills it, as Dify's does
+    expect((await kb.call('GET', `/datasets/${ds}`)).body).toMatchObject({ runtime_mode: 'rag_pipeline', pipeline_id, is_published: true });
     const plugins = await fetch(`${s.api}/datasets/${ds}/pipeline/datasource-plugins?is_published=true`, { headers: { authorization: `Bearer ${key}` } });
     const list = await plugins.json();
     expect(responseErrors(`/datasets/{dataset_id}/pipeline/datasource-plugins`, 'get', 200, list)).toEqual([]);
@@ -126,6 +128,7 @@ describe('knowledge pipeline', () => {
     const noItems = await post(`/datasets/${ds}/pipeline/run`, { ...base, datasource_info_list: [] });
     expect(await noItems.json()).toMatchObject({ code: 'invalid_param', message: 'datasource_info_list must be a non-empty list.' });
     const plain = await kb.dataset('No pipeline');
+    expect((await kb.call('GET', `/datasets/${plain}`)).body).toMatchObject({ runtime_mode: 'general', pipeline_id: null, is_published: false });
     const none = await fetch(`${s.api}/datasets/${plain}/pipeline/datasource-plugins`, { headers: { authorization: `Bearer ${key}` } });
     expect(none.status).toBe(400);
     expect(await none.json()).toEqual({ status: 400, code: 'invalid_param', message: 'Pipeline not found' });

@@ -32,7 +32,7 @@ const FEATURES: readonly ConsoleFeature[] = [
   feature(consoleFormRoutes, ['apps', 'config', 'forms']),
   feature(consoleStatsRoutes, ['apps', 'appStats', 'config']),
   feature(consoleAnnotationRoutes, ['apps', 'annotations']),
-  feature(consoleKnowledgeRoutes, ['config', 'datasets', 'documents', 'segments', 'childChunks', 'hitTesting', 'metadata', 'tags', 'uploads', 'keys']),
+  feature(consoleKnowledgeRoutes, ['config', 'datasets', 'documents', 'segments', 'childChunks', 'hitTesting', 'metadata', 'pipelines', 'tags', 'uploads', 'keys']),
   feature(consoleLogRoutes, ['apps', 'messageLogs', 'workflowLogs', 'runTraces', 'config']),
 ];
 

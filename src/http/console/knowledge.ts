@@ -14,7 +14,7 @@ import { multipartRoutes } from '../multipart-upload.js';
 import { consoleMember, requireRole } from './console-auth.js';
 
 /** The runtime members these routes use. */
-export type ConsoleKnowledgeDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'segments' | 'childChunks' | 'hitTesting' | 'metadata' | 'tags' | 'uploads' | 'keys'>;
+export type ConsoleKnowledgeDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'segments' | 'childChunks' | 'hitTesting' | 'metadata' | 'pipelines' | 'tags' | 'uploads' | 'keys'>;
 
 const Id = Type.String({ maxLength: 64 });
 const DatasetParams = Type.Object({ dataset_id: Id });
@@ -62,8 +62,8 @@ export const consoleKnowledgeRoutes: FastifyPluginAsync<{ runtime: ConsoleKnowle
 
   async function datasetsToWire(rows: readonly DatasetTable[]): Promise<Record<string, unknown>[]> {
     const ids = rows.map((r) => r.id);
-    const [stats, tagMap, fields] = await Promise.all([datasets.stats(ids), runtime.tags.forDatasets(ids), runtime.metadata.forDatasets(rows)]);
-    return rows.map((r) => datasetToWire(r, stats.get(r.id), { tags: tagMap.get(r.id) ?? [], docMetadata: fields.get(r.id) ?? [] }));
+    const [stats, tagMap, fields, pipelines] = await Promise.all([datasets.stats(ids), runtime.tags.forDatasets(ids), runtime.metadata.forDatasets(rows), runtime.pipelines.idsOf(ids)]);
+    return rows.map((r) => datasetToWire(r, stats.get(r.id), { tags: tagMap.get(r.id) ?? [], docMetadata: fields.get(r.id) ?? [], pipelineId: pipelines.get(r.id) }));
   }
 
   async function documentsToWire(ds: DatasetTable, rows: readonly DocumentTable[]): Promise<Record<string, unknown>[]> {

@@ -9,7 +9,7 @@ import type { DatasetTable } from '../../store/schema.js';
 import { DatasetCreateBody, DatasetListQuery, DatasetUpdateBody, RetrieveBody } from '../knowledge-schemas.js';
 
 /** The runtime members these routes use (server.ts hands them nothing else). */
-export type DatasetRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'metadata' | 'tags' | 'hitTesting'>;
+export type DatasetRouteDeps = Pick<Runtime, 'config' | 'datasets' | 'documents' | 'metadata' | 'tags' | 'hitTesting' | 'pipelines'>;
 
 type P = { dataset_id: string };
 
@@ -21,8 +21,8 @@ export const datasetRoutes: FastifyPluginAsync<{ runtime: DatasetRouteDeps }> = 
   /** Dataset objects with their stats, tags and metadata fields. */
   async function toWire(rows: readonly DatasetTable[]): Promise<Record<string, unknown>[]> {
     const ids = rows.map((r) => r.id);
-    const [stats, tagMap, fields] = await Promise.all([datasets.stats(ids), tags.forDatasets(ids), metadata.forDatasets(rows)]);
-    return rows.map((r) => datasetToWire(r, stats.get(r.id), { tags: tagMap.get(r.id) ?? [], docMetadata: fields.get(r.id) ?? [] }));
+    const [stats, tagMap, fields, pipelines] = await Promise.all([datasets.stats(ids), tags.forDatasets(ids), metadata.forDatasets(rows), runtime.pipelines.idsOf(ids)]);
+    return rows.map((r) => datasetToWire(r, stats.get(r.id), { tags: tagMap.get(r.id) ?? [], docMetadata: fields.get(r.id) ?? [], pipelineId: pipelines.get(r.id) }));
   }
   const oneToWire = async (ds: DatasetTable) => (await toWire([ds]))[0];
   const withDataset = loadDataset(runtime);
